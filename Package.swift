@@ -1,0 +1,82 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings shared by every target: Swift 6 language mode with strict concurrency.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Kakin",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
+        .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
+        .executable(name: "kakin", targets: ["kakin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // Apple's wire formats as Codable value types. No I/O.
+        .target(
+            name: "AppStoreModels",
+            dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")],
+            swiftSettings: swiftSettings
+        ),
+        // Trust: JWS, certificate chains, app receipts, API tokens, the sandbox CA.
+        .target(
+            name: "AppStoreSecurity",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Command-line logic lives in a library so that tests can drive it in-process.
+        .target(
+            name: "KakinCLI",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSecurity",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "kakin",
+            dependencies: ["KakinCLI"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppStoreModelsTests",
+            dependencies: ["AppStoreModels"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppStoreSecurityTests",
+            dependencies: [
+                "AppStoreSecurity",
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KakinCLITests",
+            dependencies: ["KakinCLI", "AppStoreSecurity", "AppStoreModels"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

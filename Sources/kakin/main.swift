@@ -1,0 +1,3 @@
+import KakinCLI
+
+await KakinCommand.main()

@@ -1,0 +1,86 @@
+public import Crypto
+public import Foundation
+
+/// A JWS in compact serialization, split into its three parts but not yet trusted.
+public struct CompactJWS: Sendable, Hashable {
+    /// The first segment as sent (base64url of the header JSON).
+    public let encodedHeader: Substring
+    /// The second segment as sent (base64url of the payload JSON).
+    public let encodedPayload: Substring
+    /// The third segment as sent (base64url of the 64-byte R‖S signature).
+    public let encodedSignature: Substring
+
+    /// Splits `text` into three segments; surrounding whitespace is ignored.
+    public init(_ text: String) throws(AppStoreSecurityError) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw AppStoreSecurityError(
+                .malformedInput, "a compact JWS has three base64url segments separated by dots",
+                expected: "3 segments", found: "\(parts.count) segment\(parts.count == 1 ? "" : "s")")
+        }
+        encodedHeader = parts[0]
+        encodedPayload = parts[1]
+        encodedSignature = parts[2]
+    }
+
+    /// The bytes the signature covers: `header "." payload` as ASCII.
+    public var signingInput: Data {
+        var data = Data(capacity: encodedHeader.utf8.count + encodedPayload.utf8.count + 1)
+        data.append(contentsOf: encodedHeader.utf8)
+        data.append(UInt8(ascii: "."))
+        data.append(contentsOf: encodedPayload.utf8)
+        return data
+    }
+
+    /// The decoded header JSON bytes.
+    public func headerData() throws(AppStoreSecurityError) -> Data {
+        guard let data = Base64URL.decode(encodedHeader) else {
+            throw AppStoreSecurityError(.malformedInput, "the JWS header is not base64url")
+        }
+        return data
+    }
+
+    /// The decoded header.
+    public func header() throws(AppStoreSecurityError) -> JWSHeader {
+        let data = try headerData()
+        do { return try JSONDecoder().decode(JWSHeader.self, from: data) } catch {
+            throw AppStoreSecurityError(.malformedInput, "the JWS header is not a JSON object of the JWS header fields")
+        }
+    }
+
+    /// The decoded payload bytes (JSON for every App Store payload).
+    public func payloadData() throws(AppStoreSecurityError) -> Data {
+        guard let data = Base64URL.decode(encodedPayload) else {
+            throw AppStoreSecurityError(.malformedInput, "the JWS payload is not base64url")
+        }
+        return data
+    }
+
+    /// The decoded signature bytes.
+    public func signatureData() throws(AppStoreSecurityError) -> Data {
+        guard let data = Base64URL.decode(encodedSignature) else {
+            throw AppStoreSecurityError(.badSignature, "the JWS signature is not base64url")
+        }
+        return data
+    }
+
+    /// Checks the ES256 signature (raw 64-byte R‖S, as JOSE requires) with `key`.
+    public func verifySignature(with key: P256.Signing.PublicKey) throws(AppStoreSecurityError) {
+        let bytes = try signatureData()
+        guard bytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: bytes) else {
+            throw AppStoreSecurityError(
+                .badSignature, "an ES256 signature is 64 bytes (R‖S)", expected: "64 bytes", found: "\(bytes.count) bytes")
+        }
+        guard key.isValidSignature(signature, for: signingInput) else {
+            throw AppStoreSecurityError(.badSignature, "the signature does not match the header, payload and signing key")
+        }
+    }
+
+    /// Signs `payload` under `header` with `key` and returns the compact serialization.
+    public static func sign(headerJSON: Data, payload: Data, key: P256.Signing.PrivateKey) throws -> String {
+        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+}

@@ -1,0 +1,160 @@
+import Crypto
+public import AppStoreModels
+public import Foundation
+import X509
+
+/// Verifies App Store JWS as Apple's `SignedDataVerifier` does, and decodes the payload.
+///
+/// In order: the compact form; `alg` must be `ES256`; `x5c` must hold exactly three certificates
+/// (leaf, intermediate, root); the payload must decode; the leaf and intermediate must chain to one
+/// of the trusted roots (never to the root inside `x5c`), be valid at the payload's signing date
+/// (or the time the caller gives), and carry Apple's marker OIDs; finally the signature must verify
+/// with the leaf's key. App-level checks (bundle ID, app ID, environment) are in
+/// ``SignedDataVerifier``.
+///
+/// Verified chains are cached by the header segment, so a steady stream of transactions signed by
+/// the same leaf costs one ES256 check each. A cached chain is reused only inside the interval in
+/// which all its certificates are valid.
+public struct JWSVerifier: Sendable {
+    /// The chain checker and its trusted roots.
+    public let chainVerifier: CertificateChainVerifier
+    /// Whether a single self-signed certificate (Xcode's StoreKit testing) is accepted. Off unless the
+    /// caller explicitly trusts the Xcode environment.
+    public let trustsXcodeSigning: Bool
+    private let now: @Sendable () -> Date
+    private let cache: ChainCache
+
+    /// Creates a verifier that trusts exactly `rootCertificates`.
+    ///
+    /// - Parameters:
+    ///   - rootCertificates: the trusted roots; Apple Root CA - G3 for the real App Store.
+    ///   - trustsXcodeSigning: accept Xcode's one self-signed certificate (its signature is still checked).
+    ///   - now: the clock, used when a payload has no signing date.
+    public init(
+        rootCertificates: [Certificate] = [AppleRootCertificates.appleRootCAG3],
+        trustsXcodeSigning: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        chainVerifier = CertificateChainVerifier(roots: rootCertificates)
+        self.trustsXcodeSigning = trustsXcodeSigning
+        self.now = now
+        cache = ChainCache()
+    }
+
+    /// A verified JWS: its header, its decoded payload, and how it was trusted.
+    public struct Verified<Payload: Sendable>: Sendable {
+        /// The protected header.
+        public let header: JWSHeader
+        /// The decoded payload.
+        public let payload: Payload
+        /// The payload's JSON bytes, as signed.
+        public let payloadData: Data
+        /// The time at which the chain was checked.
+        public let validationTime: Date
+        /// `true` when the JWS was signed by Xcode's single self-signed certificate.
+        public let isXcodeSigned: Bool
+    }
+
+    /// Verifies `jws` and decodes its payload as `Payload`.
+    ///
+    /// - Parameter validationTime: check the chain at this time instead of the payload's signing date.
+    public func verify<Payload: Decodable & SignedPayload>(
+        _ jws: String, as type: Payload.Type, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError) -> Verified<Payload> {
+        let compact = try CompactJWS(jws)
+        let entry = try trustEntry(for: compact)
+        let payloadData = try compact.payloadData()
+        let payload: Payload
+        do { payload = try JSONDecoder().decode(Payload.self, from: payloadData) } catch {
+            throw AppStoreSecurityError(
+                .malformedInput, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
+        }
+        let time = validationTime ?? payload.signedPayloadDate ?? now()
+        if let window = entry.window, !window.contains(time) {
+            // Outside the cached window: redo the full check, which names the exact failure.
+            _ = try validateChain(entry.certificates, at: time)
+        }
+        try compact.verifySignature(with: entry.key)
+        return Verified(
+            header: entry.header, payload: payload, payloadData: payloadData, validationTime: time,
+            isXcodeSigned: entry.window == nil)
+    }
+
+    // MARK: - Header and chain
+
+    private func trustEntry(for compact: CompactJWS) throws(AppStoreSecurityError) -> ChainCache.Entry {
+        let cacheKey = String(compact.encodedHeader)
+        if let cached = cache[cacheKey] { return cached }
+
+        let header = try compact.header()
+        guard header.algorithm == "ES256" else {
+            throw AppStoreSecurityError(
+                .wrongAlgorithm, "App Store JWS are signed with ES256 only", expected: "ES256",
+                found: header.algorithm ?? "no alg")
+        }
+        guard let encodedChain = header.certificateChain, !encodedChain.isEmpty else {
+            throw AppStoreSecurityError(
+                .malformedInput, "the header has no x5c certificate chain", expected: "x5c with 3 certificates",
+                found: "no x5c")
+        }
+        var certificates: [Certificate] = []
+        for (index, encoded) in encodedChain.enumerated() {
+            guard let der = Data(base64Encoded: encoded), let certificate = try? Certificate(derEncoded: Array(der)) else {
+                throw AppStoreSecurityError(.malformedInput, "x5c[\(index)] is not a base64 DER certificate")
+            }
+            certificates.append(certificate)
+        }
+
+        let entry: ChainCache.Entry
+        if certificates.count == 1, trustsXcodeSigning {
+            // Xcode signs with one self-signed certificate; there is no chain to check, only the signature.
+            entry = ChainCache.Entry(header: header, key: try Self.signingKey(of: certificates[0]), window: nil, certificates: certificates)
+        } else {
+            guard certificates.count == 3 else {
+                throw AppStoreSecurityError(
+                    .invalidChainLength,
+                    certificates.count == 1
+                        ? "one self-signed certificate is how Xcode signs; trust the Xcode environment to accept it"
+                        : "the App Store sends leaf, intermediate and root",
+                    expected: "3 certificates", found: "\(certificates.count)")
+            }
+            let validated = try validateChain(certificates, at: nil)
+            entry = ChainCache.Entry(
+                header: header, key: try Self.signingKey(of: certificates[0]),
+                window: validated.validFrom...validated.validUntil, certificates: certificates)
+        }
+        cache[cacheKey] = entry
+        return entry
+    }
+
+    /// Checks the chain; with no time, at any instant in which all certificates are valid (the
+    /// caller re-checks with the real time when it falls outside that window).
+    private func validateChain(_ certificates: [Certificate], at time: Date?) throws(AppStoreSecurityError)
+        -> CertificateChainVerifier.ValidatedChain
+    {
+        let leaf = certificates[0]
+        let intermediate = certificates[1]
+        let probe = time ?? max(leaf.notValidBefore, intermediate.notValidBefore)
+        return try chainVerifier.verify(leaf: leaf, intermediate: intermediate, at: probe)
+    }
+
+    static func signingKey(of certificate: Certificate) throws(AppStoreSecurityError) -> P256.Signing.PublicKey {
+        guard let key = P256.Signing.PublicKey(certificate.publicKey) else {
+            throw AppStoreSecurityError(
+                .wrongAlgorithm, "an ES256 signature needs a P-256 signing certificate", expected: "P-256 key",
+                found: "\(certificate.publicKey)")
+        }
+        return key
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        default: return "\(error)"
+        }
+    }
+}

@@ -10,6 +10,8 @@ final class ChainCache: @unchecked Sendable {
         /// When all certificates are valid; `nil` for Xcode's self-signed certificate.
         let window: ClosedRange<Date>?
         let certificates: [Certificate]
+
+        var isXcodeSigned: Bool { window == nil }
     }
 
     private let lock = NSLock()

@@ -62,7 +62,14 @@ public struct JWSVerifier: Sendable {
         _ jws: String, as type: Payload.Type, at validationTime: Date? = nil
     ) throws(AppStoreSecurityError) -> Verified<Payload> {
         let compact = try CompactJWS(jws)
-        let entry = try trustEntry(for: compact)
+        let cacheKey = String(compact.encodedHeader)
+        let cached = cache[cacheKey]
+        let prepared: PreparedHeader
+        if let cached {
+            prepared = PreparedHeader(header: cached.header, certificates: cached.certificates)
+        } else {
+            prepared = try prepareHeader(of: compact)
+        }
         let payloadData = try compact.payloadData()
         let payload: Payload
         do { payload = try JSONDecoder().decode(Payload.self, from: payloadData) } catch {
@@ -70,22 +77,28 @@ public struct JWSVerifier: Sendable {
                 .malformedInput, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
         }
         let time = validationTime ?? payload.signedPayloadDate ?? now()
-        if let window = entry.window, !window.contains(time) {
-            // Outside the cached window: redo the full check, which names the exact failure.
-            _ = try validateChain(entry.certificates, at: time)
+        let entry: ChainCache.Entry
+        if let cached, cached.isXcodeSigned || cached.window?.contains(time) == true {
+            entry = cached
+        } else {
+            entry = try trustEntry(for: prepared, at: time)
+            cache[cacheKey] = entry
         }
         try compact.verifySignature(with: entry.key)
         return Verified(
             header: entry.header, payload: payload, payloadData: payloadData, validationTime: time,
-            isXcodeSigned: entry.window == nil)
+            isXcodeSigned: entry.isXcodeSigned)
     }
 
     // MARK: - Header and chain
 
-    private func trustEntry(for compact: CompactJWS) throws(AppStoreSecurityError) -> ChainCache.Entry {
-        let cacheKey = String(compact.encodedHeader)
-        if let cached = cache[cacheKey] { return cached }
+    /// A header that passed the format checks, with its certificates parsed but not yet trusted.
+    private struct PreparedHeader {
+        let header: JWSHeader
+        let certificates: [Certificate]
+    }
 
+    private func prepareHeader(of compact: CompactJWS) throws(AppStoreSecurityError) -> PreparedHeader {
         let header = try compact.header()
         guard header.algorithm == "ES256" else {
             throw AppStoreSecurityError(
@@ -104,38 +117,31 @@ public struct JWSVerifier: Sendable {
             }
             certificates.append(certificate)
         }
-
-        let entry: ChainCache.Entry
-        if certificates.count == 1, trustsXcodeSigning {
-            // Xcode signs with one self-signed certificate; there is no chain to check, only the signature.
-            entry = ChainCache.Entry(header: header, key: try Self.signingKey(of: certificates[0]), window: nil, certificates: certificates)
-        } else {
-            guard certificates.count == 3 else {
-                throw AppStoreSecurityError(
-                    .invalidChainLength,
-                    certificates.count == 1
-                        ? "one self-signed certificate is how Xcode signs; trust the Xcode environment to accept it"
-                        : "the App Store sends leaf, intermediate and root",
-                    expected: "3 certificates", found: "\(certificates.count)")
-            }
-            let validated = try validateChain(certificates, at: nil)
-            entry = ChainCache.Entry(
-                header: header, key: try Self.signingKey(of: certificates[0]),
-                window: validated.validFrom...validated.validUntil, certificates: certificates)
+        if certificates.count == 1, trustsXcodeSigning { return PreparedHeader(header: header, certificates: certificates) }
+        guard certificates.count == 3 else {
+            throw AppStoreSecurityError(
+                .invalidChainLength,
+                certificates.count == 1
+                    ? "one self-signed certificate is how Xcode signs; trust the Xcode environment to accept it"
+                    : "the App Store sends leaf, intermediate and root",
+                expected: "3 certificates", found: "\(certificates.count)")
         }
-        cache[cacheKey] = entry
-        return entry
+        return PreparedHeader(header: header, certificates: certificates)
     }
 
-    /// Checks the chain; with no time, at any instant in which all certificates are valid (the
-    /// caller re-checks with the real time when it falls outside that window).
-    private func validateChain(_ certificates: [Certificate], at time: Date?) throws(AppStoreSecurityError)
-        -> CertificateChainVerifier.ValidatedChain
+    private func trustEntry(for prepared: PreparedHeader, at time: Date) throws(AppStoreSecurityError)
+        -> ChainCache.Entry
     {
-        let leaf = certificates[0]
-        let intermediate = certificates[1]
-        let probe = time ?? max(leaf.notValidBefore, intermediate.notValidBefore)
-        return try chainVerifier.verify(leaf: leaf, intermediate: intermediate, at: probe)
+        let certificates = prepared.certificates
+        let key = try Self.signingKey(of: certificates[0])
+        if certificates.count == 1 {
+            // Xcode signs with one self-signed certificate: no chain to check, only the signature.
+            return ChainCache.Entry(header: prepared.header, key: key, window: nil, certificates: certificates)
+        }
+        let validated = try chainVerifier.verify(leaf: certificates[0], intermediate: certificates[1], at: time)
+        return ChainCache.Entry(
+            header: prepared.header, key: key, window: validated.validFrom...validated.validUntil,
+            certificates: certificates)
     }
 
     static func signingKey(of certificate: Certificate) throws(AppStoreSecurityError) -> P256.Signing.PublicKey {

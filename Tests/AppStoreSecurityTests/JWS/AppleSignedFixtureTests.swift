@@ -1,0 +1,136 @@
+import AppStoreModels
+import Foundation
+import Testing
+import X509
+
+@testable import AppStoreSecurity
+
+/// Apple's own signed test vectors verify, or fail, exactly as `../shared/fixtures/README.md` says.
+@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+struct AppleSignedFixtureTests {
+    func appleTestRoot() throws -> Certificate {
+        try Certificate.load(derOrPEM: try Fixtures.data("certs/testCA.der"))
+    }
+
+    func verifier(_ environment: AppStoreEnvironment, appAppleID: Int64? = 1234, bundleID: String = "com.example")
+        throws -> SignedDataVerifier
+    {
+        try SignedDataVerifier(
+            rootCertificates: [try appleTestRoot()], bundleID: bundleID, appAppleID: appAppleID, environment: environment)
+    }
+
+    @Test func testNotificationIsValidAsSandbox() throws {
+        let payload = try verifier(.sandbox).verify(
+            try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+        #expect(payload.signedPayloadBundleID == "com.example")
+        #expect(payload.signedPayloadAppAppleID == 1234)
+        #expect(payload.signedDate == Date(epochMilliseconds: 1_681_314_324_000))
+    }
+
+    @Test func testNotificationAsProductionIsTheWrongEnvironment() throws {
+        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try verifier(.production).verify(
+                try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+        }
+    }
+
+    @Test func testNotificationAsProductionWithAnotherAppIDIsTheWrongApp() throws {
+        #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
+            try verifier(.production, appAppleID: 1235).verify(
+                try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+        }
+    }
+
+    @Test func transactionInfoIsValidAsSandboxOnly() throws {
+        let jws = try Fixtures.text("mock_signed_data/transactionInfo")
+        let payload = try verifier(.sandbox).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
+        #expect(payload.signedDate == Date(epochMilliseconds: 1_672_956_154_000))
+        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try verifier(.production).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
+        }
+    }
+
+    @Test func renewalInfoIsValidAsSandbox() throws {
+        _ = try verifier(.sandbox).verify(
+            try Fixtures.text("mock_signed_data/renewalInfo"), as: ClaimsPayload.self, checking: [.environment])
+    }
+
+    @Test func wrongBundleIDIsTheWrongApp() throws {
+        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try verifier(.sandbox).verify(
+                try Fixtures.text("mock_signed_data/wrongBundleId"), as: ClaimsPayload.self, checking: .all)
+        }
+    }
+
+    @Test func missingX5CIsMalformed() throws {
+        #expect(throws: AppStoreSecurityError(.malformedInput)) {
+            try verifier(.sandbox).verify(
+                try Fixtures.text("mock_signed_data/missingX5CHeaderClaim"), as: ClaimsPayload.self, checking: .all)
+        }
+    }
+
+    @Test func appleTestDataIsNotTrustedUnderTheRealRoot() throws {
+        let real = try SignedDataVerifier(bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
+        #expect(throws: AppStoreSecurityError(.untrustedChain)) {
+            try real.verify(try Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
+        }
+    }
+
+    @Test(arguments: ["xcode/xcode-signed-transaction", "xcode/xcode-signed-renewal-info", "xcode/xcode-signed-app-transaction"])
+    func xcodeSignedDataNeedsTheXcodeOptIn(_ path: String) throws {
+        let jws = try Fixtures.text(path)
+        let xcode = try SignedDataVerifier(
+            rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
+            environment: .xcode)
+        let verified = try xcode.jwsVerifier.verify(jws, as: XcodePayload.self)
+        #expect(verified.isXcodeSigned)
+        #expect(verified.payload.signedPayloadEnvironment == .xcode)
+        for environment in [AppStoreEnvironment.sandbox, .production] {
+            #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
+                try verifier(environment, bundleID: "com.example.naturelab.backyardbirds.example")
+                    .verify(jws, as: XcodePayload.self, checking: .all)
+            }
+        }
+    }
+
+    @Test func xcodeSignedTransactionClaims() throws {
+        let xcode = try SignedDataVerifier(
+            rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
+            environment: .xcode)
+        let payload = try xcode.verify(
+            try Fixtures.text("xcode/xcode-signed-transaction"), as: XcodePayload.self, checking: .all)
+        #expect(payload.productId == "pass.premium")
+        #expect(payload.transactionId == "0")
+        #expect(abs(try #require(payload.signedDate).timeIntervalSince1970 - 1_697_679_936.056485) < 0.000_001)
+    }
+
+    @Test func aForgedXcodeSignatureIsRejectedEvenWhenXcodeIsTrusted() throws {
+        let jws = try Fixtures.text("xcode/xcode-signed-transaction")
+        var parts = jws.split(separator: ".").map(String.init)
+        var signature = Base64URL.decode(parts[2])!
+        signature[0] ^= 0x01
+        parts[2] = Base64URL.encode(signature)
+        let xcode = try SignedDataVerifier(
+            rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
+            environment: .xcode)
+        #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try xcode.verify(parts.joined(separator: "."), as: XcodePayload.self, checking: .all)
+        }
+    }
+}
+
+/// The claims of Xcode's payloads (transaction, renewal info, app transaction).
+struct XcodePayload: Codable, SignedPayload {
+    var bundleId: String?
+    var environment: AppStoreEnvironment?
+    var receiptType: AppStoreEnvironment?
+    var productId: String?
+    var transactionId: String?
+    @EpochMilliseconds var signedDate: Date?
+    @EpochMilliseconds var receiptCreationDate: Date?
+
+    var signedPayloadDate: Date? { signedDate ?? receiptCreationDate }
+    var signedPayloadBundleID: String? { bundleId }
+    var signedPayloadAppAppleID: Int64? { nil }
+    var signedPayloadEnvironment: AppStoreEnvironment? { environment ?? receiptType }
+}

@@ -4,9 +4,35 @@ public import ArgumentParser
 public struct KakinCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kakin",
-        abstract: "Kakin (課金): an in-app purchase system: Apple's formats, a local App Store, a purchase server.",
-        subcommands: []
+        abstract: "Kakin (課金): Apple's in-app purchase formats, a local App Store and a purchase server.",
+        subcommands: [ServeCommand.self, JWSCommand.self, ReceiptCommand.self, CACommand.self]
     )
 
     public init() {}
+
+    /// Runs the command line; failures print one line and exit non-zero, never a stack trace.
+    public static func run(arguments: [String]? = nil) async {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ExitCodeError {
+            Self.exit(withError: ExitCode(error.code))
+        } catch {
+            Self.exit(withError: error)
+        }
+    }
+}
+
+/// `kakin serve`: the purchase server with an embedded sandbox App Store.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the purchase server with an embedded sandbox App Store.")
+
+    func run() async throws {
+        print("kakin serve: the purchase server is not built yet. Available now: kakin jws, kakin receipt, kakin ca.")
+    }
 }

@@ -1,3 +1,3 @@
 import KakinCLI
 
-await KakinCommand.main()
+await KakinCommand.run()

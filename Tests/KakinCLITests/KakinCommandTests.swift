@@ -1,8 +1,0 @@
-import KakinCLI
-import Testing
-
-@Suite struct KakinCommandTests {
-    @Test func parsesWithoutArguments() throws {
-        _ = try KakinCommand.parseAsRoot([])
-    }
-}

@@ -89,7 +89,8 @@ struct AppleFixtureFieldTests {
     }
 
     @Test func consumptionRequestNotification() throws {
-        let notification = try decode(ResponseBodyV2DecodedPayload.self, fixture: "signedConsumptionRequestNotification")
+        let notification = try decode(
+            ResponseBodyV2DecodedPayload.self, fixture: "signedConsumptionRequestNotification")
         #expect(notification.notificationType == .consumptionRequest)
         #expect(notification.data?.consumptionRequestReason == .unintendedPurchase)
     }
@@ -140,7 +141,8 @@ struct AppleFixtureFieldTests {
 
     @Test func otherServerResponses() throws {
         #expect(try decode(OrderLookupResponse.self, fixture: "lookupOrderIdResponse").status == .invalid)
-        #expect(try decode(RefundHistoryResponse.self, fixture: "getRefundHistoryResponse").revision == "revision_output")
+        #expect(
+            try decode(RefundHistoryResponse.self, fixture: "getRefundHistoryResponse").revision == "revision_output")
         let extend = try decode(ExtendRenewalDateResponse.self, fixture: "extendSubscriptionRenewalDateResponse")
         #expect(extend.success == true)
         #expect(extend.effectiveDate == date(1_698_148_900_000))

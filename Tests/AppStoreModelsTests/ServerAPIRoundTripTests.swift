@@ -99,7 +99,7 @@ let serverAPISamples: [RoundTripCase] = [
             endDate: Date(epochMilliseconds: 1_700_000_000_000), productIDs: ["a", "b"],
             productTypes: [.autoRenewable, .nonConsumable], sort: .descending, subscriptionGroupIdentifiers: ["g"],
             inAppOwnershipType: .familyShared, revoked: true)
-        let items = request.queryItems.map { "\($0.name)=\($0.value)" }
+        let items = request.queryItems().map { "\($0.name)=\($0.value)" }
         #expect(
             items == [
                 "revision=rev", "startDate=1690000000000", "endDate=1700000000000", "productId=a", "productId=b",
@@ -109,14 +109,14 @@ let serverAPISamples: [RoundTripCase] = [
     }
 
     @Test func emptyRequestHasNoQueryItems() {
-        #expect(TransactionHistoryRequest().queryItems.isEmpty)
+        #expect(TransactionHistoryRequest().queryItems().isEmpty)
     }
 
     @Test func queryItemsParseBack() throws {
         let request = TransactionHistoryRequest(
             startDate: Date(epochMilliseconds: 5), productIDs: ["x"], productTypes: [.consumable], sort: .ascending,
             revoked: false)
-        #expect(try TransactionHistoryRequest(queryItems: request.queryItems) == request)
+        #expect(try TransactionHistoryRequest(queryItems: request.queryItems()) == request)
     }
 
     @Test(arguments: [

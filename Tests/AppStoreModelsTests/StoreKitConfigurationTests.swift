@@ -40,7 +40,9 @@ let storeKitSamples: [RoundTripCase] = [
     .of(
         StoreKitConfiguration.Settings.self,
         #"{"_locale":"de_DE","_storefront":"DEU","_timeRate":3,"_compatibilityTimeRate":{"3":6},"_newFlag":true}"#),
-    .of(StoreKitConfiguration.StoreKitErrorSetting.self, #"{"current":{"index":1},"enabled":true,"name":"Verification"}"#),
+    .of(
+        StoreKitConfiguration.StoreKitErrorSetting.self,
+        #"{"current":{"index":1},"enabled":true,"name":"Verification"}"#),
     .of(StoreKitConfiguration.Version.self, #"{"major":3,"minor":0}"#),
     .of(StoreKitConfiguration.AppPolicies.self, #"{"eula":"Be nice.","policies":[]}"#),
     .of(StoreKitConfiguration.Policy.self, #"{"locale":"en_US","policyText":"t","policyURL":"https://x.example"}"#),

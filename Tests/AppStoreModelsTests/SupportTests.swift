@@ -89,14 +89,17 @@ private let wireEnumChecks: [(name: String, check: @Sendable () throws -> [Strin
 
 /// Problems with a WireEnum type's known values: duplicates, or values that do not round-trip.
 private func check<Value: WireEnum>(_ type: Value.Type) -> (name: String, check: @Sendable () throws -> [String]) {
-    (String(reflecting: type), {
-        var problems: [String] = []
-        if Set(Value.knownValues).count != Value.knownValues.count { problems.append("duplicate known values") }
-        if Value.knownValues.isEmpty { problems.append("no known values") }
-        let decoded = try JSONDecoder().decode([Value].self, from: try JSONEncoder().encode(Value.knownValues))
-        if decoded != Value.knownValues { problems.append("known values do not round-trip") }
-        return problems
-    })
+    (
+        String(reflecting: type),
+        {
+            var problems: [String] = []
+            if Set(Value.knownValues).count != Value.knownValues.count { problems.append("duplicate known values") }
+            if Value.knownValues.isEmpty { problems.append("no known values") }
+            let decoded = try JSONDecoder().decode([Value].self, from: try JSONEncoder().encode(Value.knownValues))
+            if decoded != Value.knownValues { problems.append("known values do not round-trip") }
+            return problems
+        }
+    )
 }
 
 @Suite struct WireEnumCatalogTests {

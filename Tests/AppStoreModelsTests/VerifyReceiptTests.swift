@@ -175,7 +175,9 @@ let verifyReceiptSamples: [RoundTripCase] = [
         #expect(!VerifyReceiptStatus(rawValue: 21200).isRetryable)
         #expect(VerifyReceiptStatus.sandboxReceiptSentToProduction.environmentToRetry == .sandbox)
         #expect(VerifyReceiptStatus.productionReceiptSentToSandbox.environmentToRetry == .production)
-        let otherEnvironment = Self.documented.filter { VerifyReceiptStatus(rawValue: $0).shouldRetryInOtherEnvironment }
+        let otherEnvironment = Self.documented.filter {
+            VerifyReceiptStatus(rawValue: $0).shouldRetryInOtherEnvironment
+        }
         #expect(otherEnvironment == [21007, 21008])
         #expect(VerifyReceiptStatus.sandboxReceiptSentToProduction.message.contains("sandbox endpoint"))
     }

@@ -24,7 +24,7 @@ extension TransactionHistoryRequest {
     ///
     /// Dates are written as whole milliseconds since 1970, the unit Apple expects. The values are not
     /// percent-encoded; whoever builds the URL does that.
-    public var queryItems: [(name: String, value: String)] {
+    public func queryItems() -> [(name: String, value: String)] {
         var items: [(name: String, value: String)] = []
         if let revision { items.append(("revision", revision)) }
         if let startDate { items.append(("startDate", String(startDate.epochMilliseconds))) }

@@ -3,7 +3,7 @@ public import Foundation
 /// The filters and paging of Get Transaction History, sent as query parameters.
 ///
 /// It is `Codable` so that it can be stored or logged as JSON, but on the wire it travels as the
-/// query string built by ``queryItems``; ``init(queryItems:)`` reads it back on the server side.
+/// query string built by ``queryItems()``; ``init(queryItems:)`` reads it back on the server side.
 /// Repeat the same filters on every page and pass the previous page's ``HistoryResponse/revision``.
 public struct TransactionHistoryRequest: Codable, Hashable, Sendable {
     /// The token from the previous page; absent for the first page.

@@ -59,7 +59,8 @@ public struct VerifyReceiptDate: Hashable, Sendable {
 
     private static func format(_ date: Date, in timeZone: TimeZone) -> String {
         let wholeSeconds = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
-        let parts = calendar(in: timeZone).dateComponents([.year, .month, .day, .hour, .minute, .second], from: wholeSeconds)
+        let parts = calendar(in: timeZone).dateComponents(
+            [.year, .month, .day, .hour, .minute, .second], from: wholeSeconds)
         func pad(_ value: Int?, _ width: Int) -> String {
             let text = String(value ?? 0)
             return String(repeating: "0", count: max(0, width - text.count)) + text

@@ -56,4 +56,3 @@ enum Fixtures {
         case notAJWS(String)
     }
 }
-

@@ -59,6 +59,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreModelsTests",
             dependencies: ["AppStoreModels"],
+            resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

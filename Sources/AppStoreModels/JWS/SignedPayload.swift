@@ -1,17 +1,20 @@
 public import Foundation
 
-/// What a verifier needs to know about any signed App Store payload, whatever its kind.
+/// A payload that the App Store signs as a JWS, seen through the fields a verifier checks.
 ///
-/// The verifier checks the certificate chain at ``signedPayloadDate`` (Apple's certificates expire,
-/// and a payload stays valid when it was valid at signing) and compares the app and environment
-/// with what it was configured to accept.
+/// Verifying a signed object means checking the signature at the time it was signed, then checking
+/// that it belongs to the expected app and environment. Each payload keeps those facts under
+/// different keys (an app transaction has `receiptCreationDate` instead of `signedDate`, renewal info
+/// has no bundle ID, a notification keeps them in one of four nested objects), so this protocol gives
+/// them uniform names. The names start with `signedPayload` so they never clash with the payloads'
+/// own properties.
 public protocol SignedPayload: Sendable {
-    /// When the App Store signed the payload: `signedDate`, or `receiptCreationDate` for an app transaction.
+    /// When the App Store signed the payload; a verifier checks the certificates at this moment.
     var signedPayloadDate: Date? { get }
-    /// The bundle ID the payload is for, when its kind carries one.
+    /// The bundle ID of the app the payload belongs to, when the payload names one.
     var signedPayloadBundleID: String? { get }
-    /// The App Store app identifier, when present.
-    var signedPayloadAppAppleID: Int64? { get }
-    /// The environment the payload was signed in.
+    /// The environment the payload was signed for.
     var signedPayloadEnvironment: AppStoreEnvironment? { get }
+    /// The App Store's numeric ID of the app, when the payload names one.
+    var signedPayloadAppAppleID: Int64? { get }
 }

@@ -90,3 +90,17 @@ import Testing
         #expect(try await kakin("jws", "verify", "--environment", "Sandbox", xcode).standardError.hasPrefix("invalid: invalidChainLength"))
     }
 }
+
+@Suite struct RealAppleJWSCommandTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("AppStoreSecurityTests/Vectors/apple-sandbox-test-notification.jws").path
+
+    @Test func verifiesWithTheEmbeddedAppleRoot() async throws {
+        let valid = try await kakin(
+            "jws", "verify", "--bundle-id", "com.loki-project.loki-messenger", "--environment", "Sandbox", Self.file)
+        #expect(valid.exitCode == 0, "\(valid.standardError)")
+        #expect(valid.standardOutput.contains(#""notificationType" : "TEST""#))
+        let late = try await kakin("jws", "verify", "--at", "2026-01-01T00:00:00Z", Self.file)
+        #expect(late.standardError.hasPrefix("invalid: certificateExpired"))
+    }
+}

@@ -41,7 +41,8 @@ public struct AppReceipt: Codable, Hashable, Sendable {
     public var originalApplicationVersion: String?
     /// When the receipt expires (21); Xcode writes 4001-01-01.
     public var expirationDate: Date?
-    /// Attributes of types this model does not interpret, and repeats of known types, as found.
+    /// Attributes of types this model does not interpret, and repeats of known types, as found;
+    /// ordered by type, as they are written.
     public var otherAttributes: [ReceiptAttribute]
     /// Known attributes exactly as Apple encoded them, where that differs from how this model
     /// writes them (a version other than 1, an empty string, a PrintableString). They are written

@@ -14,7 +14,8 @@ extension InAppPurchaseReceipt: ReceiptAttributeRecord {
 
     /// Reads a record from its attributes, in any order.
     public init(attributes: [ReceiptAttribute]) throws(ReceiptPayloadError) {
-        var record = InAppPurchaseReceipt(productID: "", transactionID: "", purchaseDate: Date(timeIntervalSince1970: 0))
+        var record = InAppPurchaseReceipt(
+            productID: "", transactionID: "", purchaseDate: Date(timeIntervalSince1970: 0))
         try Self.read(attributes, into: &record, what: "an in-app purchase record")
         self = record
     }

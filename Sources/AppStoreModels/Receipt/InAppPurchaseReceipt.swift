@@ -33,7 +33,8 @@ public struct InAppPurchaseReceipt: Codable, Hashable, Sendable {
     public var isInIntroOfferPeriod: Bool?
     /// The identifier of the promotional offer redeemed (1721).
     public var promotionalOfferIdentifier: String?
-    /// Attributes of types this model does not interpret, and repeats of known types, as found.
+    /// Attributes of types this model does not interpret, and repeats of known types, as found;
+    /// ordered by type, as they are written.
     public var otherAttributes: [ReceiptAttribute]
     /// Known attributes exactly as Apple encoded them, where that differs from how this model
     /// writes them (a version other than 1, an empty string, a PrintableString). They are written

@@ -41,7 +41,8 @@ public struct ReceiptAttribute: Codable, Hashable, Sendable {
     /// Use this to look at a payload, or at the value of a type-17 attribute, attribute by attribute.
     ///
     /// - Throws: ``ReceiptPayloadError`` when the bytes are not such a set.
-    public static func attributes(inSet bytes: some Collection<UInt8>) throws(ReceiptPayloadError) -> [ReceiptAttribute] {
+    public static func attributes(inSet bytes: some Collection<UInt8>) throws(ReceiptPayloadError) -> [ReceiptAttribute]
+    {
         let node: ASN1Node
         do { node = try BER.parse(Array(bytes)) } catch {
             throw ReceiptPayloadError("the payload is not BER: \(error)")

@@ -52,6 +52,16 @@ extension ReceiptAttributeRecord {
         if let missing = fields.values.filter({ $0.isRequired && !seen.contains($0.type) }).map(\.type).min() {
             throw ReceiptPayloadError("\(what) has no attribute \(missing), which every receipt carries")
         }
+        // Kept in the order they are written back, so that parsing a serialized record gives an equal value.
+        record.otherAttributes = orderedByType(record.otherAttributes)
+        record.originalEncodings = orderedByType(record.originalEncodings)
+    }
+
+    /// `attributes` ordered by type; attributes of the same type keep their order.
+    static func orderedByType(_ attributes: [ReceiptAttribute]) -> [ReceiptAttribute] {
+        attributes.enumerated()
+            .sorted { ($0.element.type, $0.offset) < ($1.element.type, $1.offset) }
+            .map(\.element)
     }
 
     /// The attribute the record writes for `field`: Apple's original bytes while they still decode
@@ -69,10 +79,7 @@ extension ReceiptAttributeRecord {
 
     /// Every attribute of the record, ordered by type; attributes of the same type keep their order.
     func allAttributes(adding extra: [ReceiptAttribute] = []) -> [ReceiptAttribute] {
-        let known = Self.fields.compactMap { attribute(for: $0) }
-        return (known + extra + otherAttributes).enumerated()
-            .sorted { ($0.element.type, $0.offset) < ($1.element.type, $1.offset) }
-            .map(\.element)
+        Self.orderedByType(Self.fields.compactMap { attribute(for: $0) } + extra + otherAttributes)
     }
 }
 
@@ -169,7 +176,8 @@ enum ReceiptFields {
         var asn1: ASN1Identifier { self == .utf8 ? .utf8String : .ia5String }
     }
 
-    private static func exact<Value: FixedWidthInteger>(_ value: Int64, type: Int) throws(ReceiptPayloadError) -> Value {
+    private static func exact<Value: FixedWidthInteger>(_ value: Int64, type: Int) throws(ReceiptPayloadError) -> Value
+    {
         guard let exact = Value(exactly: value) else {
             throw ReceiptPayloadError("attribute \(type) holds \(value), which is out of range")
         }

@@ -33,7 +33,8 @@ extension AppReceipt {
         let expected = deviceHash(for: deviceIdentifier)
         guard expected == sha1Hash else {
             throw AppStoreSecurityError(
-                .deviceHashMismatch, "the receipt was issued for another device, or its opaque value or bundle ID changed",
+                .deviceHashMismatch,
+                "the receipt was issued for another device, or its opaque value or bundle ID changed",
                 expected: expected.hexString, found: sha1Hash.hexString)
         }
     }

@@ -37,14 +37,18 @@ public struct AppReceiptSigner: Sendable {
     }
 
     /// Signs `receipt` and returns the DER as base64, the form apps send to servers.
-    public func signBase64(_ receipt: AppReceipt, deviceIdentifier: Data? = nil) throws(AppStoreSecurityError)
+    public func signBase64(
+        _ receipt: AppReceipt, deviceIdentifier: Data? = nil
+    ) throws(AppStoreSecurityError)
         -> String
     {
         Data(try sign(receipt, deviceIdentifier: deviceIdentifier)).base64EncodedString()
     }
 
     /// The SignedData that ``sign(_:deviceIdentifier:)`` serializes.
-    public func signedData(for receipt: AppReceipt, deviceIdentifier: Data? = nil) throws(AppStoreSecurityError)
+    public func signedData(
+        for receipt: AppReceipt, deviceIdentifier: Data? = nil
+    ) throws(AppStoreSecurityError)
         -> CMSSignedData
     {
         guard let leaf = identity.chain.first else {

@@ -24,7 +24,8 @@ public struct CMSAttribute: Hashable, Sendable, DERSerializable {
     init(berNode node: ASN1Node) throws {
         self = try BER.sequence(node, identifier: .sequence) { nodes in
             let type = try ASN1ObjectIdentifier(berEncoded: &nodes)
-            guard let setNode = nodes.next(), setNode.identifier == .set, case .constructed(let children) = setNode.content
+            guard let setNode = nodes.next(), setNode.identifier == .set,
+                case .constructed(let children) = setNode.content
             else {
                 throw ASN1Error.invalidASN1Object(reason: "an Attribute's values must be a SET")
             }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import _CryptoExtras
 import X509
+import _CryptoExtras
 
 /// Checks a CMS signer's signature with a certificate's public key.
 ///
@@ -95,16 +95,16 @@ enum CMSSignatureCheck {
             }
         } else if let key = P256.Signing.PublicKey(certificate.publicKey) {
             try requireAlgorithm(algorithm, in: [.ecPublicKey] + digest.ecdsaSignatureAlgorithms, key: "P-256")
-            let signature = try? P256.Signing.ECDSASignature(derRepresentation: signer.signature)
-            valid = signature.map { signature in
-                digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
-            } ?? false
+            guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: signer.signature) else {
+                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
+            }
+            valid = digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
         } else if let key = P384.Signing.PublicKey(certificate.publicKey) {
             try requireAlgorithm(algorithm, in: [.ecPublicKey] + digest.ecdsaSignatureAlgorithms, key: "P-384")
-            let signature = try? P384.Signing.ECDSASignature(derRepresentation: signer.signature)
-            valid = signature.map { signature in
-                digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
-            } ?? false
+            guard let signature = try? P384.Signing.ECDSASignature(derRepresentation: signer.signature) else {
+                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
+            }
+            valid = digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
         } else {
             throw AppStoreSecurityError(
                 .wrongAlgorithm, "the signing certificate's key is neither RSA nor ECDSA P-256/P-384",

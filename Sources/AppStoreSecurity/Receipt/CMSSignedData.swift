@@ -97,7 +97,8 @@ public struct CMSSignedData: Hashable, Sendable {
             if let node = next, node.identifier == Self.tag1 {
                 next = nodes.next()
             }
-            guard let signerSet = next, signerSet.identifier == .set, case .constructed(let signerNodes) = signerSet.content
+            guard let signerSet = next, signerSet.identifier == .set,
+                case .constructed(let signerNodes) = signerSet.content
             else {
                 throw ASN1Error.invalidASN1Object(reason: "SignedData has no SET of signer infos")
             }
@@ -133,7 +134,9 @@ public struct CMSSignedData: Hashable, Sendable {
             throw ASN1Error.invalidASN1Object(reason: "the certificates field must be constructed")
         }
         // Other CertificateChoices (attribute and extended certificates) are tagged; receipts have none.
-        return try children.filter { $0.identifier == .sequence }.map { try Certificate(derEncoded: Array($0.encodedBytes)) }
+        return try children.filter { $0.identifier == .sequence }.map {
+            try Certificate(derEncoded: Array($0.encodedBytes))
+        }
     }
 
     /// The ContentInfo as DER bytes.

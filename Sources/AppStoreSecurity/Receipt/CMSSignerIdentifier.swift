@@ -38,7 +38,8 @@ public enum CMSSignerIdentifier: Hashable, Sendable, DERSerializable {
         }
         self = try BER.sequence(node, identifier: .sequence) { nodes in
             guard let issuerNode = nodes.next(), let serialNode = nodes.next(), nodes.next() == nil else {
-                throw ASN1Error.invalidASN1Object(reason: "IssuerAndSerialNumber has exactly an issuer and a serial number")
+                throw ASN1Error.invalidASN1Object(
+                    reason: "IssuerAndSerialNumber has exactly an issuer and a serial number")
             }
             let issuer = try DistinguishedName(derEncoded: issuerNode)
             let serial = try ArraySlice<UInt8>(derEncoded: serialNode)

@@ -18,7 +18,9 @@ public enum ReceiptTransactionIDExtractor {
     }
 
     /// The same as ``transactionID(inAppReceipt:)``, for the receipt's DER or BER bytes.
-    public static func transactionID(inAppReceiptBytes bytes: some Collection<UInt8>) throws(AppStoreSecurityError)
+    public static func transactionID(
+        inAppReceiptBytes bytes: some Collection<UInt8>
+    ) throws(AppStoreSecurityError)
         -> String?
     {
         let signedData: CMSSignedData

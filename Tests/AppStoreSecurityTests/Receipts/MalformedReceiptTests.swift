@@ -93,7 +93,9 @@ import Testing
         let authority = try ReceiptSamples.authority()
         var signedData = try AppReceiptSigner(identity: authority.signingIdentity)
             .signedData(for: ReceiptSamples.fullReceipt())
-        for content: [UInt8]? in [nil, [], [0x31, 0x00], [0x04, 0x02, 0x31, 0x00], [0x05, 0x00], Array("hello".utf8)] {
+        for content: [UInt8]? in [
+            nil, [], [0x31, 0x00], [0x04, 0x02, 0x31, 0x00], [0x05, 0x00], Array("hello".utf8),
+        ] {
             signedData.content = content
             #expect(throws: Self.malformed, "content \(String(describing: content))") {
                 try SignedAppReceipt(bytes: signedData.serializedDER())
@@ -109,11 +111,16 @@ import Testing
     }
 
     @Test func legacyTransactionReceiptWithoutIDGivesNil() throws {
-        let plist = #"{ "signature" = "AAAA"; "purchase-info" = "\#(Data(#"{ "product-id" = "x"; }"#.utf8).base64EncodedString())"; }"#
-        #expect(try ReceiptTransactionIDExtractor.transactionID(inTransactionReceipt: Data(plist.utf8).base64EncodedString()) == nil)
+        let plist =
+            #"{ "signature" = "AAAA"; "purchase-info" = "\#(Data(#"{ "product-id" = "x"; }"#.utf8).base64EncodedString())"; }"#
+        #expect(
+            try ReceiptTransactionIDExtractor.transactionID(
+                inTransactionReceipt: Data(plist.utf8).base64EncodedString()) == nil)
         let noPurchaseInfo = Data(#"{ "signature" = "AAAA"; }"#.utf8).base64EncodedString()
         #expect(try ReceiptTransactionIDExtractor.transactionID(inTransactionReceipt: noPurchaseInfo) == nil)
         let brokenInner = Data(#"{ "purchase-info" = "***"; }"#.utf8).base64EncodedString()
-        #expect(throws: Self.malformed) { try ReceiptTransactionIDExtractor.transactionID(inTransactionReceipt: brokenInner) }
+        #expect(throws: Self.malformed) {
+            try ReceiptTransactionIDExtractor.transactionID(inTransactionReceipt: brokenInner)
+        }
     }
 }

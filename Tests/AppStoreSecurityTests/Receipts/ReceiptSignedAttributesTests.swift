@@ -23,7 +23,10 @@ import Testing
             CMSAttribute(type: CMSAttribute.contentTypeOID, values: [try ASN1Any(erasing: CMSSignedData.dataOID)]),
             CMSAttribute(
                 type: CMSAttribute.messageDigestOID,
-                values: [try ASN1Any(erasing: ASN1OctetString(contentBytes: (digest ?? Array(SHA256.hash(data: content)))[...]))]),
+                values: [
+                    try ASN1Any(
+                        erasing: ASN1OctetString(contentBytes: (digest ?? Array(SHA256.hash(data: content)))[...]))
+                ]),
         ]
         var signer = signedData.signerInfos[0]
         signer.signedAttributes = attributes
@@ -43,7 +46,8 @@ import Testing
     }
 
     @Test func wrongMessageDigestIsABadSignature() throws {
-        let parsed = try SignedAppReceipt(bytes: signedData(messageDigest: Array(repeating: 0, count: 32)).serializedDER())
+        let parsed = try SignedAppReceipt(
+            bytes: signedData(messageDigest: Array(repeating: 0, count: 32)).serializedDER())
         #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
     }
 

@@ -59,7 +59,10 @@ import X509
         let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
         let foreign = try ReceiptSamples.authority()
         let differentName = try ReceiptSamples.authority(name: "Someone Else")
-        for roots in [[foreign.root], [differentName.root], [AppleRootCertificates.appleIncRoot], [AppleRootCertificates.appleRootCAG3]] {
+        for roots in [
+            [foreign.root], [differentName.root], [AppleRootCertificates.appleIncRoot],
+            [AppleRootCertificates.appleRootCAG3],
+        ] {
             #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify(roots: roots) }
         }
         #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify() }

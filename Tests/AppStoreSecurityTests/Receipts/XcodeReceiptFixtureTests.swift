@@ -115,8 +115,9 @@ struct XcodeReceiptFixtureTests {
 
     @Test func everyPrefixIsMalformed() throws {
         let bytes = try #require(
-            Data(base64Encoded: Fixtures.text("apple-library/xcode/xcode-app-receipt-with-transaction")
-                .filter { !$0.isWhitespace }))
+            Data(
+                base64Encoded: Fixtures.text("apple-library/xcode/xcode-app-receipt-with-transaction")
+                    .filter { !$0.isWhitespace }))
         for length in 0..<bytes.count {
             #expect(throws: AppStoreSecurityError(.malformedInput), "prefix of \(length) bytes") {
                 try SignedAppReceipt(bytes: bytes.prefix(length))

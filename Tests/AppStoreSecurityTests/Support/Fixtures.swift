@@ -22,7 +22,8 @@ enum Fixtures {
     }
 
     /// Why fixture tests are skipped.
-    static let missingMessage: Comment = "shared fixtures not found at ../shared/fixtures (relative to the repository root)"
+    static let missingMessage: Comment =
+        "shared fixtures not found at ../shared/fixtures (relative to the repository root)"
 
     /// The bytes of the fixture at `path`, relative to the fixtures directory.
     static func data(_ path: String) throws -> Data {

@@ -113,6 +113,39 @@ struct XcodeReceiptFixtureTests {
         _ = try reparsed.verify(trustsXcodeSigning: true)
     }
 
+    @Test func tamperedRSASignaturesAndContentAreBad() throws {
+        let signed = try Self.receipt("xcode-app-receipt-with-transaction")
+        let changes: [(inout [UInt8]) -> Void] = [
+            { $0[0] ^= 0x01 }, { $0[$0.count - 1] ^= 0x80 }, { $0.removeLast() }, { $0.append(0) }, { $0 = [] },
+        ]
+        for change in changes {
+            var signedData = signed.signedData
+            change(&signedData.signerInfos[0].signature)
+            let tampered = try SignedAppReceipt(bytes: signedData.serializedDER())
+            #expect(throws: AppStoreSecurityError(.badSignature)) { try tampered.verify(trustsXcodeSigning: true) }
+        }
+        var receipt = signed.receipt
+        receipt.inAppPurchases[0].productID = "pass.free"
+        var signedData = signed.signedData
+        signedData.content = receipt.serializedPayload()
+        let tampered = try SignedAppReceipt(bytes: signedData.serializedDER())
+        #expect(tampered.receipt.inAppPurchases.first?.productID == "pass.free")
+        #expect(throws: AppStoreSecurityError(.badSignature)) { try tampered.verify(trustsXcodeSigning: true) }
+    }
+
+    @Test func everyByteFlipFailsCleanly() throws {
+        let bytes = try #require(
+            Data(
+                base64Encoded: Fixtures.text("apple-library/xcode/xcode-app-receipt-empty").filter { !$0.isWhitespace })
+        )
+        for index in bytes.indices {
+            var changed = bytes
+            changed[index] ^= 0x04
+            guard let parsed = try? SignedAppReceipt(bytes: changed) else { continue }
+            _ = try? parsed.verify(trustsXcodeSigning: true)
+        }
+    }
+
     @Test func everyPrefixIsMalformed() throws {
         let bytes = try #require(
             Data(

@@ -5,9 +5,10 @@ import Foundation
 import SwiftASN1
 import Testing
 
-/// Signers that use signed attributes: the signature covers the attributes, and the
-/// `messageDigest` attribute binds them to the content.
-@Suite struct ReceiptSignedAttributesTests {
+/// Signer variants other producers use: signed attributes (the signature covers the attributes,
+/// and the `messageDigest` attribute binds them to the content), a signer named by subject key
+/// identifier, and a payload wrapped in one more OCTET STRING.
+@Suite struct ReceiptSignerVariantTests {
     let authority: SandboxCertificateAuthority
     let receipt = ReceiptSamples.fullReceipt()
 
@@ -63,5 +64,37 @@ import Testing
         signedData.signerInfos[0].signatureAlgorithm = .sha256WithRSAEncryption
         let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
         #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try parsed.verify(roots: [authority.root]) }
+    }
+
+    @Test func signerNamedBySubjectKeyIdentifierVerifies() throws {
+        var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
+        let keyIdentifier = try #require(try authority.leaf.extensions.subjectKeyIdentifier?.keyIdentifier)
+        signedData.signerInfos[0].version = 3
+        signedData.signerInfos[0].signerIdentifier = .subjectKeyIdentifier(Array(keyIdentifier))
+        let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
+        #expect(parsed.signerCertificate == authority.leaf)
+        #expect(try parsed.verify(roots: [authority.root]).receipt == receipt)
+
+        signedData.signerInfos[0].signerIdentifier = .subjectKeyIdentifier([1, 2, 3])
+        let unknownSigner = try SignedAppReceipt(bytes: signedData.serializedDER())
+        #expect(unknownSigner.signerCertificate == nil)
+        #expect(throws: AppStoreSecurityError(.malformedInput)) { try unknownSigner.verify(roots: [authority.root]) }
+    }
+
+    @Test func payloadInAnExtraOctetStringIsUnwrapped() throws {
+        var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
+        var serializer = DER.Serializer()
+        try serializer.serialize(ASN1OctetString(contentBytes: receipt.serializedPayload()[...]))
+        let wrapped = serializer.serializedBytes
+        signedData.content = wrapped
+        signedData.signerInfos[0].signature = Array(
+            try authority.leafKey.signature(for: SHA256.hash(data: wrapped)).derRepresentation)
+        let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
+        #expect(parsed.signedContent == wrapped)
+        #expect(parsed.payload == receipt.serializedPayload())
+        #expect(parsed.receipt == receipt)
+        _ = try parsed.verify(roots: [authority.root])
+        let text = Data(try signedData.serializedDER()).base64EncodedString()
+        #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: text) == "2000000000000001")
     }
 }

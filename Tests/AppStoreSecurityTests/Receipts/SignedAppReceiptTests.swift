@@ -1,0 +1,175 @@
+import AppStoreModels
+import AppStoreSecurity
+import Crypto
+import Foundation
+import SwiftASN1
+import Testing
+import X509
+
+/// Receipts Kakin signs with its own certificate authority: build, parse, verify, tamper.
+@Suite struct SignedAppReceiptTests {
+    let authority: SandboxCertificateAuthority
+    let receipt: AppReceipt
+    let signer: AppReceiptSigner
+
+    init() throws {
+        authority = try ReceiptSamples.authority()
+        receipt = ReceiptSamples.fullReceipt()
+        signer = AppReceiptSigner(identity: authority.signingIdentity)
+    }
+
+    @Test func parsesBackToTheSameReceipt() throws {
+        let der = try signer.sign(receipt)
+        let parsed = try SignedAppReceipt(bytes: der)
+        #expect(parsed.receipt == receipt)
+        #expect(parsed.receipt.inAppPurchases.map(\.transactionID) == receipt.inAppPurchases.map(\.transactionID))
+        #expect(parsed.certificates == [authority.leaf, authority.intermediate, authority.root])
+        #expect(parsed.signerCertificate == authority.leaf)
+        #expect(parsed.digestAlgorithm == .sha256)
+        #expect(parsed.signatureAlgorithm == .ecdsaWithSHA256)
+        #expect(parsed.signerInfo.signedAttributes == nil)
+        #expect(parsed.signedContent == receipt.serializedPayload())
+        #expect(try parsed.signedData.serializedDER() == der)
+    }
+
+    @Test func base64WithLineBreaksParses() throws {
+        let text = try signer.signBase64(receipt)
+        var wrapped = ""
+        for (index, character) in text.enumerated() {
+            if index > 0, index % 76 == 0 { wrapped += "\r\n" }
+            wrapped.append(character)
+        }
+        #expect(try SignedAppReceipt(base64Encoded: " \(wrapped)\n").receipt == receipt)
+    }
+
+    @Test func verifiesAgainstTheAuthorityRootAtCreation() throws {
+        let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
+        let result = try parsed.verify(
+            roots: [authority.root], bundleID: receipt.bundleID, environment: .sandbox)
+        #expect(result.signatureVerified)
+        #expect(result.chainVerified)
+        #expect(result.root == authority.root)
+        #expect(result.signerCertificate == authority.leaf)
+        #expect(result.validationTime == ReceiptSamples.creationDate)
+        #expect(!result.deviceHashVerified)
+        #expect(result.receipt == receipt)
+    }
+
+    @Test func foreignAndAppleRootsAreNotTrusted() throws {
+        let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
+        let foreign = try ReceiptSamples.authority()
+        let differentName = try ReceiptSamples.authority(name: "Someone Else")
+        for roots in [
+            [foreign.root], [differentName.root], [AppleRootCertificates.appleIncRoot],
+            [AppleRootCertificates.appleRootCAG3],
+        ] {
+            #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify(roots: roots) }
+        }
+        #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify() }
+    }
+
+    @Test func expiredLeafIsReported() throws {
+        let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
+        let longAfter = authority.leaf.notValidAfter.addingTimeInterval(86_400)
+        #expect(throws: AppStoreSecurityError(.certificateExpired)) {
+            try parsed.verify(roots: [authority.root], at: longAfter)
+        }
+        let before = authority.leaf.notValidBefore.addingTimeInterval(-86_400)
+        #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
+            try parsed.verify(roots: [authority.root], at: before)
+        }
+    }
+
+    @Test func flippedContentByteBreaksTheSignature() throws {
+        let original = try signer.signedData(for: receipt)
+        let content = try #require(original.content)
+        for index in [0, content.count / 2, content.count - 1] {
+            var tampered = original
+            var bytes = content
+            bytes[index] ^= 0x01
+            tampered.content = bytes
+            let parsed = try? SignedAppReceipt(bytes: tampered.serializedDER())
+            // Some flips break the payload's ASN.1; those that still parse must fail the signature.
+            if let parsed {
+                #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
+            }
+        }
+        var changed = receipt
+        changed.bundleID = "com.example.kakin.other"
+        var tampered = original
+        tampered.content = changed.serializedPayload()
+        let parsed = try SignedAppReceipt(bytes: tampered.serializedDER())
+        #expect(parsed.receipt.bundleID == "com.example.kakin.other")
+        #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
+    }
+
+    @Test func deviceHashMatchesOnlyTheRightDevice() throws {
+        let device = AppReceipt.deviceIdentifier(from: ReceiptSamples.deviceUUID)
+        #expect(device.count == 16)
+        #expect(device.first == 0x0F && device.last == 0xF0)
+        let parsed = try SignedAppReceipt(bytes: signer.sign(receipt, deviceIdentifier: device))
+        let expected = Data(
+            Insecure.SHA1.hash(data: device + receipt.opaqueValue + ReceiptValueBytes.utf8String(receipt.bundleID)))
+        #expect(parsed.receipt.sha1Hash == expected)
+        try parsed.receipt.verifyDeviceHash(for: device)
+        let result = try parsed.verify(roots: [authority.root], deviceIdentifier: device)
+        #expect(result.deviceHashVerified)
+
+        let other = AppReceipt.deviceIdentifier(from: UUID())
+        #expect(throws: AppStoreSecurityError(.deviceHashMismatch)) { try parsed.receipt.verifyDeviceHash(for: other) }
+        #expect(throws: AppStoreSecurityError(.deviceHashMismatch)) {
+            try parsed.verify(roots: [authority.root], deviceIdentifier: other)
+        }
+    }
+
+    @Test func appChecksAreApplied() throws {
+        let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
+        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try parsed.verify(roots: [authority.root], bundleID: "com.example.other")
+        }
+        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try parsed.verify(roots: [authority.root], environment: .production)
+        }
+    }
+
+    @Test func chainsOfOtherLengthsAreRejected() throws {
+        let leafOnly = AppReceiptSigner(
+            identity: SigningIdentity(privateKey: authority.leafKey, chain: [authority.leaf]))
+        let parsed = try SignedAppReceipt(bytes: leafOnly.sign(receipt))
+        #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try parsed.verify(roots: [authority.root]) }
+        // Trusting Xcode accepts only a self-signed certificate.
+        #expect(throws: AppStoreSecurityError(.untrustedChain)) {
+            try parsed.verify(roots: [authority.root], trustsXcodeSigning: true)
+        }
+        let twoCertificates = AppReceiptSigner(
+            identity: SigningIdentity(privateKey: authority.leafKey, chain: [authority.leaf, authority.intermediate]))
+        #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
+            try SignedAppReceipt(bytes: twoCertificates.sign(receipt)).verify(roots: [authority.root])
+        }
+    }
+
+    @Test func signerWithoutMatchingKeyIsAConfigurationError() throws {
+        let mismatched = AppReceiptSigner(
+            identity: SigningIdentity(privateKey: P256.Signing.PrivateKey(), chain: authority.signingIdentity.chain))
+        #expect(throws: AppStoreSecurityError(.invalidConfiguration)) { try mismatched.sign(receipt) }
+        let empty = AppReceiptSigner(identity: SigningIdentity(privateKey: authority.leafKey, chain: []))
+        #expect(throws: AppStoreSecurityError(.invalidConfiguration)) { try empty.sign(receipt) }
+    }
+
+    @Test func transactionIDOfTheFirstPurchaseIsExtracted() throws {
+        let text = try signer.signBase64(receipt)
+        #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: text) == "2000000000000001")
+        var noPurchases = receipt
+        noPurchases.inAppPurchases = []
+        #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: signer.signBase64(noPurchases)) == nil)
+    }
+}
+
+/// DER encodings written out by hand, to check the library against an independent source.
+enum ReceiptValueBytes {
+    /// The DER of a short UTF8String: tag 0x0C, one length byte, the text.
+    static func utf8String(_ text: String) -> Data {
+        let bytes = Array(text.utf8)
+        return Data([0x0C, UInt8(bytes.count)] + bytes)
+    }
+}

@@ -124,15 +124,9 @@ struct JWSCommand: AsyncParsableCommand {
             let expectedEnvironment = environment.map(AppStoreEnvironment.init(rawValue:))
             let verifier = JWSVerifier(rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)
             do {
-                let verified = try verifier.verify(text, as: AnySignedPayload.self, at: at.flatMap(ISO8601.parse))
-                let checks: SignedDataVerifier.ClaimChecks =
-                    switch verified.payload.kind {
-                    case .transaction: [.bundleID, .environment]
-                    case .renewalInfo: [.environment]
-                    case .notification, .appTransaction, .unknown: .all
-                    }
+                let verified = try verifier.verify(text, as: SignedClaims.self, at: at.flatMap(ISO8601.parse))
                 try SignedDataVerifier.check(
-                    verified.payload, checks: checks, bundleID: bundleID, appAppleID: appAppleID,
+                    verified.payload, checks: verified.payload.checks, bundleID: bundleID, appAppleID: appAppleID,
                     environment: expectedEnvironment)
                 return CommandOutput(standardOutput: PrettyJSON.string(fromJSON: verified.payloadData) ?? "")
             } catch {

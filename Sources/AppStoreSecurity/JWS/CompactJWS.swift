@@ -11,17 +11,50 @@ public struct CompactJWS: Sendable, Hashable {
     public let encodedSignature: Substring
 
     /// Splits `text` into three segments; surrounding whitespace is ignored.
+    ///
+    /// Works on the UTF-8 view: a JWS is ASCII, and character-by-character processing of a
+    /// 3 KB header would cost more than the signature check itself.
     public init(_ text: String) throws(AppStoreSecurityError) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+        var text = text
+        // One pass over contiguous bytes: offsets of the trimmed start and end and of the dots.
+        let offsets = text.withUTF8 { bytes -> (start: Int, end: Int, dots: [Int]) in
+            var start = 0
+            var end = bytes.count
+            while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+            while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+            guard let base = bytes.baseAddress, start < end else { return (start, end, []) }
+            var dots: [Int] = []
+            var from = start
+            while dots.count < 3, from < end,
+                let found = memchr(base + from, Int32(UInt8(ascii: ".")), end - from)
+            {
+                let offset = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                dots.append(offset)
+                from = offset + 1
+            }
+            return (start, end, dots)
+        }
+        guard offsets.dots.count == 2 else {
+            let count = offsets.start == offsets.end ? 0 : offsets.dots.count + 1
             throw AppStoreSecurityError(
                 .malformedInput, "a compact JWS has three base64url segments separated by dots",
-                expected: "3 segments", found: "\(parts.count) segment\(parts.count == 1 ? "" : "s")")
+                expected: "3 segments",
+                found: count > 3 ? "more than 3 segments" : "\(count) segment\(count == 1 ? "" : "s")")
         }
-        encodedHeader = parts[0]
-        encodedPayload = parts[1]
-        encodedSignature = parts[2]
+        let utf8 = text.utf8
+        func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        let firstDot = index(offsets.dots[0])
+        let secondDot = index(offsets.dots[1])
+        encodedHeader = text[index(offsets.start)..<firstDot]
+        encodedPayload = text[utf8.index(after: firstDot)..<secondDot]
+        encodedSignature = text[utf8.index(after: secondDot)..<index(offsets.end)]
+        guard !encodedHeader.isEmpty, !encodedPayload.isEmpty else {
+            throw AppStoreSecurityError(.malformedInput, "the JWS header or payload segment is empty")
+        }
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     /// The bytes the signature covers: `header "." payload` as ASCII.

@@ -62,8 +62,7 @@ public struct JWSVerifier: Sendable {
         _ jws: String, as type: Payload.Type, at validationTime: Date? = nil
     ) throws(AppStoreSecurityError) -> Verified<Payload> {
         let compact = try CompactJWS(jws)
-        let cacheKey = String(compact.encodedHeader)
-        let cached = cache[cacheKey]
+        let cached = cache.entry(forHeader: compact.encodedHeader)
         let prepared: PreparedHeader
         if let cached {
             prepared = PreparedHeader(header: cached.header, certificates: cached.certificates)
@@ -82,7 +81,7 @@ public struct JWSVerifier: Sendable {
             entry = cached
         } else {
             entry = try trustEntry(for: prepared, at: time)
-            cache[cacheKey] = entry
+            cache.store(entry, forHeader: compact.encodedHeader)
         }
         try compact.verifySignature(with: entry.key)
         return Verified(

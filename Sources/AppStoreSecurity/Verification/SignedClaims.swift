@@ -1,13 +1,15 @@
-import AppStoreModels
-import Foundation
+public import AppStoreModels
+public import Foundation
 
 /// Any App Store signed payload, read just far enough to tell its kind and its app claims.
 ///
-/// `kakin jws verify` does not know in advance whether a file holds a transaction, renewal info, a
-/// notification or an app transaction; this reads the claims wherever each kind keeps them and
-/// says which checks Apple's verifier makes for that kind.
-struct AnySignedPayload: Decodable, SignedPayload {
-    enum Kind: String {
+/// Use it to verify a JWS without knowing in advance whether it holds a transaction, renewal info,
+/// a notification or an app transaction (as `kakin jws verify` does), or to verify first and decode
+/// the full model only when it is needed: reading these few claims costs less than half of decoding
+/// a whole transaction. ``checks`` says which claims Apple's verifier compares for the kind found.
+public struct SignedClaims: Decodable, Sendable, SignedPayload {
+    /// The kind of payload, recognised by its distinguishing keys.
+    public enum Kind: String, Sendable {
         case transaction, renewalInfo, notification, appTransaction, unknown
     }
 
@@ -32,7 +34,8 @@ struct AnySignedPayload: Decodable, SignedPayload {
     private var externalPurchaseToken: Claims?
     private var appData: Claims?
 
-    var kind: Kind {
+    /// The kind of payload.
+    public var kind: Kind {
         if notificationType != nil { return .notification }
         if receiptType != nil { return .appTransaction }
         if transactionId != nil { return .transaction }
@@ -43,10 +46,19 @@ struct AnySignedPayload: Decodable, SignedPayload {
     /// Notifications keep their claims in `data`, else `summary`, else `externalPurchaseToken`, else `appData`.
     private var nested: Claims? { data ?? summary ?? externalPurchaseToken ?? appData }
 
-    var signedPayloadDate: Date? { signedDate ?? receiptCreationDate }
-    var signedPayloadBundleID: String? { bundleId ?? nested?.bundleId }
-    var signedPayloadAppAppleID: Int64? { appAppleId ?? nested?.appAppleId }
-    var signedPayloadEnvironment: AppStoreEnvironment? {
+    /// The claims Apple's verifier compares for this kind of payload.
+    public var checks: SignedDataVerifier.ClaimChecks {
+        switch kind {
+        case .transaction: [.bundleID, .environment]
+        case .renewalInfo: [.environment]
+        case .notification, .appTransaction, .unknown: .all
+        }
+    }
+
+    public var signedPayloadDate: Date? { signedDate ?? receiptCreationDate }
+    public var signedPayloadBundleID: String? { bundleId ?? nested?.bundleId }
+    public var signedPayloadAppAppleID: Int64? { appAppleId ?? nested?.appAppleId }
+    public var signedPayloadEnvironment: AppStoreEnvironment? {
         if let environment = environment ?? receiptType { return environment }
         if data == nil, summary == nil, let token = externalPurchaseToken {
             return token.externalPurchaseId?.hasPrefix("SANDBOX") == true ? .sandbox : .production

@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Settings shared by every target: Swift 6 language mode with strict concurrency.
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -72,6 +72,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            exclude: ["Vectors"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -44,7 +44,8 @@ struct CACommand: AsyncParsableCommand {
                 ]
                 return CommandOutput(
                     standardOutput: "Created a certificate authority in \(out): "
-                        + files.joined(separator: ", ") + " (and the CA keys). Trust \(out)/root.pem to verify what it signs.")
+                        + files.joined(separator: ", ")
+                        + " (and the CA keys). Trust \(out)/root.pem to verify what it signs.")
             } catch {
                 return .failure("error: cannot create the authority in \(out): \(error)")
             }

@@ -78,14 +78,17 @@ enum InputFile {
 /// JSON formatting shared by the commands: pretty, with sorted keys and unescaped slashes.
 enum PrettyJSON {
     static func string(fromJSON data: Data) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            return nil
+        }
         return string(from: object)
     }
 
     static func string(from object: Any) -> String? {
         guard
             let data = try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+                withJSONObject: object,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         else { return nil }
         return String(decoding: data, as: UTF8.self)
     }

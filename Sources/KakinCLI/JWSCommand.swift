@@ -29,7 +29,8 @@ struct JWSCommand: AsyncParsableCommand {
                 else {
                     return .failure("error: malformedInput: the header or the payload is not JSON")
                 }
-                return CommandOutput(standardOutput: PrettyJSON.string(from: ["header": headerObject, "payload": payloadObject]) ?? "")
+                return CommandOutput(
+                    standardOutput: PrettyJSON.string(from: ["header": headerObject, "payload": payloadObject]) ?? "")
             } catch let error as InputFile.Failure {
                 return .failure("error: \(error)")
             } catch {
@@ -58,7 +59,8 @@ struct JWSCommand: AsyncParsableCommand {
             }
             do {
                 let authority = try SandboxCertificateAuthority.load(from: URL(fileURLWithPath: ca))
-                return CommandOutput(standardOutput: try JWSSigner(identity: authority.signingIdentity).sign(payload: data))
+                return CommandOutput(
+                    standardOutput: try JWSSigner(identity: authority.signingIdentity).sign(payload: data))
             } catch let error as AppStoreSecurityError {
                 return .failure("error: \(error)")
             } catch {
@@ -122,7 +124,8 @@ struct JWSCommand: AsyncParsableCommand {
             }
             if rootCertificates.isEmpty { rootCertificates = [AppleRootCertificates.appleRootCAG3] }
             let expectedEnvironment = environment.map(AppStoreEnvironment.init(rawValue:))
-            let verifier = JWSVerifier(rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)
+            let verifier = JWSVerifier(
+                rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)
             do {
                 let verified = try verifier.verify(text, as: SignedClaims.self, at: at.flatMap(ISO8601.parse))
                 try SignedDataVerifier.check(

@@ -28,7 +28,9 @@ struct ReceiptCommand: AsyncParsableCommand {
         @Option(name: .customLong("bundle-id"), help: "The bundle ID the receipt must carry.")
         var bundleID: String?
 
-        @Option(name: .customLong("device-id"), help: "The device's identifierForVendor (UUID), to check the receipt's hash.")
+        @Option(
+            name: .customLong("device-id"),
+            help: "The device's identifierForVendor (UUID), to check the receipt's hash.")
         var deviceID: String?
 
         @Option(help: "Check the chain at this ISO 8601 time instead of the receipt's creation date.")
@@ -88,7 +90,8 @@ struct ReceiptCommand: AsyncParsableCommand {
                 return Report.Verification(
                     valid: false, signatureVerified: signatureFailed ? false : nil, chainVerified: false, trust: nil,
                     root: nil, validationTime: nil, deviceHashVerified: error.code == .deviceHashMismatch ? false : nil,
-                    failure: .init(code: "\(error.code)", reason: error.reason, expected: error.expected, found: error.found))
+                    failure: .init(
+                        code: "\(error.code)", reason: error.reason, expected: error.expected, found: error.found))
             }
         }
     }

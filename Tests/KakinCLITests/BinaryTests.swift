@@ -13,7 +13,8 @@ import Testing
 
     func run(_ arguments: [String], input: Data = Data()) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
-        process.executableURL = try #require(Self.binary)
+        guard let binary = Self.binary else { throw CancellationError() }
+        process.executableURL = binary
         process.arguments = arguments
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
@@ -32,7 +33,8 @@ import Testing
     func malformedStandardInputGetsOneLine() throws {
         var random = SystemRandomNumberGenerator()
         let inputs: [Data] = [
-            Data(), Data("garbage".utf8), Data("a.b.c".utf8), Data((0..<512).map { _ in UInt8.random(in: 0...255, using: &random) }),
+            Data(), Data("garbage".utf8), Data("a.b.c".utf8),
+            Data((0..<512).map { _ in UInt8.random(in: 0...255, using: &random) }),
             Data("eyJhbGciOiJub25lIn0.eyJ9.".utf8),
         ]
         for input in inputs {

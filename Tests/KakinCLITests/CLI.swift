@@ -5,7 +5,8 @@ import Testing
 /// Runs `kakin` with arguments in-process and returns what it would print.
 func kakin(_ arguments: String...) async throws -> CommandOutput {
     let command = try KakinCommand.parseAsRoot(arguments)
-    let producing = try #require(command as? any OutputProducingCommand, "\(arguments) is not an output-producing command")
+    let producing = try #require(
+        command as? any OutputProducingCommand, "\(arguments) is not an output-producing command")
     return await producing.produceOutput()
 }
 

@@ -34,12 +34,14 @@ import Testing
         #expect(untrusted.standardError.hasPrefix("invalid: untrustedChain"))
         #expect(!untrusted.standardError.contains("\n"))
 
-        let wrongBundle = try await kakin("jws", "verify", "--root", scratch.path("ca/root.pem"), "--bundle-id", "com.other", jwsFile)
+        let wrongBundle = try await kakin(
+            "jws", "verify", "--root", scratch.path("ca/root.pem"), "--bundle-id", "com.other", jwsFile)
         #expect(wrongBundle.standardError.hasPrefix("invalid: wrongBundleID"))
         let wrongEnvironment = try await kakin(
             "jws", "verify", "--root", scratch.path("ca/root.pem"), "--environment", "Production", jwsFile)
         #expect(wrongEnvironment.standardError.hasPrefix("invalid: wrongEnvironment"))
-        let expired = try await kakin("jws", "verify", "--root", scratch.path("ca/root.pem"), "--at", "2100-01-01T00:00:00Z", jwsFile)
+        let expired = try await kakin(
+            "jws", "verify", "--root", scratch.path("ca/root.pem"), "--at", "2100-01-01T00:00:00Z", jwsFile)
         #expect(expired.standardError.hasPrefix("invalid: certificateExpired"))
     }
 
@@ -54,7 +56,8 @@ import Testing
                 let command = try KakinCommand.parseAsRoot(command) as! any OutputProducingCommand
                 let output = await command.produceOutput()
                 #expect(output.exitCode == 1, "\(file)")
-                #expect(!output.standardError.isEmpty && !output.standardError.contains("\n"), "\(output.standardError)")
+                #expect(
+                    !output.standardError.isEmpty && !output.standardError.contains("\n"), "\(output.standardError)")
             }
         }
         let badPayload = try scratch.write("[1,2]", to: "array.json")
@@ -66,7 +69,9 @@ import Testing
     }
 
     @Test func optionsAreValidated() {
-        #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["jws", "verify", "--environment", "Mars", "x"]) }
+        #expect(throws: (any Error).self) {
+            try KakinCommand.parseAsRoot(["jws", "verify", "--environment", "Mars", "x"])
+        }
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["jws", "verify", "--at", "yesterday", "x"]) }
     }
 
@@ -87,7 +92,9 @@ import Testing
         #expect(otherApp.standardError.hasPrefix("invalid: wrongAppAppleID"))
         let xcode = SharedFixtures.path("xcode/xcode-signed-transaction")
         #expect(try await kakin("jws", "verify", "--environment", "Xcode", xcode).exitCode == 0)
-        #expect(try await kakin("jws", "verify", "--environment", "Sandbox", xcode).standardError.hasPrefix("invalid: invalidChainLength"))
+        #expect(
+            try await kakin("jws", "verify", "--environment", "Sandbox", xcode).standardError.hasPrefix(
+                "invalid: invalidChainLength"))
     }
 }
 

@@ -14,11 +14,13 @@ import Testing
             receiptType: .productionSandbox, bundleID: "com.example.kakin", applicationVersion: "3",
             opaqueValue: Data([1, 2, 3, 4, 5, 6, 7, 8]), creationDate: Date(),
             inAppPurchases: [
-                InAppPurchaseReceipt(productID: "com.example.kakin.removeAd", transactionID: "1000", purchaseDate: Date())
+                InAppPurchaseReceipt(
+                    productID: "com.example.kakin.removeAd", transactionID: "1000", purchaseDate: Date())
             ])
         let signer = AppReceiptSigner(identity: authority.signingIdentity)
         let base64 = try scratch.write(
-            try signer.signBase64(receipt, deviceIdentifier: AppReceipt.deviceIdentifier(from: device)), to: "receipt.b64")
+            try signer.signBase64(receipt, deviceIdentifier: AppReceipt.deviceIdentifier(from: device)),
+            to: "receipt.b64")
         let der = scratch.path("receipt.der")
         try Data(try signer.sign(receipt, deviceIdentifier: AppReceipt.deviceIdentifier(from: device)))
             .write(to: URL(fileURLWithPath: der))

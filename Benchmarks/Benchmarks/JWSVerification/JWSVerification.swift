@@ -23,13 +23,16 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("JWS verify, chain cached") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(try fixture.verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
+            blackHole(
+                try fixture.verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
         }
     }
 
     Benchmark("JWS verify + decode JWSTransactionDecodedPayload, chain cached") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(try fixture.verifier.verify(fixture.jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment]))
+            blackHole(
+                try fixture.verifier.verify(
+                    fixture.jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment]))
         }
     }
 

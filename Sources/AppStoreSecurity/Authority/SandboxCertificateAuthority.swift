@@ -155,7 +155,8 @@ public struct SandboxCertificateAuthority: Sendable {
         notValidBefore: Date, notValidAfter: Date, includeMarker: Bool = true
     ) throws -> SandboxCertificateAuthority {
         let key = P256.Signing.PrivateKey()
-        let organisation = leaf.subject.first(where: { $0.first?.type == .RDNAttributeType.organizationName })
+        let organisation =
+            leaf.subject.first(where: { $0.first?.type == .RDNAttributeType.organizationName })
             .flatMap { $0.first.map { String(describing: $0.value) } } ?? "Kakin Sandbox"
         let newLeaf = try Self.issueLeaf(
             name: organisation, publicKey: key.publicKey, intermediate: intermediate,

@@ -1,5 +1,5 @@
 import Foundation
-public import SwiftASN1
+import SwiftASN1
 public import X509
 
 /// Checks a leaf and an intermediate against a set of trusted roots, the way Apple's verifiers do.
@@ -37,12 +37,17 @@ public struct CertificateChainVerifier: Sendable {
 
     /// Verifies that `leaf` was issued by `intermediate`, that `intermediate` was issued by one of
     /// the trusted roots, that all three are valid at `time`, and that the marker OIDs are present.
-    public func verify(leaf: Certificate, intermediate: Certificate, at time: Date) throws(AppStoreSecurityError)
+    public func verify(
+        leaf: Certificate, intermediate: Certificate, at time: Date
+    ) throws(AppStoreSecurityError)
         -> ValidatedChain
     {
         // Signatures first: a forged or foreign chain is reported as such even when it is also expired.
         let candidates = roots.filter { $0.subject == intermediate.issuer }
-        guard let root = candidates.first(where: { $0.publicKey.isValidSignature(intermediate.signature, for: intermediate) })
+        guard
+            let root = candidates.first(where: {
+                $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            })
         else {
             throw AppStoreSecurityError(
                 .untrustedChain,
@@ -59,7 +64,8 @@ public struct CertificateChainVerifier: Sendable {
                 expected: "\(intermediate.subject)", found: "\(leaf.issuer)")
         }
         guard intermediate.publicKey.isValidSignature(leaf.signature, for: leaf) else {
-            throw AppStoreSecurityError(.untrustedChain, "the leaf's signature does not verify with the intermediate's key")
+            throw AppStoreSecurityError(
+                .untrustedChain, "the leaf's signature does not verify with the intermediate's key")
         }
         try Self.requireCertificateAuthority(intermediate, name: "intermediate")
 
@@ -115,17 +121,23 @@ public struct CertificateChainVerifier: Sendable {
         .AppleMarker.receiptSigner, .AppleMarker.wwdrIntermediate,
     ]
 
-    static func requireNoUnknownCriticalExtension(_ certificate: Certificate, name: String)
+    static func requireNoUnknownCriticalExtension(
+        _ certificate: Certificate, name: String
+    )
         throws(AppStoreSecurityError)
     {
-        if let unknown = certificate.extensions.first(where: { $0.critical && !understoodCriticalExtensions.contains($0.oid) }) {
+        if let unknown = certificate.extensions.first(where: {
+            $0.critical && !understoodCriticalExtensions.contains($0.oid)
+        }) {
             throw AppStoreSecurityError(
                 .untrustedChain, "the \(name) has a critical extension this verifier does not understand",
                 found: "\(unknown.oid)")
         }
     }
 
-    static func requireExtension(_ oid: ASN1ObjectIdentifier, in certificate: Certificate, name: String)
+    static func requireExtension(
+        _ oid: ASN1ObjectIdentifier, in certificate: Certificate, name: String
+    )
         throws(AppStoreSecurityError)
     {
         guard certificate.extensions[oid: oid] != nil else {

@@ -1,4 +1,5 @@
 public import Foundation
+import SwiftASN1
 public import X509
 
 extension Certificate {
@@ -24,5 +25,3 @@ extension Certificate {
         return serializer.serializedBytes
     }
 }
-
-import SwiftASN1

@@ -97,8 +97,11 @@ public struct AppStoreSecurityError: Error, Hashable, Sendable, CustomStringConv
     public var description: String {
         var text = "\(code)"
         if !reason.isEmpty { text += ": \(reason)" }
-        if let expected { text += " (expected \(expected)" + (found.map { ", found \($0)" } ?? "") + ")" }
-        else if let found { text += " (found \(found))" }
+        if let expected {
+            text += " (expected \(expected)" + (found.map { ", found \($0)" } ?? "") + ")"
+        } else if let found {
+            text += " (found \(found))"
+        }
         return text
     }
 }

@@ -103,10 +103,12 @@ public struct CompactJWS: Sendable, Hashable {
         let bytes = try signatureData()
         guard bytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: bytes) else {
             throw AppStoreSecurityError(
-                .badSignature, "an ES256 signature is 64 bytes (R‖S)", expected: "64 bytes", found: "\(bytes.count) bytes")
+                .badSignature, "an ES256 signature is 64 bytes (R‖S)", expected: "64 bytes",
+                found: "\(bytes.count) bytes")
         }
         guard key.isValidSignature(signature, for: signingInput) else {
-            throw AppStoreSecurityError(.badSignature, "the signature does not match the header, payload and signing key")
+            throw AppStoreSecurityError(
+                .badSignature, "the signature does not match the header, payload and signing key")
         }
     }
 

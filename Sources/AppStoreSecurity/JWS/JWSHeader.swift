@@ -21,7 +21,9 @@ public struct JWSHeader: Codable, Hashable, Sendable {
     }
 
     /// Creates a header.
-    public init(algorithm: String? = "ES256", certificateChain: [String]? = nil, keyID: String? = nil, type: String? = nil) {
+    public init(
+        algorithm: String? = "ES256", certificateChain: [String]? = nil, keyID: String? = nil, type: String? = nil
+    ) {
         self.algorithm = algorithm
         self.certificateChain = certificateChain
         self.keyID = keyID

@@ -1,5 +1,5 @@
-import Crypto
 public import AppStoreModels
+import Crypto
 public import Foundation
 import X509
 
@@ -111,12 +111,15 @@ public struct JWSVerifier: Sendable {
         }
         var certificates: [Certificate] = []
         for (index, encoded) in encodedChain.enumerated() {
-            guard let der = Data(base64Encoded: encoded), let certificate = try? Certificate(derEncoded: Array(der)) else {
+            guard let der = Data(base64Encoded: encoded), let certificate = try? Certificate(derEncoded: Array(der))
+            else {
                 throw AppStoreSecurityError(.malformedInput, "x5c[\(index)] is not a base64 DER certificate")
             }
             certificates.append(certificate)
         }
-        if certificates.count == 1, trustsXcodeSigning { return PreparedHeader(header: header, certificates: certificates) }
+        if certificates.count == 1, trustsXcodeSigning {
+            return PreparedHeader(header: header, certificates: certificates)
+        }
         guard certificates.count == 3 else {
             throw AppStoreSecurityError(
                 .invalidChainLength,
@@ -128,7 +131,9 @@ public struct JWSVerifier: Sendable {
         return PreparedHeader(header: header, certificates: certificates)
     }
 
-    private func trustEntry(for prepared: PreparedHeader, at time: Date) throws(AppStoreSecurityError)
+    private func trustEntry(
+        for prepared: PreparedHeader, at time: Date
+    ) throws(AppStoreSecurityError)
         -> ChainCache.Entry
     {
         let certificates = prepared.certificates

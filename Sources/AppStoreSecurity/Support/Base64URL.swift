@@ -31,29 +31,29 @@ enum Base64URL {
         var text = text
         return values.withUnsafeBufferPointer { values in
             text.withUTF8 { input -> Data? in
-            var count = input.count
-            while count > 0, input[count - 1] == UInt8(ascii: "=") { count -= 1 }
-            if count % 4 == 1 { return nil }
-            var output = Data(count: count * 3 / 4)
-            let valid = output.withUnsafeMutableBytes { raw -> Bool in
-                let out = raw.bindMemory(to: UInt8.self)
-                var accumulator: UInt32 = 0
-                var bits = 0
-                var written = 0
-                for index in 0..<count {
-                    let value = values[Int(input[index])]
-                    if value == 0xFF { return false }
-                    accumulator = (accumulator << 6) | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        written += 1
+                var count = input.count
+                while count > 0, input[count - 1] == UInt8(ascii: "=") { count -= 1 }
+                if count % 4 == 1 { return nil }
+                var output = Data(count: count * 3 / 4)
+                let valid = output.withUnsafeMutableBytes { raw -> Bool in
+                    let out = raw.bindMemory(to: UInt8.self)
+                    var accumulator: UInt32 = 0
+                    var bits = 0
+                    var written = 0
+                    for index in 0..<count {
+                        let value = values[Int(input[index])]
+                        if value == 0xFF { return false }
+                        accumulator = (accumulator << 6) | UInt32(value)
+                        bits += 6
+                        if bits >= 8 {
+                            bits -= 8
+                            out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                            written += 1
+                        }
                     }
+                    return written == out.count
                 }
-                return written == out.count
-            }
-            return valid ? output : nil
+                return valid ? output : nil
             }
         }
     }

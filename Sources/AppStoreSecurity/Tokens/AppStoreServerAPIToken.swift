@@ -26,7 +26,10 @@ public struct AppStoreServerAPIClaims: Codable, Hashable, Sendable {
     }
 
     /// Creates claims.
-    public init(issuer: String, issuedAt: Int64?, expiresAt: Int64, audience: String = AppStoreServerAPIToken.audience, bundleID: String) {
+    public init(
+        issuer: String, issuedAt: Int64?, expiresAt: Int64, audience: String = AppStoreServerAPIToken.audience,
+        bundleID: String
+    ) {
         self.issuer = issuer
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt

@@ -51,10 +51,12 @@ public struct AppStoreServerAPITokenVerifier: Sendable {
         let header = try jws.header()
         guard header.algorithm == "ES256" else {
             throw AppStoreSecurityError(
-                .wrongAlgorithm, "API tokens are signed with ES256", expected: "ES256", found: header.algorithm ?? "no alg")
+                .wrongAlgorithm, "API tokens are signed with ES256", expected: "ES256",
+                found: header.algorithm ?? "no alg")
         }
         guard let keyID = header.keyID else {
-            throw AppStoreSecurityError(.invalidToken, "the token header has no kid", expected: "a key ID", found: "no kid")
+            throw AppStoreSecurityError(
+                .invalidToken, "the token header has no kid", expected: "a key ID", found: "no kid")
         }
         guard let key = keys[keyID] else {
             throw AppStoreSecurityError(.unknownKey, "no API key is registered under this ID", found: keyID)
@@ -69,17 +71,20 @@ public struct AppStoreServerAPITokenVerifier: Sendable {
                 .invalidToken, "wrong audience", expected: AppStoreServerAPIToken.audience, found: claims.audience)
         }
         guard claims.issuer == key.issuerID else {
-            throw AppStoreSecurityError(.invalidToken, "wrong issuer for this key", expected: key.issuerID, found: claims.issuer)
+            throw AppStoreSecurityError(
+                .invalidToken, "wrong issuer for this key", expected: key.issuerID, found: claims.issuer)
         }
         if !key.bundleIDs.isEmpty, !key.bundleIDs.contains(claims.bundleID) {
             throw AppStoreSecurityError(
-                .wrongBundleID, "this key may not act for the bundle", expected: key.bundleIDs.sorted().joined(separator: ", "),
+                .wrongBundleID, "this key may not act for the bundle",
+                expected: key.bundleIDs.sorted().joined(separator: ", "),
                 found: claims.bundleID)
         }
         let current = now().timeIntervalSince1970
         if Double(claims.expiresAt) + leeway < current {
             throw AppStoreSecurityError(
-                .tokenExpired, "the token has expired", expected: "exp after \(Int64(current))", found: "\(claims.expiresAt)")
+                .tokenExpired, "the token has expired", expected: "exp after \(Int64(current))",
+                found: "\(claims.expiresAt)")
         }
         let issued = claims.issuedAt.map(Double.init) ?? current
         if issued - leeway > current {

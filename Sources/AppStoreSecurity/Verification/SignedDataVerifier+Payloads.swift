@@ -4,7 +4,9 @@ public import Foundation
 extension SignedDataVerifier {
     /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2's `jwsRepresentation`):
     /// chain, signature, bundle ID and environment.
-    public func verifyTransaction(_ jws: String, at validationTime: Date? = nil) throws(AppStoreSecurityError)
+    public func verifyTransaction(
+        _ jws: String, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError)
         -> JWSTransactionDecodedPayload
     {
         try verify(jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment], at: validationTime)
@@ -12,7 +14,9 @@ extension SignedDataVerifier {
 
     /// Verifies signed renewal info (`signedRenewalInfo`): chain, signature and environment (it
     /// carries no bundle ID).
-    public func verifyRenewalInfo(_ jws: String, at validationTime: Date? = nil) throws(AppStoreSecurityError)
+    public func verifyRenewalInfo(
+        _ jws: String, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError)
         -> JWSRenewalInfoDecodedPayload
     {
         try verify(jws, as: JWSRenewalInfoDecodedPayload.self, checking: [.environment], at: validationTime)
@@ -21,7 +25,9 @@ extension SignedDataVerifier {
     /// Verifies an App Store Server Notification V2 (`signedPayload`): chain, signature, bundle ID,
     /// app ID in Production, and environment, read from `data`, `summary`, `externalPurchaseToken`
     /// or `appData`, whichever the notification carries.
-    public func verifyNotification(_ jws: String, at validationTime: Date? = nil) throws(AppStoreSecurityError)
+    public func verifyNotification(
+        _ jws: String, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError)
         -> ResponseBodyV2DecodedPayload
     {
         try verify(jws, as: ResponseBodyV2DecodedPayload.self, checking: .all, at: validationTime)
@@ -29,7 +35,9 @@ extension SignedDataVerifier {
 
     /// Verifies a signed app transaction (`AppTransaction.shared`, Get App Transaction Info): chain
     /// at `receiptCreationDate`, signature, bundle ID, app ID in Production, and `receiptType`.
-    public func verifyAppTransaction(_ jws: String, at validationTime: Date? = nil) throws(AppStoreSecurityError)
+    public func verifyAppTransaction(
+        _ jws: String, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError)
         -> AppTransaction
     {
         try verify(jws, as: AppTransaction.self, checking: .all, at: validationTime)

@@ -33,7 +33,8 @@ import X509
         #expect(intermediate.extensions[oid: .AppleMarker.wwdrIntermediate] != nil)
         #expect(P256.Signing.PublicKey(leaf.publicKey) != nil)
         #expect(P384.Signing.PublicKey(root.publicKey) != nil)
-        _ = try CertificateChainVerifier(roots: [root]).verify(leaf: leaf, intermediate: intermediate, at: TestAuthority.now)
+        _ = try CertificateChainVerifier(roots: [root]).verify(
+            leaf: leaf, intermediate: intermediate, at: TestAuthority.now)
     }
 
     @Test func writesAndLoadsItsFiles() throws {
@@ -79,7 +80,8 @@ import X509
         ]
         let notification: [String: Any] = [
             "notificationType": "TEST", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
-            "signedDate": signedDate, "data": ["bundleId": "com.example.kakin", "environment": "Sandbox", "appAppleId": 42],
+            "signedDate": signedDate,
+            "data": ["bundleId": "com.example.kakin", "environment": "Sandbox", "appAppleId": 42],
         ]
         let signedTransaction = try signer.sign(payload: try JSONSerialization.data(withJSONObject: transaction))
         let signedNotification = try signer.sign(payload: try JSONSerialization.data(withJSONObject: notification))
@@ -94,13 +96,15 @@ import X509
             print(t.productId, t.transactionId, n.rawNotificationType)
             """
         let rootBase64 = Data(authority.root.derBytes).base64EncodedString()
-        let result = try ApplePythonLibrary.run(script: script, arguments: [rootBase64, signedTransaction, signedNotification])
+        let result = try ApplePythonLibrary.run(
+            script: script, arguments: [rootBase64, signedTransaction, signedNotification])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("com.example.kakin.removeAd 2000000123 TEST"), "\(result.output)")
 
         // And it refuses the same data under another root, as ours does.
         let foreign = Data(TestAuthority.foreign.root.derBytes).base64EncodedString()
-        let refused = try ApplePythonLibrary.run(script: script, arguments: [foreign, signedTransaction, signedNotification])
+        let refused = try ApplePythonLibrary.run(
+            script: script, arguments: [foreign, signedTransaction, signedNotification])
         #expect(refused.status != 0)
     }
 }

@@ -12,11 +12,14 @@ struct AppleSignedFixtureTests {
         try Certificate.load(derOrPEM: try Fixtures.data("certs/testCA.der"))
     }
 
-    func verifier(_ environment: AppStoreEnvironment, appAppleID: Int64? = 1234, bundleID: String = "com.example")
+    func verifier(
+        _ environment: AppStoreEnvironment, appAppleID: Int64? = 1234, bundleID: String = "com.example"
+    )
         throws -> SignedDataVerifier
     {
         try SignedDataVerifier(
-            rootCertificates: [try appleTestRoot()], bundleID: bundleID, appAppleID: appAppleID, environment: environment)
+            rootCertificates: [try appleTestRoot()], bundleID: bundleID, appAppleID: appAppleID,
+            environment: environment)
     }
 
     @Test func testNotificationIsValidAsSandbox() throws {
@@ -72,11 +75,14 @@ struct AppleSignedFixtureTests {
     @Test func appleTestDataIsNotTrustedUnderTheRealRoot() throws {
         let real = try SignedDataVerifier(bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
         #expect(throws: AppStoreSecurityError(.untrustedChain)) {
-            try real.verify(try Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
+            try real.verify(
+                try Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
-    @Test(arguments: ["xcode/xcode-signed-transaction", "xcode/xcode-signed-renewal-info", "xcode/xcode-signed-app-transaction"])
+    @Test(arguments: [
+        "xcode/xcode-signed-transaction", "xcode/xcode-signed-renewal-info", "xcode/xcode-signed-app-transaction",
+    ])
     func xcodeSignedDataNeedsTheXcodeOptIn(_ path: String) throws {
         let jws = try Fixtures.text(path)
         let xcode = try SignedDataVerifier(

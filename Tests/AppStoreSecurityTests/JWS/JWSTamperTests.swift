@@ -88,7 +88,8 @@ import X509
 
     @Test func trustedRootInsideX5CDoesNotHelpAForeignChain() throws {
         let foreign = TestAuthority.foreign
-        let identity = SigningIdentity(privateKey: foreign.leafKey, chain: [foreign.leaf, foreign.intermediate, authority.root])
+        let identity = SigningIdentity(
+            privateKey: foreign.leafKey, chain: [foreign.leaf, foreign.intermediate, authority.root])
         let jws = try JWSSigner(identity: identity).sign(payload)
         #expect(throws: AppStoreSecurityError(.untrustedChain)) { try verify(jws) }
     }
@@ -130,8 +131,10 @@ import X509
         let leaf = try SandboxCertificateAuthority.issueLeaf(
             name: "Kakin Sandbox", publicKey: leafKey.publicKey, intermediate: intermediate, intermediateKey: key,
             notValidBefore: authority.leaf.notValidBefore, notValidAfter: authority.leaf.notValidAfter)
-        let jws = try JWSSigner(identity: SigningIdentity(privateKey: leafKey, chain: [leaf, intermediate, authority.root]))
-            .sign(payload)
+        let jws = try JWSSigner(
+            identity: SigningIdentity(privateKey: leafKey, chain: [leaf, intermediate, authority.root])
+        )
+        .sign(payload)
         #expect(throws: AppStoreSecurityError(.missingMarkerOID)) { try verify(jws) }
     }
 
@@ -144,8 +147,12 @@ import X509
     @Test func hs256WithThePublicKeyAsSecret() throws {
         let header = try json(["alg": "HS256", "x5c": chainStrings])
         let body = Base64URL.encode(try JSONEncoder().encode(payload))
-        for secret in [Data(authority.leafKey.publicKey.derRepresentation), Data(authority.leafKey.publicKey.pemRepresentation.utf8)] {
-            let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(body)".utf8), using: SymmetricKey(data: secret))
+        for secret in [
+            Data(authority.leafKey.publicKey.derRepresentation),
+            Data(authority.leafKey.publicKey.pemRepresentation.utf8),
+        ] {
+            let mac = HMAC<SHA256>.authenticationCode(
+                for: Data("\(header).\(body)".utf8), using: SymmetricKey(data: secret))
             let jws = "\(header).\(body).\(Base64URL.encode(Data(mac)))"
             #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try verify(jws) }
         }
@@ -166,7 +173,9 @@ import X509
             try json(["alg": "ES256", "x5c": [Data("not a certificate".utf8).base64EncodedString(), "", ""]]),
             try json(["alg": "ES256", "x5c": "a string"]),
         ] {
-            #expect(throws: AppStoreSecurityError(.malformedInput)) { try verify(replacing(original, segment: 0, with: header)) }
+            #expect(throws: AppStoreSecurityError(.malformedInput)) {
+                try verify(replacing(original, segment: 0, with: header))
+            }
         }
     }
 
@@ -183,7 +192,8 @@ import X509
     @Test func wrongEnvironment() throws {
         let jws = try sign(ClaimsPayload(appAppleId: 42, signedDate: TestAuthority.now), with: authority)
         #expect(throws: AppStoreSecurityError(.wrongEnvironment)) { try verify(jws, environment: .production) }
-        let production = try sign(ClaimsPayload(environment: .production, signedDate: TestAuthority.now), with: authority)
+        let production = try sign(
+            ClaimsPayload(environment: .production, signedDate: TestAuthority.now), with: authority)
         #expect(throws: AppStoreSecurityError(.wrongEnvironment)) { try verify(production) }
     }
 }

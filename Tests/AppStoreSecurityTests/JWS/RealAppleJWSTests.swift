@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import Testing
+import X509
 
 @testable import AppStoreSecurity
 
@@ -49,10 +50,11 @@ import Testing
     @Test func aChangedPayloadFails() throws {
         var parts = Self.jws.split(separator: ".").map(String.init)
         var payload = try #require(Base64URL.decode(parts[1]))
-        payload = Data(String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "TEST", with: "DID_RENEW").utf8)
+        payload = Data(
+            String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "TEST", with: "DID_RENEW").utf8)
         parts[1] = Base64URL.encode(payload)
-        #expect(throws: AppStoreSecurityError(.badSignature)) { try verifier.verifyNotification(parts.joined(separator: ".")) }
+        #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try verifier.verifyNotification(parts.joined(separator: "."))
+        }
     }
 }
-
-import X509

@@ -9,12 +9,16 @@ import Testing
     let verifier = JWSVerifier(rootCertificates: [TestAuthority.shared.root])
 
     func claims(_ object: [String: Any]) throws -> SignedClaims {
-        try verifier.verify(try signer.sign(payload: try JSONSerialization.data(withJSONObject: object)), as: SignedClaims.self).payload
+        try verifier.verify(
+            try signer.sign(payload: try JSONSerialization.data(withJSONObject: object)), as: SignedClaims.self
+        ).payload
     }
 
     @Test func recognisesEachKindAndItsClaims() throws {
         let date = TestAuthority.now.epochMilliseconds
-        let transaction = try claims(["transactionId": "1", "bundleId": "b", "environment": "Sandbox", "signedDate": date])
+        let transaction = try claims([
+            "transactionId": "1", "bundleId": "b", "environment": "Sandbox", "signedDate": date,
+        ])
         #expect(transaction.kind == .transaction)
         #expect(transaction.checks == [.bundleID, .environment])
         #expect(transaction.signedPayloadBundleID == "b")

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import Testing
+import X509
 
 @testable import AppStoreSecurity
 
@@ -39,7 +40,9 @@ import Testing
         #expect(try verifier.verifyNotification(try signer.sign(notification)).notificationType == .test)
         var other = notification
         other.data?.bundleID = "com.example.other"
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) { try verifier.verifyNotification(try signer.sign(other)) }
+        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try verifier.verifyNotification(try signer.sign(other))
+        }
     }
 
     @Test func appTransactionIsCheckedAtItsCreationDate() throws {
@@ -49,13 +52,17 @@ import Testing
         #expect(try verifier.verifyAppTransaction(try signer.sign(app)).bundleID == "com.example.kakin")
         var old = app
         old.receiptCreationDate = Date(timeIntervalSince1970: 0)
-        #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) { try verifier.verifyAppTransaction(try signer.sign(old)) }
+        #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
+            try verifier.verifyAppTransaction(try signer.sign(old))
+        }
     }
 
     @Test func aTransactionIsNotANotification() throws {
         let transaction = JWSTransactionDecodedPayload(
             bundleID: "com.example.kakin", signedDate: TestAuthority.now, environment: .sandbox)
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) { try verifier.verifyNotification(try signer.sign(transaction)) }
+        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try verifier.verifyNotification(try signer.sign(transaction))
+        }
     }
 }
 
@@ -63,7 +70,8 @@ import Testing
 struct TypedAppleFixtureTests {
     @Test func applesMockDataDecodesIntoTheModels() throws {
         let root = try Certificate.load(derOrPEM: try Fixtures.data("certs/testCA.der"))
-        let verifier = try SignedDataVerifier(rootCertificates: [root], bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
+        let verifier = try SignedDataVerifier(
+            rootCertificates: [root], bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
         let notification = try verifier.verifyNotification(try Fixtures.text("mock_signed_data/testNotification"))
         #expect(notification.notificationType == .test)
         let transaction = try verifier.verifyTransaction(try Fixtures.text("mock_signed_data/transactionInfo"))
@@ -71,5 +79,3 @@ struct TypedAppleFixtureTests {
         _ = try verifier.verifyRenewalInfo(try Fixtures.text("mock_signed_data/renewalInfo"))
     }
 }
-
-import X509

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Apple's test vectors, read from `../shared/fixtures` beside the repository. They are not part of
 /// the repository; tests that need them are skipped, with this message, when the folder is absent.
@@ -23,5 +24,3 @@ enum Fixtures {
         String(decoding: try data(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
-
-import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs Apple's App Store Server Library (Python) when it is installed (`scripts/bootstrap`
 /// installs it), so tests can check that Apple's verifier agrees with ours.
@@ -7,7 +8,8 @@ enum ApplePythonLibrary {
         (try? run(script: "import appstoreserverlibrary", arguments: []))?.status == 0
     }()
 
-    static let skipMessage: Comment = "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"
+    static let skipMessage: Comment =
+        "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"
 
     struct Result {
         let status: Int32
@@ -27,5 +29,3 @@ enum ApplePythonLibrary {
         return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
 }
-
-import Testing

@@ -8,15 +8,19 @@ import Testing
     let key = P256.Signing.PrivateKey()
     let now = Date(timeIntervalSince1970: 1_790_000_000)
 
-    func verifier(bundleIDs: Set<String> = ["com.example.kakin"], at time: Date? = nil) -> AppStoreServerAPITokenVerifier {
+    func verifier(
+        bundleIDs: Set<String> = ["com.example.kakin"], at time: Date? = nil
+    ) -> AppStoreServerAPITokenVerifier {
         let instant = time ?? now
         return AppStoreServerAPITokenVerifier(
             keys: [.init(keyID: "KEY123", issuerID: "issuer-uuid", bundleIDs: bundleIDs, publicKey: key.publicKey)],
             now: { instant })
     }
 
-    func token(keyID: String = "KEY123", issuer: String = "issuer-uuid", bundle: String = "com.example.kakin",
-               issuedAt: Date? = nil, lifetime: TimeInterval = 300, key: P256.Signing.PrivateKey? = nil) throws -> String {
+    func token(
+        keyID: String = "KEY123", issuer: String = "issuer-uuid", bundle: String = "com.example.kakin",
+        issuedAt: Date? = nil, lifetime: TimeInterval = 300, key: P256.Signing.PrivateKey? = nil
+    ) throws -> String {
         try AppStoreServerAPIToken.make(
             keyID: keyID, issuerID: issuer, bundleID: bundle, privateKey: key ?? self.key, issuedAt: issuedAt ?? now,
             lifetime: lifetime)
@@ -47,10 +51,16 @@ import Testing
 
     @Test func rejections() throws {
         #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(authorizationHeader: nil) }
-        #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(authorizationHeader: "Basic abc") }
+        #expect(throws: AppStoreSecurityError(.invalidToken)) {
+            try verifier().verify(authorizationHeader: "Basic abc")
+        }
         #expect(throws: AppStoreSecurityError(.unknownKey)) { try verifier().verify(try token(keyID: "OTHER")) }
-        #expect(throws: AppStoreSecurityError(.badSignature)) { try verifier().verify(try token(key: P256.Signing.PrivateKey())) }
-        #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(try token(issuer: "someone-else")) }
+        #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try verifier().verify(try token(key: P256.Signing.PrivateKey()))
+        }
+        #expect(throws: AppStoreSecurityError(.invalidToken)) {
+            try verifier().verify(try token(issuer: "someone-else"))
+        }
         #expect(throws: AppStoreSecurityError(.wrongBundleID)) { try verifier().verify(try token(bundle: "com.other")) }
         #expect(throws: AppStoreSecurityError(.tokenExpired)) {
             try verifier(at: now.addingTimeInterval(301 + 60)).verify(try token())
@@ -66,11 +76,14 @@ import Testing
 
     @Test func wrongAlgorithmAndAudience() throws {
         let header = Base64URL.encode(Data(#"{"alg":"HS256","kid":"KEY123","typ":"JWT"}"#.utf8))
-        let body = Base64URL.encode(Data(#"{"iss":"issuer-uuid","exp":1790000300,"aud":"appstoreconnect-v1","bid":"com.example.kakin"}"#.utf8))
+        let body = Base64URL.encode(
+            Data(#"{"iss":"issuer-uuid","exp":1790000300,"aud":"appstoreconnect-v1","bid":"com.example.kakin"}"#.utf8))
         #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try verifier().verify("\(header).\(body).AAAA") }
         let es = try CompactJWS.sign(
             headerJSON: Data(#"{"alg":"ES256","kid":"KEY123","typ":"JWT"}"#.utf8),
-            payload: Data(#"{"iss":"issuer-uuid","iat":1790000000,"exp":1790000300,"aud":"someone","bid":"com.example.kakin"}"#.utf8),
+            payload: Data(
+                #"{"iss":"issuer-uuid","iat":1790000000,"exp":1790000300,"aud":"someone","bid":"com.example.kakin"}"#
+                    .utf8),
             key: key)
         #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(es) }
     }

@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
+        .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .executable(name: "kakin", targets: ["kakin"]),
     ],
     dependencies: [
@@ -36,6 +37,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The local App Store: catalog, storefronts, sandbox testers, purchases on an injected clock.
+        .target(
+            name: "StoreSandbox",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSecurity",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -73,6 +84,11 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             exclude: ["Vectors"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StoreSandboxTests",
+            dependencies: ["StoreSandbox", "AppStoreModels", "AppStoreSecurity"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,117 @@
+public import Foundation
+
+/// Everything the sandbox remembers: testers, transactions and the counters that number them.
+///
+/// A plain `Codable` value, so it is saved whole and atomically after each change (a sandbox holds
+/// test data, not millions of rows) and read back at start.
+public struct SandboxState: Codable, Hashable, Sendable {
+    /// Testers by ID.
+    public var testers: [String: SandboxTester]
+    /// Every transaction, in the order they happened.
+    public var transactions: [SandboxTransaction]
+    /// Each tester's app download: its `appTransactionId` and original purchase date.
+    public var appDownloads: [String: AppDownload]
+    /// The next transaction number; IDs are numeric strings like Apple's.
+    public var nextTransactionNumber: UInt64
+    /// The next web order line item number.
+    public var nextWebOrderLineItemNumber: UInt64
+
+    /// A tester's first download of the app, which the app transaction and receipt describe.
+    public struct AppDownload: Codable, Hashable, Sendable {
+        public var appTransactionID: String
+        public var originalPurchaseDate: Date
+
+        public init(appTransactionID: String, originalPurchaseDate: Date) {
+            self.appTransactionID = appTransactionID
+            self.originalPurchaseDate = originalPurchaseDate
+        }
+    }
+
+    /// An empty sandbox.
+    public init() {
+        testers = [:]
+        transactions = []
+        appDownloads = [:]
+        nextTransactionNumber = 2_000_000_000_000_001
+        nextWebOrderLineItemNumber = 2_000_000_000_100_001
+    }
+
+    /// Takes the next transaction ID.
+    public mutating func takeTransactionID() -> String {
+        defer { nextTransactionNumber += 1 }
+        return String(nextTransactionNumber)
+    }
+
+    /// Takes the next web order line item ID.
+    public mutating func takeWebOrderLineItemID() -> String {
+        defer { nextWebOrderLineItemNumber += 1 }
+        return String(nextWebOrderLineItemNumber)
+    }
+}
+
+/// Where the sandbox keeps its state.
+public protocol SandboxStateStore: Sendable {
+    /// The saved state, or `nil` when nothing was saved yet.
+    func load() throws -> SandboxState?
+    /// Saves the state; must be atomic (a crash leaves the old or the new state, never half).
+    func save(_ state: SandboxState) throws
+}
+
+/// Keeps the state in memory: for tests, and for `--data` left empty.
+public final class MemoryStateStore: SandboxStateStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: SandboxState?
+
+    public init(_ state: SandboxState? = nil) {
+        self.state = state
+    }
+
+    public func load() throws -> SandboxState? { lock.withLock { state } }
+    public func save(_ state: SandboxState) throws { lock.withLock { self.state = state } }
+}
+
+/// Keeps the state in a JSON file, replaced atomically on every save, so it survives a restart.
+public struct FileStateStore: SandboxStateStore {
+    /// The state file.
+    public let url: URL
+
+    /// Uses `state.json` in `directory` (created when needed).
+    public init(directory: URL) {
+        url = directory.appendingPathComponent("state.json")
+    }
+
+    public func load() throws -> SandboxState? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data = try Data(contentsOf: url)
+        do {
+            return try Self.decoder.decode(SandboxState.self, from: data)
+        } catch {
+            throw SandboxStateError(url: url, reason: "\(error)")
+        }
+    }
+
+    public func save(_ state: SandboxState) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Self.encoder.encode(state).write(to: url, options: .atomic)
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return decoder
+    }
+}
+
+/// The state file exists but cannot be read as a sandbox state.
+public struct SandboxStateError: Error, CustomStringConvertible {
+    public let url: URL
+    public let reason: String
+    public var description: String { "the sandbox state in \(url.path) cannot be read: \(reason)" }
+}

@@ -15,6 +15,14 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var nextTransactionNumber: UInt64
     /// The next web order line item number.
     public var nextWebOrderLineItemNumber: UInt64
+    /// Auto-renewable subscriptions by original transaction ID.
+    public var subscriptions: [String: SubscriptionState]
+    /// Purchases waiting for approval or completion, by ID.
+    public var pendingPurchases: [String: PendingPurchase]
+    /// Notifications to send, oldest first.
+    public var events: [SandboxEvent]
+    /// Sandbox-wide settings.
+    public var settings: SandboxSettings
 
     /// A tester's first download of the app, which the app transaction and receipt describe.
     public struct AppDownload: Codable, Hashable, Sendable {
@@ -34,6 +42,10 @@ public struct SandboxState: Codable, Hashable, Sendable {
         appDownloads = [:]
         nextTransactionNumber = 2_000_000_000_000_001
         nextWebOrderLineItemNumber = 2_000_000_000_100_001
+        subscriptions = [:]
+        pendingPurchases = [:]
+        events = []
+        settings = SandboxSettings()
     }
 
     /// Takes the next transaction ID.

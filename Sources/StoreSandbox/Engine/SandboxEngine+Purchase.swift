@@ -1,0 +1,172 @@
+public import AppStoreModels
+public import Foundation
+
+extension SandboxEngine {
+    /// Adds a payment, as `SKPaymentQueue.add` or `Product.purchase()` does, and says how it ended.
+    ///
+    /// Follows the App Store's rules: parental restrictions, products not for sale, injected
+    /// failures, ask to buy and interrupted purchases defer; a non-consumable already owned is
+    /// returned, not charged again; subscriptions upgrade at once and downgrade at the next renewal.
+    public func purchase(_ request: PurchaseRequest) throws(SandboxError) -> PurchaseOutcome {
+        let tester = try tester(request.testerID)
+        guard tester.canMakePayments else { return .failed(.paymentNotAllowed) }
+        guard let product = products(request.productID, tester.storefront), product.isAvailable else {
+            return .failed(.storeProductNotAvailable)
+        }
+        guard request.quantity >= 1, product.type == .consumable || request.quantity == 1 else {
+            return .failed(.paymentInvalid)
+        }
+        if let code = state.settings.failPurchasesWith { return .failed(code) }
+        if let offerID = request.promotionalOfferID {
+            guard product.type == .autoRenewableSubscription,
+                product.promotionalOffers.contains(where: { $0.identifier == offerID })
+            else { return .failed(.invalidOfferIdentifier) }
+        }
+        if tester.interruptsPurchases || tester.asksToBuy || state.settings.askToBuy || request.simulatesAskToBuy {
+            let pending = PendingPurchase(
+                id: UUID().uuidString.lowercased(), reason: tester.interruptsPurchases ? .interrupted : .askToBuy,
+                request: request, createdAt: clock.now())
+            state.pendingPurchases[pending.id] = pending
+            try save()
+            return .deferred(pending)
+        }
+        let transaction = try complete(request, product: product, tester: tester)
+        try save()
+        return .purchased(transaction)
+    }
+
+    /// Approves a deferred purchase (a parent said yes, or the tester completed the interrupted
+    /// purchase): it completes now and reaches the device as a transaction update.
+    public func approve(_ pendingID: String) throws(SandboxError) -> PurchaseOutcome {
+        guard let pending = state.pendingPurchases.removeValue(forKey: pendingID) else {
+            throw SandboxError(.unknownPendingPurchase, "no pending purchase has ID \(pendingID)")
+        }
+        let tester = try tester(pending.request.testerID)
+        guard let product = products(pending.request.productID, tester.storefront), product.isAvailable else {
+            try save()
+            return .failed(.storeProductNotAvailable)
+        }
+        let transaction = try complete(pending.request, product: product, tester: tester)
+        try save()
+        return .purchased(transaction)
+    }
+
+    /// Declines a deferred purchase: it ends as failed, as StoreKit reports a declined ask to buy.
+    public func decline(_ pendingID: String) throws(SandboxError) -> PurchaseOutcome {
+        guard state.pendingPurchases.removeValue(forKey: pendingID) != nil else {
+            throw SandboxError(.unknownPendingPurchase, "no pending purchase has ID \(pendingID)")
+        }
+        try save()
+        return .failed(.paymentCancelled)
+    }
+
+    /// Purchases waiting for approval or completion.
+    public func pendingPurchases(of testerID: String? = nil) -> [PendingPurchase] {
+        state.pendingPurchases.values.filter { testerID == nil || $0.request.testerID == testerID }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// Finishes a transaction, as `finishTransaction` / `Transaction.finish()` do. A finished
+    /// consumable no longer appears in the receipt or among unfinished transactions.
+    public func finish(_ transactionID: String, testerID: String) throws(SandboxError) {
+        guard let index = state.transactions.firstIndex(where: { $0.id == transactionID && $0.testerID == testerID })
+        else { throw SandboxError(.unknownTransaction, "tester \(testerID) has no transaction \(transactionID)") }
+        state.transactions[index].isFinished = true
+        try save()
+    }
+
+    /// Refunds a transaction: it gets a revocation date and reason, stops entitling, and a REFUND
+    /// notification is recorded.
+    @discardableResult
+    public func refund(
+        _ transactionID: String, reason: RevocationReason = .other
+    ) throws(SandboxError)
+        -> SandboxTransaction
+    {
+        try revoke(transactionID, reason: reason, notification: .refund)
+    }
+
+    /// Revokes a transaction without a refund to this customer (family sharing ended): REVOKE.
+    @discardableResult
+    public func revoke(_ transactionID: String) throws(SandboxError) -> SandboxTransaction {
+        try revoke(transactionID, reason: .other, notification: .revoke)
+    }
+
+    private func revoke(
+        _ transactionID: String, reason: RevocationReason, notification: NotificationTypeV2
+    )
+        throws(SandboxError) -> SandboxTransaction
+    {
+        guard let index = state.transactions.firstIndex(where: { $0.id == transactionID }) else {
+            throw SandboxError(.unknownTransaction, "no transaction has ID \(transactionID)")
+        }
+        guard state.transactions[index].revocationDate == nil else { return state.transactions[index] }
+        state.transactions[index].revocationDate = clock.now()
+        state.transactions[index].revocationReason = reason
+        let transaction = state.transactions[index]
+        if transaction.productType == .autoRenewableSubscription {
+            state.subscriptions[transaction.originalID]?.autoRenewEnabled = false
+        }
+        record(notification, nil, transaction)
+        try save()
+        return transaction
+    }
+
+    // MARK: - Completing a payment
+
+    func complete(
+        _ request: PurchaseRequest, product: SandboxProductInfo, tester: SandboxTester
+    ) throws(SandboxError)
+        -> SandboxTransaction
+    {
+        switch product.type {
+        case .nonConsumable:
+            if let owned = transactions(of: tester.id).first(where: { $0.productID == product.id && !$0.isRevoked }) {
+                return owned
+            }
+            return append(newTransaction(request, product: product, tester: tester), event: .oneTimeCharge)
+        case .autoRenewableSubscription:
+            return try subscribe(request, product: product, tester: tester)
+        default:
+            return append(newTransaction(request, product: product, tester: tester), event: .oneTimeCharge)
+        }
+    }
+
+    func newTransaction(
+        _ request: PurchaseRequest, product: SandboxProductInfo, tester: SandboxTester, originalID: String? = nil,
+        originalPurchaseDate: Date? = nil, purchaseDate: Date? = nil
+    ) -> SandboxTransaction {
+        let now = purchaseDate ?? clock.now()
+        let id = state.takeTransactionID()
+        let token = request.appAccountToken ?? request.applicationUsername.flatMap(UUID.init(uuidString:))
+        return SandboxTransaction(
+            id: id, originalID: originalID ?? id,
+            webOrderLineItemID: product.type == .autoRenewableSubscription ? state.takeWebOrderLineItemID() : nil,
+            testerID: tester.id, productID: product.id, productType: product.type,
+            subscriptionGroupID: product.subscriptionGroupID, purchaseDate: now,
+            originalPurchaseDate: originalPurchaseDate ?? now, quantity: request.quantity,
+            appAccountToken: token?.uuidString.lowercased(),
+            applicationUsername: token == nil ? request.applicationUsername : nil, storefront: tester.storefront,
+            storefrontID: storefrontIDs[tester.storefront] ?? "", currency: product.currency,
+            priceMilliunits: product.priceMilliunits, appTransactionID: appDownload(of: tester.id).appTransactionID)
+    }
+
+    func append(
+        _ transaction: SandboxTransaction, event: NotificationTypeV2?, subtype: NotificationSubtype? = nil
+    )
+        -> SandboxTransaction
+    {
+        state.transactions.append(transaction)
+        if let event { record(event, subtype, transaction) }
+        return transaction
+    }
+
+    /// The tester's download of the app, made on first use.
+    func appDownload(of testerID: String) -> SandboxState.AppDownload {
+        if let download = state.appDownloads[testerID] { return download }
+        let download = SandboxState.AppDownload(
+            appTransactionID: "70" + String(state.takeTransactionID().dropFirst(2)), originalPurchaseDate: clock.now())
+        state.appDownloads[testerID] = download
+        return download
+    }
+}

@@ -1,0 +1,295 @@
+public import AppStoreModels
+public import Foundation
+
+extension SandboxEngine {
+    /// How long Apple keeps retrying a failed renewal before the subscription expires.
+    static let billingRetryDuration: TimeInterval = 60 * 86_400
+
+    /// The latest transaction of a subscription.
+    func latestTransaction(of originalID: String) -> SandboxTransaction? {
+        state.transactions.last { $0.originalID == originalID && $0.productType == .autoRenewableSubscription }
+    }
+
+    func subscribe(
+        _ request: PurchaseRequest, product: SandboxProductInfo, tester: SandboxTester
+    ) throws(SandboxError)
+        -> SandboxTransaction
+    {
+        guard let groupID = product.subscriptionGroupID, let period = product.period else {
+            throw SandboxError(
+                .invalidRequest, "\(product.id) is an auto-renewable subscription without a group or period")
+        }
+        let now = clock.now()
+        let existing = state.subscriptions.values.first {
+            $0.testerID == tester.id && $0.subscriptionGroupID == groupID
+        }
+        if let existing, let latest = latestTransaction(of: existing.originalTransactionID),
+            !latest.isRevoked, latest.expiresDate.map({ $0 > now }) ?? false || existing.billingState != .ok
+        {
+            return try change(existing, latest: latest, to: product, period: period)
+        }
+
+        var offer: SandboxProductInfo.Offer?
+        var offerType: OfferType?
+        if let offerID = request.promotionalOfferID {
+            offer = product.promotionalOffers.first { $0.identifier == offerID }
+            offerType = .promotional
+        } else if let intro = product.introductoryOffer,
+            !transactions(of: tester.id).contains(where: { $0.subscriptionGroupID == groupID })
+        {
+            offer = intro
+            offerType = .introductory
+        }
+
+        let originalID = existing?.originalTransactionID
+        let originalDate = originalID.flatMap { id in state.transactions.first { $0.id == id }?.purchaseDate }
+        var transaction = newTransaction(
+            request, product: product, tester: tester, originalID: originalID, originalPurchaseDate: originalDate)
+        if let offer {
+            transaction.offerType = offerType
+            transaction.offerIdentifier = offer.identifier
+            transaction.offerDiscountType = offer.discountType
+            transaction.offerPeriod = offer.period.iso8601
+            transaction.priceMilliunits = offer.priceMilliunits
+            transaction.expiresDate =
+                offer.discountType == .payAsYouGo ? offer.period.advance(now) : offer.end(from: now)
+        } else {
+            transaction.expiresDate = period.advance(now)
+        }
+        var subscription =
+            existing
+            ?? SubscriptionState(
+                originalTransactionID: transaction.id, testerID: tester.id, subscriptionGroupID: groupID,
+                productID: product.id, startDate: now)
+        subscription.productID = product.id
+        subscription.autoRenewProductID = product.id
+        subscription.autoRenewEnabled = true
+        subscription.billingState = .ok
+        subscription.billingFails = false
+        subscription.gracePeriodExpiresDate = nil
+        subscription.expirationIntent = nil
+        subscription.offerIdentifier = offer?.identifier
+        subscription.offerPeriodsRemaining =
+            offer?.discountType == .payAsYouGo ? max(0, (offer?.periodCount ?? 1) - 1) : 0
+        if existing != nil, let lapseStart = latestTransaction(of: subscription.originalTransactionID)?.expiresDate,
+            now.timeIntervalSince(lapseStart) > 60 * 86_400
+        {
+            subscription.recentSubscriptionStartDate = now
+        }
+        state.subscriptions[subscription.originalTransactionID] = subscription
+        let type: NotificationTypeV2 = offerType == .promotional ? .offerRedeemed : .subscribed
+        return append(transaction, event: type, subtype: existing == nil ? .initialBuy : .resubscribe)
+    }
+
+    /// A purchase inside a group the customer already subscribes to: the same product is already
+    /// theirs; a higher level upgrades at once (the current period is refunded pro rata and marked
+    /// upgraded); the same or a lower level takes effect at the next renewal.
+    private func change(
+        _ subscription: SubscriptionState, latest: SandboxTransaction, to product: SandboxProductInfo,
+        period: SubscriptionPeriod
+    ) throws(SandboxError) -> SandboxTransaction {
+        var subscription = subscription
+        if product.id == subscription.productID {
+            if !subscription.autoRenewEnabled || subscription.autoRenewProductID != product.id {
+                subscription.autoRenewEnabled = true
+                subscription.autoRenewProductID = product.id
+                state.subscriptions[subscription.originalTransactionID] = subscription
+                record(.didChangeRenewalStatus, .autoRenewEnabled, latest)
+            }
+            return latest
+        }
+        let currentLevel = products(subscription.productID, latest.storefront)?.groupLevel ?? Int.max
+        let newLevel = product.groupLevel ?? Int.max
+        if newLevel < currentLevel {
+            if let index = state.transactions.firstIndex(where: { $0.id == latest.id }) {
+                state.transactions[index].isUpgraded = true
+            }
+            let now = clock.now()
+            let tester = try tester(latest.testerID)
+            var transaction = newTransaction(
+                PurchaseRequest(testerID: tester.id, productID: product.id), product: product, tester: tester,
+                originalID: subscription.originalTransactionID, originalPurchaseDate: latest.originalPurchaseDate)
+            transaction.expiresDate = period.advance(now)
+            subscription.productID = product.id
+            subscription.autoRenewProductID = product.id
+            subscription.autoRenewEnabled = true
+            state.subscriptions[subscription.originalTransactionID] = subscription
+            return append(transaction, event: .didChangeRenewalPref, subtype: .upgrade)
+        }
+        subscription.autoRenewProductID = product.id
+        subscription.autoRenewEnabled = true
+        state.subscriptions[subscription.originalTransactionID] = subscription
+        record(.didChangeRenewalPref, .downgrade, latest)
+        return latest
+    }
+
+    // MARK: - Renewals
+
+    /// Brings every subscription up to the sandbox clock: renewals, billing failures, grace
+    /// periods, billing retry and expiries, each with its notification.
+    @discardableResult
+    public func processRenewals() throws(SandboxError) -> [SandboxEvent] {
+        let before = state.events.count
+        let now = clock.now()
+        for originalID in state.subscriptions.keys.sorted() {
+            try advance(originalID, to: now)
+        }
+        try save()
+        return Array(state.events[before...])
+    }
+
+    private func advance(_ originalID: String, to now: Date) throws(SandboxError) {
+        // Bounded: a clock moved years ahead renews period by period, never forever.
+        for _ in 0..<10_000 {
+            guard var subscription = state.subscriptions[originalID], let latest = latestTransaction(of: originalID),
+                !latest.isRevoked, subscription.expirationIntent == nil, let expires = latest.expiresDate,
+                expires <= now
+            else { return }
+            guard subscription.autoRenewEnabled else {
+                subscription.expirationIntent = .customerCancelled
+                state.subscriptions[originalID] = subscription
+                record(.expired, .voluntary, latest)
+                return
+            }
+            if subscription.billingFails {
+                try failRenewal(&subscription, latest: latest, expires: expires, now: now)
+                state.subscriptions[originalID] = subscription
+                return
+            }
+            let tester = try tester(latest.testerID)
+            guard let product = products(subscription.autoRenewProductID, tester.storefront),
+                let period = product.period,
+                product.isAvailable
+            else {
+                subscription.expirationIntent = .productNotAvailable
+                state.subscriptions[originalID] = subscription
+                record(.expired, .productNotForSale, latest)
+                return
+            }
+            let recovered = subscription.billingState != .ok
+            var renewal = newTransaction(
+                PurchaseRequest(testerID: tester.id, productID: product.id), product: product, tester: tester,
+                originalID: originalID, originalPurchaseDate: latest.originalPurchaseDate,
+                purchaseDate: recovered ? now : expires)
+            renewal.reason = .renewal
+            renewal.isFinished = false
+            if subscription.offerPeriodsRemaining > 0,
+                let offer = subscription.offerIdentifier.map({ id in
+                    product.promotionalOffers.first { $0.identifier == id }
+                })
+                    ?? product.introductoryOffer
+            {
+                subscription.offerPeriodsRemaining -= 1
+                renewal.offerType = subscription.offerIdentifier == nil ? .introductory : .promotional
+                renewal.offerIdentifier = subscription.offerIdentifier
+                renewal.offerDiscountType = offer.discountType
+                renewal.offerPeriod = offer.period.iso8601
+                renewal.priceMilliunits = offer.priceMilliunits
+                renewal.expiresDate = offer.period.advance(renewal.purchaseDate)
+            } else {
+                renewal.expiresDate = period.advance(renewal.purchaseDate)
+            }
+            subscription.productID = product.id
+            subscription.billingState = .ok
+            subscription.gracePeriodExpiresDate = nil
+            state.subscriptions[originalID] = subscription
+            _ = append(renewal, event: .didRenew, subtype: recovered ? .billingRecovery : nil)
+        }
+    }
+
+    private func failRenewal(
+        _ subscription: inout SubscriptionState, latest: SandboxTransaction, expires: Date, now: Date
+    ) throws(SandboxError) {
+        switch subscription.billingState {
+        case .ok:
+            let graceDays = state.settings.gracePeriodDays
+            if graceDays > 0 {
+                subscription.billingState = .gracePeriod
+                subscription.gracePeriodExpiresDate = expires.addingTimeInterval(Double(graceDays) * 86_400)
+                record(.didFailToRenew, .gracePeriod, latest)
+            } else {
+                subscription.billingState = .billingRetry
+                record(.didFailToRenew, nil, latest)
+            }
+            if subscription.billingState == .gracePeriod, let end = subscription.gracePeriodExpiresDate, end <= now {
+                subscription.billingState = .billingRetry
+                record(.gracePeriodExpired, nil, latest)
+            }
+        case .gracePeriod:
+            if let end = subscription.gracePeriodExpiresDate, end <= now {
+                subscription.billingState = .billingRetry
+                record(.gracePeriodExpired, nil, latest)
+            }
+        case .billingRetry:
+            break
+        }
+        if subscription.billingState == .billingRetry, now.timeIntervalSince(expires) >= Self.billingRetryDuration {
+            subscription.expirationIntent = .billingError
+            record(.expired, .billingRetry, latest)
+        }
+    }
+
+    // MARK: - Control
+
+    /// Turns auto-renewal on or off (the customer's choice in Settings).
+    public func setAutoRenew(_ enabled: Bool, originalTransactionID: String) throws(SandboxError) {
+        guard var subscription = state.subscriptions[originalTransactionID],
+            let latest = latestTransaction(of: originalTransactionID)
+        else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        guard subscription.autoRenewEnabled != enabled else { return }
+        subscription.autoRenewEnabled = enabled
+        state.subscriptions[originalTransactionID] = subscription
+        record(.didChangeRenewalStatus, enabled ? .autoRenewEnabled : .autoRenewDisabled, latest)
+        try save()
+    }
+
+    /// Makes renewals fail (a billing problem) until ``resolveBillingIssue(originalTransactionID:)``.
+    public func failRenewals(originalTransactionID: String) throws(SandboxError) {
+        guard state.subscriptions[originalTransactionID] != nil else {
+            throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)")
+        }
+        state.subscriptions[originalTransactionID]?.billingFails = true
+        try save()
+    }
+
+    /// Ends a billing problem: a subscription in grace period or billing retry renews at once.
+    public func resolveBillingIssue(originalTransactionID: String) throws(SandboxError) {
+        guard state.subscriptions[originalTransactionID] != nil else {
+            throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)")
+        }
+        state.subscriptions[originalTransactionID]?.billingFails = false
+        try advance(originalTransactionID, to: clock.now())
+        try save()
+    }
+
+    /// The renewal info Apple signs for a subscription (`signedRenewalInfo`).
+    public func renewalInfo(originalTransactionID: String) throws(SandboxError) -> JWSRenewalInfoDecodedPayload {
+        guard let subscription = state.subscriptions[originalTransactionID],
+            let latest = latestTransaction(of: originalTransactionID)
+        else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        let next = products(subscription.autoRenewProductID, latest.storefront)
+        return JWSRenewalInfoDecodedPayload(
+            expirationIntent: subscription.expirationIntent, originalTransactionID: originalTransactionID,
+            autoRenewProductID: subscription.autoRenewProductID, productID: subscription.productID,
+            autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
+            isInBillingRetryPeriod: subscription.billingState == .billingRetry,
+            gracePeriodExpiresDate: subscription.gracePeriodExpiresDate, environment: .sandbox,
+            recentSubscriptionStartDate: subscription.recentSubscriptionStartDate, renewalDate: latest.expiresDate,
+            currency: next?.currency, renewalPrice: next?.priceMilliunits, appTransactionID: latest.appTransactionID)
+    }
+
+    /// The App Store Server API status of a subscription: 1 active, 2 expired, 3 billing retry,
+    /// 4 grace period, 5 revoked.
+    public func status(originalTransactionID: String) throws(SandboxError) -> SubscriptionStatus {
+        guard let subscription = state.subscriptions[originalTransactionID],
+            let latest = latestTransaction(of: originalTransactionID)
+        else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        if latest.isRevoked { return .revoked }
+        if subscription.expirationIntent != nil { return .expired }
+        switch subscription.billingState {
+        case .gracePeriod: return .billingGracePeriod
+        case .billingRetry: return .billingRetry
+        case .ok: return (latest.expiresDate ?? .distantFuture) > clock.now() ? .active : .expired
+        }
+    }
+}

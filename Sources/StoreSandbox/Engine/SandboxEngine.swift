@@ -1,0 +1,196 @@
+public import AppStoreModels
+public import Foundation
+
+/// The local App Store's engine: testers, purchases, subscriptions and refunds, on an injected clock.
+///
+/// Drive it in-process from tests, or through the sandbox's HTTP APIs. Every change is saved to the
+/// state store before a call returns, so a restart loses nothing.
+public actor SandboxEngine {
+    /// Looks a product up for a storefront (country code); `nil` when the catalog has no such product.
+    public typealias ProductLookup = @Sendable (_ productID: String, _ storefront: String) -> SandboxProductInfo?
+
+    /// Signs what the engine hands out.
+    public nonisolated let signer: SandboxSigner
+    /// The sandbox clock.
+    public nonisolated let clock: SandboxClock
+    let products: ProductLookup
+    let store: any SandboxStateStore
+    let storefrontIDs: [String: String]
+    var state: SandboxState
+
+    /// Creates an engine, reading saved state from `store`.
+    ///
+    /// - Parameter storefrontIDs: Apple storefront IDs by country code, written into transactions.
+    public init(
+        signer: SandboxSigner, clock: SandboxClock, store: any SandboxStateStore = MemoryStateStore(),
+        storefrontIDs: [String: String] = [:], products: @escaping ProductLookup
+    ) throws(SandboxError) {
+        self.signer = signer
+        self.clock = clock
+        self.store = store
+        self.storefrontIDs = storefrontIDs
+        self.products = products
+        do { state = try store.load() ?? SandboxState() } catch {
+            throw SandboxError(.stateUnavailable, "\(error)")
+        }
+    }
+
+    /// A copy of the whole state, for inspection.
+    public var snapshot: SandboxState { state }
+
+    func save() throws(SandboxError) {
+        do { try store.save(state) } catch {
+            throw SandboxError(.stateUnavailable, "cannot save the sandbox state: \(error)")
+        }
+    }
+
+    // MARK: - Testers
+
+    /// Creates a tester in `storefront`.
+    @discardableResult
+    public func createTester(
+        name: String, storefront: String = "USA", id: String? = nil
+    ) throws(SandboxError)
+        -> SandboxTester
+    {
+        let identifier = id ?? UUID().uuidString.lowercased()
+        guard state.testers[identifier] == nil else {
+            throw SandboxError(.invalidRequest, "a tester with ID \(identifier) exists already")
+        }
+        let tester = SandboxTester(id: identifier, name: name, storefront: storefront, createdAt: clock.now())
+        state.testers[identifier] = tester
+        try save()
+        return tester
+    }
+
+    /// All testers, by creation date.
+    public func testers() -> [SandboxTester] {
+        state.testers.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// One tester.
+    public func tester(_ id: String) throws(SandboxError) -> SandboxTester {
+        guard let tester = state.testers[id] else { throw SandboxError(.unknownTester, "no tester has ID \(id)") }
+        return tester
+    }
+
+    /// Replaces a tester's settings (storefront, parental restriction, interruptions, ask to buy).
+    public func updateTester(_ tester: SandboxTester) throws(SandboxError) {
+        guard state.testers[tester.id] != nil else {
+            throw SandboxError(.unknownTester, "no tester has ID \(tester.id)")
+        }
+        state.testers[tester.id] = tester
+        try save()
+    }
+
+    /// Deletes a tester and everything they bought.
+    public func deleteTester(_ id: String) throws(SandboxError) {
+        _ = try tester(id)
+        state.testers[id] = nil
+        removeHistory(of: id)
+        try save()
+    }
+
+    /// Clears a tester's purchase history, as if the account were new: the same account can run the
+    /// same test again.
+    public func clearPurchaseHistory(of id: String) throws(SandboxError) {
+        _ = try tester(id)
+        removeHistory(of: id)
+        try save()
+    }
+
+    private func removeHistory(of testerID: String) {
+        state.transactions.removeAll { $0.testerID == testerID }
+        state.subscriptions = state.subscriptions.filter { $0.value.testerID != testerID }
+        state.pendingPurchases = state.pendingPurchases.filter { $0.value.request.testerID != testerID }
+        state.appDownloads[testerID] = nil
+    }
+
+    // MARK: - Settings
+
+    /// The sandbox-wide settings.
+    public var settings: SandboxSettings { state.settings }
+
+    /// Changes the sandbox-wide settings.
+    public func updateSettings(_ settings: SandboxSettings) throws(SandboxError) {
+        state.settings = settings
+        try save()
+    }
+
+    // MARK: - Queries
+
+    /// A transaction by ID.
+    public func transaction(_ id: String) throws(SandboxError) -> SandboxTransaction {
+        guard let transaction = state.transactions.first(where: { $0.id == id }) else {
+            throw SandboxError(.unknownTransaction, "no transaction has ID \(id)")
+        }
+        return transaction
+    }
+
+    /// A tester's transactions, oldest first.
+    public func transactions(of testerID: String) -> [SandboxTransaction] {
+        state.transactions.filter { $0.testerID == testerID }
+    }
+
+    /// Transactions the app has not finished yet (StoreKit's `Transaction.unfinished`).
+    public func unfinishedTransactions(of testerID: String) -> [SandboxTransaction] {
+        transactions(of: testerID).filter { !$0.isFinished && !$0.isRevoked }
+    }
+
+    /// What the tester is entitled to now (`Transaction.currentEntitlements`): non-consumables and
+    /// non-renewing subscriptions not refunded, and the latest transaction of each subscription that
+    /// is active or in its grace period.
+    public func currentEntitlements(of testerID: String) -> [SandboxTransaction] {
+        let now = clock.now()
+        var latestByOriginal: [String: SandboxTransaction] = [:]
+        var result: [SandboxTransaction] = []
+        for transaction in transactions(of: testerID) {
+            switch transaction.productType {
+            case .consumable: continue
+            case .autoRenewableSubscription:
+                if let current = latestByOriginal[transaction.originalID],
+                    current.purchaseDate > transaction.purchaseDate
+                {
+                    continue
+                }
+                latestByOriginal[transaction.originalID] = transaction
+            default:
+                if transaction.entitles(at: now) { result.append(transaction) }
+            }
+        }
+        for transaction in latestByOriginal.values.sorted(by: { $0.id < $1.id }) {
+            let inGrace =
+                state.subscriptions[transaction.originalID].map {
+                    $0.billingState == .gracePeriod && ($0.gracePeriodExpiresDate ?? now) > now
+                } ?? false
+            if !transaction.isRevoked, !transaction.isUpgraded, transaction.entitles(at: now) || inGrace {
+                result.append(transaction)
+            }
+        }
+        return result
+    }
+
+    /// What "restore purchases" returns: every non-consumable and subscription transaction (SK1's
+    /// `restoreCompletedTransactions`); consumables are never restored.
+    public func restorableTransactions(of testerID: String) -> [SandboxTransaction] {
+        transactions(of: testerID).filter { $0.productType != .consumable }
+    }
+
+    /// Notifications recorded so far, oldest first.
+    public func events() -> [SandboxEvent] { state.events }
+
+    /// Removes and returns the notifications recorded so far, for delivery.
+    public func takeEvents() throws(SandboxError) -> [SandboxEvent] {
+        let events = state.events
+        state.events.removeAll()
+        try save()
+        return events
+    }
+
+    func record(_ type: NotificationTypeV2, _ subtype: NotificationSubtype? = nil, _ transaction: SandboxTransaction) {
+        state.events.append(
+            SandboxEvent(
+                notificationType: type, subtype: subtype, transactionID: transaction.id, testerID: transaction.testerID,
+                date: clock.now()))
+    }
+}

@@ -1,0 +1,151 @@
+public import AppStoreModels
+public import Foundation
+
+/// The renewal state of one auto-renewable subscription (one `originalTransactionId`).
+public struct SubscriptionState: Codable, Hashable, Sendable {
+    /// Billing trouble at the last renewal.
+    public enum BillingState: String, Codable, Hashable, Sendable {
+        /// Renewals succeed.
+        case ok
+        /// A renewal failed; service continues until the grace period ends.
+        case gracePeriod
+        /// A renewal failed; the App Store keeps retrying for up to 60 days, without service.
+        case billingRetry
+    }
+
+    public var originalTransactionID: String
+    public var testerID: String
+    public var subscriptionGroupID: String
+    /// The product of the current period.
+    public var productID: String
+    /// The product the next period renews to (differs after a downgrade or crossgrade).
+    public var autoRenewProductID: String
+    public var autoRenewEnabled: Bool
+    public var billingState: BillingState
+    /// When the grace period ends, while in it.
+    public var gracePeriodExpiresDate: Date?
+    /// Set when the subscription expired, with why.
+    public var expirationIntent: ExpirationIntent?
+    /// When the customer first subscribed in this group, ignoring short lapses.
+    public var recentSubscriptionStartDate: Date
+    /// Whether renewals fail (set by the control API) until the billing issue is resolved.
+    public var billingFails: Bool
+    /// Introductory or promotional offer periods still to be billed at the offer price.
+    public var offerPeriodsRemaining: Int
+    /// The offer those periods belong to (`nil` for the introductory offer).
+    public var offerIdentifier: String?
+
+    public init(
+        originalTransactionID: String, testerID: String, subscriptionGroupID: String, productID: String,
+        startDate: Date
+    ) {
+        self.originalTransactionID = originalTransactionID
+        self.testerID = testerID
+        self.subscriptionGroupID = subscriptionGroupID
+        self.productID = productID
+        autoRenewProductID = productID
+        autoRenewEnabled = true
+        billingState = .ok
+        recentSubscriptionStartDate = startDate
+        billingFails = false
+        offerPeriodsRemaining = 0
+    }
+}
+
+/// A purchase waiting for something outside the app: a parent's approval (ask to buy) or the
+/// tester finishing an interrupted purchase.
+public struct PendingPurchase: Codable, Hashable, Sendable, Identifiable {
+    /// Why the purchase waits.
+    public enum Reason: String, Codable, Hashable, Sendable {
+        case askToBuy
+        case interrupted
+    }
+
+    public var id: String
+    public var reason: Reason
+    public var request: PurchaseRequest
+    public var createdAt: Date
+
+    public init(id: String, reason: Reason, request: PurchaseRequest, createdAt: Date) {
+        self.id = id
+        self.reason = reason
+        self.request = request
+        self.createdAt = createdAt
+    }
+}
+
+/// A payment as the device adds it to the queue.
+public struct PurchaseRequest: Codable, Hashable, Sendable {
+    public var testerID: String
+    public var productID: String
+    /// Consumables only; at least 1.
+    public var quantity: Int
+    /// StoreKit 2's `appAccountToken` (a UUID).
+    public var appAccountToken: UUID?
+    /// StoreKit 1's `applicationUsername`; stored as the account token when it is a UUID.
+    public var applicationUsername: String?
+    /// StoreKit 1's `simulatesAskToBuyInSandbox`.
+    public var simulatesAskToBuy: Bool
+    /// A promotional offer to apply.
+    public var promotionalOfferID: String?
+
+    public init(
+        testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
+        applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil
+    ) {
+        self.testerID = testerID
+        self.productID = productID
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.applicationUsername = applicationUsername
+        self.simulatesAskToBuy = simulatesAskToBuy
+        self.promotionalOfferID = promotionalOfferID
+    }
+}
+
+/// What a purchase came to, as StoreKit reports it.
+public enum PurchaseOutcome: Hashable, Sendable {
+    /// Paid (or already owned: a non-consumable is never charged twice).
+    case purchased(SandboxTransaction)
+    /// Waiting for approval (ask to buy) or for the tester to complete an interrupted purchase.
+    case deferred(PendingPurchase)
+    /// Failed with StoreKit's code; `.paymentCancelled` when the user cancelled.
+    case failed(StoreKitErrorCode)
+}
+
+/// Something the App Store tells the developer's server about: one Notification V2.
+public struct SandboxEvent: Codable, Hashable, Sendable {
+    public var notificationType: NotificationTypeV2
+    public var subtype: NotificationSubtype?
+    /// The transaction the notification carries.
+    public var transactionID: String
+    public var testerID: String
+    public var date: Date
+
+    public init(
+        notificationType: NotificationTypeV2, subtype: NotificationSubtype? = nil, transactionID: String,
+        testerID: String, date: Date
+    ) {
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.transactionID = transactionID
+        self.testerID = testerID
+        self.date = date
+    }
+}
+
+/// Sandbox-wide settings a test can change, like Xcode's StoreKit testing options.
+public struct SandboxSettings: Codable, Hashable, Sendable {
+    /// When set, every purchase fails with this code.
+    public var failPurchasesWith: StoreKitErrorCode?
+    /// Ask to buy for every tester.
+    public var askToBuy: Bool
+    /// Grace period length for billing failures (Apple: 16 days, 6 for weekly); 0 disables it.
+    public var gracePeriodDays: Int
+
+    public init(failPurchasesWith: StoreKitErrorCode? = nil, askToBuy: Bool = false, gracePeriodDays: Int = 16) {
+        self.failPurchasesWith = failPurchasesWith
+        self.askToBuy = askToBuy
+        self.gracePeriodDays = gracePeriodDays
+    }
+}

@@ -1,0 +1,59 @@
+import AppStoreModels
+import AppStoreSecurity
+import Foundation
+import StoreSandbox
+
+/// An engine on a manual clock with a small hand-made catalog.
+struct EngineFixture {
+    static let start = Date(timeIntervalSince1970: 1_790_000_000)
+    static let authority = try! SandboxCertificateAuthority.generate(now: start)
+
+    static let catalog: [String: SandboxProductInfo] = [
+        "removeAd": SandboxProductInfo(id: "removeAd", type: .nonConsumable, priceMilliunits: 990, currency: "USD"),
+        "points": SandboxProductInfo(id: "points", type: .consumable, priceMilliunits: 1_990, currency: "USD"),
+        "pass": SandboxProductInfo(id: "pass", type: .nonRenewingSubscription, priceMilliunits: 2_990, currency: "USD"),
+        "hidden": SandboxProductInfo(
+            id: "hidden", type: .nonConsumable, priceMilliunits: 990, currency: "USD", isAvailable: false),
+        "monthly": SandboxProductInfo(
+            id: "monthly", type: .autoRenewableSubscription, priceMilliunits: 4_990, currency: "USD",
+            subscriptionGroupID: "premium", groupLevel: 2, period: .oneMonth,
+            introductoryOffer: .init(discountType: .freeTrial, period: .oneWeek),
+            promotionalOffers: [
+                .init(
+                    identifier: "comeback", discountType: .payAsYouGo, period: .oneMonth, periodCount: 2,
+                    priceMilliunits: 1_990)
+            ]),
+        "yearly": SandboxProductInfo(
+            id: "yearly", type: .autoRenewableSubscription, priceMilliunits: 49_990, currency: "USD",
+            subscriptionGroupID: "premium", groupLevel: 1, period: .oneYear),
+    ]
+
+    let clock = SandboxClock.manual(at: start)
+    let store: any SandboxStateStore
+    let engine: SandboxEngine
+
+    init(store: any SandboxStateStore = MemoryStateStore()) throws {
+        self.store = store
+        engine = try SandboxEngine(
+            signer: SandboxSigner(authority: Self.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+            clock: clock, store: store, storefrontIDs: ["USA": "143441", "JPN": "143462"],
+            products: { id, _ in Self.catalog[id] })
+    }
+
+    func days(_ count: Double) { clock.advance(by: count * 86_400) }
+}
+
+extension PurchaseOutcome {
+    var transaction: SandboxTransaction? {
+        if case .purchased(let transaction) = self { return transaction }
+        return nil
+    }
+    var pending: PendingPurchase? {
+        if case .deferred(let pending) = self { return pending }
+        return nil
+    }
+    var failure: StoreKitErrorCode? {
+        if case .failed(let code) = self { return code }
+        return nil
+    }
+}

@@ -1,0 +1,45 @@
+public import AppStoreModels
+public import Foundation
+
+extension SandboxEngine {
+    /// The Notification V2 payload the App Store sends for an event: type, subtype, a fresh
+    /// `notificationUUID`, and `data` with the app, the signed transaction, and for subscriptions
+    /// the signed renewal info and status.
+    public func notificationPayload(
+        for event: SandboxEvent, uuid: UUID = UUID()
+    ) throws(SandboxError)
+        -> ResponseBodyV2DecodedPayload
+    {
+        let transaction = try transaction(event.transactionID)
+        let now = clock.now()
+        var data = NotificationData(
+            appAppleID: signer.appAppleID, bundleID: signer.bundleID, bundleVersion: signer.applicationVersion,
+            environment: .sandbox)
+        do {
+            data.signedTransactionInfo = try signer.signTransaction(transaction, at: now)
+            if transaction.productType == .autoRenewableSubscription {
+                let renewal = try renewalInfo(originalTransactionID: transaction.originalID)
+                data.signedRenewalInfo = try signer.signRenewalInfo(renewal, at: now)
+                data.status = try status(originalTransactionID: transaction.originalID)
+            }
+        } catch let error as SandboxError {
+            throw error
+        } catch {
+            throw SandboxError(.stateUnavailable, "cannot sign the notification: \(error)")
+        }
+        return ResponseBodyV2DecodedPayload(
+            notificationType: event.notificationType, subtype: event.subtype,
+            notificationUUID: uuid.uuidString.lowercased(), data: data, version: "2.0", signedDate: now)
+    }
+
+    /// The body Apple POSTs to the server: `{"signedPayload": "<JWS>"}`.
+    public func signedNotification(for event: SandboxEvent, uuid: UUID = UUID()) throws(SandboxError) -> ResponseBodyV2
+    {
+        let payload = try notificationPayload(for: event, uuid: uuid)
+        do {
+            return ResponseBodyV2(signedPayload: try signer.signNotification(payload, at: clock.now()))
+        } catch {
+            throw SandboxError(.stateUnavailable, "cannot sign the notification: \(error)")
+        }
+    }
+}

@@ -71,7 +71,9 @@ struct CatalogBuilder {
     }
 
     /// A consumable, non-consumable or non-renewing subscription.
-    private func product(_ entry: StoreKitConfiguration.Product, currency: String, file: String?) throws(SandboxError)
+    private func product(
+        _ entry: StoreKitConfiguration.Product, currency: String, file: String?
+    ) throws(SandboxError)
         -> CatalogProduct
     {
         let id = try checkedID(entry.productID, referenceName: entry.referenceName)
@@ -116,7 +118,8 @@ struct CatalogBuilder {
                 "\(id) has the period \(entry.recurringSubscriptionPeriod ?? "none"), which is not an ISO 8601 period.")
         }
         if let offer = entry.introductoryOffer {
-            try checkOffer(offer.paymentMode, offer.subscriptionPeriod, offer.displayPriceValue, name: "introductory", of: id)
+            try checkOffer(
+                offer.paymentMode, offer.subscriptionPeriod, offer.displayPriceValue, name: "introductory", of: id)
         }
         var offerIDs: Set<String> = []
         for offer in entry.adHocOffers ?? [] {

@@ -76,7 +76,8 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
                 guard let price = Self.decimal(text) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: .priceOverrides, in: container,
-                        debugDescription: "The price \"\(text)\" of \(productID) in \(countryCode) is not a plain number.")
+                        debugDescription:
+                            "The price \"\(text)\" of \(productID) in \(countryCode) is not a plain number.")
                 }
                 prices[productID, default: [:]][countryCode] = price
             }

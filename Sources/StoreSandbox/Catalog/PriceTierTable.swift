@@ -110,7 +110,9 @@ public struct PriceTierTable: Hashable, Sendable {
         let dollars = exactDecimal(usd)
         return Tier(
             number: number,
-            prices: ["USD": dollars, "GBP": dollars, "EUR": dollars, "JPY": exactDecimal(jpy), "CNY": exactDecimal(cny)]
+            prices: [
+                "USD": dollars, "GBP": dollars, "EUR": dollars, "JPY": exactDecimal(jpy), "CNY": exactDecimal(cny),
+            ]
         )
     }
 

@@ -86,7 +86,8 @@ extension SandboxCatalog {
         }
         if options.notClearedForSale.contains(id) { return invalid(.notClearedForSale) }
         if options.unavailableStorefronts[id]?.contains(storefront.countryCode) ?? false {
-            return invalid(.notAvailableInStorefront, "The product is not sold in the \(storefront.countryCode) storefront.")
+            return invalid(
+                .notAvailableInStorefront, "The product is not sold in the \(storefront.countryCode) storefront.")
         }
         guard let localized = localize(product, in: storefront) else {
             return invalid(.priceUnavailable, "The product has no price in \(storefront.currencyCode).")
@@ -137,7 +138,8 @@ extension SandboxCatalog {
         }
         let groupTexts = LocalizationChooser.choose(details.groupLocalizations, for: storefront)
         return LocalizedProduct.SubscriptionInfo(
-            subscriptionGroupID: details.groupID, subscriptionGroupDisplayName: groupTexts?.displayName ?? details.groupName,
+            subscriptionGroupID: details.groupID,
+            subscriptionGroupDisplayName: groupTexts?.displayName ?? details.groupName,
             groupLevel: details.groupLevel, subscriptionPeriod: details.period.iso8601, introductoryOffer: introductory,
             promotionalOffers: promotional)
     }

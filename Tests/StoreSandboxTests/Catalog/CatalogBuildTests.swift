@@ -57,7 +57,8 @@ import Testing
     @Test func unknownFileStorefrontIsRejected() {
         let configuration = CatalogFixtures.configuration(storefront: "ATL", products: [("a.one", "0.99")])
         #expect(throws: SandboxError(.catalogInvalid)) { try SandboxCatalog(configuration: configuration) }
-        let france = Storefront(countryCode: "FRA", identifier: "143442", currencyCode: "EUR", localeIdentifier: "fr_FR")
+        let france = Storefront(
+            countryCode: "FRA", identifier: "143442", currencyCode: "EUR", localeIdentifier: "fr_FR")
         let french = CatalogFixtures.configuration(storefront: "FRA", products: [("a.one", "0.99")])
         #expect((try? SandboxCatalog(configuration: french, storefronts: Storefront.all + [france])) != nil)
     }

@@ -39,7 +39,8 @@ enum CatalogFixtures {
                 StoreKitConfiguration.Product(
                     displayPrice: entry.price, familyShareable: false,
                     localizations: [
-                        .init(description: "A product made for tests.", displayName: "Test \(entry.id)", locale: "en_US")
+                        .init(
+                            description: "A product made for tests.", displayName: "Test \(entry.id)", locale: "en_US")
                     ],
                     productID: entry.id, referenceName: entry.id, type: .nonConsumable)
             },

@@ -44,15 +44,17 @@ import Testing
         #expect(catalog.options.bundleID == "com.example.kakin")
         #expect(catalog.product(id: "com.example.kakin.soundPack")?.hostedContent?.contentVersion == "1.0")
         #expect(catalog.options.unavailableStorefronts["com.example.kakin.seasonPass"] == ["CHN"])
-        #expect(CatalogOptions.sideFileURL(for: CatalogFixtures.exampleStoreKitFile).lastPathComponent
-            == "Kakin.catalog.json")
+        #expect(
+            CatalogOptions.sideFileURL(for: CatalogFixtures.exampleStoreKitFile).lastPathComponent
+                == "Kakin.catalog.json")
     }
 
     @Test(arguments: [
         ("removeAd", ProductType.nonConsumable, "0.99"), ("increasePoints", .consumable, "0.99"),
         ("credits5", .consumable, "0.99"), ("credits10", .consumable, "1.99"), ("unlock", .nonConsumable, "2.99"),
         ("soundPack", .nonConsumable, "1.99"), ("seasonPass", .nonRenewingSubscription, "9.99"),
-        ("premium.monthly", .autoRenewableSubscription, "4.99"), ("premium.yearly", .autoRenewableSubscription, "49.99"),
+        ("premium.monthly", .autoRenewableSubscription, "4.99"),
+        ("premium.yearly", .autoRenewableSubscription, "49.99"),
     ])
     func productTypesAndPrices(name: String, type: ProductType, price: String) throws {
         let catalog = try CatalogFixtures.exampleCatalog()
@@ -78,7 +80,8 @@ import Testing
     }
 
     @Test func missingFileIsCatalogInvalid() {
-        let url = CatalogFixtures.exampleStoreKitFile.deletingLastPathComponent().appendingPathComponent("None.storekit")
+        let url = CatalogFixtures.exampleStoreKitFile.deletingLastPathComponent().appendingPathComponent(
+            "None.storekit")
         #expect(throws: SandboxError(.catalogInvalid)) { try SandboxCatalog.load(storeKitFile: url) }
     }
 }

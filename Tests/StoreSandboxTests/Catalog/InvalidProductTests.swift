@@ -30,14 +30,18 @@ import Testing
         #expect(found.values.allSatisfy { $0 == .bundlePrefixMismatch })
         #expect(found.count == 2)
         // Without a configured bundle ID, a foreign ID is simply unknown.
-        #expect(try reasons(["jp.cubic.PaymentManagerTest.removeAd"], options: .init())
-            == ["jp.cubic.PaymentManagerTest.removeAd": .unknownProduct])
+        #expect(
+            try reasons(["jp.cubic.PaymentManagerTest.removeAd"], options: .init())
+                == ["jp.cubic.PaymentManagerTest.removeAd": .unknownProduct])
     }
 
     @Test func notClearedForSale() throws {
         var options = CatalogOptions(bundleID: "com.example.kakin")
         options.notClearedForSale = ["com.example.kakin.unlock"]
-        #expect(try reasons(["com.example.kakin.unlock"], options: options) == ["com.example.kakin.unlock": .notClearedForSale])
+        #expect(
+            try reasons(["com.example.kakin.unlock"], options: options) == [
+                "com.example.kakin.unlock": .notClearedForSale
+            ])
     }
 
     @Test func notAvailableInStorefront() throws {

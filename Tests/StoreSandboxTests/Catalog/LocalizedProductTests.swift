@@ -6,7 +6,9 @@ import Testing
 @Suite struct LocalizedProductTests {
     private let ids = CatalogFixtures.exampleProductIDs
 
-    private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+    private func decimal(_ text: String) -> Decimal {
+        Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))!
+    }
 
     private func product(_ name: String, in storefront: Storefront) throws -> LocalizedProduct {
         try CatalogFixtures.exampleCatalog().localizedProduct(id: CatalogFixtures.prefix + name, storefront: storefront)
@@ -30,9 +32,10 @@ import Testing
         #expect(removeAd.isFamilyShareable)
         #expect(removeAd.subscription == nil)
         #expect(!removeAd.isDownloadable)
-        #expect(response.products.map(\.displayPrice) == [
-            "$0.99", "$0.99", "$0.99", "$1.99", "$2.99", "$1.99", "$9.99", "$4.99", "$49.99",
-        ])
+        #expect(
+            response.products.map(\.displayPrice) == [
+                "$0.99", "$0.99", "$0.99", "$1.99", "$2.99", "$1.99", "$9.99", "$4.99", "$49.99",
+            ])
     }
 
     @Test func japanProducts() throws {
@@ -49,9 +52,10 @@ import Testing
         #expect(removeAd.storefrontIdentifier == "143462")
         #expect(removeAd.localizationLocale == "ja_JP")
         #expect(response.products[1].displayName == "100ポイント")
-        #expect(response.products.map(\.displayPrice) == [
-            "¥100", "¥100", "¥100", "¥200", "¥300", "¥200", "¥1,000", "¥500", "¥5,000",
-        ])
+        #expect(
+            response.products.map(\.displayPrice) == [
+                "¥100", "¥100", "¥100", "¥200", "¥300", "¥200", "¥1,000", "¥500", "¥5,000",
+            ])
     }
 
     @Test(arguments: [
@@ -118,8 +122,9 @@ import Testing
         #expect(info.introductoryOffer?.displayPrice == "$0.00")
         #expect(info.promotionalOffers.map(\.displayPrice) == ["$29.99"])
         #expect(info.promotionalOffers.map(\.id) == ["com.example.kakin.premium.yearly.loyalty"])
-        #expect(try product("premium.yearly", in: .germany).subscription?.promotionalOffers.first?.displayPrice
-            == "29,99 €")
+        #expect(
+            try product("premium.yearly", in: .germany).subscription?.promotionalOffers.first?.displayPrice
+                == "29,99 €")
     }
 
     @Test func nonRenewingSubscriptionHasNoSubscriptionInfo() throws {
@@ -160,7 +165,8 @@ import Testing
         let germany = try catalog.localizedProduct(id: "com.example.kakin.removeAd", storefront: .germany)
         #expect(germany.displayPrice == "1,09 €")
         // Other storefronts and products keep the tier table's prices.
-        #expect(try catalog.localizedProduct(id: "com.example.kakin.removeAd", storefront: .usa).displayPrice == "$0.99")
+        #expect(
+            try catalog.localizedProduct(id: "com.example.kakin.removeAd", storefront: .usa).displayPrice == "$0.99")
         #expect(try catalog.localizedProduct(id: "com.example.kakin.unlock", storefront: .japan).price == 300)
     }
 
@@ -200,7 +206,8 @@ import Testing
     }
 
     @Test func filesInAnotherStorefrontArePricedInItsCurrency() throws {
-        let configuration = CatalogFixtures.configuration(storefront: "JPN", products: [("j.one", "300"), ("j.two", "250")])
+        let configuration = CatalogFixtures.configuration(
+            storefront: "JPN", products: [("j.one", "300"), ("j.two", "250")])
         let catalog = try SandboxCatalog(configuration: configuration)
         #expect(catalog.product(id: "j.one")?.currencyCode == "JPY")
         #expect(try catalog.localizedProduct(id: "j.one", storefront: .japan).displayPrice == "¥300")

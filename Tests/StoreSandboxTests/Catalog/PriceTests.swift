@@ -3,7 +3,9 @@ import StoreSandbox
 import Testing
 
 @Suite struct PriceTests {
-    private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+    private func decimal(_ text: String) -> Decimal {
+        Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))!
+    }
 
     @Test func tierOneIsTheSeedPrice() throws {
         let tier = try #require(PriceTierTable.standard.tier(number: 1))

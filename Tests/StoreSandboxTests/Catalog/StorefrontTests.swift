@@ -41,7 +41,8 @@ import Testing
     }
 
     @Test func customStorefrontLookupAmongGivenOnes() {
-        let france = Storefront(countryCode: "FRA", identifier: "143442", currencyCode: "EUR", localeIdentifier: "fr_FR")
+        let france = Storefront(
+            countryCode: "FRA", identifier: "143442", currencyCode: "EUR", localeIdentifier: "fr_FR")
         #expect(Storefront.lookup(countryCode: "fra", in: Storefront.all + [france]) == france)
         #expect(france.description == "FRA (143442)")
     }
@@ -50,7 +51,9 @@ import Testing
         let data = try JSONEncoder().encode(Storefront.japan)
         let object = try JSONSerialization.jsonObject(with: data) as? [String: String]
         #expect(
-            object == ["countryCode": "JPN", "identifier": "143462", "currencyCode": "JPY", "localeIdentifier": "ja_JP"])
+            object == [
+                "countryCode": "JPN", "identifier": "143462", "currencyCode": "JPY", "localeIdentifier": "ja_JP",
+            ])
         #expect(try JSONDecoder().decode(Storefront.self, from: data) == .japan)
     }
 }

@@ -1,36 +1,74 @@
-/// The one error type of StoreSandbox: a code to switch on and a message for people.
+/// The one error type of StoreSandbox.
+///
+/// Every failure has a ``code`` that a program can switch on and a ``message`` a developer can read.
+/// Two errors compare equal when their codes are equal, so tests can write
+/// `#expect(throws: SandboxError(.duplicateProduct))` without repeating the message.
+///
+/// The codes are static members of ``Code`` backed by a private enum, so new codes can be added
+/// without breaking code that switches over the existing ones with a `default` branch.
 public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong.
+    /// What went wrong, as a stable, machine-readable value.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case unknownTester, unknownTransaction, unknownPendingPurchase, invalidRequest, stateUnavailable
+            case catalogInvalid
+            case duplicateProduct
+            case unknownProduct
+            case productUnavailable
+            case unknownStorefront
+            case priceUnavailable
+            case unknownTester
+            case unknownTransaction
+            case unknownPendingPurchase
+            case invalidRequest
+            case stateUnavailable
         }
+
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
-        /// No tester has this ID.
+        /// A `.storekit` file or the catalog options cannot be used: unreadable JSON, a product
+        /// without an ID, type or price, an option naming a product or storefront that does not exist.
+        public static let catalogInvalid = Code(.catalogInvalid)
+        /// The same product ID appears twice, in one configuration or across several.
+        public static let duplicateProduct = Code(.duplicateProduct)
+        /// No product in the catalog has the requested ID.
+        public static let unknownProduct = Code(.unknownProduct)
+        /// The product exists but cannot be sold: not cleared for sale, or not in this storefront.
+        public static let productUnavailable = Code(.productUnavailable)
+        /// No storefront has the requested country code or storefront ID.
+        public static let unknownStorefront = Code(.unknownStorefront)
+        /// The price tier table has no price for a product in the storefront's currency.
+        public static let priceUnavailable = Code(.priceUnavailable)
+
+        /// No tester has the requested ID.
         public static let unknownTester = Code(.unknownTester)
-        /// No transaction has this ID (for this tester).
+        /// No transaction (or subscription) has the requested ID, for this tester.
         public static let unknownTransaction = Code(.unknownTransaction)
-        /// No pending purchase has this ID.
+        /// No purchase waiting for approval has the requested ID.
         public static let unknownPendingPurchase = Code(.unknownPendingPurchase)
-        /// The request is not acceptable (a quantity below 1, a storefront that does not exist, …).
+        /// The request is not acceptable: a duplicate tester ID, a revision this sandbox did not issue, …
         public static let invalidRequest = Code(.invalidRequest)
-        /// The state could not be saved or read.
+        /// The sandbox state could not be read, saved or signed.
         public static let stateUnavailable = Code(.stateUnavailable)
 
+        /// The code's name, such as `duplicateProduct`.
         public var description: String { base.rawValue }
     }
 
+    /// What went wrong.
     public let code: Code
+    /// A sentence saying what went wrong, for a developer.
     public let message: String
 
-    public init(_ code: Code, _ message: String) {
+    /// Creates an error.
+    public init(_ code: Code, _ message: String = "") {
         self.code = code
         self.message = message
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-    public var description: String { "\(code): \(message)" }
+
+    /// One line: the code, then the message when there is one.
+    public var description: String { message.isEmpty ? "\(code)" : "\(code): \(message)" }
 }

@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // Apple's wire formats as Codable value types. No I/O.
@@ -47,6 +48,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -88,7 +90,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreSandboxTests",
-            dependencies: ["StoreSandbox", "AppStoreModels", "AppStoreSecurity"],
+            dependencies: [
+                "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

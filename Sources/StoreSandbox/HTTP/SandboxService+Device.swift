@@ -1,0 +1,139 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+
+/// The device API: one call per StoreKit operation, used by the Kakin SDK's sandbox backend.
+extension SandboxService {
+    /// A signed transaction as the device receives it: the JWS (`jwsRepresentation`) and its payload.
+    struct DeviceTransaction: Codable, Sendable {
+        var jwsRepresentation: String
+        var transaction: JWSTransactionDecodedPayload
+    }
+
+    struct ProductsResponse: Codable, Sendable {
+        var products: [LocalizedProduct]
+        var invalidProductIdentifiers: [InvalidProductIdentifier]
+    }
+
+    struct PaymentBody: Codable, Sendable {
+        var testerID: String
+        var productID: String
+        var quantity: Int?
+        var appAccountToken: UUID?
+        var applicationUsername: String?
+        var simulatesAskToBuy: Bool?
+        var promotionalOfferID: String?
+    }
+
+    struct PaymentResponse: Codable, Sendable {
+        struct Failure: Codable, Sendable {
+            var code: Int
+            var userCancelled: Bool
+        }
+        /// `purchased`, `deferred` or `failed`, as StoreKit's transaction states.
+        var state: String
+        var transaction: DeviceTransaction?
+        var pendingPurchaseID: String?
+        var error: Failure?
+    }
+
+    struct TransactionsResponse: Codable, Sendable {
+        var transactions: [DeviceTransaction]
+    }
+
+    struct ReceiptResponse: Codable, Sendable {
+        var receipt: String
+    }
+
+    struct AppTransactionResponse: Codable, Sendable {
+        var jwsRepresentation: String
+    }
+
+    func addDeviceRoutes(to router: Router<BasicRequestContext>) {
+        let device = router.group("v1/device")
+        device.get("products") { request, _ in
+            await respond {
+                let testerID = request.uri.queryParameters.get("tester") ?? ""
+                let tester = try await engine.tester(testerID)
+                let storefront = try Storefront.named(tester.storefront)
+                let ids =
+                    request.uri.queryParameters.getAll("id")
+                    + (request.uri.queryParameters.get("ids")?.split(separator: ",").map(String.init) ?? [])
+                let (products, invalid) = catalog.localizedProducts(for: ids, storefront: storefront)
+                return ServiceJSON.response(ProductsResponse(products: products, invalidProductIdentifiers: invalid))
+            }
+        }
+        device.post("payments") { request, _ in
+            await respond {
+                let body = try await ServiceJSON.decode(PaymentBody.self, from: request)
+                let outcome = try await engine.purchase(
+                    PurchaseRequest(
+                        testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
+                        appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
+                        simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID)
+                )
+                switch outcome {
+                case .purchased(let transaction):
+                    return ServiceJSON.response(PaymentResponse(state: "purchased", transaction: try sign(transaction)))
+                case .deferred(let pending):
+                    return ServiceJSON.response(PaymentResponse(state: "deferred", pendingPurchaseID: pending.id))
+                case .failed(let code):
+                    return ServiceJSON.response(
+                        PaymentResponse(
+                            state: "failed", error: .init(code: code.rawValue, userCancelled: code.isUserCancellation)))
+                }
+            }
+        }
+        device.get("testers/:tester/transactions/unfinished") { _, context in
+            await respond {
+                let testerID = try context.parameters.require("tester")
+                _ = try await engine.tester(testerID)
+                return ServiceJSON.response(
+                    TransactionsResponse(transactions: try await engine.unfinishedTransactions(of: testerID).map(sign)))
+            }
+        }
+        device.get("testers/:tester/entitlements") { _, context in
+            await respond {
+                let testerID = try context.parameters.require("tester")
+                _ = try await engine.tester(testerID)
+                return ServiceJSON.response(
+                    TransactionsResponse(transactions: try await engine.currentEntitlements(of: testerID).map(sign)))
+            }
+        }
+        device.post("testers/:tester/restore") { _, context in
+            await respond {
+                let testerID = try context.parameters.require("tester")
+                _ = try await engine.tester(testerID)
+                return ServiceJSON.response(
+                    TransactionsResponse(transactions: try await engine.restorableTransactions(of: testerID).map(sign)))
+            }
+        }
+        device.post("testers/:tester/transactions/:transaction/finish") { _, context in
+            await respond {
+                try await engine.finish(
+                    try context.parameters.require("transaction"), testerID: try context.parameters.require("tester"))
+                return Response(status: .noContent)
+            }
+        }
+        device.get("testers/:tester/receipt") { request, context in
+            await respond {
+                guard let device = request.uri.queryParameters.get("device").flatMap(UUID.init(uuidString:)) else {
+                    throw RouteFailure(
+                        ServiceJSON.error(
+                            .badRequest, code: "invalidRequest",
+                            message: "?device=<identifierForVendor UUID> is required"))
+                }
+                let bytes = try await engine.appReceipt(
+                    for: try context.parameters.require("tester"), deviceIdentifier: device)
+                return ServiceJSON.response(ReceiptResponse(receipt: Data(bytes).base64EncodedString()))
+            }
+        }
+    }
+
+    func sign(_ transaction: SandboxTransaction) throws -> DeviceTransaction {
+        let now = engine.clock.now()
+        return DeviceTransaction(
+            jwsRepresentation: try engine.signer.signTransaction(transaction, at: now),
+            transaction: transaction.payload(bundleID: engine.signer.bundleID, signedDate: now))
+    }
+}

@@ -1,0 +1,118 @@
+public import AppStoreModels
+public import AppStoreSecurity
+public import Foundation
+public import Hummingbird
+
+/// The sandbox as an HTTP service: the device API the SDK uses, the control API for tests, and
+/// Apple's own APIs (`verifyReceipt`, and the App Store Server API) on the same port.
+public struct SandboxService: Sendable {
+    /// Settings of the service.
+    public struct Configuration: Sendable {
+        /// The app's shared secret for `verifyReceipt`; `nil` accepts any `password`.
+        public var sharedSecret: String?
+        /// Keys accepted for App Store Server API bearer tokens.
+        public var apiKeys: [AppStoreServerAPITokenVerifier.Key]
+
+        public init(sharedSecret: String? = nil, apiKeys: [AppStoreServerAPITokenVerifier.Key] = []) {
+            self.sharedSecret = sharedSecret
+            self.apiKeys = apiKeys
+        }
+    }
+
+    /// The purchase engine.
+    public let engine: SandboxEngine
+    /// The catalog the engine sells from.
+    public let catalog: SandboxCatalog
+    /// The service's settings.
+    public let configuration: Configuration
+
+    public init(engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration()) {
+        self.engine = engine
+        self.catalog = catalog
+        self.configuration = configuration
+    }
+
+    /// All routes.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("health") { _, _ in "ok" }
+        addDeviceRoutes(to: router)
+        addControlRoutes(to: router)
+        addVerifyReceiptRoutes(to: router)
+        return router
+    }
+
+    /// An application listening on `host`:`port` (port 0 picks a free one).
+    public func application(host: String = "127.0.0.1", port: Int = 0) -> some ApplicationProtocol {
+        Application(router: router(), configuration: .init(address: .hostname(host, port: port)))
+    }
+}
+
+/// The error body of the device and control APIs: `{"error": {"code": …, "message": …}}`.
+struct ServiceErrorBody: Codable, Sendable {
+    struct Detail: Codable, Sendable {
+        var code: String
+        var message: String
+    }
+    var error: Detail
+}
+
+/// Encoding shared by every route: JSON, sorted keys, dates as epoch milliseconds like Apple's.
+enum ServiceJSON {
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, code: String, message: String) -> Response {
+        response(ServiceErrorBody(error: .init(code: code, message: message)), status: status)
+    }
+
+    static func error(_ error: SandboxError) -> Response {
+        let status: HTTPResponse.Status =
+            switch error.code {
+            case .unknownTester, .unknownTransaction, .unknownPendingPurchase, .unknownProduct, .unknownStorefront:
+                .notFound
+            case .stateUnavailable: .internalServerError
+            default: .badRequest
+            }
+        return self.error(status, code: "\(error.code)", message: error.message)
+    }
+
+    /// Reads a JSON body of at most 1 MiB.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws(RouteFailure) -> T {
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: 1 << 20) } catch {
+            throw RouteFailure(
+                self.error(.contentTooLarge, code: "invalidRequest", message: "the body is larger than 1 MiB"))
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        do { return try decoder.decode(T.self, from: Data(buffer: buffer)) } catch {
+            throw RouteFailure(
+                self.error(.badRequest, code: "invalidRequest", message: "the body is not a valid \(T.self): \(error)"))
+        }
+    }
+}
+
+/// A route that ends early with a ready response (a 4xx with its error body).
+struct RouteFailure: Error {
+    let response: Response
+    init(_ response: Response) { self.response = response }
+}
+
+/// Runs a route body, turning typed failures into their error responses.
+func respond(_ body: () async throws -> Response) async -> Response {
+    do { return try await body() } catch let failure as RouteFailure {
+        return failure.response
+    } catch let error as SandboxError {
+        return ServiceJSON.error(error)
+    } catch {
+        return ServiceJSON.error(.internalServerError, code: "internal", message: "\(error)")
+    }
+}

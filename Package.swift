@@ -58,6 +58,8 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "StoreSandbox",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

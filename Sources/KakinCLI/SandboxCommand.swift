@@ -1,0 +1,102 @@
+import AppStoreSecurity
+import ArgumentParser
+import Foundation
+import Hummingbird
+import StoreSandbox
+
+/// `kakin sandbox`: the local App Store on its own.
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox",
+        abstract: "Run the sandbox App Store: device, control, verifyReceipt and App Store Server APIs.",
+        discussion: """
+            The sandbox sells from the .storekit catalog, signs with its own certificate authority \
+            (kept in DATA/ca, made on first start) and keeps its testers and transactions in \
+            DATA/state.json. Without --data everything lives in memory and a new CA is made.
+            """)
+
+    @Option(help: "The Xcode .storekit catalog to sell from.")
+    var catalog: String = "Examples/Catalog/Kakin.storekit"
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port: Int = 8081
+
+    @Option(help: "The host to bind.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "A directory for the CA and the state; omit to keep everything in memory.")
+    var data: String?
+
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle ID.")
+    var bundleID: String = "com.example.kakin"
+
+    @Option(name: .customLong("app-apple-id"), help: "The app's App Store ID.")
+    var appAppleID: Int64 = 6_450_000_001
+
+    @Option(name: .customLong("shared-secret"), help: "The app's shared secret for verifyReceipt.")
+    var sharedSecret: String?
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard FileManager.default.fileExists(atPath: catalog) else {
+            throw ValidationError("--catalog \(catalog): no such file")
+        }
+    }
+
+    func run() async throws {
+        let service: SandboxService
+        do { service = try makeService() } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let host = self.host
+        let app = Application(
+            router: service.router(), configuration: .init(address: .hostname(host, port: port)),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let lines = [
+                    "Kakin sandbox App Store on http://\(host):\(port)",
+                    "  device API:    http://\(host):\(port)/v1/device/",
+                    "  control API:   http://\(host):\(port)/v1/control/",
+                    "  verifyReceipt: http://\(host):\(port)/verifyReceipt (production: /production/verifyReceipt)",
+                ]
+                FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+            })
+        let engine = service.engine
+        let renewals = Task {
+            while !Task.isCancelled {
+                _ = try? await engine.processRenewals()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        defer { renewals.cancel() }
+        try await app.runService()
+    }
+
+    func makeService() throws -> SandboxService {
+        let catalog = try SandboxCatalog.load(storeKitFile: URL(fileURLWithPath: self.catalog))
+        let authority: SandboxCertificateAuthority
+        let store: any SandboxStateStore
+        if let data {
+            let directory = URL(fileURLWithPath: data)
+            let caDirectory = directory.appendingPathComponent("ca")
+            if FileManager.default.fileExists(
+                atPath: caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path)
+            {
+                authority = try SandboxCertificateAuthority.load(from: caDirectory)
+            } else {
+                authority = try SandboxCertificateAuthority.generate()
+                try authority.write(to: caDirectory)
+            }
+            store = FileStateStore(directory: directory)
+        } else {
+            authority = try SandboxCertificateAuthority.generate()
+            store = MemoryStateStore()
+        }
+        let engine = try SandboxEngine(
+            signer: SandboxSigner(authority: authority, bundleID: bundleID, appAppleID: appAppleID),
+            clock: SandboxClock(), store: store, storefrontIDs: catalog.storefrontIdentifiers,
+            products: catalog.engineLookup)
+        return SandboxService(engine: engine, catalog: catalog, configuration: .init(sharedSecret: sharedSecret))
+    }
+}

@@ -1,5 +1,6 @@
 import AppStoreSecurity
 import ArgumentParser
+import Crypto
 import Foundation
 import Hummingbird
 import StoreSandbox
@@ -35,6 +36,13 @@ struct SandboxCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("shared-secret"), help: "The app's shared secret for verifyReceipt.")
     var sharedSecret: String?
+
+    @Option(
+        name: .customLong("api-key"),
+        help:
+            "An App Store Server API key accepted for bearer tokens, as KEY_ID:ISSUER_ID:FILE (a .p8 or a PEM public key); repeatable."
+    )
+    var apiKeys: [String] = []
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -97,6 +105,23 @@ struct SandboxCommand: AsyncParsableCommand {
             signer: SandboxSigner(authority: authority, bundleID: bundleID, appAppleID: appAppleID),
             clock: SandboxClock(), store: store, storefrontIDs: catalog.storefrontIdentifiers,
             products: catalog.engineLookup)
-        return SandboxService(engine: engine, catalog: catalog, configuration: .init(sharedSecret: sharedSecret))
+        return SandboxService(
+            engine: engine, catalog: catalog,
+            configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)))
+    }
+
+    /// Reads `KEY_ID:ISSUER_ID:FILE`, where FILE holds a `.p8` private key or a PEM public key.
+    static func apiKey(_ text: String) throws -> AppStoreServerAPITokenVerifier.Key {
+        let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+        guard parts.count == 3, let pem = try? String(contentsOfFile: parts[2], encoding: .utf8) else {
+            throw ValidationError("--api-key must be KEY_ID:ISSUER_ID:FILE with a readable FILE; found \(text)")
+        }
+        if let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
+            return .init(keyID: parts[0], issuerID: parts[1], publicKey: privateKey.publicKey)
+        }
+        guard let publicKey = try? P256.Signing.PublicKey(pemRepresentation: pem) else {
+            throw ValidationError("--api-key \(parts[2]) is neither a P-256 private key (.p8) nor a PEM public key")
+        }
+        return .init(keyID: parts[0], issuerID: parts[1], publicKey: publicKey)
     }
 }

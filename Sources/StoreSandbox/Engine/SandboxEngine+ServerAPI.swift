@@ -140,3 +140,22 @@ extension SandboxEngine {
         }
     }
 }
+
+extension SandboxEngine {
+    /// The tester's signed `AppTransaction` (Get App Transaction Info).
+    public func signedAppTransaction(for testerID: String) throws(SandboxError) -> String {
+        _ = try tester(testerID)
+        let download = appDownload(of: testerID)
+        do {
+            let jws = try signer.signAppTransaction(
+                appTransactionID: download.appTransactionID, originalPurchaseDate: download.originalPurchaseDate,
+                at: clock.now())
+            try save()
+            return jws
+        } catch let error as SandboxError {
+            throw error
+        } catch {
+            throw SandboxError(.stateUnavailable, "cannot sign the app transaction: \(error)")
+        }
+    }
+}

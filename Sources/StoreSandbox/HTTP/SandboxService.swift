@@ -39,6 +39,7 @@ public struct SandboxService: Sendable {
         addDeviceRoutes(to: router)
         addControlRoutes(to: router)
         addVerifyReceiptRoutes(to: router)
+        addServerAPIRoutes(to: router)
         return router
     }
 

@@ -1,0 +1,130 @@
+import AppStoreModels
+import AppStoreSecurity
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import StoreSandbox
+import Testing
+
+@Suite struct ServerAPIRouteTests {
+    let key = P256.Signing.PrivateKey()
+
+    func makeService() throws -> SandboxService {
+        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
+        let engine = try SandboxEngine(
+            signer: SandboxSigner(
+                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
+            products: catalog.engineLookup)
+        return SandboxService(
+            engine: engine, catalog: catalog,
+            configuration: .init(apiKeys: [.init(keyID: "KEY1", issuerID: "issuer", publicKey: key.publicKey)]))
+    }
+
+    func token(bundle: String = "com.example.kakin", key: P256.Signing.PrivateKey? = nil) throws -> HTTPFields {
+        let jwt = try AppStoreServerAPIToken.make(
+            keyID: "KEY1", issuerID: "issuer", bundleID: bundle, privateKey: key ?? self.key)
+        return [.authorization: "Bearer \(jwt)"]
+    }
+
+    @Test func historyStatusesAndTransactionInfoWithABearerToken() async throws {
+        let service = try makeService()
+        let tester = try await service.engine.createTester(name: "api@example.com")
+        let bought = try #require(
+            try await service.engine.purchase(
+                .init(testerID: tester.id, productID: "com.example.kakin.premium.monthly")
+            )
+            .transaction)
+        let verifier = try service.engine.signer.makeVerifier()
+        let decoder = JSONDecoder()
+        try await Application(router: service.router()).test(.router) { client in
+            let info = try await client.execute(
+                uri: "/inApps/v1/transactions/\(bought.id)", method: .get, headers: try token())
+            #expect(info.status == .ok)
+            let body = try decoder.decode(TransactionInfoResponse.self, from: Data(buffer: info.body))
+            #expect(try verifier.verifyTransaction(try #require(body.signedTransactionInfo)).transactionID == bought.id)
+
+            let history = try await client.execute(
+                uri: "/inApps/v2/history/\(bought.id)?productType=AUTO_RENEWABLE&sort=DESCENDING", method: .get,
+                headers: try token())
+            let page = try decoder.decode(HistoryResponse.self, from: Data(buffer: history.body))
+            #expect(page.signedTransactions?.count == 1)
+            #expect(page.appAppleID == 6_450_000_001)
+
+            let statuses = try await client.execute(
+                uri: "/inApps/v1/subscriptions/\(bought.id)?status=1", method: .get, headers: try token())
+            let status = try decoder.decode(StatusResponse.self, from: Data(buffer: statuses.body))
+            #expect(status.data?.first?.lastTransactions?.first?.status == .active)
+
+            let app = try await client.execute(
+                uri: "/inApps/v1/transactions/appTransactions/\(bought.id)", method: .get, headers: try token())
+            let appBody = try decoder.decode(AppTransactionInfoResponse.self, from: Data(buffer: app.body))
+            #expect(
+                try verifier.verifyAppTransaction(try #require(appBody.signedAppTransactionInfo)).bundleID
+                    == "com.example.kakin")
+
+            let refunds = try await client.execute(
+                uri: "/inApps/v2/refund/lookup/\(bought.id)", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(RefundHistoryResponse.self, from: Data(buffer: refunds.body)).signedTransactions
+                    == [])
+        }
+    }
+
+    @Test func applesErrorBodiesAndCodes() async throws {
+        let service = try makeService()
+        let tester = try await service.engine.createTester(name: "api@example.com")
+        let bought = try #require(
+            try await service.engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd"))
+                .transaction)
+        let decoder = JSONDecoder()
+        try await Application(router: service.router()).test(.router) { client in
+            let noToken = try await client.execute(uri: "/inApps/v1/transactions/\(bought.id)", method: .get)
+            #expect(noToken.status == .unauthorized)
+            #expect(noToken.body.readableBytes == 0)
+            let wrongKey = try await client.execute(
+                uri: "/inApps/v1/transactions/\(bought.id)", method: .get,
+                headers: try token(key: P256.Signing.PrivateKey()))
+            #expect(wrongKey.status == .unauthorized)
+
+            let notFound = try await client.execute(
+                uri: "/inApps/v1/transactions/999999", method: .get, headers: try token())
+            #expect(notFound.status == .notFound)
+            let error = try decoder.decode(APIErrorResponse.self, from: Data(buffer: notFound.body))
+            #expect(error.errorCode == .transactionIDNotFound)
+            #expect(error.errorMessage == "Transaction id not found.")
+
+            let invalid = try await client.execute(
+                uri: "/inApps/v1/transactions/abc", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: invalid.body)).errorCode
+                    == .invalidTransactionID)
+            #expect(invalid.status == .badRequest)
+
+            let revision = try await client.execute(
+                uri: "/inApps/v2/history/\(bought.id)?revision=bogus", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: revision.body)).errorCode
+                    == .invalidRequestRevision)
+
+            let badDate = try await client.execute(
+                uri: "/inApps/v2/history/\(bought.id)?startDate=yesterday", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: badDate.body)).errorCode
+                    == .invalidStartDate)
+
+            let otherApp = try await client.execute(
+                uri: "/inApps/v1/transactions/\(bought.id)", method: .get, headers: try token(bundle: "com.other"))
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: otherApp.body)).errorCode
+                    == .invalidAppIdentifier)
+
+            let badStatus = try await client.execute(
+                uri: "/inApps/v1/subscriptions/\(bought.id)?status=9", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: badStatus.body)).errorCode
+                    == .invalidStatus)
+        }
+    }
+}

@@ -44,7 +44,13 @@ struct SandboxCommand: AsyncParsableCommand {
     )
     var apiKeys: [String] = []
 
+    @Option(name: .customLong("notification-url"), help: "Where to POST App Store Server Notifications V2.")
+    var notificationURL: String?
+
     func validate() throws {
+        if let notificationURL, URL(string: notificationURL)?.scheme == nil {
+            throw ValidationError("--notification-url must be an absolute URL; found \(notificationURL)")
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard FileManager.default.fileExists(atPath: catalog) else {
             throw ValidationError("--catalog \(catalog): no such file")
@@ -71,9 +77,17 @@ struct SandboxCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
             })
         let engine = service.engine
+        if let notificationURL, let url = URL(string: notificationURL) {
+            var settings = await engine.settings
+            settings.notificationURL = url
+            try await engine.updateSettings(settings)
+        }
         let renewals = Task {
+            let transport = URLSessionNotificationTransport()
             while !Task.isCancelled {
                 _ = try? await engine.processRenewals()
+                _ = try? await engine.deliverDueNotifications(
+                    to: await engine.settings.notificationURL, using: transport)
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -142,10 +142,16 @@ public struct SandboxSettings: Codable, Hashable, Sendable {
     public var askToBuy: Bool
     /// Grace period length for billing failures (Apple: 16 days, 6 for weekly); 0 disables it.
     public var gracePeriodDays: Int
+    /// Where App Store Server Notifications V2 are POSTed; `nil` keeps them queued.
+    public var notificationURL: URL?
 
-    public init(failPurchasesWith: StoreKitErrorCode? = nil, askToBuy: Bool = false, gracePeriodDays: Int = 16) {
+    public init(
+        failPurchasesWith: StoreKitErrorCode? = nil, askToBuy: Bool = false, gracePeriodDays: Int = 16,
+        notificationURL: URL? = nil
+    ) {
         self.failPurchasesWith = failPurchasesWith
         self.askToBuy = askToBuy
         self.gracePeriodDays = gracePeriodDays
+        self.notificationURL = notificationURL
     }
 }

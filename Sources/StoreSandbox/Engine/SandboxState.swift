@@ -23,6 +23,8 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var events: [SandboxEvent]
     /// Sandbox-wide settings.
     public var settings: SandboxSettings
+    /// Notifications queued or sent, with their attempts.
+    public var notifications: [NotificationRecord]
 
     /// A tester's first download of the app, which the app transaction and receipt describe.
     public struct AppDownload: Codable, Hashable, Sendable {
@@ -46,6 +48,7 @@ public struct SandboxState: Codable, Hashable, Sendable {
         pendingPurchases = [:]
         events = []
         settings = SandboxSettings()
+        notifications = []
     }
 
     /// Takes the next transaction ID.

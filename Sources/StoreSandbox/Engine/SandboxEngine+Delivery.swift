@@ -1,0 +1,131 @@
+public import AppStoreModels
+public import Foundation
+
+/// A notification the sandbox sent or will send, with every attempt: what the notification history
+/// endpoint and a test notification's status report.
+public struct NotificationRecord: Codable, Hashable, Sendable {
+    public var notificationUUID: String
+    public var notificationType: NotificationTypeV2
+    public var subtype: NotificationSubtype?
+    public var transactionID: String
+    /// The JWS that was (or will be) POSTed as `{"signedPayload": …}`.
+    public var signedPayload: String
+    public var attempts: [SendAttemptItem]
+    /// When the next attempt is due; `nil` once delivered or given up.
+    public var nextAttemptDate: Date?
+
+    public init(
+        notificationUUID: String, notificationType: NotificationTypeV2, subtype: NotificationSubtype?,
+        transactionID: String, signedPayload: String, nextAttemptDate: Date?
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.transactionID = transactionID
+        self.signedPayload = signedPayload
+        attempts = []
+        self.nextAttemptDate = nextAttemptDate
+    }
+}
+
+/// Sends one notification body to the developer's server and says how it went.
+public protocol NotificationTransport: Sendable {
+    /// POSTs `body` (JSON) to `url`; returns the attempt's result in Apple's terms.
+    func post(_ body: Data, to url: URL) async -> SendAttemptResult
+}
+
+extension SandboxEngine {
+    /// Apple's retry schedule after a failed attempt: +1, +12, +24, +48 and +72 hours after the
+    /// previous attempt, then it gives up.
+    public static let retryDelays: [TimeInterval] = [1, 12, 24, 48, 72].map { $0 * 3600 }
+
+    /// Turns recorded events into signed notifications queued for delivery now.
+    @discardableResult
+    public func queueNotifications() throws(SandboxError) -> [NotificationRecord] {
+        var queued: [NotificationRecord] = []
+        for event in try takeEvents() {
+            let uuid = UUID()
+            let body = try signedNotification(for: event, uuid: uuid)
+            queued.append(
+                NotificationRecord(
+                    notificationUUID: uuid.uuidString.lowercased(), notificationType: event.notificationType,
+                    subtype: event.subtype, transactionID: event.transactionID,
+                    signedPayload: body.signedPayload ?? "", nextAttemptDate: clock.now()))
+        }
+        state.notifications.append(contentsOf: queued)
+        try save()
+        return queued
+    }
+
+    /// Sends every notification that is due to `url`, records each attempt, and schedules retries
+    /// on the sandbox clock. Without a URL nothing is sent (the notifications stay queued).
+    @discardableResult
+    public func deliverDueNotifications(
+        to url: URL?, using transport: any NotificationTransport
+    ) async throws(SandboxError)
+        -> [NotificationRecord]
+    {
+        guard let url else { return [] }
+        try queueNotifications()
+        let now = clock.now()
+        var delivered: [NotificationRecord] = []
+        for index in state.notifications.indices {
+            guard let due = state.notifications[index].nextAttemptDate, due <= now else { continue }
+            let record = state.notifications[index]
+            let body = (try? JSONEncoder().encode(ResponseBodyV2(signedPayload: record.signedPayload))) ?? Data()
+            let result = await transport.post(body, to: url)
+            // The actor may have run other calls while awaiting: find the record again by UUID.
+            guard
+                let current = state.notifications.firstIndex(where: { $0.notificationUUID == record.notificationUUID })
+            else { continue }
+            state.notifications[current].attempts.append(SendAttemptItem(attemptDate: now, sendAttemptResult: result))
+            let failures = state.notifications[current].attempts.count
+            if result == .success || failures > Self.retryDelays.count {
+                state.notifications[current].nextAttemptDate = nil
+            } else {
+                state.notifications[current].nextAttemptDate = now.addingTimeInterval(Self.retryDelays[failures - 1])
+            }
+            delivered.append(state.notifications[current])
+        }
+        try save()
+        return delivered
+    }
+
+    /// Every notification queued or sent, oldest first.
+    public func notificationHistory() -> [NotificationRecord] { state.notifications }
+}
+
+/// Delivers notifications over HTTP with `URLSession`: 200–206 is success, as Apple counts it.
+public struct URLSessionNotificationTransport: NotificationTransport {
+    public let timeout: TimeInterval
+
+    public init(timeout: TimeInterval = 30) {
+        self.timeout = timeout
+    }
+
+    public func post(_ body: Data, to url: URL) async -> SendAttemptResult {
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        do {
+            let (_, response) = try await URLSession.shared.data(for: request)
+            guard let status = (response as? HTTPURLResponse)?.statusCode else { return .invalidResponse }
+            return (200...206).contains(status) ? .success : .unsuccessfulHTTPResponseCode
+        } catch let error as URLError {
+            switch error.code {
+            case .timedOut: return .timedOut
+            case .cannotConnectToHost, .networkConnectionLost, .cannotFindHost: return .noResponse
+            case .secureConnectionFailed, .serverCertificateUntrusted: return .tlsIssue
+            case .httpTooManyRedirects: return .circularRedirect
+            default: return .other
+            }
+        } catch {
+            return .other
+        }
+    }
+}
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif

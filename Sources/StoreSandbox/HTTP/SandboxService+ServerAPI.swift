@@ -77,7 +77,7 @@ extension SandboxService {
     }
 
     /// Checks the bearer token, runs the route, and answers failures as Apple does.
-    private func apple(_ request: Request, _ body: () async throws -> Response) async -> Response {
+    func apple(_ request: Request, _ body: () async throws -> Response) async -> Response {
         let verifier = AppStoreServerAPITokenVerifier(keys: configuration.apiKeys, now: { Date() })
         do {
             let claims = try verifier.verify(authorizationHeader: request.headers[.authorization])
@@ -122,5 +122,45 @@ struct AppleAPIFailure: Error {
         ServiceJSON.response(
             APIErrorResponse(errorCode: code, errorMessage: message),
             status: HTTPResponse.Status(code: code.httpStatus ?? 500))
+    }
+}
+
+extension SandboxService {
+    /// Test notifications and notification history.
+    func addNotificationAPIRoutes(to router: Router<BasicRequestContext>) {
+        let api = router.group("inApps/v1/notifications")
+        api.post("test") { request, _ in
+            await apple(request) {
+                ServiceJSON.response(
+                    SendTestNotificationResponse(testNotificationToken: try await engine.requestTestNotification()))
+            }
+        }
+        api.get("test/:token") { request, context in
+            await apple(request) {
+                do {
+                    return ServiceJSON.response(
+                        try await engine.testNotificationStatus(token: try context.parameters.require("token")))
+                } catch {
+                    throw AppleAPIFailure(.testNotificationNotFound, "Test notification not found.")
+                }
+            }
+        }
+        api.post("history") { request, _ in
+            await apple(request) {
+                let body = try await ServiceJSON.decode(NotificationHistoryRequest.self, from: request)
+                if body.transactionID != nil, body.notificationType != nil {
+                    throw AppleAPIFailure(
+                        .multipleFiltersSupplied, "Only one of transactionId or notificationType may be used.")
+                }
+                do {
+                    return ServiceJSON.response(
+                        try await engine.notificationHistory(
+                            body, paginationToken: request.uri.queryParameters.get("paginationToken")))
+                } catch let error as SandboxError where error.code == .invalidRequest {
+                    throw AppleAPIFailure(
+                        body.startDate == nil ? .invalidStartDate : .invalidPaginationToken, error.message)
+                }
+            }
+        }
     }
 }

@@ -40,6 +40,7 @@ public struct SandboxService: Sendable {
         addControlRoutes(to: router)
         addVerifyReceiptRoutes(to: router)
         addServerAPIRoutes(to: router)
+        addNotificationAPIRoutes(to: router)
         return router
     }
 

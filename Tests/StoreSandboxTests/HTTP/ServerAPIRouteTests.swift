@@ -128,3 +128,54 @@ import Testing
         }
     }
 }
+
+extension ServerAPIRouteTests {
+    @Test func testNotificationAndNotificationHistory() async throws {
+        let service = try makeService()
+        let tester = try await service.engine.createTester(name: "api@example.com")
+        let bought = try #require(
+            try await service.engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd"))
+                .transaction)
+        let verifier = try service.engine.signer.makeVerifier()
+        let decoder = JSONDecoder()
+        try await Application(router: service.router()).test(.router) { client in
+            let requested = try await client.execute(
+                uri: "/inApps/v1/notifications/test", method: .post, headers: try token())
+            let testToken = try #require(
+                try decoder.decode(SendTestNotificationResponse.self, from: Data(buffer: requested.body))
+                    .testNotificationToken)
+            try await service.engine.deliverDueNotifications(
+                to: URL(string: "http://x/")!, using: ScriptedTransport([]))
+
+            let status = try await client.execute(
+                uri: "/inApps/v1/notifications/test/\(testToken)", method: .get, headers: try token())
+            let check = try decoder.decode(CheckTestNotificationResponse.self, from: Data(buffer: status.body))
+            #expect(check.sendAttempts?.first?.sendAttemptResult == .success)
+            #expect(try verifier.verifyNotification(try #require(check.signedPayload)).notificationType == .test)
+            let missing = try await client.execute(
+                uri: "/inApps/v1/notifications/test/nope", method: .get, headers: try token())
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: missing.body)).errorCode
+                    == .testNotificationNotFound)
+
+            let start = EngineFixture.start.addingTimeInterval(-60).epochMilliseconds
+            let end = EngineFixture.start.addingTimeInterval(60).epochMilliseconds
+            let history = try await client.execute(
+                uri: "/inApps/v1/notifications/history", method: .post, headers: try token(),
+                body: ByteBuffer(string: #"{"startDate":\#(start),"endDate":\#(end),"transactionId":"\#(bought.id)"}"#))
+            let page = try decoder.decode(NotificationHistoryResponse.self, from: Data(buffer: history.body))
+            #expect(page.notificationHistory?.count == 1)
+            let item = try #require(page.notificationHistory?.first?.signedPayload)
+            #expect(try verifier.verifyNotification(item).notificationType == .oneTimeCharge)
+
+            let both = try await client.execute(
+                uri: "/inApps/v1/notifications/history", method: .post, headers: try token(),
+                body: ByteBuffer(
+                    string: #"{"startDate":\#(start),"endDate":\#(end),"transactionId":"1","notificationType":"TEST"}"#)
+            )
+            #expect(
+                try decoder.decode(APIErrorResponse.self, from: Data(buffer: both.body)).errorCode
+                    == .multipleFiltersSupplied)
+        }
+    }
+}

@@ -104,6 +104,7 @@ extension SandboxEngine {
         state.transactions[index].revocationDate = clock.now()
         state.transactions[index].revocationReason = reason
         let transaction = state.transactions[index]
+        noteUpdate(transaction)
         if transaction.productType == .autoRenewableSubscription {
             state.subscriptions[transaction.originalID]?.autoRenewEnabled = false
         }
@@ -157,6 +158,7 @@ extension SandboxEngine {
         -> SandboxTransaction
     {
         state.transactions.append(transaction)
+        noteUpdate(transaction)
         if let event { record(event, subtype, transaction) }
         return transaction
     }

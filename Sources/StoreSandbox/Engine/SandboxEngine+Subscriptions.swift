@@ -103,6 +103,7 @@ extension SandboxEngine {
         if newLevel < currentLevel {
             if let index = state.transactions.firstIndex(where: { $0.id == latest.id }) {
                 state.transactions[index].isUpgraded = true
+                noteUpdate(state.transactions[index])
             }
             let now = clock.now()
             let tester = try tester(latest.testerID)

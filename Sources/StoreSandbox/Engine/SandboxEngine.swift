@@ -17,6 +17,8 @@ public actor SandboxEngine {
     let store: any SandboxStateStore
     let storefrontIDs: [String: String]
     var state: SandboxState
+    /// Long-polling callers waiting for the next update.
+    var updateWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
 
     /// Creates an engine, reading saved state from `store`.
     ///
@@ -104,6 +106,7 @@ public actor SandboxEngine {
         state.subscriptions = state.subscriptions.filter { $0.value.testerID != testerID }
         state.pendingPurchases = state.pendingPurchases.filter { $0.value.request.testerID != testerID }
         state.appDownloads[testerID] = nil
+        state.updates.removeAll { $0.testerID == testerID }
     }
 
     // MARK: - Settings

@@ -25,6 +25,23 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var settings: SandboxSettings
     /// Notifications queued or sent, with their attempts.
     public var notifications: [NotificationRecord]
+    /// Every new or changed transaction, in order: what the device's update stream replays.
+    public var updates: [TransactionUpdate]
+    /// The sequence number of the next update.
+    public var nextUpdateSequence: Int
+
+    /// One entry of the update stream.
+    public struct TransactionUpdate: Codable, Hashable, Sendable {
+        public var sequence: Int
+        public var transactionID: String
+        public var testerID: String
+
+        public init(sequence: Int, transactionID: String, testerID: String) {
+            self.sequence = sequence
+            self.transactionID = transactionID
+            self.testerID = testerID
+        }
+    }
 
     /// A tester's first download of the app, which the app transaction and receipt describe.
     public struct AppDownload: Codable, Hashable, Sendable {
@@ -49,6 +66,8 @@ public struct SandboxState: Codable, Hashable, Sendable {
         events = []
         settings = SandboxSettings()
         notifications = []
+        updates = []
+        nextUpdateSequence = 1
     }
 
     /// Takes the next transaction ID.

@@ -41,6 +41,12 @@ extension SandboxService {
         var transactions: [DeviceTransaction]
     }
 
+    struct UpdatesResponse: Codable, Sendable {
+        var transactions: [DeviceTransaction]
+        /// Pass as `after` on the next call.
+        var lastSequence: Int
+    }
+
     struct ReceiptResponse: Codable, Sendable {
         var receipt: String
     }
@@ -113,6 +119,30 @@ extension SandboxService {
                 try await engine.finish(
                     try context.parameters.require("transaction"), testerID: try context.parameters.require("tester"))
                 return Response(status: .noContent)
+            }
+        }
+        // Long polling: answers at once when there are updates after `after`, otherwise waits up to
+        // `timeout` seconds (at most 60) for one.
+        device.get("testers/:tester/updates") { request, context in
+            await respond {
+                let testerID = try context.parameters.require("tester")
+                let after = request.uri.queryParameters.get("after").flatMap { Int($0) } ?? 0
+                let timeout = min(60, max(0, request.uri.queryParameters.get("timeout").flatMap { Double($0) } ?? 0))
+                var found = try await engine.updates(of: testerID, after: after)
+                if found.transactions.isEmpty, timeout > 0 {
+                    await engine.waitForUpdate(timeout: .milliseconds(Int(timeout * 1000)))
+                    found = try await engine.updates(of: testerID, after: after)
+                }
+                return ServiceJSON.response(
+                    UpdatesResponse(transactions: try found.transactions.map(sign), lastSequence: found.lastSequence))
+            }
+        }
+        device.get("testers/:tester/app-transaction") { _, context in
+            await respond {
+                ServiceJSON.response(
+                    AppTransactionResponse(
+                        jwsRepresentation: try await engine.signedAppTransaction(
+                            for: try context.parameters.require("tester"))))
             }
         }
         device.get("testers/:tester/receipt") { request, context in

@@ -1,0 +1,49 @@
+public import Foundation
+
+/// The device's stream of transaction updates (StoreKit's `Transaction.updates`): every new or
+/// changed transaction (purchases, approvals of deferred purchases, renewals, refunds, upgrades),
+/// numbered so that a device can ask for what came after the last one it saw.
+extension SandboxEngine {
+    /// Transactions new or changed after `sequence`, and the sequence number to ask after next time.
+    public func updates(
+        of testerID: String, after sequence: Int
+    ) throws(SandboxError)
+        -> (transactions: [SandboxTransaction], lastSequence: Int)
+    {
+        _ = try tester(testerID)
+        let entries = state.updates.filter { $0.testerID == testerID && $0.sequence > sequence }
+        let transactions = entries.compactMap { entry in state.transactions.first { $0.id == entry.transactionID } }
+        return (transactions, entries.last?.sequence ?? max(sequence, 0))
+    }
+
+    /// Waits until the next update of any tester, or until `timeout` passes, whichever is first.
+    /// Long polling uses it; tests pass a zero timeout or trigger an update.
+    public func waitForUpdate(timeout: Duration) async {
+        let id = UUID()
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.resumeWaiter(id)
+        }
+        await withCheckedContinuation { continuation in
+            updateWaiters[id] = continuation
+        }
+        timer.cancel()
+    }
+
+    /// How many long polls are waiting now.
+    public var waitingPollCount: Int { updateWaiters.count }
+
+    func noteUpdate(_ transaction: SandboxTransaction) {
+        state.updates.append(
+            SandboxState.TransactionUpdate(
+                sequence: state.nextUpdateSequence, transactionID: transaction.id, testerID: transaction.testerID))
+        state.nextUpdateSequence += 1
+        let waiters = updateWaiters
+        updateWaiters.removeAll()
+        for continuation in waiters.values { continuation.resume() }
+    }
+
+    private func resumeWaiter(_ id: UUID) {
+        updateWaiters.removeValue(forKey: id)?.resume()
+    }
+}

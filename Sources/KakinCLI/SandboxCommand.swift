@@ -44,6 +44,9 @@ struct SandboxCommand: AsyncParsableCommand {
     )
     var apiKeys: [String] = []
 
+    @Option(help: "A directory of hosted content packages, <productID>.zip; stand-ins are served otherwise.")
+    var content: String?
+
     @Option(name: .customLong("notification-url"), help: "Where to POST App Store Server Notifications V2.")
     var notificationURL: String?
 
@@ -121,7 +124,8 @@ struct SandboxCommand: AsyncParsableCommand {
             products: catalog.engineLookup)
         return SandboxService(
             engine: engine, catalog: catalog,
-            configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)))
+            configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)),
+            content: HostedContentStore(directory: content.map { URL(fileURLWithPath: $0) }))
     }
 
     /// Reads `KEY_ID:ISSUER_ID:FILE`, where FILE holds a `.p8` private key or a PEM public key.

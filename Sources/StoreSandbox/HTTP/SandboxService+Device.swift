@@ -1,4 +1,5 @@
 import AppStoreModels
+import Crypto
 import Foundation
 import Hummingbird
 
@@ -145,6 +146,25 @@ extension SandboxService {
                             for: try context.parameters.require("tester"))))
             }
         }
+        // Hosted content for a product the tester owns, with Range for pausing and resuming.
+        device.get("testers/:tester/content/:product") { request, context in
+            await respond {
+                let testerID = try context.parameters.require("tester")
+                let productID = try context.parameters.require("product")
+                let owned = try await engine.currentEntitlements(of: engine.tester(testerID).id)
+                guard owned.contains(where: { $0.productID == productID }) else {
+                    throw RouteFailure(
+                        ServiceJSON.error(
+                            .forbidden, code: "notEntitled", message: "\(testerID) does not own \(productID)"))
+                }
+                guard let package = content.package(for: productID, in: catalog) else {
+                    throw RouteFailure(
+                        ServiceJSON.error(
+                            .notFound, code: "noHostedContent", message: "\(productID) has no hosted content"))
+                }
+                return Self.serve(package, request: request)
+            }
+        }
         device.get("testers/:tester/receipt") { request, context in
             await respond {
                 guard let device = request.uri.queryParameters.get("device").flatMap(UUID.init(uuidString:)) else {
@@ -158,6 +178,32 @@ extension SandboxService {
                 return ServiceJSON.response(ReceiptResponse(receipt: Data(bytes).base64EncodedString()))
             }
         }
+    }
+
+    /// The package, whole or the requested range, with `ETag` (its SHA-256) and `Accept-Ranges`.
+    static func serve(_ package: Data, request: Request) -> Response {
+        let etag = "\"" + SHA256.hash(data: package).map { String(format: "%02x", $0) }.joined() + "\""
+        var headers: HTTPFields = [.acceptRanges: "bytes", .eTag: etag, .contentType: "application/zip"]
+        let range: ByteRange?
+        do {
+            // A stale If-Range (another version of the package) gets the whole package.
+            let ifRange = request.headers[.ifRange]
+            range =
+                ifRange == nil || ifRange == etag
+                ? try ByteRange.parse(request.headers[.range], length: package.count) : nil
+        } catch {
+            headers[.contentRange] = "bytes */\(package.count)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        guard let range else {
+            headers[.contentLength] = "\(package.count)"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: package)))
+        }
+        let slice = package[package.startIndex + range.lower...package.startIndex + range.upper]
+        headers[.contentRange] = "bytes \(range.lower)-\(range.upper)/\(package.count)"
+        headers[.contentLength] = "\(slice.count)"
+        return Response(
+            status: .partialContent, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
     }
 
     func sign(_ transaction: SandboxTransaction) throws -> DeviceTransaction {

@@ -25,11 +25,17 @@ public struct SandboxService: Sendable {
     public let catalog: SandboxCatalog
     /// The service's settings.
     public let configuration: Configuration
+    /// The hosted content packages.
+    public let content: HostedContentStore
 
-    public init(engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration()) {
+    public init(
+        engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
+        content: HostedContentStore = HostedContentStore()
+    ) {
         self.engine = engine
         self.catalog = catalog
         self.configuration = configuration
+        self.content = content
     }
 
     /// All routes.

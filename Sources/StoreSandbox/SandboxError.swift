@@ -21,6 +21,8 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
             case unknownPendingPurchase
             case invalidRequest
             case stateUnavailable
+            case ineligible
+            case limitReached
         }
 
         private let base: Base
@@ -50,6 +52,12 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidRequest = Code(.invalidRequest)
         /// The sandbox state could not be read, saved or signed.
         public static let stateUnavailable = Code(.stateUnavailable)
+
+        /// The subscription cannot get what was asked (an extension of an inactive subscription,
+        /// consumption information for a transaction that is not a consumable).
+        public static let ineligible = Code(.ineligible)
+        /// A limit was reached (at most two renewal date extensions a year).
+        public static let limitReached = Code(.limitReached)
 
         /// The code's name, such as `duplicateProduct`.
         public var description: String { base.rawValue }

@@ -139,6 +139,7 @@ extension SandboxEngine {
     ) -> SandboxTransaction {
         let now = purchaseDate ?? clock.now()
         let id = state.takeTransactionID()
+        let orderID = "MK" + String(UInt64(id) ?? 0, radix: 36, uppercase: true)
         let token = request.appAccountToken ?? request.applicationUsername.flatMap(UUID.init(uuidString:))
         return SandboxTransaction(
             id: id, originalID: originalID ?? id,
@@ -149,7 +150,8 @@ extension SandboxEngine {
             appAccountToken: token?.uuidString.lowercased(),
             applicationUsername: token == nil ? request.applicationUsername : nil, storefront: tester.storefront,
             storefrontID: storefrontIDs[tester.storefront] ?? "", currency: product.currency,
-            priceMilliunits: product.priceMilliunits, appTransactionID: appDownload(of: tester.id).appTransactionID)
+            priceMilliunits: product.priceMilliunits, appTransactionID: appDownload(of: tester.id).appTransactionID,
+            orderID: orderID)
     }
 
     func append(

@@ -1,3 +1,4 @@
+public import AppStoreModels
 public import Foundation
 
 /// Everything the sandbox remembers: testers, transactions and the counters that number them.
@@ -29,6 +30,12 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var updates: [TransactionUpdate]
     /// The sequence number of the next update.
     public var nextUpdateSequence: Int
+    /// Renewal date extensions by original transaction ID: when each was granted.
+    public var extensions: [String: [Date]]
+    /// Mass extensions by "productID/requestIdentifier".
+    public var massExtensions: [String: MassExtendRenewalDateStatusResponse]
+    /// Consumption information sent by the developer, by transaction ID.
+    public var consumptionReports: [String: ConsumptionRequest]
 
     /// One entry of the update stream.
     public struct TransactionUpdate: Codable, Hashable, Sendable {
@@ -68,6 +75,9 @@ public struct SandboxState: Codable, Hashable, Sendable {
         notifications = []
         updates = []
         nextUpdateSequence = 1
+        extensions = [:]
+        massExtensions = [:]
+        consumptionReports = [:]
     }
 
     /// Takes the next transaction ID.
@@ -148,4 +158,35 @@ public struct SandboxStateError: Error, CustomStringConvertible {
     public let url: URL
     public let reason: String
     public var description: String { "the sandbox state in \(url.path) cannot be read: \(reason)" }
+}
+
+extension SandboxState {
+    /// Reads a saved state; parts added by later versions default to empty, so an older state file
+    /// still loads.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init()
+        testers = try container.decodeIfPresent([String: SandboxTester].self, forKey: .testers) ?? [:]
+        transactions = try container.decodeIfPresent([SandboxTransaction].self, forKey: .transactions) ?? []
+        appDownloads = try container.decodeIfPresent([String: AppDownload].self, forKey: .appDownloads) ?? [:]
+        nextTransactionNumber =
+            try container.decodeIfPresent(UInt64.self, forKey: .nextTransactionNumber) ?? nextTransactionNumber
+        nextWebOrderLineItemNumber =
+            try container.decodeIfPresent(UInt64.self, forKey: .nextWebOrderLineItemNumber)
+            ?? nextWebOrderLineItemNumber
+        subscriptions = try container.decodeIfPresent([String: SubscriptionState].self, forKey: .subscriptions) ?? [:]
+        pendingPurchases =
+            try container.decodeIfPresent([String: PendingPurchase].self, forKey: .pendingPurchases) ?? [:]
+        events = try container.decodeIfPresent([SandboxEvent].self, forKey: .events) ?? []
+        settings = try container.decodeIfPresent(SandboxSettings.self, forKey: .settings) ?? SandboxSettings()
+        notifications = try container.decodeIfPresent([NotificationRecord].self, forKey: .notifications) ?? []
+        updates = try container.decodeIfPresent([TransactionUpdate].self, forKey: .updates) ?? []
+        nextUpdateSequence = try container.decodeIfPresent(Int.self, forKey: .nextUpdateSequence) ?? 1
+        extensions = try container.decodeIfPresent([String: [Date]].self, forKey: .extensions) ?? [:]
+        massExtensions =
+            try container.decodeIfPresent([String: MassExtendRenewalDateStatusResponse].self, forKey: .massExtensions)
+            ?? [:]
+        consumptionReports =
+            try container.decodeIfPresent([String: ConsumptionRequest].self, forKey: .consumptionReports) ?? [:]
+    }
 }

@@ -60,6 +60,8 @@ public struct SandboxTransaction: Codable, Hashable, Sendable, Identifiable {
     public var isFinished: Bool
     /// The app download transaction this belongs to.
     public var appTransactionID: String
+    /// The order ID of the customer's invoice (Look Up Order ID).
+    public var orderID: String?
 
     /// Creates a record.
     public init(
@@ -70,7 +72,7 @@ public struct SandboxTransaction: Codable, Hashable, Sendable, Identifiable {
         reason: TransactionReason = .purchase, offerType: OfferType? = nil, offerIdentifier: String? = nil,
         offerDiscountType: OfferDiscountType? = nil, offerPeriod: String? = nil, isUpgraded: Bool = false,
         revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, isFinished: Bool = false,
-        appTransactionID: String
+        appTransactionID: String, orderID: String? = nil
     ) {
         self.id = id
         self.originalID = originalID
@@ -99,6 +101,7 @@ public struct SandboxTransaction: Codable, Hashable, Sendable, Identifiable {
         self.revocationReason = revocationReason
         self.isFinished = isFinished
         self.appTransactionID = appTransactionID
+        self.orderID = orderID
     }
 
     /// Whether the transaction was refunded or revoked.

@@ -118,6 +118,13 @@ extension SandboxService {
                 return ServiceJSON.response(OutcomeResponse(state: "revoked", transactionID: transaction.id))
             }
         }
+        control.post("transactions/:transaction/consumption-request") { _, context in
+            await respond {
+                try await engine.requestConsumptionInformation(
+                    transactionID: try context.parameters.require("transaction"))
+                return Response(status: .noContent)
+            }
+        }
         control.post("subscriptions/:original/fail-renewals") { _, context in
             await respond {
                 try await engine.failRenewals(originalTransactionID: try context.parameters.require("original"))

@@ -47,6 +47,7 @@ public struct SandboxService: Sendable {
         addVerifyReceiptRoutes(to: router)
         addServerAPIRoutes(to: router)
         addNotificationAPIRoutes(to: router)
+        addExtensionAPIRoutes(to: router)
         return router
     }
 

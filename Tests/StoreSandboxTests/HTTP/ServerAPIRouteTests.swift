@@ -179,3 +179,76 @@ extension ServerAPIRouteTests {
         }
     }
 }
+
+extension ServerAPIRouteTests {
+    @Test func renewalDateExtensionsConsumptionAndOrderLookup() async throws {
+        let service = try makeService()
+        let tester = try await service.engine.createTester(name: "x@example.com")
+        let monthly = try #require(
+            try await service.engine.purchase(
+                .init(testerID: tester.id, productID: "com.example.kakin.premium.monthly")
+            )
+            .transaction)
+        let points = try #require(
+            try await service.engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.increasePoints"))
+                .transaction)
+        let decoder = JSONDecoder()
+        @Sendable func code(_ response: TestResponse) throws -> APIErrorCode? {
+            try JSONDecoder().decode(APIErrorResponse.self, from: Data(buffer: response.body)).errorCode
+        }
+        try await Application(router: service.router()).test(.router) { client in
+            let extend = #"{"extendByDays":10,"extendReasonCode":1,"requestIdentifier":"r1"}"#
+            let extended = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/\(monthly.id)", method: .put, headers: try token(),
+                body: ByteBuffer(string: extend))
+            let response = try decoder.decode(ExtendRenewalDateResponse.self, from: Data(buffer: extended.body))
+            #expect(response.success == true)
+            #expect(response.effectiveDate == monthly.expiresDate?.addingTimeInterval(10 * 86_400))
+            _ = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/\(monthly.id)", method: .put, headers: try token(),
+                body: ByteBuffer(string: extend))
+            let third = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/\(monthly.id)", method: .put, headers: try token(),
+                body: ByteBuffer(string: extend))
+            #expect(try code(third) == .subscriptionMaxExtension)
+            let tooLong = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/\(monthly.id)", method: .put, headers: try token(),
+                body: ByteBuffer(string: #"{"extendByDays":91,"extendReasonCode":1,"requestIdentifier":"r"}"#))
+            #expect(try code(tooLong) == .invalidExtendByDays)
+            #expect(await service.engine.events().last?.notificationType == .renewalExtended)
+
+            let mass = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/mass", method: .post, headers: try token(),
+                body: ByteBuffer(
+                    string:
+                        #"{"extendByDays":5,"extendReasonCode":0,"requestIdentifier":"m1","productId":"com.example.kakin.premium.monthly","storefrontCountryCodes":[]}"#
+                ))
+            #expect(mass.status == .ok)
+            let status = try await client.execute(
+                uri: "/inApps/v1/subscriptions/extend/mass/com.example.kakin.premium.monthly/m1", method: .get,
+                headers: try token())
+            let massStatus = try decoder.decode(
+                MassExtendRenewalDateStatusResponse.self, from: Data(buffer: status.body))
+            #expect(massStatus.complete == true)
+            #expect(massStatus.failedCount == 1, "the subscription already had two extensions this year")
+
+            let consumption = try await client.execute(
+                uri: "/inApps/v2/transactions/consumption/\(points.id)", method: .put, headers: try token(),
+                body: ByteBuffer(
+                    string: #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED"}"#))
+            #expect(consumption.status == .ok)
+            let refused = try await client.execute(
+                uri: "/inApps/v2/transactions/consumption/\(points.id)", method: .put, headers: try token(),
+                body: ByteBuffer(string: #"{"customerConsented":false,"sampleContentProvided":false}"#))
+            #expect(try code(refused) == .invalidCustomerConsented)
+
+            let order = try #require(points.orderID)
+            let lookup = try await client.execute(uri: "/inApps/v1/lookup/\(order)", method: .get, headers: try token())
+            let found = try decoder.decode(OrderLookupResponse.self, from: Data(buffer: lookup.body))
+            #expect(found.status == .valid)
+            #expect(found.signedTransactions?.count == 1)
+            let missing = try await client.execute(uri: "/inApps/v1/lookup/NOPE", method: .get, headers: try token())
+            #expect(try decoder.decode(OrderLookupResponse.self, from: Data(buffer: missing.body)).status == .invalid)
+        }
+    }
+}

@@ -294,3 +294,21 @@ extension SandboxEngine {
         }
     }
 }
+
+extension SandboxEngine {
+    /// Renews a subscription now, without waiting for its period to end (the control API's
+    /// "force a renewal"): the current period is cut short at the sandbox's present time.
+    @discardableResult
+    public func forceRenewal(originalTransactionID: String) throws(SandboxError) -> [SandboxEvent] {
+        guard
+            let index = state.transactions.lastIndex(where: {
+                $0.originalID == originalTransactionID && $0.productType == .autoRenewableSubscription
+            }), state.subscriptions[originalTransactionID] != nil
+        else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        let now = clock.now()
+        if let expires = state.transactions[index].expiresDate, expires > now {
+            state.transactions[index].expiresDate = now
+        }
+        return try processRenewals()
+    }
+}

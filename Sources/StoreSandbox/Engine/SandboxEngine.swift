@@ -197,3 +197,16 @@ public actor SandboxEngine {
                 date: clock.now()))
     }
 }
+
+extension SandboxEngine {
+    /// Forgets everything: testers, transactions, notifications and settings. The CA and the
+    /// catalog stay; transaction numbering goes on, so IDs are never reused.
+    public func resetAll() throws(SandboxError) {
+        let next = state.nextTransactionNumber
+        let nextLineItem = state.nextWebOrderLineItemNumber
+        state = SandboxState()
+        state.nextTransactionNumber = next
+        state.nextWebOrderLineItemNumber = nextLineItem
+        try save()
+    }
+}

@@ -125,6 +125,19 @@ extension SandboxService {
                 return Response(status: .noContent)
             }
         }
+        control.post("subscriptions/:original/renew") { _, context in
+            await respond {
+                let events = try await engine.forceRenewal(
+                    originalTransactionID: try context.parameters.require("original"))
+                return ServiceJSON.response(ClockResponse(now: engine.clock.now(), events: events))
+            }
+        }
+        control.post("reset") { _, _ in
+            await respond {
+                try await engine.resetAll()
+                return Response(status: .noContent)
+            }
+        }
         control.post("subscriptions/:original/fail-renewals") { _, context in
             await respond {
                 try await engine.failRenewals(originalTransactionID: try context.parameters.require("original"))

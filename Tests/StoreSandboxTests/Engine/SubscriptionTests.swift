@@ -143,3 +143,21 @@ import Testing
         #expect(count >= 36 && count <= 38)
     }
 }
+
+extension SubscriptionTests {
+    @Test func forcedRenewalHappensNow() async throws {
+        let fixture = try EngineFixture()
+        let (tester, first) = try await subscribe(fixture, "yearly")
+        fixture.days(3)
+        let events = try await fixture.engine.forceRenewal(originalTransactionID: first.id)
+        #expect(events.map(\.notificationType) == [.didRenew])
+        let renewal = try #require(await fixture.engine.transactions(of: tester.id).last)
+        #expect(renewal.purchaseDate == EngineFixture.start.addingTimeInterval(3 * 86_400))
+        try await fixture.engine.resetAll()
+        #expect(await fixture.engine.testers().isEmpty)
+        let again = try await fixture.engine.createTester(name: "again@example.com")
+        let next = try #require(
+            try await fixture.engine.purchase(.init(testerID: again.id, productID: "points")).transaction)
+        #expect(UInt64(next.id)! > UInt64(renewal.id)!, "IDs are never reused")
+    }
+}

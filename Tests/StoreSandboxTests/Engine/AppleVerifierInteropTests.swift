@@ -1,0 +1,63 @@
+import AppStoreModels
+import AppStoreSecurity
+import Foundation
+import StoreSandbox
+import Testing
+
+/// Apple's own App Store Server Library (Python), given the sandbox root, accepts every kind of
+/// signed data the sandbox emits. Skipped, with a message, when the library is not installed.
+@Suite struct AppleVerifierInteropTests {
+    static let available: Bool = (try? python("import appstoreserverlibrary", []))?.status == 0
+
+    static func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(
+        .enabled(
+            if: available,
+            "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"))
+    func applesVerifierAcceptsEverythingTheSandboxSigns() async throws {
+        // Real time: Apple's verifier checks the chain at the signing date against its own clock rules.
+        let now = Date()
+        let authority = try SandboxCertificateAuthority.generate(now: now)
+        let engine = try SandboxEngine(
+            signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+            clock: .manual(at: now), products: { id, _ in EngineFixture.catalog[id] })
+        let tester = try await engine.createTester(name: "py@example.com")
+        let bought = try #require(
+            try await engine.purchase(.init(testerID: tester.id, productID: "monthly")).transaction)
+        let signer = engine.signer
+        let transaction = try signer.signTransaction(bought, at: now)
+        let renewal = try signer.signRenewalInfo(
+            try await engine.renewalInfo(originalTransactionID: bought.id), at: now)
+        let event = try #require(await engine.events().first)
+        let notification = try #require(try await engine.signedNotification(for: event).signedPayload)
+        let appTransaction = try await engine.signedAppTransaction(for: tester.id)
+        let script = """
+            import base64, sys
+            from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+            from appstoreserverlibrary.models.Environment import Environment
+            verifier = SignedDataVerifier([base64.b64decode(sys.argv[1])], False, Environment.SANDBOX, "com.example.kakin", 6450000001)
+            t = verifier.verify_and_decode_signed_transaction(sys.argv[2])
+            r = verifier.verify_and_decode_renewal_info(sys.argv[3])
+            n = verifier.verify_and_decode_notification(sys.argv[4])
+            a = verifier.verify_and_decode_app_transaction(sys.argv[5])
+            print(t.productId, r.autoRenewProductId, n.rawNotificationType, a.bundleId)
+            """
+        let result = try Self.python(
+            script,
+            [Data(authority.root.derBytes).base64EncodedString(), transaction, renewal, notification, appTransaction])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("monthly monthly SUBSCRIBED com.example.kakin"), "\(result.output)")
+    }
+}

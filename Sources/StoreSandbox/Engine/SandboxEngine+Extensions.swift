@@ -105,3 +105,22 @@ extension SandboxEngine {
         state.transactions.filter { $0.orderID == orderID }
     }
 }
+
+extension SandboxEngine {
+    /// Set App Account Token: attaches `token` to the purchase with this original transaction ID
+    /// (every transaction of it, renewals included).
+    public func setAppAccountToken(_ token: UUID, originalTransactionID: String) throws(SandboxError) {
+        let indices = state.transactions.indices.filter { state.transactions[$0].originalID == originalTransactionID }
+        guard !indices.isEmpty else {
+            throw SandboxError(.unknownTransaction, "no purchase has original transaction ID \(originalTransactionID)")
+        }
+        for index in indices { state.transactions[index].appAccountToken = token.uuidString.lowercased() }
+        try save()
+    }
+
+    /// Finish Transaction (server side): marks a transaction finished, as the device would.
+    public func finishFromServer(_ transactionID: String) throws(SandboxError) {
+        let transaction = try transaction(transactionID)
+        try finish(transactionID, testerID: transaction.testerID)
+    }
+}

@@ -80,6 +80,27 @@ extension SandboxService {
                 }
             }
         }
+        api.put("v1/transactions/:id/appAccountToken") { request, context in
+            await apple(request) {
+                let body = try await ServiceJSON.decode(UpdateAppAccountTokenRequest.self, from: request)
+                guard let token = body.appAccountToken.flatMap(UUID.init(uuidString:)) else {
+                    throw AppleAPIFailure(.invalidAppAccountTokenUUID, "Invalid appAccountToken UUID.")
+                }
+                do {
+                    try await engine.setAppAccountToken(
+                        token, originalTransactionID: try context.parameters.require("id"))
+                } catch let error as SandboxError where error.code == .unknownTransaction {
+                    throw AppleAPIFailure(.originalTransactionIDNotFound, "Original transaction id not found.")
+                }
+                return Response(status: .ok)
+            }
+        }
+        api.post("v1/transactions/:id/finish") { request, context in
+            await apple(request) {
+                try await engine.finishFromServer(try context.parameters.require("id"))
+                return Response(status: .ok)
+            }
+        }
         api.get("v1/lookup/:order") { request, context in
             await apple(request) {
                 let transactions = await engine.lookUpOrder(try context.parameters.require("order"))

@@ -252,3 +252,32 @@ extension ServerAPIRouteTests {
         }
     }
 }
+
+extension ServerAPIRouteTests {
+    @Test func appAccountTokenAndServerSideFinish() async throws {
+        let service = try makeService()
+        let tester = try await service.engine.createTester(name: "t@example.com")
+        let points = try #require(
+            try await service.engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.increasePoints"))
+                .transaction)
+        let token = UUID()
+        try await Application(router: service.router()).test(.router) { client in
+            let set = try await client.execute(
+                uri: "/inApps/v1/transactions/\(points.id)/appAccountToken", method: .put, headers: try self.token(),
+                body: ByteBuffer(string: #"{"appAccountToken":"\#(token.uuidString)"}"#))
+            #expect(set.status == .ok)
+            let bad = try await client.execute(
+                uri: "/inApps/v1/transactions/\(points.id)/appAccountToken", method: .put, headers: try self.token(),
+                body: ByteBuffer(string: #"{"appAccountToken":"not-a-uuid"}"#))
+            #expect(
+                try JSONDecoder().decode(APIErrorResponse.self, from: Data(buffer: bad.body)).errorCode
+                    == .invalidAppAccountTokenUUID)
+            let finished = try await client.execute(
+                uri: "/inApps/v1/transactions/\(points.id)/finish", method: .post, headers: try self.token())
+            #expect(finished.status == .ok)
+        }
+        let updated = try await service.engine.transaction(points.id)
+        #expect(updated.appAccountToken == token.uuidString.lowercased())
+        #expect(updated.isFinished)
+    }
+}

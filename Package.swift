@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
+        .library(name: "KakinServer", targets: ["KakinServer"]),
         .executable(name: "kakin", targets: ["kakin"]),
     ],
     dependencies: [
@@ -21,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
     ],
     targets: [
         // Apple's wire formats as Codable value types. No I/O.
@@ -49,6 +52,19 @@ let package = Package(
                 "AppStoreSecurity",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The purchase server: verify, record once in a ledger, grant; SQLite by default.
+        .target(
+            name: "KakinServer",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSecurity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -94,6 +110,14 @@ let package = Package(
             name: "StoreSandboxTests",
             dependencies: [
                 "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KakinServerTests",
+            dependencies: [
+                "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,232 @@
+public import AppStoreModels
+public import Foundation
+
+/// Where the server learned of a transaction.
+public enum TransactionSource: String, Codable, Hashable, Sendable {
+    /// Posted by the app (StoreKit 2 signed transaction or sandbox).
+    case app
+    /// Carried by an App Store Server Notification.
+    case notification
+    /// Found by reconciliation against the App Store Server API.
+    case reconciliation
+    /// Read from an app receipt (the legacy verifyReceipt flow).
+    case receipt
+}
+
+/// A verified App Store transaction as the ledger keeps it: one row per `transactionId`.
+public struct RecordedTransaction: Codable, Hashable, Sendable {
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var bundleID: String
+    /// The app's own user ID; `nil` until someone who knows the customer (the app, or an earlier
+    /// transaction of the same purchase) says who it is.
+    public var appUserID: String?
+    public var productID: String
+    public var productType: ProductType
+    public var quantity: Int
+    public var purchaseDate: Date
+    public var expiresDate: Date?
+    public var revocationDate: Date?
+    public var revocationReason: RevocationReason?
+    public var environment: AppStoreEnvironment
+    public var appAccountToken: String?
+    /// The JWS it was verified from, kept as evidence (`nil` for receipt-derived rows).
+    public var signedTransaction: String?
+    public var source: TransactionSource
+    /// When the server first recorded it.
+    public var recordedAt: Date
+
+    public init(
+        transactionID: String, originalTransactionID: String, bundleID: String, appUserID: String? = nil,
+        productID: String, productType: ProductType, quantity: Int = 1, purchaseDate: Date, expiresDate: Date? = nil,
+        revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, environment: AppStoreEnvironment,
+        appAccountToken: String? = nil, signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.productID = productID
+        self.productType = productType
+        self.quantity = quantity
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.environment = environment
+        self.appAccountToken = appAccountToken
+        self.signedTransaction = signedTransaction
+        self.source = source
+        self.recordedAt = recordedAt
+    }
+}
+
+/// What buying a product gives, from the grants file.
+public enum Grant: Codable, Hashable, Sendable {
+    /// Access named `identifier` (e.g. `removeAds`, `premium`) while the transaction is valid.
+    case entitlement(String)
+    /// `amount` units of a currency (e.g. 100 `points`) per unit bought.
+    case currency(String, amount: Int64)
+    /// The hosted content package of the product.
+    case content
+}
+
+/// What happens to currency already spent when its purchase is refunded.
+public enum ClawbackPolicy: String, Codable, Hashable, Sendable {
+    /// Take back everything; the balance may go below zero (a debt the next purchase pays off).
+    case allowNegative
+    /// Take back what is left, down to zero; the shortfall is recorded but not collected.
+    case clampAtZero
+}
+
+/// One access right of a customer, derived from their transactions.
+public struct Entitlement: Codable, Hashable, Sendable {
+    public var identifier: String
+    public var productID: String
+    public var isActive: Bool
+    public var expiresDate: Date?
+    public var revocationDate: Date?
+    /// The transaction that gives (or last gave) it.
+    public var transactionID: String
+    public var originalTransactionID: String
+
+    public init(
+        identifier: String, productID: String, isActive: Bool, expiresDate: Date?, revocationDate: Date?,
+        transactionID: String, originalTransactionID: String
+    ) {
+        self.identifier = identifier
+        self.productID = productID
+        self.isActive = isActive
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+    }
+}
+
+/// One line of the append-only ledger.
+public struct LedgerEntry: Codable, Hashable, Sendable {
+    public enum Kind: String, Codable, Hashable, Sendable {
+        /// Currency credited for a purchase.
+        case credit
+        /// Currency spent by the customer.
+        case spend
+        /// Currency taken back after a refund or revocation.
+        case clawback
+    }
+
+    public var kind: Kind
+    public var bundleID: String
+    public var appUserID: String
+    public var currency: String
+    /// Signed: positive for credits, negative for spends and clawbacks.
+    public var amount: Int64
+    public var transactionID: String?
+    /// Unique across the ledger: the same operation is never applied twice.
+    public var idempotencyKey: String
+    /// For clawbacks under `clampAtZero`: what could not be taken back.
+    public var shortfall: Int64
+    public var createdAt: Date
+
+    public init(
+        kind: Kind, bundleID: String, appUserID: String, currency: String, amount: Int64, transactionID: String?,
+        idempotencyKey: String, shortfall: Int64 = 0, createdAt: Date
+    ) {
+        self.kind = kind
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.currency = currency
+        self.amount = amount
+        self.transactionID = transactionID
+        self.idempotencyKey = idempotencyKey
+        self.shortfall = shortfall
+        self.createdAt = createdAt
+    }
+}
+
+/// A customer as the server sees them.
+public struct CustomerState: Codable, Hashable, Sendable {
+    public var bundleID: String
+    public var appUserID: String
+    public var entitlements: [Entitlement]
+    /// Balances by currency.
+    public var balances: [String: Int64]
+    /// Every transaction of the customer, oldest first.
+    public var transactions: [RecordedTransaction]
+    /// The ledger lines, oldest first.
+    public var ledger: [LedgerEntry]
+
+    public init(
+        bundleID: String, appUserID: String, entitlements: [Entitlement], balances: [String: Int64],
+        transactions: [RecordedTransaction], ledger: [LedgerEntry]
+    ) {
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.entitlements = entitlements
+        self.balances = balances
+        self.transactions = transactions
+        self.ledger = ledger
+    }
+}
+
+/// What recording a transaction did.
+public enum RecordOutcome: Hashable, Sendable {
+    /// First time seen: recorded (and granted, if its owner is known and it is not revoked).
+    case recorded
+    /// Seen before: nothing granted again. `ownerAssigned` is true when this call told the ledger
+    /// who the customer is, and the grants were applied now.
+    case duplicate(ownerAssigned: Bool)
+    /// Seen before for another customer: refused, nothing changed.
+    case ownedByAnotherCustomer(String)
+}
+
+/// What a spend did.
+public enum SpendOutcome: Hashable, Sendable {
+    /// Spent; the balance after it.
+    case spent(balance: Int64)
+    /// The same idempotency key was used before: nothing spent again; the balance now.
+    case alreadySpent(balance: Int64)
+    /// Not enough currency: nothing spent; the balance now.
+    case insufficientBalance(balance: Int64)
+}
+
+/// An event for the webhooks outbox.
+public struct LedgerEvent: Codable, Hashable, Sendable {
+    public var id: Int64
+    /// `transaction.recorded`, `entitlement.granted`, `transaction.revoked`, `balance.spent`, …
+    public var type: String
+    public var bundleID: String
+    public var appUserID: String?
+    /// The event's JSON body.
+    public var payload: Data
+    public var createdAt: Date
+
+    public init(id: Int64, type: String, bundleID: String, appUserID: String?, payload: Data, createdAt: Date) {
+        self.id = id
+        self.type = type
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.payload = payload
+        self.createdAt = createdAt
+    }
+}
+
+/// A hosted content package uploaded by an admin.
+public struct ContentPackage: Codable, Hashable, Sendable {
+    public var bundleID: String
+    public var productID: String
+    public var version: String
+    /// Lowercase hex SHA-256 of the bytes.
+    public var sha256: String
+    public var size: Int64
+    public var uploadedAt: Date
+
+    public init(bundleID: String, productID: String, version: String, sha256: String, size: Int64, uploadedAt: Date) {
+        self.bundleID = bundleID
+        self.productID = productID
+        self.version = version
+        self.sha256 = sha256
+        self.size = size
+        self.uploadedAt = uploadedAt
+    }
+}

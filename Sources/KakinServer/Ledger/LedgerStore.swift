@@ -1,0 +1,65 @@
+public import Foundation
+
+/// The server's storage: an append-only, idempotent ledger of transactions, notifications and
+/// currency movements, from which entitlements and balances are derived.
+///
+/// Correctness never relies on process memory: uniqueness (one row per `transactionId`, per
+/// `notificationUUID`, per idempotency key) and "never below zero" are enforced by the database,
+/// so several server replicas can share one database.
+public protocol LedgerStore: Sendable {
+    /// Creates or upgrades the schema (append-only migrations).
+    func migrate() async throws
+
+    /// Records a verified transaction once and applies `grants` once, atomically.
+    ///
+    /// - The first record of a `transactionId` wins; later ones change nothing, except that an
+    ///   unknown owner (`appUserID` nil) is filled in by the first caller who knows it, and the
+    ///   grants are applied then.
+    /// - A transaction with a known owner and no revocation gets its currency grants credited
+    ///   (amount × quantity) under the idempotency key `grant:<transactionId>:<currency>`.
+    /// - A revoked transaction is recorded but grants nothing.
+    /// - When `appUserID` is nil, the owner of an earlier transaction with the same
+    ///   `originalTransactionId` is used (renewals, restores).
+    func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome
+
+    /// Marks a transaction refunded or revoked and claws its currency back under `policy`, once.
+    /// Returns false when the transaction is unknown (the caller records it first) or was already revoked.
+    func revoke(
+        transactionID: String, at date: Date, reason: Int?, grants: [Grant], policy: ClawbackPolicy
+    ) async throws -> Bool
+
+    /// Records a notification once; false when its UUID was seen before. Durable when it returns.
+    func recordNotification(
+        uuid: String, type: String, subtype: String?, bundleID: String, transactionID: String?, signedPayload: String,
+        receivedAt: Date
+    ) async throws -> Bool
+
+    /// The customer's transactions, ledger and balances; entitlements are derived by the caller
+    /// from the transactions and the grants.
+    func customer(bundleID: String, appUserID: String) async throws -> CustomerState
+
+    /// Spends currency atomically: never below zero, once per idempotency key.
+    func spend(
+        bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
+    ) async throws -> SpendOutcome
+
+    /// A transaction by ID.
+    func transaction(id: String) async throws -> RecordedTransaction?
+
+    /// Every transaction of an app, for reconciliation (oldest first).
+    func transactions(bundleID: String) async throws -> [RecordedTransaction]
+
+    // MARK: Webhooks outbox
+
+    /// Events not yet delivered to `endpoint` whose next attempt is due, oldest first.
+    func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent]
+    /// Records a delivery attempt; on failure, the next attempt is at `retryAt`.
+    func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws
+
+    // MARK: Hosted content
+
+    /// Stores a content package's bytes and metadata (a new version replaces nothing: versions are kept).
+    func putContent(_ package: ContentPackage, bytes: Data) async throws
+    /// The latest version of a product's package and its bytes.
+    func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)?
+}

@@ -44,12 +44,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // HTTP helpers shared by the sandbox and the server: ranged downloads with ETag.
+        .target(
+            name: "KakinHTTP",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The local App Store: catalog, storefronts, sandbox testers, purchases on an injected clock.
         .target(
             name: "StoreSandbox",
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "KakinHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
@@ -61,6 +71,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "KakinHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),

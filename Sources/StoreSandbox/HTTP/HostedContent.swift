@@ -34,28 +34,3 @@ public struct HostedContentStore: Sendable {
         return data
     }
 }
-
-/// A parsed `Range: bytes=…` header (one range; the form downloads use to resume).
-struct ByteRange: Equatable {
-    let lower: Int
-    let upper: Int
-
-    /// `nil` when there is no header; throws when the range cannot be satisfied.
-    static func parse(_ header: String?, length: Int) throws(RangeNotSatisfiable) -> ByteRange? {
-        guard let header else { return nil }
-        guard header.hasPrefix("bytes="), !header.contains(",") else { throw RangeNotSatisfiable() }
-        let spec = header.dropFirst("bytes=".count)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { throw RangeNotSatisfiable() }
-        if parts[0].isEmpty {
-            guard let suffix = Int(parts[1]), suffix > 0, length > 0 else { throw RangeNotSatisfiable() }
-            return ByteRange(lower: max(0, length - suffix), upper: length - 1)
-        }
-        guard let lower = Int(parts[0]), lower >= 0, lower < length else { throw RangeNotSatisfiable() }
-        let upper = parts[1].isEmpty ? length - 1 : min(length - 1, Int(parts[1]) ?? -1)
-        guard upper >= lower else { throw RangeNotSatisfiable() }
-        return ByteRange(lower: lower, upper: upper)
-    }
-
-    struct RangeNotSatisfiable: Error {}
-}

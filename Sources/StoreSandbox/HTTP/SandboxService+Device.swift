@@ -1,7 +1,7 @@
 import AppStoreModels
-import Crypto
 import Foundation
 import Hummingbird
+import KakinHTTP
 
 /// The device API: one call per StoreKit operation, used by the Kakin SDK's sandbox backend.
 extension SandboxService {
@@ -162,7 +162,7 @@ extension SandboxService {
                         ServiceJSON.error(
                             .notFound, code: "noHostedContent", message: "\(productID) has no hosted content"))
                 }
-                return Self.serve(package, request: request)
+                return RangedDownload.response(package, request: request, contentType: "application/zip")
             }
         }
         device.get("testers/:tester/receipt") { request, context in
@@ -178,32 +178,6 @@ extension SandboxService {
                 return ServiceJSON.response(ReceiptResponse(receipt: Data(bytes).base64EncodedString()))
             }
         }
-    }
-
-    /// The package, whole or the requested range, with `ETag` (its SHA-256) and `Accept-Ranges`.
-    static func serve(_ package: Data, request: Request) -> Response {
-        let etag = "\"" + SHA256.hash(data: package).map { String(format: "%02x", $0) }.joined() + "\""
-        var headers: HTTPFields = [.acceptRanges: "bytes", .eTag: etag, .contentType: "application/zip"]
-        let range: ByteRange?
-        do {
-            // A stale If-Range (another version of the package) gets the whole package.
-            let ifRange = request.headers[.ifRange]
-            range =
-                ifRange == nil || ifRange == etag
-                ? try ByteRange.parse(request.headers[.range], length: package.count) : nil
-        } catch {
-            headers[.contentRange] = "bytes */\(package.count)"
-            return Response(status: .rangeNotSatisfiable, headers: headers)
-        }
-        guard let range else {
-            headers[.contentLength] = "\(package.count)"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: package)))
-        }
-        let slice = package[package.startIndex + range.lower...package.startIndex + range.upper]
-        headers[.contentRange] = "bytes \(range.lower)-\(range.upper)/\(package.count)"
-        headers[.contentLength] = "\(slice.count)"
-        return Response(
-            status: .partialContent, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
     }
 
     func sign(_ transaction: SandboxTransaction) throws -> DeviceTransaction {

@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
 
 /// Derives a customer's entitlements from their transactions and the grants, at a moment.

@@ -16,13 +16,16 @@ public struct KakinServerHTTP: Sendable {
     public let maxBodySize: Int
     /// The largest content package accepted.
     public let maxContentSize: Int
+    /// Reconciles on demand (`POST /v1/admin/reconcile`); `nil` when no API access is configured.
+    public let reconciler: Reconciler?
     let metrics = ServerMetrics()
 
     public init(
-        service: PurchaseService, signingKey: P256.Signing.PrivateKey, maxBodySize: Int = 256 * 1024,
-        maxContentSize: Int = 512 * 1024 * 1024
+        service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
+        maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024
     ) {
         self.service = service
+        self.reconciler = reconciler
         self.signingKey = signingKey
         self.maxBodySize = maxBodySize
         self.maxContentSize = maxContentSize
@@ -50,6 +53,16 @@ public struct KakinServerHTTP: Sendable {
         addPurchaseRoutes(to: router)
         addCustomerRoutes(to: router)
         addContentRoutes(to: router)
+        router.post("v1/admin/reconcile") { request, _ in
+            await handle("reconcile") {
+                let bundleID = try Self.bundleID(request)
+                try authenticate(request, bundleID: bundleID, secret: true)
+                guard let reconciler else {
+                    throw ServerError(.invalidConfiguration, "no App Store Server API access is configured")
+                }
+                return Self.json(try await reconciler.reconcile(bundleID: bundleID))
+            }
+        }
         return router
     }
 

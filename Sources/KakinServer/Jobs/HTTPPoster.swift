@@ -1,0 +1,29 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Makes one HTTP request and returns the status and body. Injected into the jobs, so tests can
+/// answer for the network.
+public protocol HTTPExchange: Sendable {
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data)
+}
+
+/// `HTTPExchange` over `URLSession`.
+public struct URLSessionExchange: HTTPExchange {
+    public let timeout: TimeInterval
+
+    public init(timeout: TimeInterval = 30) {
+        self.timeout = timeout
+    }
+
+    public func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+}

@@ -1,0 +1,86 @@
+import Crypto
+public import Foundation
+
+/// Where ledger events are posted, and the secret that signs them.
+public struct WebhookEndpoint: Codable, Hashable, Sendable {
+    public var url: URL
+    public var secret: String
+
+    public init(url: URL, secret: String) {
+        self.url = url
+        self.secret = secret
+    }
+}
+
+/// Posts every ledger event to every endpoint from the durable outbox, HMAC-signed, retrying
+/// failures with backoff. An event is delivered at least once per endpoint; receivers deduplicate
+/// by its `id`.
+///
+/// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
+public struct WebhookDispatcher: Sendable {
+    public let store: any LedgerStore
+    public let endpoints: [WebhookEndpoint]
+    public let exchange: any HTTPExchange
+    public let now: @Sendable () -> Date
+    /// Delay before the next attempt after a failure.
+    public let retryDelay: TimeInterval
+
+    public init(
+        store: any LedgerStore, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
+        retryDelay: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.endpoints = endpoints
+        self.exchange = exchange
+        self.retryDelay = retryDelay
+        self.now = now
+    }
+
+    /// Sends what is due; returns how many deliveries succeeded.
+    @discardableResult
+    public func deliverDue(limit: Int = 100) async throws -> Int {
+        var delivered = 0
+        for endpoint in endpoints {
+            let date = now()
+            for event in try await store.dueEvents(endpoint: endpoint.url.absoluteString, now: date, limit: limit) {
+                let body = Self.body(event)
+                let timestamp = Int64(date.timeIntervalSince1970)
+                let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)
+                var success = false
+                do {
+                    let (status, _) = try await exchange.send(
+                        method: "POST", url: endpoint.url,
+                        headers: ["Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)"],
+                        body: body)
+                    success = (200..<300).contains(status)
+                } catch {
+                    success = false
+                }
+                try await store.markDelivery(
+                    eventID: event.id, endpoint: endpoint.url.absoluteString, delivered: success, at: date,
+                    retryAt: success ? nil : date.addingTimeInterval(retryDelay))
+                if success { delivered += 1 }
+            }
+        }
+        return delivered
+    }
+
+    /// The JSON posted for an event: its ID, type, app, customer, time and payload.
+    static func body(_ event: LedgerEvent) -> Data {
+        let payload = (try? JSONSerialization.jsonObject(with: event.payload)) ?? [:]
+        var object: [String: Any] = [
+            "id": event.id, "type": event.type, "bundleId": event.bundleID,
+            "createdAt": Int64((event.createdAt.timeIntervalSince1970 * 1000).rounded()), "data": payload,
+        ]
+        if let user = event.appUserID { object["appUserId"] = user }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    }
+
+    /// Hex HMAC-SHA256 of `"<timestamp>.<body>"` with `secret`: what receivers recompute.
+    public static func signature(body: Data, timestamp: Int64, secret: String) -> String {
+        var message = Data("\(timestamp).".utf8)
+        message.append(body)
+        let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
+        return code.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -86,6 +86,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "StoreSandbox",
+                "KakinServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -26,13 +26,3 @@ public struct KakinCommand: AsyncParsableCommand {
         }
     }
 }
-
-/// `kakin serve`: the purchase server with an embedded sandbox App Store.
-struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the purchase server with an embedded sandbox App Store.")
-
-    func run() async throws {
-        print("kakin serve: the purchase server is not built yet. Available now: kakin jws, kakin receipt, kakin ca.")
-    }
-}

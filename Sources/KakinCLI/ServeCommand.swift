@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import KakinServer
+import StoreSandbox
+
+/// `kakin serve`: the purchase server and an embedded sandbox App Store, with one command.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
+        discussion: """
+            Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then defaults. Keys, the sandbox \
+            CA and the databases are made on first start and kept in the data directory.
+            """)
+
+    @Option(help: "The server's port (env KAKIN_PORT; default 8080).") var port: Int?
+    @Option(name: .customLong("sandbox-port"), help: "The sandbox's port (env KAKIN_SANDBOX_PORT; default 8081).")
+    var sandboxPort: Int?
+    @Option(help: "The host to bind (env KAKIN_HOST; default 127.0.0.1).") var host: String?
+    @Option(help: "The data directory (env KAKIN_DATA; default ./kakin-data).") var data: String?
+    @Option(help: "The .storekit catalog (env KAKIN_CATALOG).") var catalog: String?
+    @Option(help: "The grants file (env KAKIN_GRANTS).") var grants: String?
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle ID (env KAKIN_BUNDLE_ID).") var bundleID: String?
+    @Option(name: .customLong("clawback-policy"), help: "allowNegative or clampAtZero (default) for refunded currency.")
+    var clawbackPolicy: String?
+    @Option(name: .customLong("webhook"), help: "A webhook endpoint as URL=SECRET; repeatable.") var webhooks: [String] = []
+
+    /// Flags over environment over defaults, validated with one clear message.
+    func resolvedOptions(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServeEnvironment.Options {
+        var options = ServeEnvironment.Options()
+        func port(_ flag: Int?, _ name: String, _ fallback: Int) throws -> Int {
+            if let flag { return flag }
+            guard let text = environment[name] else { return fallback }
+            guard let value = Int(text) else { throw ValidationError("\(name) must be a port number; found \(text)") }
+            return value
+        }
+        options.port = try port(self.port, "KAKIN_PORT", options.port)
+        options.sandboxPort = try port(sandboxPort, "KAKIN_SANDBOX_PORT", options.sandboxPort)
+        options.host = host ?? environment["KAKIN_HOST"] ?? options.host
+        options.data = data ?? environment["KAKIN_DATA"] ?? options.data
+        options.catalog = catalog ?? environment["KAKIN_CATALOG"] ?? options.catalog
+        options.grants = grants ?? environment["KAKIN_GRANTS"] ?? options.grants
+        options.bundleID = bundleID ?? environment["KAKIN_BUNDLE_ID"] ?? options.bundleID
+        for (name, value) in [("--port", options.port), ("--sandbox-port", options.sandboxPort)] {
+            guard (1...65_535).contains(value) else { throw ValidationError("\(name) must be between 1 and 65535") }
+        }
+        guard options.port != options.sandboxPort else { throw ValidationError("--port and --sandbox-port must differ") }
+        for (name, path) in [("catalog", options.catalog), ("grants", options.grants)] {
+            guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("the \(name) file \(path) does not exist") }
+        }
+        if let clawbackPolicy {
+            guard let policy = ClawbackPolicy(rawValue: clawbackPolicy) else {
+                throw ValidationError("--clawback-policy must be allowNegative or clampAtZero")
+            }
+            options.clawbackPolicy = policy
+        }
+        options.webhooks = try webhooks.map { text in
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let url = URL(string: parts[0]), url.scheme != nil, !parts[1].isEmpty else {
+                throw ValidationError("--webhook must be URL=SECRET; found \(text)")
+            }
+            return WebhookEndpoint(url: url, secret: parts[1])
+        }
+        return options
+    }
+
+    func validate() throws {
+        _ = try resolvedOptions()
+    }
+
+    func run() async throws {
+        let environment = try await ServeEnvironment.make(try resolvedOptions())
+        let options = environment.options
+        let serverApp = Application(
+            router: environment.server.router(),
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "kakin"))
+        let sandboxApp = Application(
+            router: environment.sandbox.router(),
+            configuration: .init(address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"))
+        let banner = """
+            Kakin is running.
+              purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
+              sandbox App Store: \(environment.sandboxURL)  (device /v1/device, control /v1/control, /verifyReceipt, /inApps)
+              data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json)
+              app:              \(options.bundleID)
+              publishable key:  \(environment.keys.publicKey)
+              secret key:       \(environment.keys.secretKey)
+              sandbox root CA:  \(options.data)/sandbox/ca/root.pem
+
+            """
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        let engine = environment.sandbox.engine
+        let webhooks = environment.webhooks
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await serverApp.runService() }
+            group.addTask { try await sandboxApp.run() }
+            group.addTask {
+                let transport = URLSessionNotificationTransport()
+                var tick = 0
+                while !Task.isCancelled {
+                    _ = try? await engine.processRenewals()
+                    _ = try? await engine.deliverDueNotifications(to: await engine.settings.notificationURL, using: transport)
+                    if tick % 5 == 0 { _ = try? await webhooks.deliverDue() }
+                    tick += 1
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+        try await environment.store.shutdown()
+    }
+}

@@ -1,0 +1,62 @@
+import AppStoreModels
+import AppStoreSecurity
+import Crypto
+import Foundation
+import KakinServer
+import StoreSandbox
+
+/// A server on an in-memory (or file) SQLite ledger, wired to an in-process sandbox App Store.
+struct ServerFixture {
+    static let start = Date(timeIntervalSince1970: 1_790_000_000)
+    static let authority = try! SandboxCertificateAuthority.generate(now: start)
+    static let bundleID = "com.example.kakin"
+    static let catalogFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+
+    let clock = SandboxClock.manual(at: start)
+    let engine: SandboxEngine
+    let store: SQLLedgerStore
+    let service: PurchaseService
+    let http: KakinServerHTTP
+    let serverKey = P256.Signing.PrivateKey()
+
+    init(path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil) async throws {
+        let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
+        engine = try SandboxEngine(
+            signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
+            clock: clock, storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        store = try await SQLLedgerStore.sqlite(path: path)
+        try await store.migrate()
+        let clock = self.clock
+        let grants = try GrantsCatalog.load(from: Data(contentsOf: Self.catalogFile.appendingPathComponent("Kakin.grants.json")))
+        service = PurchaseService(
+            store: store,
+            apps: [
+                AppConfiguration(
+                    bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test", sharedSecret: "secret",
+                    verifyReceiptProductionURL: URL(string: "http://sandbox.invalid/production/verifyReceipt")!,
+                    verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!)
+            ], grants: grants, clawbackPolicy: policy,
+            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
+        http = KakinServerHTTP(service: service, signingKey: serverKey)
+    }
+
+    /// A purchase in the sandbox, signed as the device would receive it.
+    func buy(_ product: String, tester: String = "tester", quantity: Int = 1) async throws -> (SandboxTransaction, String) {
+        if (try? await engine.tester(tester)) == nil { _ = try await engine.createTester(name: tester, id: tester) }
+        guard case .purchased(let transaction) = try await engine.purchase(
+            .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
+        else { throw ServerError(.invalidRequest, "the sandbox did not sell \(product)") }
+        return (transaction, try engine.signer.signTransaction(transaction, at: clock.now()))
+    }
+}
+
+/// verifyReceipt answered by the sandbox engine in-process: the URL's path says which host.
+struct EngineVerifyReceiptClient: VerifyReceiptClient {
+    let engine: SandboxEngine
+    func verify(_ request: VerifyReceiptRequest, at url: URL) async throws -> VerifyReceiptResponse {
+        await engine.verifyReceipt(
+            request, endpoint: url.path.hasPrefix("/production") ? .production : .sandbox, sharedSecret: "secret")
+    }
+}

@@ -5,9 +5,12 @@ import SQLKit
 extension SQLLedgerStore {
     /// Stores a version of a product's content package.
     ///
-    /// The size and SHA-256 must describe `bytes`. Versions are immutable: uploading the same
-    /// version again with the same bytes does nothing, with other bytes is refused.
+    /// The size and SHA-256 must describe `bytes`, which cannot be empty. Versions are immutable:
+    /// uploading the same version again with the same bytes does nothing, with other bytes is refused.
     public func putContent(_ package: ContentPackage, bytes: Data) async throws {
+        guard !bytes.isEmpty else {
+            throw LedgerStoreError(.invalidArgument, "content \(package.productID) \(package.version) is empty")
+        }
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         guard package.size == Int64(bytes.count), package.sha256.lowercased() == digest else {
             throw LedgerStoreError(

@@ -51,7 +51,7 @@ public struct SQLLedgerStore: LedgerStore {
     /// The fragments of SQL that differ between SQLite and PostgreSQL.
     let dialect: LedgerSQLDialect
     /// The SQLite connections this store opened itself, closed by ``shutdown()``.
-    private let ownedPool: SQLiteConnectionPool?
+    let ownedPool: SQLiteConnectionPool?
 
     /// A store on a database someone else opened and will close.
     ///

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import KakinServer
+import SQLiteKit
 import Testing
 
 @Suite("SQL ledger: outbox, notifications, content, persistence")
@@ -140,6 +141,9 @@ struct SQLLedgerStoreOutboxTests {
             await #expect(throws: LedgerStoreError(.invalidArgument)) {
                 try await store.putContent(package("2.0", v1, at: 30), bytes: v2)
             }
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.putContent(package("2.0", Data(), at: 30), bytes: Data())
+            }
             #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack")?.0.version == "1.1")
             #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "other") == nil)
         }
@@ -184,6 +188,22 @@ struct SQLLedgerStoreOutboxTests {
                 bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 30, idempotencyKey: "s1",
                 at: Fixture.at(20)) == .alreadySpent(balance: 170))
         try await second.shutdown()
+    }
+
+    @Test("a file store runs in WAL mode with foreign keys and a busy timeout on every connection")
+    func filePragmas() async throws {
+        try await withLedgerStore(.file) { store in
+            let pool = try #require(store.ownedPool)
+            var connections: [SQLiteConnection] = []
+            for _ in 0..<4 { connections.append(try await pool.lease()) }
+            for connection in connections {
+                let sql = connection.sql()
+                #expect(try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) == "wal")
+                #expect(try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) == 1)
+                #expect(try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) == 10_000)
+            }
+            for connection in connections { await pool.release(connection) }
+        }
     }
 
     @Test("an in-memory store starts empty and migrates idempotently")

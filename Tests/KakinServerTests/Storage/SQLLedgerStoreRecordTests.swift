@@ -72,6 +72,25 @@ struct SQLLedgerStoreRecordTests {
         }
     }
 
+    @Test("a notification and the app racing to record a purchase credit it once", arguments: StoreKind.allCases)
+    func notificationAndAppRace(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let outcomes = try await concurrently(60) { index in
+                let fromApp = index.isMultiple(of: 2)
+                return try await store.record(
+                    Fixture.transaction(
+                        "t1", user: fromApp ? "alice" : nil, source: fromApp ? .app : .notification),
+                    grants: Fixture.coins)
+            }
+            #expect(outcomes.filter { $0 == .recorded }.count == 1)
+            #expect(outcomes.filter { $0 == .duplicate(ownerAssigned: true) }.count <= 1)
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.transactions.map(\.transactionID) == ["t1"])
+            #expect(alice.ledger.count == 1)
+            #expect(alice.balances == ["coins": 100])
+        }
+    }
+
     @Test("a renewal inherits the owner of its original transaction", arguments: StoreKind.allCases)
     func renewalInheritsOwner(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

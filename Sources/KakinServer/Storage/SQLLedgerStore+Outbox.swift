@@ -75,9 +75,9 @@ extension SQLLedgerStore {
     /// Attempts are counted; once delivered, an event stays delivered (a late failure report
     /// changes nothing but the count). A failure schedules the next attempt at `retryAt`, or
     /// gives up when it is `nil`. An unknown `eventID` is refused by the foreign key.
-    public func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?)
-        async throws
-    {
+    public func markDelivery(
+        eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?
+    ) async throws {
         let attemptedAt = LedgerTime.milliseconds(date)
         let deliveredAt: Int64? = delivered ? attemptedAt : nil
         let nextAttemptAt: Int64? = delivered ? nil : retryAt.map(LedgerTime.milliseconds)

@@ -55,12 +55,14 @@ extension SQLLedgerStore {
         }
     }
 
+    /// A transaction by ID, as first recorded (plus its owner and revocation when learned later).
     public func transaction(id: String) async throws -> RecordedTransaction? {
         try await database.raw(
             "SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions WHERE transaction_id = \(bind: id)"
         ).first().map(LedgerRows.transaction)
     }
 
+    /// Every transaction of an app, by purchase date, for reconciliation.
     public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
         try await database.raw(
             """

@@ -60,9 +60,8 @@ extension SQLLedgerStore {
         ).first()
 
         if inserted != nil {
-            let grants = owner != nil && transaction.revocationDate == nil
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
-            if let owner, grants {
+            if let owner, transaction.revocationDate == nil {
                 try await credit(
                     unitCredits, quantity: transaction.quantity, transaction: transaction, owner: owner, at: now,
                     on: db)
@@ -71,11 +70,13 @@ extension SQLLedgerStore {
         }
 
         // Seen before: the first record wins, only a missing owner can still be filled in.
-        guard let stored = try await storedOwnership(of: transaction.transactionID, on: db) else {
+        switch try await storedOwner(of: transaction.transactionID, on: db) {
+        case .missing:
             throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
-        }
-        if let storedOwner = stored.owner {
+        case .known(let storedOwner):
             return outcomeForOwned(by: storedOwner, claimedBy: transaction.appUserID)
+        case .unknown:
+            break
         }
         guard let owner else { return .duplicate(ownerAssigned: false) }
 
@@ -89,7 +90,7 @@ extension SQLLedgerStore {
         guard let assigned else {
             // Another writer assigned an owner between the read and the update (PostgreSQL's
             // READ COMMITTED allows it): its owner stands.
-            guard let storedOwner = try await storedOwnership(of: transaction.transactionID, on: db)?.owner else {
+            guard case .known(let storedOwner) = try await storedOwner(of: transaction.transactionID, on: db) else {
                 throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner")
             }
             return outcomeForOwned(by: storedOwner, claimedBy: transaction.appUserID)
@@ -112,9 +113,9 @@ extension SQLLedgerStore {
 
     /// The owner of the earliest transaction of the same purchase (same app, same
     /// `originalTransactionId`) whose owner is known.
-    private static func inheritedOwner(of transaction: RecordedTransaction, on db: any SQLDatabase) async throws
-        -> String?
-    {
+    private static func inheritedOwner(
+        of transaction: RecordedTransaction, on db: any SQLDatabase
+    ) async throws -> String? {
         try await db.raw(
             """
             SELECT app_user_id FROM transactions
@@ -127,15 +128,20 @@ extension SQLLedgerStore {
         ).first()?.decode(column: "app_user_id", as: String.self)
     }
 
-    private static func storedOwnership(of transactionID: String, on db: any SQLDatabase) async throws
-        -> (owner: String?, revoked: Bool)?
-    {
+    /// Who owns a recorded transaction, as far as the ledger knows.
+    private enum StoredOwner {
+        case missing
+        case unknown
+        case known(String)
+    }
+
+    private static func storedOwner(of transactionID: String, on db: any SQLDatabase) async throws -> StoredOwner {
         guard
             let row = try await db.raw(
-                "SELECT app_user_id, revocation_date FROM transactions WHERE transaction_id = \(bind: transactionID)"
+                "SELECT app_user_id FROM transactions WHERE transaction_id = \(bind: transactionID)"
             ).first()
-        else { return nil }
-        return (try row.optional("app_user_id", as: String.self), try !row.decodeNil(column: "revocation_date"))
+        else { return .missing }
+        return try row.optional("app_user_id", as: String.self).map(StoredOwner.known) ?? .unknown
     }
 
     private static func appendRecordedEvent(
@@ -202,9 +208,9 @@ extension SQLLedgerStore {
     }
 
     /// The current balance, zero when the customer never had that currency.
-    static func balance(bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase) async throws
-        -> Int64
-    {
+    static func balance(
+        bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
+    ) async throws -> Int64 {
         try await db.raw(
             """
             SELECT amount FROM balances

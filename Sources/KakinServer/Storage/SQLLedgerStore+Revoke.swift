@@ -56,9 +56,9 @@ extension SQLLedgerStore {
 
     /// Takes back one credit: all of it (`allowNegative`), or what the balance still holds
     /// (`clampAtZero`, the rest recorded as the line's shortfall).
-    private static func clawBack(_ credit: LedgerEntry, policy: ClawbackPolicy, at now: Int64, on db: any SQLDatabase)
-        async throws
-    {
+    private static func clawBack(
+        _ credit: LedgerEntry, policy: ClawbackPolicy, at now: Int64, on db: any SQLDatabase
+    ) async throws {
         let owner = credit.appUserID
         let taken: Int64
         let balance: Int64

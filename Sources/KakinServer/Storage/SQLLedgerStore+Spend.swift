@@ -13,7 +13,9 @@ extension SQLLedgerStore {
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
     ) async throws -> SpendOutcome {
         guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
-        guard !idempotencyKey.isEmpty else { throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key") }
+        guard !idempotencyKey.isEmpty else {
+            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
+        }
         let key = "spend:\(idempotencyKey)"
         do {
             return try await writing { db in

@@ -112,9 +112,9 @@ struct SQLitePoolDatabase: SQLDatabase {
     var dialect: any SQLDialect { SQLiteDialect() }
     var queryLogLevel: Logger.Level? { .trace }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
-        -> EventLoopFuture<Void>
-    {
+    func execute(
+        sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) -> EventLoopFuture<Void> {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
     }
 

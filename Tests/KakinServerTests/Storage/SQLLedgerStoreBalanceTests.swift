@@ -98,7 +98,8 @@ struct SQLLedgerStoreBalanceTests {
     func spendRules() async throws {
         try await withLedgerStore(.memory) { store in
             #expect(try await spend(store, 1, key: "s0") == .insufficientBalance(balance: 0))
-            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: [.currency("coins", amount: 20)])
+            _ = try await store.record(
+                Fixture.transaction("t1", user: "alice"), grants: [.currency("coins", amount: 20)])
             #expect(try await spend(store, 5, key: "s1") == .spent(balance: 15))
             #expect(try await spend(store, 5, key: "s1") == .alreadySpent(balance: 15))
             #expect(try await spend(store, 16, key: "s2") == .insufficientBalance(balance: 15))
@@ -126,7 +127,8 @@ struct SQLLedgerStoreBalanceTests {
     @Test("50 concurrent spends of 1 on a balance of 20: exactly 20 succeed", arguments: StoreKind.allCases)
     func concurrentSpends(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: [.currency("coins", amount: 20)])
+            _ = try await store.record(
+                Fixture.transaction("t1", user: "alice"), grants: [.currency("coins", amount: 20)])
             let outcomes = try await concurrently(50) { index in try await spend(store, 1, key: "s\(index)") }
             let spent = outcomes.filter { if case .spent = $0 { true } else { false } }
             #expect(spent.count == 20)
@@ -164,7 +166,8 @@ struct SQLLedgerStoreBalanceTests {
                     currency: index.isMultiple(of: 2) ? "coins" : "gems")
             }
             _ = try await concurrently(6) { index in
-                try await revoke(store, "t\(index * 2)", policy: index.isMultiple(of: 2) ? .allowNegative : .clampAtZero)
+                try await revoke(
+                    store, "t\(index * 2)", policy: index.isMultiple(of: 2) ? .allowNegative : .clampAtZero)
             }
             try await expectLedgerMatchesBalances(store, user: "alice")
             try await expectLedgerMatchesBalances(store, user: "bob")

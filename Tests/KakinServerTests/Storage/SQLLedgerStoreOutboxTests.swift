@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
-@testable import KakinServer
 import SQLiteKit
 import Testing
+
+@testable import KakinServer
 
 @Suite("SQL ledger: outbox, notifications, content, persistence")
 struct SQLLedgerStoreOutboxTests {
@@ -77,10 +78,12 @@ struct SQLLedgerStoreOutboxTests {
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 2) == Array(all.prefix(2)))
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 0).isEmpty)
 
-            try await store.markDelivery(eventID: all[0].id, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
+            try await store.markDelivery(
+                eventID: all[0].id, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
             try await store.markDelivery(
                 eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: Fixture.at(61))
-            try await store.markDelivery(eventID: all[2].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: nil)
+            try await store.markDelivery(
+                eventID: all[2].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: nil)
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(60), limit: 10).isEmpty)
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(61), limit: 10) == [all[1]])
             #expect(try await store.dueEvents(endpoint: b, now: Fixture.at(0), limit: 10) == all)
@@ -89,18 +92,22 @@ struct SQLLedgerStoreOutboxTests {
             try await store.markDelivery(
                 eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(61), retryAt: Fixture.at(181))
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(120), limit: 10).isEmpty)
-            try await store.markDelivery(eventID: all[1].id, endpoint: a, delivered: true, at: Fixture.at(181), retryAt: nil)
+            try await store.markDelivery(
+                eventID: all[1].id, endpoint: a, delivered: true, at: Fixture.at(181), retryAt: nil)
             try await store.markDelivery(
                 eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(182), retryAt: Fixture.at(183))
             #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(1000), limit: 10).isEmpty)
 
             await #expect(throws: (any Error).self) {
-                try await store.markDelivery(eventID: 999, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
+                try await store.markDelivery(
+                    eventID: 999, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
             }
         }
     }
 
-    @Test("a notification is recorded once per UUID, also when it arrives many times at once", arguments: StoreKind.allCases)
+    @Test(
+        "a notification is recorded once per UUID, also when it arrives many times at once",
+        arguments: StoreKind.allCases)
     func notificationsOnce(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             let results = try await concurrently(50) { index in
@@ -131,7 +138,8 @@ struct SQLLedgerStoreOutboxTests {
             try await store.putContent(package("1.0", v1, at: 0), bytes: v1)
             try await store.putContent(package("1.1", v2, at: 10), bytes: v2)
             try await store.putContent(package("1.0", v1, at: 20), bytes: v1)
-            let latest = try #require(try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack"))
+            let latest = try #require(
+                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack"))
             #expect(latest.0 == package("1.1", v2, at: 10))
             #expect(latest.1 == v2)
 
@@ -144,7 +152,8 @@ struct SQLLedgerStoreOutboxTests {
             await #expect(throws: LedgerStoreError(.invalidArgument)) {
                 try await store.putContent(package("2.0", Data(), at: 30), bytes: Data())
             }
-            #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack")?.0.version == "1.1")
+            #expect(
+                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack")?.0.version == "1.1")
             #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "other") == nil)
         }
     }
@@ -198,9 +207,13 @@ struct SQLLedgerStoreOutboxTests {
             for _ in 0..<4 { connections.append(try await pool.lease()) }
             for connection in connections {
                 let sql = connection.sql()
-                #expect(try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) == "wal")
-                #expect(try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) == 1)
-                #expect(try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) == 10_000)
+                #expect(
+                    try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
+                        == "wal")
+                #expect(
+                    try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) == 1)
+                #expect(
+                    try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) == 10_000)
             }
             for connection in connections { await pool.release(connection) }
         }

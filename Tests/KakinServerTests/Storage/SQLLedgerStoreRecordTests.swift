@@ -5,7 +5,8 @@ import Testing
 
 @Suite("SQL ledger: recording transactions")
 struct SQLLedgerStoreRecordTests {
-    @Test("the same transaction recorded 100 times at once is recorded and credited once", arguments: StoreKind.allCases)
+    @Test(
+        "the same transaction recorded 100 times at once is recorded and credited once", arguments: StoreKind.allCases)
     func recordOnceConcurrently(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             let transaction = Fixture.transaction("t1", user: "alice", quantity: 3)
@@ -28,7 +29,8 @@ struct SQLLedgerStoreRecordTests {
         }
     }
 
-    @Test("an owner learned later gets the grants then, once; another customer is refused", arguments: StoreKind.allCases)
+    @Test(
+        "an owner learned later gets the grants then, once; another customer is refused", arguments: StoreKind.allCases)
     func ownerFilledInLater(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             let fromNotification = Fixture.transaction("t1", source: .notification)
@@ -94,7 +96,8 @@ struct SQLLedgerStoreRecordTests {
     @Test("a renewal inherits the owner of its original transaction", arguments: StoreKind.allCases)
     func renewalInheritsOwner(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            let original = Fixture.transaction("o1", user: "alice", product: "monthly", type: .autoRenewableSubscription)
+            let original = Fixture.transaction(
+                "o1", user: "alice", product: "monthly", type: .autoRenewableSubscription)
             let renewal = Fixture.transaction(
                 "o1-r1", original: "o1", product: "monthly", type: .autoRenewableSubscription,
                 purchasedAt: 30 * 86_400, source: .notification)
@@ -165,7 +168,8 @@ struct SQLLedgerStoreRecordTests {
                 try await store.record(Fixture.transaction("t2", user: "alice", quantity: 0), grants: grants)
             }
             await #expect(throws: LedgerStoreError(.invalidArgument)) {
-                try await store.record(Fixture.transaction("t3", user: "alice"), grants: [.currency("coins", amount: -1)])
+                try await store.record(
+                    Fixture.transaction("t3", user: "alice"), grants: [.currency("coins", amount: -1)])
             }
             await #expect(throws: LedgerStoreError(.invalidArgument)) {
                 try await store.record(

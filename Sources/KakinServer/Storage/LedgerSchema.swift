@@ -1,0 +1,128 @@
+/// One step of the ledger's schema history.
+///
+/// Migrations are append-only: a published migration is never edited or removed, a change is a
+/// new migration at the end of ``LedgerSchema/migrations``. They are plain SQL text and never use
+/// the store's Swift types, so an old database upgrades the same way whatever the code looks like
+/// today.
+struct LedgerMigration: Sendable {
+    /// Unique, stable name, recorded in the `migrations` table once applied.
+    let id: String
+    /// The statements, run in order inside one transaction.
+    let statements: @Sendable (LedgerSQLDialect) -> [String]
+}
+
+/// The ledger's tables.
+///
+/// Conventions, chosen so the same schema runs on SQLite and PostgreSQL:
+/// - text is `TEXT`, integers `INTEGER` (32-bit values) or `BIGINT` (amounts, ids);
+/// - instants are `BIGINT` milliseconds since 1970-01-01 UTC;
+/// - booleans are not stored: they are derived (`delivered_at IS NOT NULL`);
+/// - every invariant the database can hold (primary and unique keys, `NOT NULL`, `CHECK`,
+///   foreign keys) is declared here, so no replica can break it.
+enum LedgerSchema {
+    /// Name of the table that lists applied migrations.
+    static let migrationsTable = "migrations"
+
+    /// Every migration, oldest first. Append only.
+    static let migrations: [LedgerMigration] = [
+        LedgerMigration(id: "0001_ledger") { dialect in
+            [
+                """
+                CREATE TABLE transactions (
+                    transaction_id TEXT PRIMARY KEY,
+                    original_transaction_id TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    app_user_id TEXT,
+                    product_id TEXT NOT NULL,
+                    product_type TEXT NOT NULL,
+                    quantity INTEGER NOT NULL CHECK (quantity > 0),
+                    purchase_date BIGINT NOT NULL,
+                    expires_date BIGINT,
+                    revocation_date BIGINT,
+                    revocation_reason INTEGER,
+                    environment TEXT NOT NULL,
+                    app_account_token TEXT,
+                    signed_transaction TEXT,
+                    source TEXT NOT NULL,
+                    recorded_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX transactions_by_customer ON transactions (bundle_id, app_user_id)",
+                "CREATE INDEX transactions_by_original ON transactions (original_transaction_id)",
+                """
+                CREATE TABLE notifications (
+                    notification_uuid TEXT PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    subtype TEXT,
+                    bundle_id TEXT NOT NULL,
+                    transaction_id TEXT,
+                    signed_payload TEXT NOT NULL,
+                    received_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX notifications_by_transaction ON notifications (transaction_id)",
+                """
+                CREATE TABLE ledger_entries (
+                    id \(dialect.generatedPrimaryKey),
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('credit', 'spend', 'clawback')),
+                    bundle_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    amount BIGINT NOT NULL,
+                    transaction_id TEXT REFERENCES transactions (transaction_id),
+                    shortfall BIGINT NOT NULL DEFAULT 0 CHECK (shortfall >= 0),
+                    created_at BIGINT NOT NULL,
+                    CHECK ((kind = 'credit' AND amount > 0) OR (kind <> 'credit' AND amount <= 0)),
+                    CHECK (kind = 'spend' OR transaction_id IS NOT NULL)
+                )
+                """,
+                "CREATE INDEX ledger_entries_by_customer ON ledger_entries (bundle_id, app_user_id, currency)",
+                "CREATE INDEX ledger_entries_by_transaction ON ledger_entries (transaction_id)",
+                """
+                CREATE TABLE balances (
+                    bundle_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    amount BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, app_user_id, currency)
+                )
+                """,
+                """
+                CREATE TABLE events (
+                    id \(dialect.generatedPrimaryKey),
+                    type TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    app_user_id TEXT,
+                    payload TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE event_deliveries (
+                    event_id BIGINT NOT NULL REFERENCES events (id),
+                    endpoint TEXT NOT NULL,
+                    attempts INTEGER NOT NULL CHECK (attempts > 0),
+                    last_attempt_at BIGINT NOT NULL,
+                    delivered_at BIGINT,
+                    next_attempt_at BIGINT,
+                    PRIMARY KEY (event_id, endpoint)
+                )
+                """,
+                "CREATE INDEX event_deliveries_due ON event_deliveries (endpoint, next_attempt_at)",
+                """
+                CREATE TABLE content_packages (
+                    bundle_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    version TEXT NOT NULL,
+                    sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+                    size BIGINT NOT NULL CHECK (size >= 0),
+                    bytes \(dialect.bytesType) NOT NULL,
+                    uploaded_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, product_id, version)
+                )
+                """,
+            ]
+        }
+    ]
+}

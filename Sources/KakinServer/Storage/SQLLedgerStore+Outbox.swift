@@ -1,0 +1,101 @@
+public import Foundation
+import SQLKit
+
+/// The outbox event types the ledger writes.
+enum LedgerEventType {
+    static let transactionRecorded = "transaction.recorded"
+    static let transactionRevoked = "transaction.revoked"
+    static let balanceCredited = "balance.credited"
+    static let balanceSpent = "balance.spent"
+    static let balanceClawedBack = "balance.clawed_back"
+}
+
+/// Body of `transaction.recorded` and `transaction.revoked` events.
+struct TransactionEventPayload: Encodable {
+    var transactionId: String
+    var originalTransactionId: String
+    var productId: String
+    var productType: String?
+    var quantity: Int?
+    var environment: String?
+    var source: String?
+    var ownerAssigned: Bool?
+    var revoked: Bool?
+    var revocationDate: Int64?
+    var revocationReason: Int?
+}
+
+/// Body of `balance.*` events.
+struct BalanceEventPayload: Encodable {
+    var currency: String
+    var amount: Int64
+    var balance: Int64
+    var idempotencyKey: String
+    var transactionId: String?
+    var shortfall: Int64?
+}
+
+extension SQLLedgerStore {
+    /// Appends an outbox event inside the caller's transaction.
+    static func appendEvent(
+        _ type: String, bundleID: String, appUserID: String?, payload: some Encodable, at createdAt: Int64,
+        on db: any SQLDatabase
+    ) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
+        try await db.raw(
+            """
+            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+            VALUES (\(bind: type), \(bind: bundleID), \(bind: appUserID), \(bind: json), \(bind: createdAt))
+            """
+        ).run()
+    }
+
+    /// Events with no delivery to `endpoint` yet, or whose last attempt failed and whose retry
+    /// time has come, oldest first. An event given up on (failed, no retry time) never comes back.
+    public func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent] {
+        guard limit > 0 else { return [] }
+        let rows = try await database.raw(
+            """
+            SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.payload, e.created_at
+            FROM events e
+            LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = \(bind: endpoint)
+            WHERE d.event_id IS NULL
+               OR (d.delivered_at IS NULL AND d.next_attempt_at <= \(bind: LedgerTime.milliseconds(now)))
+            ORDER BY e.id
+            LIMIT \(bind: limit)
+            """
+        ).all()
+        return try rows.map(LedgerRows.event)
+    }
+
+    /// Records one delivery attempt of an event to an endpoint in a single upsert.
+    ///
+    /// Attempts are counted; once delivered, an event stays delivered (a late failure report
+    /// changes nothing but the count). A failure schedules the next attempt at `retryAt`, or
+    /// gives up when it is `nil`. An unknown `eventID` is refused by the foreign key.
+    public func markDelivery(
+        eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?
+    ) async throws {
+        let attemptedAt = LedgerTime.milliseconds(date)
+        let deliveredAt: Int64? = delivered ? attemptedAt : nil
+        let nextAttemptAt: Int64? = delivered ? nil : retryAt.map(LedgerTime.milliseconds)
+        try await database.raw(
+            """
+            INSERT INTO event_deliveries (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
+            VALUES (\(bind: eventID), \(bind: endpoint), 1, \(bind: attemptedAt), \(bind: deliveredAt), \
+            \(bind: nextAttemptAt))
+            ON CONFLICT (event_id, endpoint) DO UPDATE SET
+                attempts = event_deliveries.attempts + 1,
+                last_attempt_at = excluded.last_attempt_at,
+                delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
+                next_attempt_at = CASE
+                    WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
+                    THEN excluded.next_attempt_at
+                    ELSE NULL
+                END
+            """
+        ).run()
+    }
+}

@@ -1,0 +1,75 @@
+public import Foundation
+import SQLKit
+
+extension SQLLedgerStore {
+    /// Stores a notification with `ON CONFLICT (notification_uuid) DO NOTHING`; `RETURNING` says
+    /// whether this call inserted it. The statement commits before the call returns.
+    public func recordNotification(
+        uuid: String, type: String, subtype: String?, bundleID: String, transactionID: String?, signedPayload: String,
+        receivedAt: Date
+    ) async throws -> Bool {
+        try await database.raw(
+            """
+            INSERT INTO notifications
+                (notification_uuid, type, subtype, bundle_id, transaction_id, signed_payload, received_at)
+            VALUES (\(bind: uuid), \(bind: type), \(bind: subtype), \(bind: bundleID), \(bind: transactionID), \
+            \(bind: signedPayload), \(bind: LedgerTime.milliseconds(receivedAt)))
+            ON CONFLICT (notification_uuid) DO NOTHING
+            RETURNING notification_uuid
+            """
+        ).first() != nil
+    }
+
+    /// The customer's transactions (by purchase date), ledger lines (in the order written) and
+    /// balances, read from one snapshot. `entitlements` is left empty for the caller to derive.
+    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
+        try await reading { db in
+            let transactions = try await db.raw(
+                """
+                SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                ORDER BY purchase_date, recorded_at, transaction_id
+                """
+            ).all().map(LedgerRows.transaction)
+            let ledger = try await db.raw(
+                """
+                SELECT \(unsafeRaw: LedgerRows.ledgerColumns) FROM ledger_entries
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                ORDER BY id
+                """
+            ).all().map(LedgerRows.ledgerEntry)
+            let balanceRows = try await db.raw(
+                """
+                SELECT currency, amount FROM balances
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                """
+            ).all()
+            var balances: [String: Int64] = [:]
+            for row in balanceRows {
+                balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
+                    column: "amount", as: Int64.self)
+            }
+            return CustomerState(
+                bundleID: bundleID, appUserID: appUserID, entitlements: [], balances: balances,
+                transactions: transactions, ledger: ledger)
+        }
+    }
+
+    /// A transaction by ID, as first recorded (plus its owner and revocation when learned later).
+    public func transaction(id: String) async throws -> RecordedTransaction? {
+        try await database.raw(
+            "SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions WHERE transaction_id = \(bind: id)"
+        ).first().map(LedgerRows.transaction)
+    }
+
+    /// Every transaction of an app, by purchase date, for reconciliation.
+    public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
+        try await database.raw(
+            """
+            SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+            WHERE bundle_id = \(bind: bundleID)
+            ORDER BY purchase_date, recorded_at, transaction_id
+            """
+        ).all().map(LedgerRows.transaction)
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import SQLKit
+
+extension SQLLedgerStore {
+    /// Records a transaction and credits its currency grants, in one database transaction.
+    ///
+    /// The row is inserted with `ON CONFLICT (transaction_id) DO NOTHING`: whoever inserts first
+    /// wins, and `RETURNING` tells each caller whether it was them. A known row without owner gets
+    /// one with `UPDATE … WHERE app_user_id IS NULL`, so only one caller assigns it and credits.
+    /// Credits are ledger lines under the unique key `grant:<transactionId>:<currency>`.
+    public func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome {
+        guard transaction.quantity > 0 else {
+            throw LedgerStoreError(.invalidArgument, "quantity must be at least 1, not \(transaction.quantity)")
+        }
+        let unitCredits = try Self.unitCredits(grants)
+        return try await writing { db in
+            try await Self.record(transaction, unitCredits: unitCredits, on: db)
+        }
+    }
+
+    /// Currency per unit bought, one entry per currency (the same currency listed twice adds up),
+    /// sorted so credits are always written in the same order.
+    static func unitCredits(_ grants: [Grant]) throws -> [(currency: String, amount: Int64)] {
+        var byCurrency: [String: Int64] = [:]
+        for case .currency(let currency, let amount) in grants {
+            guard !currency.isEmpty, amount >= 0 else {
+                throw LedgerStoreError(.invalidArgument, "a currency grant needs a name and a non-negative amount")
+            }
+            let (sum, overflow) = byCurrency[currency, default: 0].addingReportingOverflow(amount)
+            guard !overflow else { throw LedgerStoreError(.invalidArgument, "the grants of \(currency) overflow") }
+            byCurrency[currency] = sum
+        }
+        return byCurrency.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    private static func record(
+        _ transaction: RecordedTransaction, unitCredits: [(currency: String, amount: Int64)], on db: any SQLDatabase
+    ) async throws -> RecordOutcome {
+        let now = LedgerTime.milliseconds(transaction.recordedAt)
+        var owner = transaction.appUserID
+        if owner == nil {
+            owner = try await inheritedOwner(of: transaction, on: db)
+        }
+
+        let inserted = try await db.raw(
+            """
+            INSERT INTO transactions (\(unsafeRaw: LedgerRows.transactionColumns))
+            VALUES (\(bind: transaction.transactionID), \(bind: transaction.originalTransactionID), \
+            \(bind: transaction.bundleID), \(bind: owner), \(bind: transaction.productID), \
+            \(bind: transaction.productType.rawValue), \(bind: transaction.quantity), \
+            \(bind: LedgerTime.milliseconds(transaction.purchaseDate)), \
+            \(bind: transaction.expiresDate.map(LedgerTime.milliseconds)), \
+            \(bind: transaction.revocationDate.map(LedgerTime.milliseconds)), \
+            \(bind: transaction.revocationReason?.rawValue), \(bind: transaction.environment.rawValue), \
+            \(bind: transaction.appAccountToken), \(bind: transaction.signedTransaction), \
+            \(bind: transaction.source.rawValue), \(bind: now))
+            ON CONFLICT (transaction_id) DO NOTHING
+            RETURNING transaction_id
+            """
+        ).first()
+
+        if inserted != nil {
+            try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
+            if let owner, transaction.revocationDate == nil {
+                try await credit(
+                    unitCredits, quantity: transaction.quantity, transaction: transaction, owner: owner, at: now,
+                    on: db)
+            }
+            return .recorded
+        }
+
+        // Seen before: the first record wins, only a missing owner can still be filled in.
+        switch try await storedOwner(of: transaction.transactionID, on: db) {
+        case .missing:
+            throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
+        case .known(let storedOwner):
+            return outcomeForOwned(by: storedOwner, claimedBy: transaction.appUserID)
+        case .unknown:
+            break
+        }
+        guard let owner else { return .duplicate(ownerAssigned: false) }
+
+        let assigned = try await db.raw(
+            """
+            UPDATE transactions SET app_user_id = \(bind: owner)
+            WHERE transaction_id = \(bind: transaction.transactionID) AND app_user_id IS NULL
+            RETURNING quantity, revocation_date
+            """
+        ).first()
+        guard let assigned else {
+            // Another writer assigned an owner between the read and the update (PostgreSQL's
+            // READ COMMITTED allows it): its owner stands.
+            guard case .known(let storedOwner) = try await storedOwner(of: transaction.transactionID, on: db) else {
+                throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner")
+            }
+            return outcomeForOwned(by: storedOwner, claimedBy: transaction.appUserID)
+        }
+        let storedRevoked = try !assigned.decodeNil(column: "revocation_date")
+        try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: true, at: now, on: db)
+        if !storedRevoked && transaction.revocationDate == nil {
+            let quantity = try assigned.decode(column: "quantity", as: Int.self)
+            try await credit(unitCredits, quantity: quantity, transaction: transaction, owner: owner, at: now, on: db)
+        }
+        return .duplicate(ownerAssigned: true)
+    }
+
+    private static func outcomeForOwned(by storedOwner: String, claimedBy claimed: String?) -> RecordOutcome {
+        if let claimed, claimed != storedOwner {
+            return .ownedByAnotherCustomer(storedOwner)
+        }
+        return .duplicate(ownerAssigned: false)
+    }
+
+    /// The owner of the earliest transaction of the same purchase (same app, same
+    /// `originalTransactionId`) whose owner is known.
+    private static func inheritedOwner(
+        of transaction: RecordedTransaction, on db: any SQLDatabase
+    ) async throws -> String? {
+        try await db.raw(
+            """
+            SELECT app_user_id FROM transactions
+            WHERE bundle_id = \(bind: transaction.bundleID)
+              AND original_transaction_id = \(bind: transaction.originalTransactionID)
+              AND app_user_id IS NOT NULL
+            ORDER BY purchase_date, recorded_at, transaction_id
+            LIMIT 1
+            """
+        ).first()?.decode(column: "app_user_id", as: String.self)
+    }
+
+    /// Who owns a recorded transaction, as far as the ledger knows.
+    private enum StoredOwner {
+        case missing
+        case unknown
+        case known(String)
+    }
+
+    private static func storedOwner(of transactionID: String, on db: any SQLDatabase) async throws -> StoredOwner {
+        guard
+            let row = try await db.raw(
+                "SELECT app_user_id FROM transactions WHERE transaction_id = \(bind: transactionID)"
+            ).first()
+        else { return .missing }
+        return try row.optional("app_user_id", as: String.self).map(StoredOwner.known) ?? .unknown
+    }
+
+    private static func appendRecordedEvent(
+        _ transaction: RecordedTransaction, owner: String?, ownerAssigned: Bool, at now: Int64, on db: any SQLDatabase
+    ) async throws {
+        let payload = TransactionEventPayload(
+            transactionId: transaction.transactionID, originalTransactionId: transaction.originalTransactionID,
+            productId: transaction.productID, productType: transaction.productType.rawValue,
+            quantity: transaction.quantity, environment: transaction.environment.rawValue,
+            source: transaction.source.rawValue, ownerAssigned: ownerAssigned,
+            revoked: transaction.revocationDate != nil)
+        try await appendEvent(
+            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner, payload: payload,
+            at: now, on: db)
+    }
+
+    /// Credits amount × quantity of each currency, once per transaction and currency.
+    private static func credit(
+        _ unitCredits: [(currency: String, amount: Int64)], quantity: Int, transaction: RecordedTransaction,
+        owner: String, at now: Int64, on db: any SQLDatabase
+    ) async throws {
+        for (currency, unit) in unitCredits {
+            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(quantity))
+            guard !overflow else {
+                throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
+            }
+            let key = "grant:\(transaction.transactionID):\(currency)"
+            let entry = try await db.raw(
+                """
+                INSERT INTO ledger_entries (\(unsafeRaw: LedgerRows.ledgerColumns))
+                VALUES ('credit', \(bind: transaction.bundleID), \(bind: owner), \(bind: currency), \(bind: amount), \
+                \(bind: transaction.transactionID), \(bind: key), 0, \(bind: now))
+                ON CONFLICT (idempotency_key) DO NOTHING
+                RETURNING id
+                """
+            ).first()
+            guard entry != nil else { continue }
+            let balance = try await addToBalance(
+                amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
+            try await appendEvent(
+                LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
+                payload: BalanceEventPayload(
+                    currency: currency, amount: amount, balance: balance, idempotencyKey: key,
+                    transactionId: transaction.transactionID),
+                at: now, on: db)
+        }
+    }
+
+    /// Adds `delta` (positive or negative) to a balance, creating it if needed; the new balance.
+    static func addToBalance(
+        _ delta: Int64, bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
+    ) async throws -> Int64 {
+        guard
+            let row = try await db.raw(
+                """
+                INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+                VALUES (\(bind: bundleID), \(bind: appUserID), \(bind: currency), \(bind: delta))
+                ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+                RETURNING amount
+                """
+            ).first()
+        else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
+        return try row.decode(column: "amount", as: Int64.self)
+    }
+
+    /// The current balance, zero when the customer never had that currency.
+    static func balance(
+        bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
+    ) async throws -> Int64 {
+        try await db.raw(
+            """
+            SELECT amount FROM balances
+            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID) AND currency = \(bind: currency)
+            """
+        ).first()?.decode(column: "amount", as: Int64.self) ?? 0
+    }
+}

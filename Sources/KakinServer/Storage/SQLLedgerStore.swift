@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+public import SQLKit
+import SQLiteKit
+
+/// The ledger in a SQL database: SQLite embedded by default, PostgreSQL for several replicas.
+///
+/// Every guarantee of ``LedgerStore`` is held by the database, not by this process:
+/// - one row per transaction, notification, idempotency key, balance and delivery: primary and
+///   unique keys, written with `INSERT … ON CONFLICT DO NOTHING` and checked with `RETURNING`;
+/// - an owner is filled in once: `UPDATE … WHERE app_user_id IS NULL`;
+/// - a transaction is revoked once: `UPDATE … WHERE revocation_date IS NULL`;
+/// - a spend never takes a balance below zero: `UPDATE … WHERE amount >= ?`;
+/// - everything one call changes (rows, ledger lines, balances, outbox events) commits together
+///   in one database transaction, or not at all.
+///
+/// So any number of stores, in one process or many, can share a database.
+///
+/// The `database` must give each ``SQLDatabase/withSession(_:)`` closure a connection of its own
+/// (the SQLite store made by ``sqlite(path:connections:)`` does, and so do SQLKit's pooled
+/// PostgreSQL databases): a transaction's statements must not mix with another's.
+///
+/// ## Outbox events
+///
+/// Each change appends a row to `events` in the same transaction. The payload is a JSON object
+/// with sorted keys and camel-case names; instants are milliseconds since 1970 (UTC):
+/// - `transaction.recorded`: a transaction was recorded for the first time, or its owner became
+///   known. `transactionId`, `originalTransactionId`, `productId`, `productType`, `quantity`,
+///   `environment`, `source`, `ownerAssigned` (true when the owner was learned now), `revoked`.
+/// - `transaction.revoked`: `transactionId`, `originalTransactionId`, `productId`,
+///   `revocationDate`, `revocationReason` (when known).
+/// - `balance.credited`, `balance.spent`, `balance.clawed_back`: `currency`, `amount` (signed, as
+///   in the ledger), `balance` (after the change), `idempotencyKey`, `transactionId` (credits and
+///   clawbacks), `shortfall` (clawbacks).
+///
+/// The event's `bundleID` and `appUserID` are the customer's; `appUserID` is absent for
+/// transactions whose owner is not known yet.
+///
+/// ## Choices the protocol leaves open
+/// - ``revoke(transactionID:at:reason:grants:policy:)`` takes back exactly what the ledger credited
+///   for the transaction (its `credit` lines), whatever `grants` says today; `grants` is not used.
+/// - ``spend(bundleID:appUserID:currency:amount:idempotencyKey:at:)`` stores its key as
+///   `spend:<idempotencyKey>`, so a client key can never collide with a grant's or a clawback's.
+///   Keys are global: reusing one for another customer, currency or amount is refused.
+/// - ``markDelivery(eventID:endpoint:delivered:at:retryAt:)`` with `delivered: false` and no
+///   `retryAt` gives up on that event for that endpoint.
+/// - ``latestContent(bundleID:productID:)`` is the version uploaded last.
+public struct SQLLedgerStore: LedgerStore {
+    /// Where the ledger lives.
+    let database: any SQLDatabase
+    /// The fragments of SQL that differ between SQLite and PostgreSQL.
+    let dialect: LedgerSQLDialect
+    /// The SQLite connections this store opened itself, closed by ``shutdown()``.
+    let ownedPool: SQLiteConnectionPool?
+
+    /// A store on a database someone else opened and will close.
+    ///
+    /// - Parameter database: a SQLKit database whose sessions each get a connection of their own.
+    public init(database: any SQLDatabase) {
+        self.init(database: database, ownedPool: nil)
+    }
+
+    private init(database: any SQLDatabase, ownedPool: SQLiteConnectionPool?) {
+        self.database = database
+        self.dialect = LedgerSQLDialect(database.dialect)
+        self.ownedPool = ownedPool
+    }
+
+    /// Opens a SQLite ledger. Call ``migrate()`` before first use and ``shutdown()`` at the end.
+    ///
+    /// - Parameters:
+    ///   - path: a file, created if needed; `nil` or `":memory:"` for a private in-memory database
+    ///     (one connection, gone at shutdown). A file is put in WAL mode, so readers never wait
+    ///     for the writer.
+    ///   - connections: how many connections to the file. Writers take turns on SQLite's write
+    ///     lock, waiting up to `busyTimeout`; readers run alongside. Ignored in memory.
+    ///   - busyTimeout: how long a writer waits for another connection's transaction to finish.
+    public static func sqlite(
+        path: String?, connections: Int = 4, busyTimeout: Duration = .seconds(10)
+    ) async throws -> SQLLedgerStore {
+        guard connections > 0 else {
+            throw LedgerStoreError(.invalidArgument, "a SQLite store needs at least one connection")
+        }
+        let logger = Logger(label: "kakin.ledger.sqlite")
+        let timeout = busyTimeout.components
+        let timeoutMilliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
+        let pragmas = ["PRAGMA busy_timeout = \(max(timeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON"]
+        let pool: SQLiteConnectionPool
+        if let path, path != ":memory:" {
+            pool = try await .open(
+                storage: .file(path: path), count: connections, firstPragmas: ["PRAGMA journal_mode = WAL"],
+                pragmas: pragmas, logger: logger)
+        } else {
+            pool = try await .open(storage: .memory, count: 1, firstPragmas: [], pragmas: pragmas, logger: logger)
+        }
+        let database = SQLitePoolDatabase(pool: pool, logger: logger, eventLoop: pool.eventLoop)
+        return SQLLedgerStore(database: database, ownedPool: pool)
+    }
+
+    /// Waits for the operations in flight, then closes the connections and threads this store
+    /// opened. Does nothing for a store made with ``init(database:)``.
+    public func shutdown() async throws {
+        try await ownedPool?.close()
+    }
+
+    // MARK: Schema
+
+    /// Applies the migrations this database has not seen, each in its own transaction.
+    ///
+    /// A migration's ID is inserted first, with `ON CONFLICT DO NOTHING`: two stores migrating
+    /// at once wait on that key, and only the one that inserted it runs the statements.
+    public func migrate() async throws {
+        try await database.raw(
+            "CREATE TABLE IF NOT EXISTS \(unsafeRaw: LedgerSchema.migrationsTable) (id TEXT PRIMARY KEY)"
+        ).run()
+        for migration in LedgerSchema.migrations {
+            let dialect = self.dialect
+            try await writing { db in
+                let claimed = try await db.raw(
+                    """
+                    INSERT INTO \(unsafeRaw: LedgerSchema.migrationsTable) (id) VALUES (\(bind: migration.id))
+                    ON CONFLICT (id) DO NOTHING RETURNING id
+                    """
+                ).first()
+                guard claimed != nil else { return }
+                for statement in migration.statements(dialect) {
+                    try await db.raw("\(unsafeRaw: statement)").run()
+                }
+            }
+        }
+    }
+
+    /// The IDs of the migrations applied to this database, in the order they were defined.
+    func appliedMigrations() async throws -> [String] {
+        let rows = try await database.raw("SELECT id FROM \(unsafeRaw: LedgerSchema.migrationsTable)").all()
+        let applied = Set(try rows.map { try $0.decode(column: "id", as: String.self) })
+        return LedgerSchema.migrations.map(\.id).filter(applied.contains)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    func writing<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await inTransaction(begin: dialect.beginWrite, body)
+    }
+
+    /// Runs `body` in one read-only transaction, so it sees a single consistent state.
+    func reading<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await inTransaction(begin: dialect.beginRead, body)
+    }
+
+    private func inTransaction<R: Sendable>(
+        begin: String, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await database.withSession { session in
+            try await session.raw("\(unsafeRaw: begin)").run()
+            do {
+                let result = try await body(session)
+                try await session.raw("COMMIT").run()
+                return result
+            } catch {
+                // When COMMIT itself failed the transaction may already be gone; nothing to add.
+                try? await session.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+}

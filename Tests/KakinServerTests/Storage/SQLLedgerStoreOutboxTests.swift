@@ -1,0 +1,234 @@
+import Crypto
+import Foundation
+import SQLiteKit
+import Testing
+
+@testable import KakinServer
+
+@Suite("SQL ledger: outbox, notifications, content, persistence")
+struct SQLLedgerStoreOutboxTests {
+    private func payload(_ event: LedgerEvent) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
+    }
+
+    @Test("every change appends its event in the same transaction", arguments: StoreKind.allCases)
+    func eventsFollowChanges(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("t0", source: .notification), grants: Fixture.coins)
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            _ = try await store.spend(
+                bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 40, idempotencyKey: "s1",
+                at: Fixture.at(50))
+            // Refused or repeated operations leave no event.
+            _ = try await store.spend(
+                bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 400, idempotencyKey: "s2",
+                at: Fixture.at(51))
+            _ = try await store.spend(
+                bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 40, idempotencyKey: "s1",
+                at: Fixture.at(52))
+            _ = try await store.revoke(
+                transactionID: "t1", at: Fixture.at(60), reason: 1, grants: Fixture.coins, policy: .clampAtZero)
+
+            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(0), limit: 100)
+            #expect(
+                events.map(\.type) == [
+                    "transaction.recorded", "transaction.recorded", "balance.credited", "balance.spent",
+                    "transaction.revoked", "balance.clawed_back",
+                ])
+            #expect(events.map(\.id) == events.map(\.id).sorted())
+            #expect(events.first?.appUserID == nil)
+            #expect(events.dropFirst().allSatisfy { $0.appUserID == "alice" && $0.bundleID == Fixture.bundleID })
+
+            let recorded = try payload(events[1])
+            #expect(recorded["transactionId"] as? String == "t1")
+            #expect(recorded["productId"] as? String == "coins100")
+            #expect(recorded["quantity"] as? Int == 1)
+            #expect(recorded["ownerAssigned"] as? Bool == false)
+            #expect(recorded["revoked"] as? Bool == false)
+            let credited = try payload(events[2])
+            #expect(credited["currency"] as? String == "coins")
+            #expect(credited["amount"] as? Int == 100)
+            #expect(credited["balance"] as? Int == 100)
+            #expect(credited["idempotencyKey"] as? String == "grant:t1:coins")
+            let spent = try payload(events[3])
+            #expect(spent["amount"] as? Int == -40)
+            #expect(spent["balance"] as? Int == 60)
+            #expect(events[3].createdAt == Fixture.at(50))
+            let revoked = try payload(events[4])
+            #expect(revoked["revocationDate"] as? Int == Int(Fixture.at(60).timeIntervalSince1970 * 1000))
+            #expect(revoked["revocationReason"] as? Int == 1)
+            let clawedBack = try payload(events[5])
+            #expect(clawedBack["amount"] as? Int == -60)
+            #expect(clawedBack["shortfall"] as? Int == 40)
+            #expect(clawedBack["balance"] as? Int == 0)
+        }
+    }
+
+    @Test("deliveries are tracked per endpoint with retry times")
+    func deliveries() async throws {
+        try await withLedgerStore(.memory) { store in
+            for index in 0..<3 {
+                _ = try await store.record(Fixture.transaction("t\(index)", user: "alice"), grants: [])
+            }
+            let a = "https://a.example/hook"
+            let b = "https://b.example/hook"
+            let all = try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 10)
+            #expect(all.count == 3)
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 2) == Array(all.prefix(2)))
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 0).isEmpty)
+
+            try await store.markDelivery(
+                eventID: all[0].id, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
+            try await store.markDelivery(
+                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: Fixture.at(61))
+            try await store.markDelivery(
+                eventID: all[2].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: nil)
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(60), limit: 10).isEmpty)
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(61), limit: 10) == [all[1]])
+            #expect(try await store.dueEvents(endpoint: b, now: Fixture.at(0), limit: 10) == all)
+
+            // A second failure moves the retry; a success ends it; a late failure report changes nothing.
+            try await store.markDelivery(
+                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(61), retryAt: Fixture.at(181))
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(120), limit: 10).isEmpty)
+            try await store.markDelivery(
+                eventID: all[1].id, endpoint: a, delivered: true, at: Fixture.at(181), retryAt: nil)
+            try await store.markDelivery(
+                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(182), retryAt: Fixture.at(183))
+            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(1000), limit: 10).isEmpty)
+
+            await #expect(throws: (any Error).self) {
+                try await store.markDelivery(
+                    eventID: 999, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
+            }
+        }
+    }
+
+    @Test(
+        "a notification is recorded once per UUID, also when it arrives many times at once",
+        arguments: StoreKind.allCases)
+    func notificationsOnce(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let results = try await concurrently(50) { index in
+                try await store.recordNotification(
+                    uuid: "n-\(index % 5)", type: "DID_RENEW", subtype: nil, bundleID: Fixture.bundleID,
+                    transactionID: "t1", signedPayload: "jws", receivedAt: Fixture.at(Double(index)))
+            }
+            #expect(results.filter { $0 }.count == 5)
+            #expect(
+                try await store.recordNotification(
+                    uuid: "n-0", type: "REFUND", subtype: "x", bundleID: Fixture.bundleID, transactionID: nil,
+                    signedPayload: "jws", receivedAt: Fixture.at(99)) == false)
+        }
+    }
+
+    @Test("content versions are kept and the last upload is the latest")
+    func contentPackages() async throws {
+        try await withLedgerStore(.memory) { store in
+            func package(_ version: String, _ bytes: Data, at seconds: TimeInterval) -> ContentPackage {
+                ContentPackage(
+                    bundleID: Fixture.bundleID, productID: "level-pack", version: version,
+                    sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(),
+                    size: Int64(bytes.count), uploadedAt: Fixture.at(seconds))
+            }
+            #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack") == nil)
+            let v1 = Data("version one".utf8)
+            let v2 = Data(repeating: 7, count: 100_000)
+            try await store.putContent(package("1.0", v1, at: 0), bytes: v1)
+            try await store.putContent(package("1.1", v2, at: 10), bytes: v2)
+            try await store.putContent(package("1.0", v1, at: 20), bytes: v1)
+            let latest = try #require(
+                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack"))
+            #expect(latest.0 == package("1.1", v2, at: 10))
+            #expect(latest.1 == v2)
+
+            await #expect(throws: LedgerStoreError(.contentVersionConflict)) {
+                try await store.putContent(package("1.0", v2, at: 30), bytes: v2)
+            }
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.putContent(package("2.0", v1, at: 30), bytes: v2)
+            }
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.putContent(package("2.0", Data(), at: 30), bytes: Data())
+            }
+            #expect(
+                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack")?.0.version == "1.1")
+            #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "other") == nil)
+        }
+    }
+
+    @Test("a file store closed and reopened keeps everything; migrating again changes nothing")
+    func restart() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kakin-ledger-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ledger.sqlite").path
+
+        let first = try await SQLLedgerStore.sqlite(path: path)
+        try await first.migrate()
+        try await first.migrate()
+        _ = try await first.record(Fixture.transaction("t1", user: "alice", quantity: 2), grants: Fixture.coins)
+        _ = try await first.spend(
+            bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 30, idempotencyKey: "s1",
+            at: Fixture.at(20))
+        _ = try await first.recordNotification(
+            uuid: "n1", type: "ONE_TIME_CHARGE", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t1",
+            signedPayload: "jws", receivedAt: Fixture.at(5))
+        let before = try await first.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+        let eventsBefore = try await first.dueEvents(endpoint: "e", now: Fixture.at(0), limit: 100)
+        try await first.shutdown()
+        try await first.shutdown()
+        await #expect(throws: LedgerStoreError(.unavailable)) { try await first.transaction(id: "t1") }
+
+        let second = try await SQLLedgerStore.sqlite(path: path)
+        try await second.migrate()
+        let after = try await second.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+        #expect(after == before)
+        #expect(after.balances == ["coins": 170])
+        #expect(try await second.dueEvents(endpoint: "e", now: Fixture.at(0), limit: 100) == eventsBefore)
+        #expect(
+            try await second.recordNotification(
+                uuid: "n1", type: "ONE_TIME_CHARGE", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t1",
+                signedPayload: "jws", receivedAt: Fixture.at(5)) == false)
+        #expect(
+            try await second.spend(
+                bundleID: Fixture.bundleID, appUserID: "alice", currency: "coins", amount: 30, idempotencyKey: "s1",
+                at: Fixture.at(20)) == .alreadySpent(balance: 170))
+        try await second.shutdown()
+    }
+
+    @Test("a file store runs in WAL mode with foreign keys and a busy timeout on every connection")
+    func filePragmas() async throws {
+        try await withLedgerStore(.file) { store in
+            let pool = try #require(store.ownedPool)
+            var connections: [SQLiteConnection] = []
+            for _ in 0..<4 { connections.append(try await pool.lease()) }
+            for connection in connections {
+                let sql = connection.sql()
+                #expect(
+                    try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
+                        == "wal")
+                #expect(
+                    try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) == 1)
+                #expect(
+                    try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) == 10_000)
+            }
+            for connection in connections { await pool.release(connection) }
+        }
+    }
+
+    @Test("an in-memory store starts empty and migrates idempotently")
+    func migrateTwiceInMemory() async throws {
+        try await withLedgerStore(.memory) { store in
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            try await store.migrate()
+            #expect(try await store.appliedMigrations() == ["0001_ledger"])
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
+        }
+        try await withLedgerStore(.memory) { store async throws in
+            #expect(try await store.transactions(bundleID: Fixture.bundleID).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import AppStoreModels
+import Foundation
+import KakinServer
+import Testing
+
+@Suite("SQL ledger: recording transactions")
+struct SQLLedgerStoreRecordTests {
+    @Test(
+        "the same transaction recorded 100 times at once is recorded and credited once", arguments: StoreKind.allCases)
+    func recordOnceConcurrently(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let transaction = Fixture.transaction("t1", user: "alice", quantity: 3)
+            let outcomes = try await concurrently(100) { _ in
+                try await store.record(transaction, grants: Fixture.coins)
+            }
+            #expect(outcomes.filter { $0 == .recorded }.count == 1)
+            #expect(outcomes.filter { $0 == .duplicate(ownerAssigned: false) }.count == 99)
+
+            let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(customer.transactions == [transaction])
+            #expect(customer.ledger.count == 1)
+            #expect(customer.ledger.first?.kind == .credit)
+            #expect(customer.ledger.first?.amount == 300)
+            #expect(customer.ledger.first?.idempotencyKey == "grant:t1:coins")
+            #expect(customer.balances == ["coins": 300])
+            #expect(try await store.transactions(bundleID: Fixture.bundleID).count == 1)
+            #expect(try await store.transaction(id: "t1") == transaction)
+            try await expectLedgerMatchesBalances(store, user: "alice")
+        }
+    }
+
+    @Test(
+        "an owner learned later gets the grants then, once; another customer is refused", arguments: StoreKind.allCases)
+    func ownerFilledInLater(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let fromNotification = Fixture.transaction("t1", source: .notification)
+            #expect(try await store.record(fromNotification, grants: Fixture.coins) == .recorded)
+            #expect(try await store.transaction(id: "t1")?.appUserID == nil)
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").ledger.isEmpty)
+
+            let fromApp = Fixture.transaction("t1", user: "alice", recordedAt: 20)
+            #expect(try await store.record(fromApp, grants: Fixture.coins) == .duplicate(ownerAssigned: true))
+            #expect(try await store.record(fromApp, grants: Fixture.coins) == .duplicate(ownerAssigned: false))
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.balances == ["coins": 100])
+            #expect(alice.ledger.map(\.amount) == [100])
+            #expect(alice.ledger.first?.createdAt == Fixture.at(20))
+            // The first record wins: the row still says it came from the notification.
+            #expect(alice.transactions.first?.source == .notification)
+            #expect(alice.transactions.first?.recordedAt == Fixture.at(10))
+
+            let fromBob = Fixture.transaction("t1", user: "bob")
+            #expect(try await store.record(fromBob, grants: Fixture.coins) == .ownedByAnotherCustomer("alice"))
+            let bob = try await store.customer(bundleID: Fixture.bundleID, appUserID: "bob")
+            #expect(bob.transactions.isEmpty && bob.ledger.isEmpty && bob.balances.isEmpty)
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
+        }
+    }
+
+    @Test("many uploads racing to name the owner assign it and credit once", arguments: StoreKind.allCases)
+    func ownerAssignedOnceConcurrently(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("t1", source: .notification), grants: Fixture.coins)
+            let outcomes = try await concurrently(40) { index in
+                try await store.record(
+                    Fixture.transaction("t1", user: index.isMultiple(of: 2) ? "alice" : "bob"), grants: Fixture.coins)
+            }
+            #expect(outcomes.filter { $0 == .duplicate(ownerAssigned: true) }.count == 1)
+            let owner = try #require(try await store.transaction(id: "t1")?.appUserID)
+            let other = owner == "alice" ? "bob" : "alice"
+            #expect(outcomes.filter { $0 == .ownedByAnotherCustomer(owner) }.count == 20)
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: owner).balances == ["coins": 100])
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: other).balances.isEmpty)
+        }
+    }
+
+    @Test("a notification and the app racing to record a purchase credit it once", arguments: StoreKind.allCases)
+    func notificationAndAppRace(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let outcomes = try await concurrently(60) { index in
+                let fromApp = index.isMultiple(of: 2)
+                return try await store.record(
+                    Fixture.transaction(
+                        "t1", user: fromApp ? "alice" : nil, source: fromApp ? .app : .notification),
+                    grants: Fixture.coins)
+            }
+            #expect(outcomes.filter { $0 == .recorded }.count == 1)
+            #expect(outcomes.filter { $0 == .duplicate(ownerAssigned: true) }.count <= 1)
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.transactions.map(\.transactionID) == ["t1"])
+            #expect(alice.ledger.count == 1)
+            #expect(alice.balances == ["coins": 100])
+        }
+    }
+
+    @Test("a renewal inherits the owner of its original transaction", arguments: StoreKind.allCases)
+    func renewalInheritsOwner(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let original = Fixture.transaction(
+                "o1", user: "alice", product: "monthly", type: .autoRenewableSubscription)
+            let renewal = Fixture.transaction(
+                "o1-r1", original: "o1", product: "monthly", type: .autoRenewableSubscription,
+                purchasedAt: 30 * 86_400, source: .notification)
+            #expect(try await store.record(original, grants: [.entitlement("premium")]) == .recorded)
+            #expect(try await store.record(renewal, grants: [.entitlement("premium")]) == .recorded)
+            #expect(try await store.transaction(id: "o1-r1")?.appUserID == "alice")
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.transactions.map(\.transactionID) == ["o1", "o1-r1"])
+            #expect(alice.ledger.isEmpty)
+        }
+    }
+
+    @Test("a renewal seen before its owner was known gets the owner when seen again", arguments: [StoreKind.memory])
+    func renewalOwnerFilledInFromLineage(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let original = Fixture.transaction("o1", product: "bonus", source: .notification)
+            let renewal = Fixture.transaction("o1-r1", original: "o1", product: "bonus", source: .notification)
+            #expect(try await store.record(original, grants: Fixture.coins) == .recorded)
+            #expect(try await store.record(renewal, grants: Fixture.coins) == .recorded)
+            let originalFromApp = Fixture.transaction("o1", user: "alice", product: "bonus")
+            #expect(try await store.record(originalFromApp, grants: Fixture.coins) == .duplicate(ownerAssigned: true))
+            #expect(try await store.transaction(id: "o1-r1")?.appUserID == nil)
+            // Reconciliation sees the renewal again, without owner: the lineage names alice.
+            let reconciled = Fixture.transaction("o1-r1", original: "o1", product: "bonus", source: .reconciliation)
+            #expect(try await store.record(reconciled, grants: Fixture.coins) == .duplicate(ownerAssigned: true))
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.balances == ["coins": 200])
+            #expect(alice.ledger.map(\.idempotencyKey) == ["grant:o1:coins", "grant:o1-r1:coins"])
+        }
+    }
+
+    @Test("a transaction recorded already revoked never grants", arguments: StoreKind.allCases)
+    func revokedFirstGrantsNothing(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            // The REFUND notification arrives before the app uploads the purchase.
+            let refunded = Fixture.transaction("t1", revokedAt: 5, source: .notification)
+            #expect(try await store.record(refunded, grants: Fixture.coins) == .recorded)
+            // The app's upload still carries the purchase as it was bought.
+            let upload = Fixture.transaction("t1", user: "alice", recordedAt: 20)
+            #expect(try await store.record(upload, grants: Fixture.coins) == .duplicate(ownerAssigned: true))
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.ledger.isEmpty && alice.balances.isEmpty)
+            #expect(alice.transactions.first?.revocationDate == Fixture.at(5))
+            #expect(
+                try await store.revoke(
+                    transactionID: "t1", at: Fixture.at(30), reason: 1, grants: Fixture.coins, policy: .allowNegative)
+                    == false)
+
+            let revokedWithOwner = Fixture.transaction("t2", user: "alice", revokedAt: 5)
+            #expect(try await store.record(revokedWithOwner, grants: Fixture.coins) == .recorded)
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").ledger.isEmpty)
+        }
+    }
+
+    @Test("grants add up per currency and multiply by quantity; bad input changes nothing")
+    func grantArithmetic() async throws {
+        try await withLedgerStore(.memory) { store in
+            let grants: [Grant] = [
+                .currency("coins", amount: 10), .currency("gems", amount: 2), .currency("coins", amount: 5),
+                .entitlement("noAds"), .content, .currency("stars", amount: 0),
+            ]
+            _ = try await store.record(Fixture.transaction("t1", user: "alice", quantity: 4), grants: grants)
+            let alice = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.balances == ["coins": 60, "gems": 8])
+            #expect(alice.ledger.map(\.idempotencyKey) == ["grant:t1:coins", "grant:t1:gems"])
+
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.record(Fixture.transaction("t2", user: "alice", quantity: 0), grants: grants)
+            }
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.record(
+                    Fixture.transaction("t3", user: "alice"), grants: [.currency("coins", amount: -1)])
+            }
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await store.record(
+                    Fixture.transaction("t4", user: "alice", quantity: 2), grants: [.currency("coins", amount: .max)])
+            }
+            #expect(try await store.transaction(id: "t2") == nil)
+            #expect(try await store.transaction(id: "t4") == nil)
+            #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances["coins"] == 60)
+        }
+    }
+}

@@ -25,10 +25,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("bundle-id"), help: "The app's bundle ID (env KAKIN_BUNDLE_ID).") var bundleID: String?
     @Option(name: .customLong("clawback-policy"), help: "allowNegative or clampAtZero (default) for refunded currency.")
     var clawbackPolicy: String?
-    @Option(name: .customLong("webhook"), help: "A webhook endpoint as URL=SECRET; repeatable.") var webhooks: [String] = []
+    @Option(name: .customLong("webhook"), help: "A webhook endpoint as URL=SECRET; repeatable.") var webhooks:
+        [String] = []
 
     /// Flags over environment over defaults, validated with one clear message.
-    func resolvedOptions(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServeEnvironment.Options {
+    func resolvedOptions(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ServeEnvironment.Options {
         var options = ServeEnvironment.Options()
         func port(_ flag: Int?, _ name: String, _ fallback: Int) throws -> Int {
             if let flag { return flag }
@@ -46,9 +49,13 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, value) in [("--port", options.port), ("--sandbox-port", options.sandboxPort)] {
             guard (1...65_535).contains(value) else { throw ValidationError("\(name) must be between 1 and 65535") }
         }
-        guard options.port != options.sandboxPort else { throw ValidationError("--port and --sandbox-port must differ") }
+        guard options.port != options.sandboxPort else {
+            throw ValidationError("--port and --sandbox-port must differ")
+        }
         for (name, path) in [("catalog", options.catalog), ("grants", options.grants)] {
-            guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("the \(name) file \(path) does not exist") }
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ValidationError("the \(name) file \(path) does not exist")
+            }
         }
         if let clawbackPolicy {
             guard let policy = ClawbackPolicy(rawValue: clawbackPolicy) else {
@@ -78,7 +85,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "kakin"))
         let sandboxApp = Application(
             router: environment.sandbox.router(),
-            configuration: .init(address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"))
+            configuration: .init(
+                address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"))
         let banner = """
             Kakin is running.
               purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
@@ -101,7 +109,8 @@ struct ServeCommand: AsyncParsableCommand {
                 var tick = 0
                 while !Task.isCancelled {
                     _ = try? await engine.processRenewals()
-                    _ = try? await engine.deliverDueNotifications(to: await engine.settings.notificationURL, using: transport)
+                    _ = try? await engine.deliverDueNotifications(
+                        to: await engine.settings.notificationURL, using: transport)
                     if tick % 5 == 0 { _ = try? await webhooks.deliverDue() }
                     tick += 1
                     try await Task.sleep(for: .seconds(1))

@@ -53,7 +53,9 @@ struct ServeEnvironment {
         let sandboxData = data.appendingPathComponent("sandbox")
         let caDirectory = sandboxData.appendingPathComponent("ca")
         let authority: SandboxCertificateAuthority
-        if FileManager.default.fileExists(atPath: caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path) {
+        if FileManager.default.fileExists(
+            atPath: caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path)
+        {
             authority = try SandboxCertificateAuthority.load(from: caDirectory)
         } else {
             authority = try SandboxCertificateAuthority.generate()
@@ -83,7 +85,8 @@ struct ServeEnvironment {
         let app = AppConfiguration(
             bundleID: options.bundleID, appAppleID: options.appAppleID, environments: [.sandbox],
             sandboxRoots: [authority.root], publicKey: keys.publicKey, secretKey: keys.secretKey,
-            sharedSecret: keys.sharedSecret, verifyReceiptProductionURL: URL(string: "\(sandboxBase)/production/verifyReceipt")!,
+            sharedSecret: keys.sharedSecret,
+            verifyReceiptProductionURL: URL(string: "\(sandboxBase)/production/verifyReceipt")!,
             verifyReceiptSandboxURL: URL(string: "\(sandboxBase)/verifyReceipt")!)
         let service = PurchaseService(
             store: store, apps: [app], grants: grants, productTypes: Self.productTypes(configuration),
@@ -92,7 +95,8 @@ struct ServeEnvironment {
             service: service,
             access: [
                 options.bundleID: ServerAPIAccess(
-                    baseURL: URL(string: sandboxBase)!, keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, privateKey: apiKey)
+                    baseURL: URL(string: sandboxBase)!, keyID: keys.apiKeyID, issuerID: keys.apiIssuerID,
+                    privateKey: apiKey)
             ])
         let server = KakinServerHTTP(service: service, signingKey: serverKey, reconciler: reconciler)
         return ServeEnvironment(
@@ -121,7 +125,8 @@ struct ServeEnvironment {
         let url = data.appendingPathComponent("keys.json")
         if let existing = try? JSONDecoder().decode(Keys.self, from: Data(contentsOf: url)) { return existing }
         func random(_ prefix: String) -> String {
-            prefix + SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }.map { String(format: "%02x", $0) }.joined()
+            prefix
+                + SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }.map { String(format: "%02x", $0) }.joined()
         }
         let keys = Keys(
             publicKey: random("pk_"), secretKey: random("sk_"), sharedSecret: random(""),
@@ -134,7 +139,9 @@ struct ServeEnvironment {
     }
 
     static func loadOrMakeKey(_ url: URL) throws -> P256.Signing.PrivateKey {
-        if let text = try? String(contentsOf: url, encoding: .utf8), let key = try? P256.Signing.PrivateKey(pemRepresentation: text) {
+        if let text = try? String(contentsOf: url, encoding: .utf8),
+            let key = try? P256.Signing.PrivateKey(pemRepresentation: text)
+        {
             return key
         }
         let key = P256.Signing.PrivateKey()

@@ -43,7 +43,9 @@ public struct AppConfiguration: Sendable {
     /// The verifier for data signed in `environment`, if this app accepts that environment.
     ///
     /// Production trusts Apple Root CA - G3 only; Sandbox trusts G3 and the configured sandbox roots.
-    public func verifier(for environment: AppStoreEnvironment, now: @escaping @Sendable () -> Date) -> SignedDataVerifier? {
+    public func verifier(
+        for environment: AppStoreEnvironment, now: @escaping @Sendable () -> Date
+    ) -> SignedDataVerifier? {
         guard environments.contains(environment) else { return nil }
         let roots =
             environment == .production

@@ -45,7 +45,8 @@ public struct GrantsCatalog: Hashable, Sendable {
                 if entry["content"] as? Bool == true, entry.count == 1 { return .content }
                 throw ServerError(
                     .invalidConfiguration,
-                    "\(productID): each grant is {\"entitlement\": name}, {\"currency\": name, \"amount\": n > 0} or {\"content\": true}")
+                    "\(productID): each grant is {\"entitlement\": name}, {\"currency\": name, \"amount\": n > 0} or {\"content\": true}"
+                )
             }
         }
         return GrantsCatalog(grants: grants)

@@ -34,7 +34,8 @@ extension KakinServerHTTP {
                         size: Int64(bytes.count), uploadedAt: service.now()),
                     bytes: bytes)
                 return Self.json(
-                    ContentUploadResponse(productId: productID, version: version, sha256: digest, size: Int64(bytes.count)),
+                    ContentUploadResponse(
+                        productId: productID, version: version, sha256: digest, size: Int64(bytes.count)),
                     status: .created)
             }
         }
@@ -52,9 +53,14 @@ extension KakinServerHTTP {
                 }
                 let customer = try await service.customer(bundleID: bundleID, appUserID: user)
                 let now = service.now()
-                guard customer.transactions.contains(where: { $0.productID == productID && EntitlementRules.isActive($0, at: now) })
+                guard
+                    customer.transactions.contains(where: {
+                        $0.productID == productID && EntitlementRules.isActive($0, at: now)
+                    })
                 else { throw ServerError(.notEntitled, "\(user) does not own \(productID)") }
-                guard let (package, bytes) = try await service.store.latestContent(bundleID: bundleID, productID: productID)
+                guard
+                    let (package, bytes) = try await service.store.latestContent(
+                        bundleID: bundleID, productID: productID)
                 else { throw ServerError(.notFound, "no package has been uploaded for \(productID)") }
                 var response = RangedDownload.response(bytes, request: request, contentType: "application/octet-stream")
                 response.headers[HTTPField.Name("X-Content-Version")!] = package.version

@@ -53,7 +53,8 @@ extension KakinServerHTTP {
                 let body = try await decode(ReceiptBody.self, from: request)
                 try authenticate(request, bundleID: body.bundleId, secret: false)
                 try Self.checkUserID(body.appUserId)
-                let customer = try await service.submitReceipt(body.receipt, bundleID: body.bundleId, appUserID: body.appUserId)
+                let customer = try await service.submitReceipt(
+                    body.receipt, bundleID: body.bundleId, appUserID: body.appUserId)
                 return signed(customer, nonce: request.uri.queryParameters.get("nonce"))
             }
         }
@@ -90,7 +91,8 @@ extension KakinServerHTTP {
                     amount: body.amount, idempotencyKey: body.idempotencyKey)
                 switch outcome {
                 case .spent(let balance): return Self.json(SpendResponse(status: "spent", balance: balance))
-                case .alreadySpent(let balance): return Self.json(SpendResponse(status: "alreadySpent", balance: balance))
+                case .alreadySpent(let balance):
+                    return Self.json(SpendResponse(status: "alreadySpent", balance: balance))
                 case .insufficientBalance(let balance):
                     throw ServerError(.insufficientBalance, "the balance is \(balance), less than \(body.amount)")
                 }
@@ -105,7 +107,9 @@ extension KakinServerHTTP {
         let signature = (try? signingKey.signature(for: body).rawRepresentation.base64EncodedString()) ?? ""
         return Response(
             status: .ok,
-            headers: [.contentType: "application/json; charset=utf-8", HTTPField.Name("X-Kakin-Signature")!: signature],
+            headers: [
+                .contentType: "application/json; charset=utf-8", HTTPField.Name("X-Kakin-Signature")!: signature,
+            ],
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 

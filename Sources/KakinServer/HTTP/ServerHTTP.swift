@@ -89,11 +89,15 @@ public struct KakinServerHTTP: Sendable {
             var error: Detail
         }
         return json(
-            Body(error: .init(code: "\(error.code)", message: error.message, retryable: error.isRetryable, appleStatus: error.appleStatus)),
+            Body(
+                error: .init(
+                    code: "\(error.code)", message: error.message, retryable: error.isRetryable,
+                    appleStatus: error.appleStatus)),
             status: HTTPResponse.Status(code: error.httpStatus))
     }
 
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response
+    {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: encode(value))))
@@ -127,9 +131,12 @@ public struct KakinServerHTTP: Sendable {
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         let presented = secret ? bearer : (request.headers[HTTPField.Name("X-Kakin-Key")!] ?? bearer)
         let expected = secret ? app.secretKey : app.publicKey
-        guard let presented, Self.constantTimeEquals(presented, expected) || (!secret && Self.constantTimeEquals(presented, app.secretKey))
+        guard let presented,
+            Self.constantTimeEquals(presented, expected)
+                || (!secret && Self.constantTimeEquals(presented, app.secretKey))
         else {
-            throw ServerError(.unauthorized, secret ? "this call needs the app's secret key" : "this call needs the app's key")
+            throw ServerError(
+                .unauthorized, secret ? "this call needs the app's secret key" : "this call needs the app's key")
         }
     }
 
@@ -152,7 +159,10 @@ actor ServerMetrics {
     }
 
     func render() -> String {
-        var lines = ["# HELP kakin_http_requests_total HTTP requests by route and status.", "# TYPE kakin_http_requests_total counter"]
+        var lines = [
+            "# HELP kakin_http_requests_total HTTP requests by route and status.",
+            "# TYPE kakin_http_requests_total counter",
+        ]
         for (labels, count) in requests.sorted(by: { $0.key < $1.key }) {
             lines.append("kakin_http_requests_total{\(labels)} \(count)")
         }

@@ -7,7 +7,9 @@ import FoundationNetworking
 /// Makes one HTTP request and returns the status and body. Injected into the jobs, so tests can
 /// answer for the network.
 public protocol HTTPExchange: Sendable {
-    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data)
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?
+    ) async throws -> (status: Int, body: Data)
 }
 
 /// `HTTPExchange` over `URLSession`.
@@ -18,7 +20,9 @@ public struct URLSessionExchange: HTTPExchange {
         self.timeout = timeout
     }
 
-    public func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+    public func send(
+        method: String, url: URL, headers: [String: String], body: Data?
+    ) async throws -> (status: Int, body: Data) {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

@@ -36,7 +36,9 @@ public struct Reconciler: Sendable {
     public let access: [String: ServerAPIAccess]
     public let exchange: any HTTPExchange
 
-    public init(service: PurchaseService, access: [String: ServerAPIAccess], exchange: any HTTPExchange = URLSessionExchange()) {
+    public init(
+        service: PurchaseService, access: [String: ServerAPIAccess], exchange: any HTTPExchange = URLSessionExchange()
+    ) {
         self.service = service
         self.access = access
         self.exchange = exchange
@@ -55,7 +57,8 @@ public struct Reconciler: Sendable {
             report.customersExamined += 1
             var revision: String?
             repeat {
-                let page = try await history(of: transaction.transactionID, revision: revision, access: access, bundleID: bundleID)
+                let page = try await history(
+                    of: transaction.transactionID, revision: revision, access: access, bundleID: bundleID)
                 for signed in page.signedTransactions ?? [] {
                     let environment = try PurchaseService.claimedEnvironment(signed)
                     guard let verifier = app.verifier(for: environment, now: service.now) else { continue }
@@ -86,19 +89,25 @@ public struct Reconciler: Sendable {
         return report
     }
 
-    private func history(of transactionID: String, revision: String?, access: ServerAPIAccess, bundleID: String)
+    private func history(
+        of transactionID: String, revision: String?, access: ServerAPIAccess, bundleID: String
+    )
         async throws -> HistoryResponse
     {
         var components = URLComponents(
-            url: access.baseURL.appendingPathComponent("inApps/v2/history/\(transactionID)"), resolvingAgainstBaseURL: false)
+            url: access.baseURL.appendingPathComponent("inApps/v2/history/\(transactionID)"),
+            resolvingAgainstBaseURL: false)
         if let revision { components?.queryItems = [URLQueryItem(name: "revision", value: revision)] }
-        guard let url = components?.url else { throw ServerError(.invalidConfiguration, "bad App Store Server API URL") }
+        guard let url = components?.url else {
+            throw ServerError(.invalidConfiguration, "bad App Store Server API URL")
+        }
         let token = try AppStoreServerAPIToken.make(
             keyID: access.keyID, issuerID: access.issuerID, bundleID: bundleID, privateKey: access.privateKey)
         let (status, body): (Int, Data)
         do {
             (status, body) = try await exchange.send(
-                method: "GET", url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], body: nil)
+                method: "GET", url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"],
+                body: nil)
         } catch {
             throw ServerError(.appleUnavailable, "the App Store Server API did not answer: \(error)")
         }
@@ -107,7 +116,8 @@ public struct Reconciler: Sendable {
             if status == 404 || apiError?.errorCode == .transactionIDNotFound { return HistoryResponse(hasMore: false) }
             throw ServerError(
                 status == 429 || status >= 500 ? .appleUnavailable : .verificationFailed,
-                "the App Store Server API answered \(status) \(apiError?.errorCode?.rawValue ?? 0): \(apiError?.errorMessage ?? "")")
+                "the App Store Server API answered \(status) \(apiError?.errorCode?.rawValue ?? 0): \(apiError?.errorMessage ?? "")"
+            )
         }
         do { return try JSONDecoder().decode(HistoryResponse.self, from: body) } catch {
             throw ServerError(.appleUnavailable, "the App Store Server API answered an unreadable history")

@@ -50,7 +50,9 @@ public struct WebhookDispatcher: Sendable {
                 do {
                     let (status, _) = try await exchange.send(
                         method: "POST", url: endpoint.url,
-                        headers: ["Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)"],
+                        headers: [
+                            "Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)",
+                        ],
                         body: body)
                     success = (200..<300).contains(status)
                 } catch {

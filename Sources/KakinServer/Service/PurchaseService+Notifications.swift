@@ -22,13 +22,15 @@ extension PurchaseService {
         do {
             claims = try JSONDecoder().decode(SignedClaims.self, from: try CompactJWS(signedPayload).payloadData())
         } catch {
-            throw ServerError(.verificationFailed, "malformedInput: signedPayload is not a compact JWS with a JSON payload")
+            throw ServerError(
+                .verificationFailed, "malformedInput: signedPayload is not a compact JWS with a JSON payload")
         }
         guard let bundleID = claims.signedPayloadBundleID else {
             throw ServerError(.verificationFailed, "the notification names no app")
         }
         let app = try app(bundleID)
-        guard let environment = claims.signedPayloadEnvironment, let verifier = app.verifier(for: environment, now: now) else {
+        guard let environment = claims.signedPayloadEnvironment, let verifier = app.verifier(for: environment, now: now)
+        else {
             throw ServerError(.verificationFailed, "\(bundleID) does not accept this notification's environment")
         }
         let notification: ResponseBodyV2DecodedPayload

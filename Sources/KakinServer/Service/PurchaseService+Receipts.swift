@@ -12,18 +12,21 @@ extension PurchaseService {
         guard !base64.isEmpty, Data(base64Encoded: base64, options: .ignoreUnknownCharacters) != nil else {
             throw ServerError(.invalidRequest, "receipt must be the base64 app receipt")
         }
-        let request = VerifyReceiptRequest(receiptData: base64, password: app.sharedSecret, excludeOldTransactions: false)
+        let request = VerifyReceiptRequest(
+            receiptData: base64, password: app.sharedSecret, excludeOldTransactions: false)
         var url = app.verifyReceiptProductionURL
         var response = try await verify(request, at: url)
         for _ in 0..<2 {
             guard let status = response.status, status.shouldRetryInOtherEnvironment else { break }
-            url = status == .sandboxReceiptSentToProduction ? app.verifyReceiptSandboxURL : app.verifyReceiptProductionURL
+            url =
+                status == .sandboxReceiptSentToProduction ? app.verifyReceiptSandboxURL : app.verifyReceiptProductionURL
             response = try await verify(request, at: url)
         }
         let status = response.status ?? .unreadableRequest
         guard status == .valid else {
             throw ServerError(
-                status.isRetryable ? .appleUnavailable : .receiptRejected, "verifyReceipt \(status.rawValue): \(status.message)",
+                status.isRetryable ? .appleUnavailable : .receiptRejected,
+                "verifyReceipt \(status.rawValue): \(status.message)",
                 appleStatus: status.rawValue)
         }
         guard response.receipt?.bundleID == bundleID else {
@@ -42,11 +45,13 @@ extension PurchaseService {
             let record = RecordedTransaction(
                 transactionID: id, originalTransactionID: entry.originalTransactionID ?? id, bundleID: bundleID,
                 appUserID: appUserID, productID: productID,
-                productType: productTypes[productID] ?? (entry.expiresDate == nil ? .nonConsumable : .autoRenewableSubscription),
+                productType: productTypes[productID]
+                    ?? (entry.expiresDate == nil ? .nonConsumable : .autoRenewableSubscription),
                 quantity: Int(entry.quantity ?? "1") ?? 1, purchaseDate: purchaseDate, expiresDate: entry.expiresDate,
                 revocationDate: entry.cancellationDate,
                 revocationReason: entry.cancellationReason.flatMap { Int($0) }.map(RevocationReason.init(rawValue:)),
-                environment: environment, appAccountToken: entry.appAccountToken, signedTransaction: nil, source: .receipt,
+                environment: environment, appAccountToken: entry.appAccountToken, signedTransaction: nil,
+                source: .receipt,
                 recordedAt: now())
             let productGrants = grants.grants(for: productID)
             if case .ownedByAnotherCustomer = try await store.record(record, grants: productGrants) {
@@ -61,9 +66,11 @@ extension PurchaseService {
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }
 
-    private func verify(_ request: VerifyReceiptRequest, at url: URL) async throws(ServerError) -> VerifyReceiptResponse {
+    private func verify(_ request: VerifyReceiptRequest, at url: URL) async throws(ServerError) -> VerifyReceiptResponse
+    {
         do { return try await verifyReceiptClient.verify(request, at: url) } catch {
-            throw ServerError(.appleUnavailable, "verifyReceipt at \(url.host ?? url.absoluteString) did not answer: \(error)")
+            throw ServerError(
+                .appleUnavailable, "verifyReceipt at \(url.host ?? url.absoluteString) did not answer: \(error)")
         }
     }
 }

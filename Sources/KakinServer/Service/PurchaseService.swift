@@ -15,7 +15,8 @@ public struct PurchaseService: Sendable {
     public let now: @Sendable () -> Date
 
     public init(
-        store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog, productTypes: [String: ProductType] = [:],
+        store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog,
+        productTypes: [String: ProductType] = [:],
         clawbackPolicy: ClawbackPolicy = .clampAtZero,
         verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient(),
         now: @escaping @Sendable () -> Date = { Date() }
@@ -52,7 +53,8 @@ public struct PurchaseService: Sendable {
         if record.revocationDate != nil {
             _ = try await store.revoke(
                 transactionID: record.transactionID, at: record.revocationDate ?? now(),
-                reason: record.revocationReason?.rawValue, grants: grants.grants(for: record.productID), policy: clawbackPolicy)
+                reason: record.revocationReason?.rawValue, grants: grants.grants(for: record.productID),
+                policy: clawbackPolicy)
         }
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }
@@ -75,7 +77,8 @@ public struct PurchaseService: Sendable {
             throw ServerError(.invalidRequest, "an idempotency key of 1 to 200 characters is required")
         }
         return try await store.spend(
-            bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount, idempotencyKey: idempotencyKey,
+            bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount,
+            idempotencyKey: idempotencyKey,
             at: now())
     }
 
@@ -107,11 +110,15 @@ public struct PurchaseService: Sendable {
     }
 
     static func record(
-        from payload: JWSTransactionDecodedPayload, jws: String?, appUserID: String?, source: TransactionSource, at date: Date
+        from payload: JWSTransactionDecodedPayload, jws: String?, appUserID: String?, source: TransactionSource,
+        at date: Date
     ) throws(ServerError) -> RecordedTransaction {
         guard let transactionID = payload.transactionID, let productID = payload.productID,
             let bundleID = payload.bundleID, let purchaseDate = payload.purchaseDate
-        else { throw ServerError(.verificationFailed, "the transaction lacks transactionId, productId, bundleId or purchaseDate") }
+        else {
+            throw ServerError(
+                .verificationFailed, "the transaction lacks transactionId, productId, bundleId or purchaseDate")
+        }
         return RecordedTransaction(
             transactionID: transactionID, originalTransactionID: payload.originalTransactionID ?? transactionID,
             bundleID: bundleID, appUserID: appUserID, productID: productID, productType: payload.type ?? .nonConsumable,

@@ -20,7 +20,9 @@ struct ServerFixture {
     let http: KakinServerHTTP
     let serverKey = P256.Signing.PrivateKey()
 
-    init(path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil) async throws {
+    init(
+        path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil
+    ) async throws {
         let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
         engine = try SandboxEngine(
             signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
@@ -28,13 +30,15 @@ struct ServerFixture {
         store = try await SQLLedgerStore.sqlite(path: path)
         try await store.migrate()
         let clock = self.clock
-        let grants = try GrantsCatalog.load(from: Data(contentsOf: Self.catalogFile.appendingPathComponent("Kakin.grants.json")))
+        let grants = try GrantsCatalog.load(
+            from: Data(contentsOf: Self.catalogFile.appendingPathComponent("Kakin.grants.json")))
         service = PurchaseService(
             store: store,
             apps: [
                 AppConfiguration(
                     bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
-                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test", sharedSecret: "secret",
+                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
+                    sharedSecret: "secret",
                     verifyReceiptProductionURL: URL(string: "http://sandbox.invalid/production/verifyReceipt")!,
                     verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!)
             ], grants: grants, clawbackPolicy: policy,
@@ -43,10 +47,13 @@ struct ServerFixture {
     }
 
     /// A purchase in the sandbox, signed as the device would receive it.
-    func buy(_ product: String, tester: String = "tester", quantity: Int = 1) async throws -> (SandboxTransaction, String) {
+    func buy(
+        _ product: String, tester: String = "tester", quantity: Int = 1
+    ) async throws -> (SandboxTransaction, String) {
         if (try? await engine.tester(tester)) == nil { _ = try await engine.createTester(name: tester, id: tester) }
-        guard case .purchased(let transaction) = try await engine.purchase(
-            .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
+        guard
+            case .purchased(let transaction) = try await engine.purchase(
+                .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
         else { throw ServerError(.invalidRequest, "the sandbox did not sell \(product)") }
         return (transaction, try engine.signer.signTransaction(transaction, at: clock.now()))
     }

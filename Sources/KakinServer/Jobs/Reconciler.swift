@@ -71,15 +71,16 @@ public struct Reconciler: Sendable {
                         from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
                     covered.insert(record.originalTransactionID)
                     let grants = service.grants.grants(for: record.productID)
+                    var recordedNow = false
                     if case .recorded = try await service.store.record(record, grants: grants) {
                         report.transactionsRecorded += 1
+                        recordedNow = true
                     }
-                    if let revoked = record.revocationDate,
-                        try await service.store.revoke(
+                    if let revoked = record.revocationDate {
+                        let revokedNow = try await service.store.revoke(
                             transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
                             grants: grants, policy: service.clawbackPolicy)
-                    {
-                        report.transactionsRevoked += 1
+                        if revokedNow || recordedNow { report.transactionsRevoked += 1 }
                     }
                 }
                 revision = page.hasMore == true ? page.revision : nil

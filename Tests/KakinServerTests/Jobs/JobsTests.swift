@@ -1,0 +1,104 @@
+import AppStoreModels
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import KakinServer
+import StoreSandbox
+import Testing
+
+/// An endpoint that fails a given number of times, then accepts, keeping what it received.
+actor RecordingExchange: HTTPExchange {
+    var failuresLeft: Int
+    var received: [(headers: [String: String], body: Data)] = []
+
+    init(failures: Int) {
+        failuresLeft = failures
+    }
+
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?
+    ) async throws -> (status: Int, body: Data) {
+        received.append((headers, body ?? Data()))
+        if failuresLeft > 0 {
+            failuresLeft -= 1
+            return (500, Data())
+        }
+        return (200, Data())
+    }
+}
+
+@Suite struct JobsTests {
+    @Test func webhooksAreSignedRetriedAndDeliveredOnce() async throws {
+        let fixture = try await ServerFixture()
+        let (_, jws) = try await fixture.buy("increasePoints")
+        _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        let exchange = RecordingExchange(failures: 1)
+        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
+        let clock = fixture.clock
+        let dispatcher = WebhookDispatcher(
+            store: fixture.store, endpoints: [endpoint], exchange: exchange, retryDelay: 60, now: { clock.now() })
+
+        let firstRound = try await dispatcher.deliverDue()
+        let attempted = await exchange.received.count
+        #expect(attempted >= 2, "a transaction.recorded and a balance.credited event at least")
+        #expect(firstRound == attempted - 1, "the first delivery failed")
+        #expect(try await dispatcher.deliverDue() == 0, "the failed one waits for its retry time")
+        clock.advance(by: 60)
+        #expect(try await dispatcher.deliverDue() == 1)
+        #expect(try await dispatcher.deliverDue() == 0, "everything delivered: nothing sent twice")
+
+        let (headers, body) = try #require(await exchange.received.first)
+        let header = try #require(headers["X-Kakin-Signature"])
+        let parts = Dictionary(
+            uniqueKeysWithValues: header.split(separator: ",").map {
+                let pair = $0.split(separator: "=", maxSplits: 1)
+                return (String(pair[0]), String(pair[1]))
+            })
+        let timestamp = try #require(parts["t"].flatMap { Int64($0) })
+        #expect(parts["v1"] == WebhookDispatcher.signature(body: body, timestamp: timestamp, secret: "whsec"))
+        let event = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        #expect(event["bundleId"] as? String == ServerFixture.bundleID)
+        #expect(event["type"] as? String != nil)
+        try await fixture.store.shutdown()
+    }
+
+    @Test func reconciliationHealsAMissedRefundAndRenewals() async throws {
+        let fixture = try await ServerFixture()
+        let (monthly, jws) = try await fixture.buy("premium.monthly")
+        _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        // Two renewals and a refund happen while the server hears nothing.
+        fixture.clock.advance(by: 70 * 86_400)
+        try await fixture.engine.processRenewals()
+        let latest = try #require(await fixture.engine.transactions(of: "tester").last)
+        try await fixture.engine.refund(latest.id)
+
+        let apiKey = P256.Signing.PrivateKey()
+        let catalog = try SandboxCatalog.load(
+            storeKitFile: ServerFixture.catalogFile.appendingPathComponent("Kakin.storekit"))
+        let sandbox = SandboxService(
+            engine: fixture.engine, catalog: catalog,
+            configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
+        let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let reconciler = Reconciler(
+                service: fixture.service,
+                access: [
+                    ServerFixture.bundleID: ServerAPIAccess(
+                        baseURL: URL(string: "http://127.0.0.1:\(port)")!, keyID: "KEY", issuerID: "issuer",
+                        privateKey: apiKey)
+                ])
+            let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.transactionsRecorded >= 2)
+            #expect(report.transactionsRevoked == 1)
+            let again = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(again.transactionsRecorded == 0 && again.transactionsRevoked == 0, "idempotent")
+        }
+        let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        #expect(customer.transactions.count >= 3, "renewals inherit the owner of the original purchase")
+        #expect(customer.transactions.contains { $0.transactionID == latest.id && $0.revocationDate != nil })
+        #expect(customer.transactions.first?.transactionID == monthly.id)
+        try await fixture.store.shutdown()
+    }
+}

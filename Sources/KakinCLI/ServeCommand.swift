@@ -101,6 +101,8 @@ struct ServeCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data(banner.utf8))
         let engine = environment.sandbox.engine
         let webhooks = environment.webhooks
+        let reconciler = environment.server.reconciler
+        let bundleID = options.bundleID
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await serverApp.runService() }
             group.addTask { try await sandboxApp.run() }
@@ -112,6 +114,9 @@ struct ServeCommand: AsyncParsableCommand {
                     _ = try? await engine.deliverDueNotifications(
                         to: await engine.settings.notificationURL, using: transport)
                     if tick % 5 == 0 { _ = try? await webhooks.deliverDue() }
+                    if tick % 600 == 599, let reconciler {
+                        _ = try? await reconciler.reconcile(bundleID: bundleID)
+                    }
                     tick += 1
                     try await Task.sleep(for: .seconds(1))
                 }

@@ -98,7 +98,8 @@ struct ServeEnvironment {
                     baseURL: URL(string: sandboxBase)!, keyID: keys.apiKeyID, issuerID: keys.apiIssuerID,
                     privateKey: apiKey)
             ])
-        let server = KakinServerHTTP(service: service, signingKey: serverKey, reconciler: reconciler)
+        let server = KakinServerHTTP(
+            service: service, signingKey: serverKey, reconciler: reconciler, catalog: configuration)
         return ServeEnvironment(
             options: options, keys: keys, sandbox: sandbox, server: server, store: store,
             webhooks: WebhookDispatcher(store: store, endpoints: options.webhooks))

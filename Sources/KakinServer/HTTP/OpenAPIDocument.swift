@@ -136,6 +136,22 @@ enum OpenAPIDocument {
                 "200": {description: The whole package.}
                 "206": {description: The requested range.}
                 "403": {description: Not entitled.}
+          /v1/catalog:
+            get:
+              summary: The product list with what each product grants, localized for a locale.
+              security: [{appKey: []}]
+              parameters:
+                - {name: bundleId, in: query, required: true, schema: {type: string}}
+                - {name: locale, in: query, schema: {type: string, example: ja_JP}}
+              responses:
+                "200": {description: "bundleId, locale and products [{productId, type, displayName, description, displayPrice, grants}]"}
+          /v1/admin/reconcile:
+            post:
+              summary: Reconcile with the App Store Server API now.
+              security: [{secretKey: []}]
+              parameters: [{name: bundleId, in: query, required: true, schema: {type: string}}]
+              responses:
+                "200": {description: "customersExamined, transactionsSeen, transactionsRecorded, transactionsRevoked"}
           /v1/server-key:
             get: {summary: The server's public key (PEM) that signs customer responses., responses: {"200": {description: PEM}}}
           /health:

@@ -18,14 +18,17 @@ public struct KakinServerHTTP: Sendable {
     public let maxContentSize: Int
     /// Reconciles on demand (`POST /v1/admin/reconcile`); `nil` when no API access is configured.
     public let reconciler: Reconciler?
+    /// The `.storekit` catalog served at `/v1/catalog`.
+    public let catalog: StoreKitConfiguration?
     let metrics = ServerMetrics()
 
     public init(
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
-        maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024
+        catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024
     ) {
         self.service = service
         self.reconciler = reconciler
+        self.catalog = catalog
         self.signingKey = signingKey
         self.maxBodySize = maxBodySize
         self.maxContentSize = maxContentSize
@@ -53,6 +56,7 @@ public struct KakinServerHTTP: Sendable {
         addPurchaseRoutes(to: router)
         addCustomerRoutes(to: router)
         addContentRoutes(to: router)
+        addCatalogRoute(to: router)
         router.post("v1/admin/reconcile") { request, _ in
             await handle("reconcile") {
                 let bundleID = try Self.bundleID(request)

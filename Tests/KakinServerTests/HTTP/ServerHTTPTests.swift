@@ -135,3 +135,28 @@ extension HTTPFields {
         return result
     }
 }
+
+extension ServerHTTPTests {
+    @Test func theCatalogIsServedWithGrants() async throws {
+        let fixture = try await ServerFixture()
+        let configuration = try StoreKitConfiguration.load(
+            from: Data(contentsOf: ServerFixture.catalogFile.appendingPathComponent("Kakin.storekit")))
+        let http = KakinServerHTTP(service: fixture.service, signingKey: fixture.serverKey, catalog: configuration)
+        try await Application(router: http.router()).test(.router) { client in
+            let response = try await client.execute(
+                uri: "/v1/catalog?bundleId=\(ServerFixture.bundleID)&locale=ja_JP", method: .get,
+                headers: [HTTPField.Name("X-Kakin-Key")!: "pk_test"])
+            let products = try #require(Self.object(response.body)["products"] as? [[String: Any]])
+            #expect(products.count == 9)
+            let points = try #require(
+                products.first { $0["productId"] as? String == "com.example.kakin.increasePoints" })
+            #expect((points["grants"] as? [[String: Any]])?.first?["amount"] as? Int == 100)
+            let removeAd = try #require(products.first { $0["productId"] as? String == "com.example.kakin.removeAd" })
+            #expect(removeAd["displayName"] as? String == "広告削除")
+            let monthly = try #require(
+                products.first { $0["productId"] as? String == "com.example.kakin.premium.monthly" })
+            #expect(monthly["subscriptionPeriod"] as? String == "P1M")
+        }
+        try await fixture.store.shutdown()
+    }
+}

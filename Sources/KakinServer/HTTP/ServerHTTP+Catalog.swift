@@ -1,0 +1,91 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+
+extension KakinServerHTTP {
+    /// One product of the served catalog: what the app shows and what the purchase grants.
+    struct CatalogProduct: Encodable {
+        struct GrantDescription: Encodable {
+            var entitlement: String?
+            var currency: String?
+            var amount: Int64?
+            var content: Bool?
+        }
+        var productId: String
+        var type: String
+        var referenceName: String?
+        var displayName: String?
+        var description: String?
+        /// The price in the catalog's own storefront; the App Store's price for the customer's
+        /// storefront comes from StoreKit on the device.
+        var displayPrice: String?
+        var subscriptionGroupId: String?
+        var subscriptionPeriod: String?
+        var grants: [GrantDescription]
+    }
+
+    struct CatalogResponse: Encodable {
+        var bundleId: String
+        var locale: String
+        var products: [CatalogProduct]
+    }
+
+    /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update
+    /// (seed 003), localized for `locale` (language match first, then the first localization).
+    func addCatalogRoute(to router: Router<BasicRequestContext>) {
+        router.get("v1/catalog") { request, _ in
+            await handle("catalog") {
+                let bundleID = try Self.bundleID(request)
+                try authenticate(request, bundleID: bundleID, secret: false)
+                guard let configuration = catalog else { throw ServerError(.notFound, "no catalog is configured") }
+                let locale = request.uri.queryParameters.get("locale") ?? "en_US"
+                return Self.json(
+                    CatalogResponse(
+                        bundleId: bundleID, locale: locale,
+                        products: Self.products(configuration, locale: locale, grants: service.grants)))
+            }
+        }
+    }
+
+    static func products(
+        _ configuration: StoreKitConfiguration, locale: String, grants: GrantsCatalog
+    ) -> [CatalogProduct] {
+        func pick(_ localizations: [StoreKitConfiguration.Localization]?) -> StoreKitConfiguration.Localization? {
+            let all = localizations ?? []
+            let language = locale.split(separator: "_").first.map(String.init) ?? locale
+            return all.first { $0.locale == locale } ?? all.first { $0.locale?.hasPrefix(language) == true }
+                ?? all.first
+        }
+        func describe(_ productID: String) -> [CatalogProduct.GrantDescription] {
+            grants.grants(for: productID).map { grant in
+                switch grant {
+                case .entitlement(let name): .init(entitlement: name)
+                case .currency(let currency, let amount): .init(currency: currency, amount: amount)
+                case .content: .init(content: true)
+                }
+            }
+        }
+        var products: [CatalogProduct] = []
+        for product in (configuration.products ?? []) + (configuration.nonRenewingSubscriptions ?? []) {
+            guard let id = product.productID else { continue }
+            let text = pick(product.localizations)
+            products.append(
+                CatalogProduct(
+                    productId: id, type: product.type?.rawValue ?? "", referenceName: product.referenceName,
+                    displayName: text?.displayName, description: text?.description, displayPrice: product.displayPrice,
+                    grants: describe(id)))
+        }
+        for subscription in configuration.allSubscriptions {
+            guard let id = subscription.productID else { continue }
+            let text = pick(subscription.localizations)
+            products.append(
+                CatalogProduct(
+                    productId: id, type: subscription.type?.rawValue ?? "RecurringSubscription",
+                    referenceName: subscription.referenceName, displayName: text?.displayName,
+                    description: text?.description, displayPrice: subscription.displayPrice,
+                    subscriptionGroupId: subscription.subscriptionGroupID,
+                    subscriptionPeriod: subscription.recurringSubscriptionPeriod, grants: describe(id)))
+        }
+        return products.sorted { $0.productId < $1.productId }
+    }
+}

@@ -11,10 +11,13 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
         discussion: """
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
-            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then defaults. Keys, the sandbox \
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then a JSON file (--config or \
+            KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
+            clawbackPolicy, webhooks), then defaults. Keys, the sandbox \
             CA and the databases are made on first start and kept in the data directory.
             """)
 
+    @Option(help: "A JSON configuration file (env KAKIN_CONFIG).") var config: String?
     @Option(help: "The server's port (env KAKIN_PORT; default 8080).") var port: Int?
     @Option(name: .customLong("sandbox-port"), help: "The sandbox's port (env KAKIN_SANDBOX_PORT; default 8081).")
     var sandboxPort: Int?
@@ -33,6 +36,22 @@ struct ServeCommand: AsyncParsableCommand {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> ServeEnvironment.Options {
         var options = ServeEnvironment.Options()
+        var file = ServeConfigurationFile()
+        if let path = config ?? environment["KAKIN_CONFIG"] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("the configuration file \(path) cannot be read")
+            }
+            do { file = try JSONDecoder().decode(ServeConfigurationFile.self, from: data) } catch {
+                throw ValidationError("the configuration file \(path) is not valid: \(error)")
+            }
+        }
+        options.port = file.port ?? options.port
+        options.sandboxPort = file.sandboxPort ?? options.sandboxPort
+        options.host = file.host ?? options.host
+        options.data = file.data ?? options.data
+        options.catalog = file.catalog ?? options.catalog
+        options.grants = file.grants ?? options.grants
+        options.bundleID = file.bundleId ?? options.bundleID
         func port(_ flag: Int?, _ name: String, _ fallback: Int) throws -> Int {
             if let flag { return flag }
             guard let text = environment[name] else { return fallback }
@@ -57,13 +76,13 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("the \(name) file \(path) does not exist")
             }
         }
-        if let clawbackPolicy {
+        if let clawbackPolicy = clawbackPolicy ?? file.clawbackPolicy {
             guard let policy = ClawbackPolicy(rawValue: clawbackPolicy) else {
                 throw ValidationError("--clawback-policy must be allowNegative or clampAtZero")
             }
             options.clawbackPolicy = policy
         }
-        options.webhooks = try webhooks.map { text in
+        options.webhooks = try (webhooks.isEmpty ? file.webhooks ?? [] : webhooks).map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let url = URL(string: parts[0]), url.scheme != nil, !parts[1].isEmpty else {
                 throw ValidationError("--webhook must be URL=SECRET; found \(text)")
@@ -126,4 +145,18 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await environment.store.shutdown()
     }
+}
+
+/// The JSON form of `kakin serve`'s settings; every key is optional.
+struct ServeConfigurationFile: Decodable {
+    var port: Int?
+    var sandboxPort: Int?
+    var host: String?
+    var data: String?
+    var catalog: String?
+    var grants: String?
+    var bundleId: String?
+    var clawbackPolicy: String?
+    /// `URL=SECRET` entries.
+    var webhooks: [String]?
 }

@@ -19,3 +19,17 @@ import Testing
         _ = try KakinCommand.parseAsRoot(["serve", "--webhook", "https://example.com/hook=secret"])
     }
 }
+
+extension ServeCommandTests {
+    @Test func aConfigurationFileIsReadAndFlagsWin() throws {
+        let scratch = try ScratchDirectory()
+        let file = try scratch.write(
+            #"{"port": 9100, "sandboxPort": 9101, "clawbackPolicy": "allowNegative"}"#, to: "kakin.json")
+        _ = try KakinCommand.parseAsRoot(["serve", "--config", file])
+        _ = try KakinCommand.parseAsRoot(["serve", "--config", file, "--port", "9200"])
+        let clash = try scratch.write(#"{"port": 9100, "sandboxPort": 9100}"#, to: "clash.json")
+        #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["serve", "--config", clash]) }
+        let broken = try scratch.write("{port", to: "broken.json")
+        #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["serve", "--config", broken]) }
+    }
+}

@@ -154,3 +154,26 @@ import Testing
         try await second.store.shutdown()
     }
 }
+
+extension PurchaseServiceTests {
+    @Test func eachAppHasItsOwnTrustAndKeys() async throws {
+        let fixture = try await ServerFixture()
+        let other = AppConfiguration(
+            bundleID: "com.example.other", appAppleID: 42, environments: [.production], publicKey: "pk_other",
+            secretKey: "sk_other")
+        let service = PurchaseService(
+            store: fixture.store, apps: [try fixture.service.app(ServerFixture.bundleID), other],
+            grants: fixture.service.grants,
+            verifyReceiptClient: EngineVerifyReceiptClient(engine: fixture.engine), now: { ServerFixture.start })
+        let (_, jws) = try await fixture.buy("removeAd")
+        // A sandbox transaction of one app is refused for an app that accepts only Production
+        // (and trusts only Apple's root), and a transaction is never accepted for another bundle.
+        await #expect(throws: ServerError(.verificationFailed, "")) {
+            try await service.submitTransaction(jws, bundleID: "com.example.other", appUserID: "u")
+        }
+        _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "u")
+        #expect(try await service.customer(bundleID: "com.example.other", appUserID: "u").transactions.isEmpty)
+        #expect(try await service.customer(bundleID: ServerFixture.bundleID, appUserID: "u").transactions.count == 1)
+        try await fixture.store.shutdown()
+    }
+}

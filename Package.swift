@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
+        .library(name: "Kakin", targets: ["Kakin"]),
         .executable(name: "kakin", targets: ["kakin"]),
     ],
     dependencies: [
@@ -63,6 +64,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The SDK an app links: no server dependencies, Foundation networking only.
+        .target(
+            name: "Kakin",
+            dependencies: ["AppStoreModels", "AppStoreSecurity"],
             swiftSettings: swiftSettings
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
@@ -130,6 +137,15 @@ let package = Package(
             name: "KakinServerTests",
             dependencies: [
                 "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KakinTests",
+            dependencies: [
+                "Kakin", "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

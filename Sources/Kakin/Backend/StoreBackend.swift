@@ -1,0 +1,38 @@
+public import Foundation
+
+/// What a purchase came to at the store.
+public enum StorePurchaseResult: Hashable, Sendable {
+    /// Paid; the transaction must be delivered to the server and then finished.
+    case purchased(StoreTransaction)
+    /// Waiting for approval (ask to buy) or for the customer to complete it.
+    case pending
+    /// The customer cancelled.
+    case cancelled
+}
+
+/// The store the SDK talks to: StoreKit on a device, or Kakin's sandbox App Store anywhere.
+///
+/// Every operation is one StoreKit operation. Implementations are thin: all logic (delivery,
+/// retries, state) lives above them, in code that runs and is tested on Linux.
+public protocol StoreBackend: Sendable {
+    /// Identifies the store and account, so one transaction observer exists per store however many
+    /// managers an app makes.
+    var storeIdentifier: String { get }
+    /// Whether the account may buy (parental restrictions).
+    func canMakePayments() async throws -> Bool
+    /// Products for IDs, localized for the account's storefront, and the IDs that are not valid.
+    func products(for identifiers: [String]) async throws -> (products: [StoreProduct], invalid: [InvalidProduct])
+    /// Buys a product; throws ``KakinError`` with the store's code for failures other than cancel.
+    func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
+    /// Transactions not finished yet.
+    func unfinishedTransactions() async throws -> [StoreTransaction]
+    /// Finishes a transaction, after the server acknowledged it.
+    func finish(_ transaction: StoreTransaction) async throws
+    /// Non-consumables and subscriptions of the account (restore).
+    func restore() async throws -> [StoreTransaction]
+    /// Transactions that arrive from outside a purchase call (ask-to-buy approvals, renewals,
+    /// refunds, other devices), as StoreKit's `Transaction.updates`.
+    func transactionUpdates() -> AsyncStream<StoreTransaction>
+    /// The app receipt, base64 (for the legacy server flow).
+    func appReceipt() async throws -> String?
+}

@@ -1,0 +1,54 @@
+/// The one error type of the Kakin SDK.
+///
+/// `code` says what happened; ``isRetryable`` says whether trying again later can help (the
+/// network, a server that is down) or not (a forged transaction, a product that does not exist).
+public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case network, serverRejected, invalidResponse, tamperedResponse, storeFailure, productUnavailable
+            case notConfigured, downloadFailed, storage
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The store or the server could not be reached.
+        public static let network = Code(.network)
+        /// The server refused (a verification failure, a conflict, a bad key).
+        public static let serverRejected = Code(.serverRejected)
+        /// An answer that cannot be read.
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The server's answer failed its signature or nonce check.
+        public static let tamperedResponse = Code(.tamperedResponse)
+        /// The store failed the request (StoreKit's error code is in ``KakinError/storeKitCode``).
+        public static let storeFailure = Code(.storeFailure)
+        /// The product is not for sale.
+        public static let productUnavailable = Code(.productUnavailable)
+        /// The SDK is missing a setting.
+        public static let notConfigured = Code(.notConfigured)
+        /// A content download failed (network, hash mismatch, unpacking).
+        public static let downloadFailed = Code(.downloadFailed)
+        /// Local state could not be read or written.
+        public static let storage = Code(.storage)
+
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+    /// StoreKit's `SKError` code, for store failures.
+    public let storeKitCode: Int?
+    /// Whether the same operation may succeed later.
+    public let isRetryable: Bool
+
+    public init(_ code: Code, _ message: String, storeKitCode: Int? = nil, isRetryable: Bool? = nil) {
+        self.code = code
+        self.message = message
+        self.storeKitCode = storeKitCode
+        self.isRetryable = isRetryable ?? (code == .network)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { "\(code): \(message)" }
+}

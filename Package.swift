@@ -69,7 +69,7 @@ let package = Package(
         // The SDK an app links: no server dependencies, Foundation networking only.
         .target(
             name: "Kakin",
-            dependencies: ["AppStoreModels", "AppStoreSecurity"],
+            dependencies: ["AppStoreModels", "AppStoreSecurity", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.

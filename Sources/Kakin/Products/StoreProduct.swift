@@ -72,7 +72,8 @@ public struct StoreTransaction: Codable, Hashable, Sendable, Identifiable {
 
     public init(
         id: String, originalID: String, productID: String, productType: ProductType, quantity: Int, purchaseDate: Date,
-        expirationDate: Date? = nil, revocationDate: Date? = nil, appAccountToken: String? = nil, jwsRepresentation: String
+        expirationDate: Date? = nil, revocationDate: Date? = nil, appAccountToken: String? = nil,
+        jwsRepresentation: String
     ) {
         self.id = id
         self.originalID = originalID

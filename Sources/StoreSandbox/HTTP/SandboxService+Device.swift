@@ -91,6 +91,9 @@ extension SandboxService {
                 }
             }
         }
+        device.get("testers/:tester") { _, context in
+            await respond { ServiceJSON.response(try await engine.tester(try context.parameters.require("tester"))) }
+        }
         device.get("testers/:tester/transactions/unfinished") { _, context in
             await respond {
                 let testerID = try context.parameters.require("tester")

@@ -1,0 +1,219 @@
+import AppStoreModels
+public import Foundation
+
+/// The sandbox App Store as the store: its device API over HTTP. Works on Linux and in any test.
+public struct SandboxBackend: StoreBackend {
+    /// The sandbox's base URL, e.g. `http://127.0.0.1:8081`.
+    public let baseURL: URL
+    /// The sandbox tester signed in on this "device".
+    public let testerID: String
+    /// The device's `identifierForVendor`, for the receipt's hash.
+    public let deviceID: UUID
+    /// How long one long poll of the update stream waits.
+    public let pollSeconds: Int
+    let http = JSONHTTP()
+
+    public init(baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20) {
+        self.baseURL = baseURL
+        self.testerID = testerID
+        self.deviceID = deviceID
+        self.pollSeconds = pollSeconds
+    }
+
+    public var storeIdentifier: String { "sandbox|\(baseURL.absoluteString)|\(testerID)" }
+
+    struct DeviceTransaction: Decodable {
+        var jwsRepresentation: String
+        var transaction: JWSTransactionDecodedPayload
+    }
+
+    struct Transactions: Decodable {
+        var transactions: [DeviceTransaction]
+        var lastSequence: Int?
+    }
+
+    struct SandboxProduct: Decodable {
+        var id: String
+        var type: ProductType
+        var displayName: String
+        var description: String
+        var price: Decimal
+        var displayPrice: String
+        var currencyCode: String
+        var priceLocaleIdentifier: String
+        var isFamilyShareable: Bool?
+        var isDownloadable: Bool?
+        var subscription: Subscription?
+        struct Subscription: Decodable {
+            var subscriptionGroupID: String
+            var subscriptionPeriod: String
+        }
+    }
+
+    struct Products: Decodable {
+        var products: [SandboxProduct]
+        var invalidProductIdentifiers: [Invalid]
+        struct Invalid: Decodable {
+            var identifier: String
+            var reason: String
+            var message: String
+        }
+    }
+
+    struct Payment: Decodable {
+        var state: String
+        var transaction: DeviceTransaction?
+        var error: Failure?
+        struct Failure: Decodable {
+            var code: Int
+            var userCancelled: Bool
+        }
+    }
+
+    func url(_ path: String, _ query: [URLQueryItem] = []) -> URL {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query }
+        return components.url!
+    }
+
+    func check(_ reply: JSONHTTP.Reply) throws(KakinError) {
+        guard (200..<300).contains(reply.status) else {
+            throw KakinError(
+                reply.status >= 500 ? .network : .storeFailure,
+                "the sandbox answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))",
+                isRetryable: reply.status >= 500)
+        }
+    }
+
+    public func canMakePayments() async throws -> Bool {
+        let reply = try await http.send("GET", url("v1/device/testers/\(testerID)"))
+        try check(reply)
+        struct Tester: Decodable { var canMakePayments: Bool }
+        return try JSONHTTP.decode(Tester.self, from: reply.body).canMakePayments
+    }
+
+    public func products(
+        for identifiers: [String]
+    ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
+        let reply = try await http.send(
+            "GET",
+            url(
+                "v1/device/products",
+                [.init(name: "tester", value: testerID), .init(name: "ids", value: identifiers.joined(separator: ","))])
+        )
+        try check(reply)
+        let products = try JSONHTTP.decode(Products.self, from: reply.body)
+        return (
+            products.products.map {
+                StoreProduct(
+                    id: $0.id, type: $0.type, displayName: $0.displayName, description: $0.description, price: $0.price,
+                    displayPrice: $0.displayPrice, currencyCode: $0.currencyCode,
+                    priceLocaleIdentifier: $0.priceLocaleIdentifier, isFamilyShareable: $0.isFamilyShareable ?? false,
+                    subscriptionPeriod: $0.subscription?.subscriptionPeriod,
+                    subscriptionGroupID: $0.subscription?.subscriptionGroupID,
+                    isDownloadable: $0.isDownloadable ?? false)
+            },
+            products.invalidProductIdentifiers.map {
+                InvalidProduct(id: $0.identifier, reason: $0.reason, message: $0.message)
+            }
+        )
+    }
+
+    public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
+    {
+        var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": quantity]
+        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+        let reply = try await http.send(
+            "POST", url("v1/device/payments"), body: try JSONSerialization.data(withJSONObject: body))
+        try check(reply)
+        let payment = try JSONHTTP.decode(Payment.self, from: reply.body)
+        switch payment.state {
+        case "purchased":
+            guard let device = payment.transaction,
+                let transaction = StoreTransaction(jws: device.jwsRepresentation, payload: device.transaction)
+            else { throw KakinError(.invalidResponse, "a purchase without its transaction") }
+            return .purchased(transaction)
+        case "deferred":
+            return .pending
+        default:
+            if payment.error?.userCancelled == true { return .cancelled }
+            let code = payment.error?.code ?? 0
+            throw KakinError(
+                code == StoreKitErrorCode.storeProductNotAvailable.rawValue ? .productUnavailable : .storeFailure,
+                "the store failed the payment (SKError \(code))", storeKitCode: code)
+        }
+    }
+
+    func transactions(_ method: String, _ path: String) async throws -> [StoreTransaction] {
+        let reply = try await http.send(method, url(path))
+        try check(reply)
+        return try JSONHTTP.decode(Transactions.self, from: reply.body).transactions.compactMap {
+            StoreTransaction(jws: $0.jwsRepresentation, payload: $0.transaction)
+        }
+    }
+
+    public func unfinishedTransactions() async throws -> [StoreTransaction] {
+        try await transactions("GET", "v1/device/testers/\(testerID)/transactions/unfinished")
+    }
+
+    public func finish(_ transaction: StoreTransaction) async throws {
+        let reply = try await http.send(
+            "POST", url("v1/device/testers/\(testerID)/transactions/\(transaction.id)/finish"))
+        try check(reply)
+    }
+
+    public func restore() async throws -> [StoreTransaction] {
+        try await transactions("POST", "v1/device/testers/\(testerID)/restore")
+    }
+
+    public func currentEntitlements() async throws -> [StoreTransaction] {
+        try await transactions("GET", "v1/device/testers/\(testerID)/entitlements")
+    }
+
+    public func transactionUpdates() -> AsyncStream<StoreTransaction> {
+        let backend = self
+        return AsyncStream { continuation in
+            let task = Task {
+                var after: Int?
+                while !Task.isCancelled {
+                    do {
+                        // The first call only learns where "now" is: earlier transactions are not updates.
+                        let timeout = after == nil ? 0 : backend.pollSeconds
+                        let reply = try await backend.http.send(
+                            "GET",
+                            backend.url(
+                                "v1/device/testers/\(backend.testerID)/updates",
+                                [
+                                    .init(name: "after", value: "\(after ?? 0)"),
+                                    .init(name: "timeout", value: "\(timeout)"),
+                                ]))
+                        try backend.check(reply)
+                        let page = try JSONHTTP.decode(Transactions.self, from: reply.body)
+                        if after != nil {
+                            for item in page.transactions {
+                                if let transaction = StoreTransaction(
+                                    jws: item.jwsRepresentation, payload: item.transaction)
+                                {
+                                    continuation.yield(transaction)
+                                }
+                            }
+                        }
+                        after = page.lastSequence ?? after ?? 0
+                    } catch {
+                        try? await Task.sleep(for: .seconds(2))
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func appReceipt() async throws -> String? {
+        let reply = try await http.send(
+            "GET", url("v1/device/testers/\(testerID)/receipt", [.init(name: "device", value: deviceID.uuidString)]))
+        try check(reply)
+        struct Receipt: Decodable { var receipt: String }
+        return try JSONHTTP.decode(Receipt.self, from: reply.body).receipt
+    }
+}

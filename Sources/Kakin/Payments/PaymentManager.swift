@@ -166,6 +166,16 @@ public actor PaymentManager {
         await session.outbox.all.map(\.transaction)
     }
 
+    /// Stops observing the store and releases the shared session (as when the app quits). The
+    /// outbox stays on disk; the next manager delivers what is left.
+    public func shutdown() async {
+        await session.stopListening(listenerID)
+        await session.stop()
+        await StoreSessionRegistry.shared.forget(session)
+        for continuation in continuations.values { continuation.finish() }
+        continuations.removeAll()
+    }
+
     /// The customer, as the server (signature checked) says.
     public func customerInfo() async throws -> CustomerInfo {
         try await session.server.customer(appUserID: session.appUserID)

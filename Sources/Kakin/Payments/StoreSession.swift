@@ -11,6 +11,7 @@ actor StoreSession {
     let now: @Sendable () -> Date
     private var observer: Task<Void, Never>?
     private var inFlight: Set<String> = []
+    private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     private var listeners: [UUID: @Sendable (PaymentStatus) -> Void] = [:]
     private(set) var lastCustomer: CustomerInfo?
     /// Called after the server acknowledged a transaction and before it is finished (downloads).
@@ -72,6 +73,10 @@ actor StoreSession {
     func enqueueAndDeliver(_ transaction: StoreTransaction) async throws -> CustomerInfo? {
         try await outbox.enqueue(transaction, appUserID: appUserID, now: now())
         _ = await deliverDue()
+        // Another path (the update stream) may be delivering it right now: wait for that attempt.
+        if inFlight.contains(transaction.id) {
+            await withCheckedContinuation { continuation in waiters[transaction.id, default: []].append(continuation) }
+        }
         let stillQueued = await outbox.all.contains { $0.transaction.id == transaction.id }
         return stillQueued ? nil : lastCustomer
     }
@@ -83,7 +88,10 @@ actor StoreSession {
         var delivered = 0
         for entry in await outbox.due(at: now()) where !inFlight.contains(entry.transaction.id) {
             inFlight.insert(entry.transaction.id)
-            defer { inFlight.remove(entry.transaction.id) }
+            defer {
+                inFlight.remove(entry.transaction.id)
+                for waiter in waiters.removeValue(forKey: entry.transaction.id) ?? [] { waiter.resume() }
+            }
             do {
                 let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
                 lastCustomer = customer

@@ -1,0 +1,76 @@
+import AppStoreModels
+import AppStoreSecurity
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Kakin
+import KakinServer
+import StoreSandbox
+
+/// A sandbox App Store and a purchase server, both listening on loopback (port 0), wired like
+/// `kakin serve`, for end-to-end tests of the SDK.
+struct LiveStack {
+    static let bundleID = "com.example.kakin"
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+    static let authority = try! SandboxCertificateAuthority.generate()
+
+    let engine: SandboxEngine
+    let sandbox: SandboxService
+    let store: SQLLedgerStore
+    let server: KakinServerHTTP
+    let serverKey = P256.Signing.PrivateKey()
+    let directory: URL
+
+    init() async throws {
+        let catalog = try SandboxCatalog.load(storeKitFile: Self.examples.appendingPathComponent("Kakin.storekit"))
+        engine = try SandboxEngine(
+            signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
+            clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        sandbox = SandboxService(engine: engine, catalog: catalog)
+        store = try await SQLLedgerStore.sqlite(path: nil)
+        try await store.migrate()
+        let grants = try GrantsCatalog.load(
+            from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.grants.json")))
+        let service = PurchaseService(
+            store: store,
+            apps: [
+                AppConfiguration(
+                    bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test")
+            ], grants: grants)
+        server = KakinServerHTTP(service: service, signingKey: serverKey)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")
+    }
+
+    /// Runs `body` with both services listening; passes their base URLs.
+    func run(_ body: @escaping @Sendable (_ sandboxURL: URL, _ serverURL: URL) async throws -> Void) async throws {
+        let sandboxApp = Application(
+            router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let serverApp = Application(
+            router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await sandboxApp.test(.live) { sandboxClient in
+            try await serverApp.test(.live) { serverClient in
+                try await body(
+                    URL(string: "http://127.0.0.1:\(sandboxClient.port!)")!,
+                    URL(string: "http://127.0.0.1:\(serverClient.port!)")!)
+            }
+        }
+        try? await store.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func client(_ serverURL: URL) -> KakinServerClient {
+        KakinServerClient(
+            baseURL: serverURL, bundleID: Self.bundleID, publishableKey: "pk_test", serverKey: serverKey.publicKey)
+    }
+}
+
+/// Waits for the first status matching `predicate`, with no sleeping: the stream ends the wait.
+func firstStatus(
+    in stream: AsyncStream<PaymentStatus>, where predicate: @escaping (PaymentStatus) -> Bool
+) async -> PaymentStatus? {
+    for await status in stream where predicate(status) { return status }
+    return nil
+}

@@ -78,6 +78,19 @@ public struct KakinServerClient: Sendable {
         return try customer(from: reply, nonce: nonce)
     }
 
+    /// The product IDs of the server's catalog (`GET /v1/catalog`).
+    public func catalogProductIDs(locale: String = "en_US") async throws -> [String] {
+        let reply = try await http.send(
+            "GET", url("v1/catalog", ["bundleId": bundleID, "locale": locale]), headers: ["X-Kakin-Key": publishableKey]
+        )
+        guard reply.status == 200 else { throw KakinError(.serverRejected, "the catalog answered \(reply.status)") }
+        struct Catalog: Decodable {
+            struct Product: Decodable { var productId: String }
+            var products: [Product]
+        }
+        return try JSONHTTP.decode(Catalog.self, from: reply.body).products.map(\.productId)
+    }
+
     /// The URL of a product's hosted content for a customer, and the headers to send with it.
     public func contentRequest(productID: String, appUserID: String) -> (url: URL, headers: [String: String]) {
         (

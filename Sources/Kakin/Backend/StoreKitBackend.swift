@@ -1,0 +1,115 @@
+#if canImport(StoreKit)
+import AppStoreModels
+import Foundation
+import StoreKit
+
+/// StoreKit 2 as the store, on Apple platforms. A thin mapping only: every decision (delivery,
+/// retries, finishing after the server acknowledged) is made above it, in code tested on Linux.
+@available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
+public struct StoreKitBackend: StoreBackend {
+    public init() {}
+
+    public var storeIdentifier: String { "storekit" }
+
+    public func canMakePayments() async throws -> Bool { AppStore.canMakePayments }
+
+    public func products(for identifiers: [String]) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
+        let found = try await Product.products(for: identifiers)
+        let products = found.map { product in
+            StoreProduct(
+                id: product.id, type: Self.type(product.type), displayName: product.displayName,
+                description: product.description, price: product.price, displayPrice: product.displayPrice,
+                currencyCode: product.priceFormatStyle.currencyCode, priceLocaleIdentifier: product.priceFormatStyle.locale.identifier,
+                isFamilyShareable: product.isFamilyShareable,
+                subscriptionPeriod: product.subscription.map { Self.period($0.subscriptionPeriod) },
+                subscriptionGroupID: product.subscription?.subscriptionGroupID)
+        }
+        let known = Set(found.map(\.id))
+        let invalid = identifiers.filter { !known.contains($0) }.map {
+            InvalidProduct(id: $0, reason: "unknownProduct", message: "the App Store does not know this product ID")
+        }
+        return (products, invalid)
+    }
+
+    public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult {
+        guard let product = try await Product.products(for: [productID]).first else {
+            throw KakinError(.productUnavailable, "\(productID) is not for sale", storeKitCode: 5)
+        }
+        var options: Set<Product.PurchaseOption> = [.quantity(quantity)]
+        if let appAccountToken { options.insert(.appAccountToken(appAccountToken)) }
+        switch try await product.purchase(options: options) {
+        case .success(let verification): return .purchased(Self.transaction(verification))
+        case .pending: return .pending
+        case .userCancelled: return .cancelled
+        @unknown default: return .cancelled
+        }
+    }
+
+    public func unfinishedTransactions() async throws -> [StoreTransaction] {
+        var result: [StoreTransaction] = []
+        for await verification in Transaction.unfinished { result.append(Self.transaction(verification)) }
+        return result
+    }
+
+    public func finish(_ transaction: StoreTransaction) async throws {
+        for await verification in Transaction.unfinished where verification.unsafePayloadValue.id == UInt64(transaction.id) {
+            await verification.unsafePayloadValue.finish()
+        }
+    }
+
+    public func restore() async throws -> [StoreTransaction] {
+        try await AppStore.sync()
+        var result: [StoreTransaction] = []
+        for await verification in Transaction.currentEntitlements { result.append(Self.transaction(verification)) }
+        return result
+    }
+
+    public func transactionUpdates() -> AsyncStream<StoreTransaction> {
+        AsyncStream { continuation in
+            let task = Task {
+                for await verification in Transaction.updates { continuation.yield(Self.transaction(verification)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func appReceipt() async throws -> String? {
+        guard let url = Bundle.main.appStoreReceiptURL, let data = try? Data(contentsOf: url) else { return nil }
+        return data.base64EncodedString()
+    }
+
+    /// The server verifies the JWS; the SDK passes it on whatever the device concluded.
+    static func transaction(_ verification: VerificationResult<Transaction>) -> StoreTransaction {
+        let transaction = verification.unsafePayloadValue
+        return StoreTransaction(
+            id: String(transaction.id), originalID: String(transaction.originalID), productID: transaction.productID,
+            productType: type(transaction.productType), quantity: transaction.purchasedQuantity,
+            purchaseDate: transaction.purchaseDate, expirationDate: transaction.expirationDate,
+            revocationDate: transaction.revocationDate, appAccountToken: transaction.appAccountToken?.uuidString.lowercased(),
+            jwsRepresentation: verification.jwsRepresentation)
+    }
+
+    static func type(_ type: Product.ProductType) -> ProductType {
+        switch type {
+        case .consumable: .consumable
+        case .nonConsumable: .nonConsumable
+        case .autoRenewable: .autoRenewableSubscription
+        case .nonRenewable: .nonRenewingSubscription
+        default: ProductType(rawValue: type.rawValue)
+        }
+    }
+
+    static func period(_ period: Product.SubscriptionPeriod) -> String {
+        let unit: String =
+            switch period.unit {
+            case .day: "D"
+            case .week: "W"
+            case .month: "M"
+            case .year: "Y"
+            @unknown default: "D"
+            }
+        return "P\(period.value)\(unit)"
+    }
+}
+#endif

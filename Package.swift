@@ -94,6 +94,7 @@ let package = Package(
                 "AppStoreSecurity",
                 "StoreSandbox",
                 "KakinServer",
+                "Kakin",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -152,7 +153,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KakinCLITests",
-            dependencies: ["KakinCLI", "AppStoreSecurity", "AppStoreModels"],
+            dependencies: [
+                "KakinCLI", "AppStoreSecurity", "AppStoreModels", "KakinServer", "StoreSandbox",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

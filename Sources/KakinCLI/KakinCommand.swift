@@ -5,7 +5,10 @@ public struct KakinCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kakin",
         abstract: "Kakin (課金): Apple's in-app purchase formats, a local App Store and a purchase server.",
-        subcommands: [ServeCommand.self, SandboxCommand.self, JWSCommand.self, ReceiptCommand.self, CACommand.self]
+        subcommands: [
+            ServeCommand.self, SandboxCommand.self, DemoCommand.self, JWSCommand.self, ReceiptCommand.self,
+            CACommand.self,
+        ]
     )
 
     public init() {}

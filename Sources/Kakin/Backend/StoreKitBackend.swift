@@ -13,13 +13,16 @@ public struct StoreKitBackend: StoreBackend {
 
     public func canMakePayments() async throws -> Bool { AppStore.canMakePayments }
 
-    public func products(for identifiers: [String]) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
+    public func products(
+        for identifiers: [String]
+    ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
         let found = try await Product.products(for: identifiers)
         let products = found.map { product in
             StoreProduct(
                 id: product.id, type: Self.type(product.type), displayName: product.displayName,
                 description: product.description, price: product.price, displayPrice: product.displayPrice,
-                currencyCode: product.priceFormatStyle.currencyCode, priceLocaleIdentifier: product.priceFormatStyle.locale.identifier,
+                currencyCode: product.priceFormatStyle.currencyCode,
+                priceLocaleIdentifier: product.priceFormatStyle.locale.identifier,
                 isFamilyShareable: product.isFamilyShareable,
                 subscriptionPeriod: product.subscription.map { Self.period($0.subscriptionPeriod) },
                 subscriptionGroupID: product.subscription?.subscriptionGroupID)
@@ -31,7 +34,8 @@ public struct StoreKitBackend: StoreBackend {
         return (products, invalid)
     }
 
-    public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult {
+    public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
+    {
         guard let product = try await Product.products(for: [productID]).first else {
             throw KakinError(.productUnavailable, "\(productID) is not for sale", storeKitCode: 5)
         }
@@ -52,7 +56,8 @@ public struct StoreKitBackend: StoreBackend {
     }
 
     public func finish(_ transaction: StoreTransaction) async throws {
-        for await verification in Transaction.unfinished where verification.unsafePayloadValue.id == UInt64(transaction.id) {
+        for await verification in Transaction.unfinished
+        where verification.unsafePayloadValue.id == UInt64(transaction.id) {
             await verification.unsafePayloadValue.finish()
         }
     }
@@ -86,7 +91,8 @@ public struct StoreKitBackend: StoreBackend {
             id: String(transaction.id), originalID: String(transaction.originalID), productID: transaction.productID,
             productType: type(transaction.productType), quantity: transaction.purchasedQuantity,
             purchaseDate: transaction.purchaseDate, expirationDate: transaction.expirationDate,
-            revocationDate: transaction.revocationDate, appAccountToken: transaction.appAccountToken?.uuidString.lowercased(),
+            revocationDate: transaction.revocationDate,
+            appAccountToken: transaction.appAccountToken?.uuidString.lowercased(),
             jwsRepresentation: verification.jwsRepresentation)
     }
 

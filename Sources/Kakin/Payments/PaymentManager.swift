@@ -133,6 +133,7 @@ public actor PaymentManager {
             forward(.failed(productID: product.id, error: .cancelled))
             return .cancelled
         case .purchased(let transaction):
+            CrashPoint.reach("afterPurchase")
             let customer = try await session.enqueueAndDeliver(transaction)
             return .purchased(transaction, customer: customer)
         }

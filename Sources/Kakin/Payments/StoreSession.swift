@@ -72,6 +72,7 @@ actor StoreSession {
     /// Queues a transaction durably, then tries to deliver it now.
     func enqueueAndDeliver(_ transaction: StoreTransaction) async throws -> CustomerInfo? {
         try await outbox.enqueue(transaction, appUserID: appUserID, now: now())
+        CrashPoint.reach("afterEnqueue")
         _ = await deliverDue()
         // Another path (the update stream) may be delivering it right now: wait for that attempt.
         if inFlight.contains(transaction.id) {
@@ -93,10 +94,13 @@ actor StoreSession {
                 for waiter in waiters.removeValue(forKey: entry.transaction.id) ?? [] { waiter.resume() }
             }
             do {
+                CrashPoint.reach("beforeDelivery")
                 let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
+                CrashPoint.reach("afterDelivery")
                 lastCustomer = customer
                 if let beforeFinish { try await beforeFinish(entry.transaction) }
                 try await backend.finish(entry.transaction)
+                CrashPoint.reach("afterFinish")
                 try await outbox.remove(entry.transaction.id)
                 delivered += 1
                 emit(.purchased(entry.transaction))

@@ -49,7 +49,8 @@ struct DownloadStore: Sendable {
                 var record = try? decoder.decode(DownloadRecord.self, from: data),
                 name == record.id + ".json"
             else { continue }
-            let onDisk = (try? fileManager.attributesOfItem(atPath: partURL(record.id).path)[.size] as? NSNumber)?
+            let onDisk =
+                (try? fileManager.attributesOfItem(atPath: partURL(record.id).path)[.size] as? NSNumber)?
                 .int64Value ?? 0
             if onDisk < record.bytesReceived {
                 // The sidecar ran ahead of the data (a crash): keep only what is really there.

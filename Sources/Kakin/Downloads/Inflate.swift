@@ -33,7 +33,9 @@ enum Inflate {
         3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227,
         258,
     ]
-    private static let lengthExtra = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
+    private static let lengthExtra = [
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+    ]
     private static let distanceBase = [
         1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097,
         6145, 8193, 12289, 16385, 24577,
@@ -63,7 +65,9 @@ enum Inflate {
         for _ in 0..<length { output.append(UInt8(try reader.byte())) }
     }
 
-    private static func dynamicTables(_ reader: inout BitReader) throws(Failure) -> (literals: Huffman, distances: Huffman) {
+    private static func dynamicTables(
+        _ reader: inout BitReader
+    ) throws(Failure) -> (literals: Huffman, distances: Huffman) {
         let literalCount = try reader.bits(5) + 257
         let distanceCount = try reader.bits(5) + 1
         let codeLengthCount = try reader.bits(4) + 4

@@ -106,7 +106,8 @@ struct ZipArchive {
                 throw Self.failure("\(entry.name) cannot be inflated: \(error)")
             }
         default:
-            throw Self.failure("\(entry.name) uses compression method \(entry.method); only stored and deflate are supported")
+            throw Self.failure(
+                "\(entry.name) uses compression method \(entry.method); only stored and deflate are supported")
         }
         guard CRC32.checksum(contents) == entry.crc32 else { throw Self.failure("\(entry.name) fails its CRC-32") }
         return contents
@@ -141,7 +142,9 @@ struct ZipArchive {
     }
 
     private func slice(_ offset: Int, _ count: Int) throws(KakinError) -> Data {
-        guard offset >= 0, count >= 0, offset <= bytes.count - count else { throw Self.failure("the archive is truncated") }
+        guard offset >= 0, count >= 0, offset <= bytes.count - count else {
+            throw Self.failure("the archive is truncated")
+        }
         let start = bytes.startIndex + offset
         return bytes[start..<start + count]
     }

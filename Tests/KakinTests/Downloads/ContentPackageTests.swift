@@ -7,7 +7,9 @@ import Testing
 struct ContentPackageTests {
     let folder = TemporaryFolder()
 
-    func download(_ package: Data, configure: (FakeContentServer) async -> Void = { _ in }) async throws
+    func download(
+        _ package: Data, configure: (FakeContentServer) async -> Void = { _ in }
+    ) async throws
         -> ContentDownload
     {
         let server = FakeContentServer(package: package, version: "3")
@@ -40,7 +42,8 @@ struct ContentPackageTests {
         let done = try await download(Self.deflatedZip)
         #expect(done.state == .finished)
         let root = try #require(done.contentURL)
-        let readme = String(decoding: try Data(contentsOf: root.appendingPathComponent("Contents/readme.txt")), as: UTF8.self)
+        let readme = String(
+            decoding: try Data(contentsOf: root.appendingPathComponent("Contents/readme.txt")), as: UTF8.self)
         let expected =
             String(repeating: "Level pack ", count: 40)
             + String(repeating: "the quick brown fox jumps over the lazy dog 0123456789\n", count: 8)
@@ -85,7 +88,8 @@ struct ContentPackageTests {
         #expect(done.state == .finished)
         let sha = FakeContentServer.sha256(samplePackage(size: 250))
         #expect(done.contentVersion == String(sha.prefix(16)))
-        #expect(try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == samplePackage(size: 250))
+        #expect(
+            try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == samplePackage(size: 250))
     }
 
     @Test func inflatesDynamicHuffmanBlocks() throws {
@@ -115,7 +119,8 @@ struct ContentPackageTests {
         #expect(server.headers == ["X-Kakin-Key": "pk_live_1"])
         let sandbox = ContentRequest.sandbox(
             URL(string: "http://127.0.0.1:8080")!, testerID: "tester-1", productID: "com.example.levels")
-        #expect(sandbox.url.absoluteString == "http://127.0.0.1:8080/v1/device/testers/tester-1/content/com.example.levels")
+        #expect(
+            sandbox.url.absoluteString == "http://127.0.0.1:8080/v1/device/testers/tester-1/content/com.example.levels")
         #expect(sandbox.headers.isEmpty)
     }
 

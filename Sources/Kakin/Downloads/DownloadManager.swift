@@ -11,7 +11,8 @@ public import Foundation
 /// SHA-256 must equal the server's; the package is then unpacked into
 /// `<content>/<productID>/<version>/` (a zip is extracted, other bytes become `content.bin`).
 ///
-/// Finish the transaction that granted the content only once its download has finished.
+/// Finish the transaction that granted the content only once its download has finished. Use one
+/// manager per folder at a time.
 public actor DownloadManager {
     struct Job {
         var record: DownloadRecord

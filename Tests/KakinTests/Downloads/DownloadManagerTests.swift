@@ -120,6 +120,34 @@ struct DownloadManagerTests {
         #expect(try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == package)
     }
 
+    @Test func restartDropsBytesTheRecordDoesNotVouchFor() async throws {
+        defer { folder.cleanUp() }
+        let package = samplePackage(size: 4_000)
+        let server = FakeContentServer(package: package)
+        let first = manager(server)
+        await pause(first, at: 3, on: server)
+        let id = await first.start(request).id
+        #expect(await first.wait(for: id)?.bytesReceived == 2048)
+        // Bytes written after the last record (a crash between the two writes).
+        let part = folder.url.appendingPathComponent("Downloads/\(id).part")
+        let handle = try FileHandle(forWritingTo: part)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0xAA, count: 500))
+        try handle.close()
+
+        await server.onRequest { _ in }
+        let second = manager(server)
+        #expect(await second.download(id)?.bytesReceived == 2048)
+        #expect(try Data(contentsOf: part).count == 2048)
+        await second.resume(id)
+        let done = try #require(await second.wait(for: id))
+        #expect(done.state == .finished)
+        #expect(try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == package)
+
+        try await second.deleteContent(forProductID: request.productID)
+        #expect(await second.contentURL(forProductID: request.productID) == nil)
+    }
+
     @Test func staleETagRestartsFromZero() async throws {
         defer { folder.cleanUp() }
         let old = samplePackage(size: 5_000, seed: 1)

@@ -42,6 +42,27 @@ struct DemoCommand: AsyncParsableCommand {
             backend: backend, server: client, appUserID: user, storageDirectory: directory)
         let products = ProductManager(productIDs: [], storageDirectory: directory)
         try? await products.loadProductIDs(from: client)
+        // Hosted content (seed 003): downloaded from the store, then the transaction is finished.
+        let downloadable = Set(
+            (try? await backend.products(for: await products.productIDs))?.products.filter(\.isDownloadable).map(\.id)
+                ?? [])
+        let downloads = DownloadManager(directory: directory.appendingPathComponent("downloads"))
+        let testerID = tester
+        await payments.enableDownloads(downloads) { transaction in
+            downloadable.contains(transaction.productID)
+                ? .sandbox(
+                    sandboxURL, testerID: testerID, productID: transaction.productID, transactionID: transaction.id)
+                : nil
+        }
+        let progress = Task {
+            for await event in await downloads.events() {
+                let filled = Int(event.progress * 20)
+                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 20 - filled)
+                let remaining = event.timeRemaining < 0 ? "" : String(format: " %.0fs left", event.timeRemaining)
+                print("download [\(bar)] \(Int(event.progress * 100))%\(remaining) \(event.state)")
+            }
+        }
+        defer { progress.cancel() }
         if let customer = try? await payments.customerInfo() { try? await products.update(from: customer) }
 
         let lines: AnyIterator<String>
@@ -67,7 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 switch command {
                 case "products": try await showProducts(payments, products)
-                case "buy": try await buy(words, payments, products)
+                case "buy": try await buy(words, payments, products, downloads)
                 case "restore":
                     let restored = try await payments.restore()
                     print("restored \(restored.count): \(restored.map(\.productID).joined(separator: ", "))")
@@ -93,7 +114,9 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    func buy(_ words: [String], _ payments: PaymentManager, _ products: ProductManager) async throws {
+    func buy(
+        _ words: [String], _ payments: PaymentManager, _ products: ProductManager, _ downloads: DownloadManager
+    ) async throws {
         guard words.count >= 2 else { throw ValidationError("buy PRODUCT [QUANTITY]") }
         let id = words[1].contains(".") ? words[1] : "\(bundleID).\(words[1])"
         let (found, invalid) = try await payments.products(for: [id])

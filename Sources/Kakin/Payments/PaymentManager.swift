@@ -167,6 +167,24 @@ public actor PaymentManager {
         await session.outbox.all.map(\.transaction)
     }
 
+    /// Downloads hosted content before finishing, as seed 003 does: for every acknowledged
+    /// transaction for which `request` returns a content request, the package is downloaded
+    /// (resumably, hash-checked, unpacked) and only then is the transaction finished. A failed
+    /// download leaves the transaction queued and unfinished, to be tried again.
+    public func enableDownloads(
+        _ downloads: DownloadManager, request: @escaping @Sendable (StoreTransaction) -> ContentRequest?
+    ) async {
+        await session.setBeforeFinish { transaction in
+            guard let contentRequest = request(transaction) else { return }
+            let started = await downloads.start(contentRequest)
+            let result = await downloads.wait(for: started.id)
+            guard result?.state == .finished else {
+                throw result?.error
+                    ?? KakinError(.downloadFailed, "the content of \(transaction.productID) did not download")
+            }
+        }
+    }
+
     /// Stops observing the store and releases the shared session (as when the app quits). The
     /// outbox stays on disk; the next manager delivers what is left.
     public func shutdown() async {

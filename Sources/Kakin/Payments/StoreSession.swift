@@ -104,7 +104,7 @@ actor StoreSession {
                 try await outbox.remove(entry.transaction.id)
                 delivered += 1
                 emit(.purchased(entry.transaction))
-            } catch let error as KakinError where !error.isRetryable {
+            } catch let error as KakinError where !error.isRetryable && error.code != .downloadFailed {
                 try? await outbox.failed(entry.transaction.id, error: error.message, retryAt: nil, now: now())
                 emit(.failed(productID: entry.transaction.productID, error: PaymentError(error)))
             } catch {

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KakinHTTP
 
@@ -165,7 +166,12 @@ extension SandboxService {
                         ServiceJSON.error(
                             .notFound, code: "noHostedContent", message: "\(productID) has no hosted content"))
                 }
-                return RangedDownload.response(package, request: request, contentType: "application/zip")
+                var response = RangedDownload.response(package, request: request, contentType: "application/zip")
+                response.headers[HTTPField.Name("X-Content-SHA256")!] = RangedDownload.etag(package).trimmingCharacters(
+                    in: ["\""])
+                response.headers[HTTPField.Name("X-Content-Version")!] =
+                    catalog.product(id: productID)?.hostedContent?.contentVersion ?? "1.0"
+                return response
             }
         }
         device.get("testers/:tester/receipt") { request, context in

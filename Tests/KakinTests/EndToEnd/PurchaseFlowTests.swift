@@ -163,3 +163,37 @@ import Testing
         }
     }
 }
+
+extension PurchaseFlowTests {
+    @Test func hostedContentIsDownloadedBeforeTheTransactionIsFinished() async throws {
+        let stack = try await LiveStack()
+        try await stack.run { sandboxURL, serverURL in
+            _ = try await stack.engine.createTester(name: "c@example.com", id: "content")
+            let payments = try await PaymentManager(
+                backend: SandboxBackend(baseURL: sandboxURL, testerID: "content", pollSeconds: 1),
+                server: stack.client(serverURL), appUserID: "erin",
+                storageDirectory: stack.directory.appendingPathComponent("e"))
+            let downloads = DownloadManager(
+                directory: stack.directory.appendingPathComponent("downloads"), transport: URLSessionDownloadTransport()
+            )
+            await payments.enableDownloads(downloads) { transaction in
+                transaction.productID == "com.example.kakin.soundPack"
+                    ? .sandbox(
+                        sandboxURL, testerID: "content", productID: transaction.productID, transactionID: transaction.id
+                    ) : nil
+            }
+            let product = try #require(try await payments.products(for: ["com.example.kakin.soundPack"]).products.first)
+            #expect(product.isDownloadable)
+            guard case .purchased(let transaction, let customer) = try await payments.purchase(product) else {
+                Issue.record("not purchased")
+                return
+            }
+            #expect(customer?.isEntitled(to: "soundPack") == true)
+            let folder = try #require(await downloads.contentURL(forProductID: "com.example.kakin.soundPack"))
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("content.bin").path))
+            #expect(folder.lastPathComponent == "1.0")
+            #expect(try await stack.engine.transaction(transaction.id).isFinished)
+            await payments.shutdown()
+        }
+    }
+}

@@ -5,7 +5,7 @@ import PackageDescription
 // benchmark harness. Run with `scripts/benchmark` (release build).
 let package = Package(
     name: "KakinBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Kakin", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),

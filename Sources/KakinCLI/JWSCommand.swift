@@ -122,7 +122,7 @@ struct JWSCommand: AsyncParsableCommand {
             } catch {
                 return .failure("error: \(error)")
             }
-            if rootCertificates.isEmpty { rootCertificates = [AppleRootCertificates.appleRootCAG3] }
+            if rootCertificates.isEmpty { rootCertificates = AppleRootCertificates.jwsRoots }
             let expectedEnvironment = environment.map(AppStoreEnvironment.init(rawValue:))
             let verifier = JWSVerifier(
                 rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)

@@ -69,7 +69,7 @@ struct ReceiptCommand: AsyncParsableCommand {
                 return .failure("error: \(error)")
             }
             if rootCertificates.isEmpty {
-                rootCertificates = [AppleRootCertificates.appleIncRoot, AppleRootCertificates.appleRootCAG3]
+                rootCertificates = AppleRootCertificates.receiptRoots + AppleRootCertificates.jwsRoots
             }
             let report = Report(signed: signed, verification: verify(signed, roots: rootCertificates))
             return CommandOutput(standardOutput: PrettyJSON.string(encoding: report))

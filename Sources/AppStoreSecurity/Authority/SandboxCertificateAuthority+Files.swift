@@ -26,7 +26,7 @@ extension SandboxCertificateAuthority {
             if secret { try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path) }
         }
         try put(root.serializeAsPEM().pemString + "\n", FileName.root)
-        try Data(root.derBytes).write(to: directory.appendingPathComponent(FileName.rootDER), options: .atomic)
+        try Data(root.derEncoded()).write(to: directory.appendingPathComponent(FileName.rootDER), options: .atomic)
         try put(rootKey.pemRepresentation + "\n", FileName.rootKey, secret: true)
         try put(intermediate.serializeAsPEM().pemString + "\n", FileName.intermediate)
         try put(intermediateKey.pemRepresentation + "\n", FileName.intermediateKey, secret: true)

@@ -54,18 +54,20 @@ public enum AppleRootCertificates {
         """
     )
 
-    /// Apple Root CA - G3, parsed.
-    public static var appleRootCAG3: Certificate {
-        // The embedded bytes are a constant checked by a test; parsing cannot fail.
-        try! Certificate(derEncoded: Array(appleRootCAG3DER))
-    }
+    /// Apple Root CA - G3 as a list of trusted roots: the default for JWS verification.
+    ///
+    /// Parsed once. Should the embedded bytes ever fail to parse (a test checks their fingerprint),
+    /// the list is empty and verification trusts nothing: it fails closed instead of crashing.
+    public static let jwsRoots: [Certificate] = parse(appleRootCAG3DER)
 
-    /// Apple Inc. Root Certificate, parsed.
-    public static var appleIncRoot: Certificate {
-        try! Certificate(derEncoded: Array(appleIncRootDER))
+    /// Apple Inc. Root Certificate as a list of trusted roots: the default for app receipts.
+    public static let receiptRoots: [Certificate] = parse(appleIncRootDER)
+
+    private static func parse(_ der: Data) -> [Certificate] {
+        (try? Certificate(derEncoded: Array(der))).map { [$0] } ?? []
     }
 
     private static func decode(_ text: String) -> Data {
-        Data(base64Encoded: text.filter { !$0.isWhitespace })!
+        Data(base64Encoded: text.filter { !$0.isWhitespace }) ?? Data()
     }
 }

@@ -18,10 +18,9 @@ extension Certificate {
     }
 
     /// The certificate's DER encoding.
-    public var derBytes: [UInt8] {
+    public func derEncoded() throws -> [UInt8] {
         var serializer = DER.Serializer()
-        // Serialising a parsed or freshly built certificate cannot fail.
-        try! serializer.serialize(self)
+        try serializer.serialize(self)
         return serializer.serializedBytes
     }
 }

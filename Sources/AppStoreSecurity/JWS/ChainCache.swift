@@ -1,9 +1,11 @@
 import Crypto
 import Foundation
+import Synchronization
 import X509
 
-/// Verified chains by JWS header segment. A lock box because verification is a synchronous hot path.
-final class ChainCache: @unchecked Sendable {
+/// Verified chains by JWS header segment, behind a `Mutex` because verification is a synchronous
+/// hot path.
+final class ChainCache: Sendable {
     struct Entry: Sendable {
         let header: JWSHeader
         let key: P256.Signing.PublicKey
@@ -14,11 +16,14 @@ final class ChainCache: @unchecked Sendable {
         var isXcodeSigned: Bool { window == nil }
     }
 
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
-    /// The entry used last: a stream of transactions is normally signed by one leaf, so one byte
-    /// comparison usually replaces hashing a 3 KB header.
-    private var last: (key: String, entry: Entry)?
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// The entry used last: a stream of transactions is normally signed by one leaf, so one
+        /// byte comparison usually replaces hashing a 3 KB header.
+        var last: (key: String, entry: Entry)?
+    }
+
+    private let state = Mutex(State())
     private let capacity: Int
 
     init(capacity: Int = 64) {
@@ -27,11 +32,11 @@ final class ChainCache: @unchecked Sendable {
 
     /// The entry for an encoded JWS header, if its chain was verified before.
     func entry(forHeader header: Substring) -> Entry? {
-        lock.withLock {
-            if let last, Self.sameBytes(last.key, header) { return last.entry }
+        state.withLock { state in
+            if let last = state.last, Self.sameBytes(last.key, header) { return last.entry }
             let key = String(header)
-            guard let entry = entries[key] else { return nil }
-            last = (key, entry)
+            guard let entry = state.entries[key] else { return nil }
+            state.last = (key, entry)
             return entry
         }
     }
@@ -41,8 +46,11 @@ final class ChainCache: @unchecked Sendable {
         var header = header
         return key.withUTF8 { left in
             header.withUTF8 { right in
-                left.count == right.count
-                    && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+                guard left.count == right.count, let leftBase = left.baseAddress, let rightBase = right.baseAddress
+                else {
+                    return left.count == right.count
+                }
+                return memcmp(leftBase, rightBase, left.count) == 0
             }
         }
     }
@@ -50,10 +58,13 @@ final class ChainCache: @unchecked Sendable {
     /// Records a verified chain for an encoded JWS header.
     func store(_ entry: Entry, forHeader header: Substring) {
         let key = String(header)
-        lock.withLock {
-            if entries.count >= capacity, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
-            last = (key, entry)
+        let capacity = self.capacity
+        state.withLock { state in
+            if state.entries.count >= capacity, state.entries[key] == nil {
+                state.entries.removeAll(keepingCapacity: true)
+            }
+            state.entries[key] = entry
+            state.last = (key, entry)
         }
     }
 }

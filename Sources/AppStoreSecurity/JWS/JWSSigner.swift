@@ -5,19 +5,26 @@ public import Foundation
 public struct JWSSigner: Sendable {
     /// The key and chain that sign.
     public let identity: SigningIdentity
-    private let headerJSON: Data
+    /// The header, made once; `nil` only if a certificate could not be serialised, in which case
+    /// every signing attempt reports that error.
+    private let headerJSON: Data?
 
     /// Creates a signer for `identity`.
     public init(identity: SigningIdentity) {
         self.identity = identity
-        // Built by hand to keep Apple's key order and unescaped base64.
-        let chain = identity.chain.map { "\"" + Data($0.derBytes).base64EncodedString() + "\"" }
-        headerJSON = Data("{\"alg\":\"ES256\",\"x5c\":[\(chain.joined(separator: ","))]}".utf8)
+        headerJSON = try? Self.header(for: identity)
     }
 
     /// Signs raw payload bytes (normally a JSON object).
     public func sign(payload: Data) throws -> String {
-        try CompactJWS.sign(headerJSON: headerJSON, payload: payload, key: identity.privateKey)
+        let header = try headerJSON ?? Self.header(for: identity)
+        return try CompactJWS.sign(headerJSON: header, payload: payload, key: identity.privateKey)
+    }
+
+    /// `{"alg":"ES256","x5c":[…]}`, built by hand to keep Apple's key order and unescaped base64.
+    private static func header(for identity: SigningIdentity) throws -> Data {
+        let chain = try identity.chain.map { "\"" + Data(try $0.derEncoded()).base64EncodedString() + "\"" }
+        return Data("{\"alg\":\"ES256\",\"x5c\":[\(chain.joined(separator: ","))]}".utf8)
     }
 
     /// Encodes `value` as JSON and signs it.

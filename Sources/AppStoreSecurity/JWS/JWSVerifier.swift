@@ -31,7 +31,7 @@ public struct JWSVerifier: Sendable {
     ///   - trustsXcodeSigning: accept Xcode's one self-signed certificate (its signature is still checked).
     ///   - now: the clock, used when a payload has no signing date.
     public init(
-        rootCertificates: [Certificate] = [AppleRootCertificates.appleRootCAG3],
+        rootCertificates: [Certificate] = AppleRootCertificates.jwsRoots,
         trustsXcodeSigning: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {

@@ -27,7 +27,7 @@ extension SignedAppReceipt {
     ///   - deviceIdentifier: the device's identifier; ``AppStoreSecurityError/Code/deviceHashMismatch`` when the hash differs.
     ///   - now: the current time, used only when there is neither `time` nor a creation date.
     public func verify(
-        roots: [Certificate] = [AppleRootCertificates.appleIncRoot],
+        roots: [Certificate] = AppleRootCertificates.receiptRoots,
         at time: Date? = nil,
         trustsXcodeSigning: Bool = false,
         bundleID: String? = nil,

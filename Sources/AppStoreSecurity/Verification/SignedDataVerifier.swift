@@ -51,7 +51,7 @@ public struct SignedDataVerifier: Sendable {
     ///   - now: the clock, used when a payload carries no signing date.
     /// - Throws: ``AppStoreSecurityError/Code/invalidConfiguration`` for Production without an app ID.
     public init(
-        rootCertificates: [Certificate] = [AppleRootCertificates.appleRootCAG3],
+        rootCertificates: [Certificate] = AppleRootCertificates.jwsRoots,
         bundleID: String,
         appAppleID: Int64?,
         environment: AppStoreEnvironment,

@@ -18,7 +18,7 @@ enum Inflate {
             last = try reader.bits(1) == 1
             switch try reader.bits(2) {
             case 0: try stored(&reader, into: &output, limit: expectedSize)
-            case 1: try codes(&reader, into: &output, limit: expectedSize, tables: fixedTables)
+            case 1: try codes(&reader, into: &output, limit: expectedSize, tables: fixedTables.get())
             case 2: try codes(&reader, into: &output, limit: expectedSize, tables: try dynamicTables(&reader))
             default: throw Failure("invalid block type")
             }
@@ -46,14 +46,14 @@ enum Inflate {
     /// The order in which a dynamic block lists the code lengths of its code-length alphabet.
     private static let codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
 
-    private static let fixedTables: (literals: Huffman, distances: Huffman) = {
+    /// The fixed codes of RFC 1951 §3.2.6, built once.
+    private static let fixedTables: Result<(literals: Huffman, distances: Huffman), Failure> = {
         var lengths = [Int](repeating: 8, count: 288)
         for symbol in 144..<256 { lengths[symbol] = 9 }
         for symbol in 256..<280 { lengths[symbol] = 7 }
-        // The fixed code sets are complete, so building them cannot fail.
-        let literals = try! Huffman(lengths: lengths)
-        let distances = try! Huffman(lengths: [Int](repeating: 5, count: 30))
-        return (literals, distances)
+        return Result { () throws(Failure) in
+            (try Huffman(lengths: lengths), try Huffman(lengths: [Int](repeating: 5, count: 30)))
+        }
     }()
 
     private static func stored(_ reader: inout BitReader, into output: inout [UInt8], limit: Int) throws(Failure) {

@@ -49,7 +49,7 @@ public struct AppConfiguration: Sendable {
         guard environments.contains(environment) else { return nil }
         let roots =
             environment == .production
-            ? [AppleRootCertificates.appleRootCAG3] : [AppleRootCertificates.appleRootCAG3] + sandboxRoots
+            ? AppleRootCertificates.jwsRoots : AppleRootCertificates.jwsRoots + sandboxRoots
         return try? SignedDataVerifier(
             rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, now: now)
     }

@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+import Synchronization
 
 /// The sandbox's sense of time: injected, so that every scenario is deterministic.
 ///
@@ -9,7 +10,7 @@ import Foundation
 /// - advanced explicitly, by the control API or a test: ``advance(by:)`` moves it forward at once.
 ///
 /// Tests use ``manual(at:)``, which never moves by itself: nothing sleeps.
-public final class SandboxClock: @unchecked Sendable {
+public final class SandboxClock: Sendable {
     /// How the clock runs.
     public enum Mode: Sendable, Equatable {
         /// Real time scaled by `rate` (1 = real time), from the moment the mode was set.
@@ -18,13 +19,29 @@ public final class SandboxClock: @unchecked Sendable {
         case manual
     }
 
-    private let lock = NSLock()
+    private struct State {
+        var mode: Mode
+        /// The sandbox time when the mode was last set or the clock last moved.
+        var anchor: Date
+        /// The real time at that moment.
+        var realAnchor: Date
+
+        func current(realNow: Date) -> Date {
+            switch mode {
+            case .manual: anchor
+            case .running(let rate): anchor.addingTimeInterval(realNow.timeIntervalSince(realAnchor) * rate)
+            }
+        }
+
+        /// Moves the anchors to now, so a change of mode or an advance starts from the present.
+        mutating func rebase(realNow: Date) {
+            anchor = current(realNow: realNow)
+            realAnchor = realNow
+        }
+    }
+
     private let realNow: @Sendable () -> Date
-    private var mode: Mode
-    /// The sandbox time when the mode was last set or the clock last moved.
-    private var anchor: Date
-    /// The real time at that moment.
-    private var realAnchor: Date
+    private let state: Mutex<State>
 
     /// Creates a clock.
     ///
@@ -36,10 +53,8 @@ public final class SandboxClock: @unchecked Sendable {
         mode: Mode = .running(rate: 1), start: Date? = nil, realNow: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.realNow = realNow
-        self.mode = mode
         let real = realNow()
-        realAnchor = real
-        anchor = start ?? real
+        state = Mutex(State(mode: mode, anchor: start ?? real, realAnchor: real))
     }
 
     /// A stopped clock at `date`, for tests.
@@ -49,49 +64,41 @@ public final class SandboxClock: @unchecked Sendable {
 
     /// The current sandbox time.
     public func now() -> Date {
-        lock.withLock { currentLocked() }
+        let real = realNow()
+        return state.withLock { $0.current(realNow: real) }
     }
 
     /// The current mode.
-    public var currentMode: Mode { lock.withLock { mode } }
+    public var currentMode: Mode { state.withLock { $0.mode } }
 
     /// Changes how the clock runs from now on, without a jump.
     public func setMode(_ newMode: Mode) {
-        lock.withLock {
-            rebaseLocked()
-            mode = newMode
+        let real = realNow()
+        state.withLock { state in
+            state.rebase(realNow: real)
+            state.mode = newMode
         }
     }
 
     /// Moves the sandbox time forward. Negative intervals are ignored: time never runs backwards.
     @discardableResult
     public func advance(by interval: TimeInterval) -> Date {
-        lock.withLock {
-            rebaseLocked()
-            anchor = anchor.addingTimeInterval(max(0, interval))
-            return anchor
+        let real = realNow()
+        return state.withLock { state in
+            state.rebase(realNow: real)
+            state.anchor = state.anchor.addingTimeInterval(max(0, interval))
+            return state.anchor
         }
     }
 
     /// Sets the sandbox time, if it is later than now.
     @discardableResult
     public func set(_ date: Date) -> Date {
-        lock.withLock {
-            rebaseLocked()
-            anchor = max(anchor, date)
-            return anchor
+        let real = realNow()
+        return state.withLock { state in
+            state.rebase(realNow: real)
+            state.anchor = max(state.anchor, date)
+            return state.anchor
         }
-    }
-
-    private func currentLocked() -> Date {
-        switch mode {
-        case .manual: return anchor
-        case .running(let rate): return anchor.addingTimeInterval(realNow().timeIntervalSince(realAnchor) * rate)
-        }
-    }
-
-    private func rebaseLocked() {
-        anchor = currentLocked()
-        realAnchor = realNow()
     }
 }

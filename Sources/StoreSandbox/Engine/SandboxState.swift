@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import Synchronization
 
 /// Everything the sandbox remembers: testers, transactions and the counters that number them.
 ///
@@ -102,16 +103,15 @@ public protocol SandboxStateStore: Sendable {
 }
 
 /// Keeps the state in memory: for tests, and for `--data` left empty.
-public final class MemoryStateStore: SandboxStateStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: SandboxState?
+public final class MemoryStateStore: SandboxStateStore {
+    private let state: Mutex<SandboxState?>
 
     public init(_ state: SandboxState? = nil) {
-        self.state = state
+        self.state = Mutex(state)
     }
 
-    public func load() throws -> SandboxState? { lock.withLock { state } }
-    public func save(_ state: SandboxState) throws { lock.withLock { self.state = state } }
+    public func load() throws -> SandboxState? { state.withLock { $0 } }
+    public func save(_ newState: SandboxState) throws { state.withLock { $0 = newState } }
 }
 
 /// Keeps the state in a JSON file, replaced atomically on every save, so it survives a restart.

@@ -37,7 +37,7 @@ import X509
         #expect(chain.count == 3)
         #expect(chain[0].extensions[oid: .AppleMarker.receiptSigner] != nil)
         #expect(chain[1].extensions[oid: .AppleMarker.wwdrIntermediate] != nil)
-        #expect(chain[2] == AppleRootCertificates.appleRootCAG3)
+        #expect(chain[2] == AppleRootCertificates.jwsRoots.first)
     }
 
     @Test func isNotTrustedUnderAnotherRoot() {

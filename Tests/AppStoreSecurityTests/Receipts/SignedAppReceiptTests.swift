@@ -60,8 +60,8 @@ import X509
         let foreign = try ReceiptSamples.authority()
         let differentName = try ReceiptSamples.authority(name: "Someone Else")
         for roots in [
-            [foreign.root], [differentName.root], [AppleRootCertificates.appleIncRoot],
-            [AppleRootCertificates.appleRootCAG3],
+            [foreign.root], [differentName.root], AppleRootCertificates.receiptRoots,
+            AppleRootCertificates.jwsRoots,
         ] {
             #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify(roots: roots) }
         }

@@ -69,7 +69,7 @@ struct XcodeReceiptFixtureTests {
         let signed = try Self.receipt(name)
         #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try signed.verify() }
         #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
-            try signed.verify(roots: [AppleRootCertificates.appleIncRoot, AppleRootCertificates.appleRootCAG3])
+            try signed.verify(roots: AppleRootCertificates.receiptRoots + AppleRootCertificates.jwsRoots)
         }
     }
 

@@ -88,9 +88,7 @@ struct SandboxCommand: AsyncParsableCommand {
         let renewals = Task {
             let transport = URLSessionNotificationTransport()
             while !Task.isCancelled {
-                _ = try? await engine.processRenewals()
-                _ = try? await engine.deliverDueNotifications(
-                    to: await engine.settings.notificationURL, using: transport)
+                await engine.runDueWork(using: transport)
                 try? await Task.sleep(for: .seconds(1))
             }
         }
@@ -104,15 +102,7 @@ struct SandboxCommand: AsyncParsableCommand {
         let store: any SandboxStateStore
         if let data {
             let directory = URL(fileURLWithPath: data)
-            let caDirectory = directory.appendingPathComponent("ca")
-            if FileManager.default.fileExists(
-                atPath: caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path)
-            {
-                authority = try SandboxCertificateAuthority.load(from: caDirectory)
-            } else {
-                authority = try SandboxCertificateAuthority.generate()
-                try authority.write(to: caDirectory)
-            }
+            authority = try SandboxCertificateAuthority.loadOrCreate(in: directory.appendingPathComponent("ca"))
             store = FileStateStore(directory: directory)
         } else {
             authority = try SandboxCertificateAuthority.generate()

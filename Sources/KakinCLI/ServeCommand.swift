@@ -129,9 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let transport = URLSessionNotificationTransport()
                 var tick = 0
                 while !Task.isCancelled {
-                    _ = try? await engine.processRenewals()
-                    _ = try? await engine.deliverDueNotifications(
-                        to: await engine.settings.notificationURL, using: transport)
+                    await engine.runDueWork(using: transport)
                     if tick % 5 == 0 { _ = try? await webhooks.deliverDue() }
                     if tick % 600 == 599, let reconciler {
                         _ = try? await reconciler.reconcile(bundleID: bundleID)

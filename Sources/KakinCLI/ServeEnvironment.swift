@@ -51,16 +51,7 @@ struct ServeEnvironment {
 
         // The sandbox App Store.
         let sandboxData = data.appendingPathComponent("sandbox")
-        let caDirectory = sandboxData.appendingPathComponent("ca")
-        let authority: SandboxCertificateAuthority
-        if FileManager.default.fileExists(
-            atPath: caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path)
-        {
-            authority = try SandboxCertificateAuthority.load(from: caDirectory)
-        } else {
-            authority = try SandboxCertificateAuthority.generate()
-            try authority.write(to: caDirectory)
-        }
+        let authority = try SandboxCertificateAuthority.loadOrCreate(in: sandboxData.appendingPathComponent("ca"))
         let catalogURL = URL(fileURLWithPath: options.catalog)
         let catalog = try SandboxCatalog.load(storeKitFile: catalogURL)
         let engine = try SandboxEngine(

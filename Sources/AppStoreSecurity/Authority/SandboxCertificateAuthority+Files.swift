@@ -79,3 +79,16 @@ extension SandboxCertificateAuthority {
             leaf: leaf, leafKey: leafKey)
     }
 }
+
+extension SandboxCertificateAuthority {
+    /// The authority kept in `directory`, or a new one written there when it holds none: the
+    /// sandbox's CA survives restarts and is made on first start.
+    public static func loadOrCreate(in directory: URL) throws -> SandboxCertificateAuthority {
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent(FileName.root).path) {
+            return try load(from: directory)
+        }
+        let authority = try generate()
+        try authority.write(to: directory)
+        return authority
+    }
+}

@@ -102,17 +102,10 @@ public struct KakinServerHTTP: Sendable {
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response
     {
-        var fields = headers
-        fields[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: encode(value))))
+        JSONBody.response(value, status: status, headers: headers)
     }
 
-    static func encode<T: Encodable>(_ value: T) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return (try? encoder.encode(value)) ?? Data("{}".utf8)
-    }
+    static func encode<T: Encodable>(_ value: T) -> Data { JSONBody.encode(value) }
 
     /// Reads a JSON body no larger than ``maxBodySize``.
     func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws(ServerError) -> T {

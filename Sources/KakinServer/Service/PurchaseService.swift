@@ -92,21 +92,20 @@ public struct PurchaseService: Sendable {
         }
     }
 
-    /// The environment a JWS claims, read before verification to choose the verifier (as Apple's
-    /// libraries decode before they verify); the verifier then checks the claim.
-    static func claimedEnvironment(_ jws: String) throws(ServerError) -> AppStoreEnvironment {
-        do {
-            let payload = try CompactJWS(jws).payloadData()
-            let claims = try JSONDecoder().decode(SignedClaims.self, from: payload)
-            guard let environment = claims.signedPayloadEnvironment else {
-                throw ServerError(.verificationFailed, "the payload names no environment")
-            }
-            return environment
-        } catch let error as ServerError {
-            throw error
-        } catch {
+    /// The claims of a JWS read before verification, to choose the app and the verifier (as Apple's
+    /// libraries decode before they verify); the verifier then checks them.
+    static func unverifiedClaims(_ jws: String) throws(ServerError) -> SignedClaims {
+        do { return try JSONDecoder().decode(SignedClaims.self, from: try CompactJWS(jws).payloadData()) } catch {
             throw ServerError(.verificationFailed, "malformedInput: not a compact JWS with a JSON payload")
         }
+    }
+
+    /// The environment a JWS claims (see ``unverifiedClaims(_:)``).
+    static func claimedEnvironment(_ jws: String) throws(ServerError) -> AppStoreEnvironment {
+        guard let environment = try unverifiedClaims(jws).signedPayloadEnvironment else {
+            throw ServerError(.verificationFailed, "the payload names no environment")
+        }
+        return environment
     }
 
     static func record(

@@ -129,3 +129,13 @@ public struct URLSessionNotificationTransport: NotificationTransport {
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+
+extension SandboxEngine {
+    /// One round of the sandbox's background work: renewals up to the clock, then every
+    /// notification that is due, sent to the configured URL. A running sandbox calls this about
+    /// once a second; tests call the two steps themselves.
+    public func runDueWork(using transport: any NotificationTransport) async {
+        _ = try? processRenewals()
+        _ = try? await deliverDueNotifications(to: state.settings.notificationURL, using: transport)
+    }
+}

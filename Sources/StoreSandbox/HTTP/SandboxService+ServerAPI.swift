@@ -78,9 +78,8 @@ extension SandboxService {
 
     /// Checks the bearer token, runs the route, and answers failures as Apple does.
     func apple(_ request: Request, _ body: () async throws -> Response) async -> Response {
-        let verifier = AppStoreServerAPITokenVerifier(keys: configuration.apiKeys, now: { Date() })
         do {
-            let claims = try verifier.verify(authorizationHeader: request.headers[.authorization])
+            let claims = try tokenVerifier.verify(authorizationHeader: request.headers[.authorization])
             guard claims.bundleID == engine.signer.bundleID else {
                 throw AppleAPIFailure(.invalidAppIdentifier, "Invalid request app identifier.")
             }

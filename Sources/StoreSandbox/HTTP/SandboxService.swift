@@ -2,6 +2,7 @@ public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
 public import Hummingbird
+import KakinHTTP
 
 /// The sandbox as an HTTP service: the device API the SDK uses, the control API for tests, and
 /// Apple's own APIs (`verifyReceipt`, and the App Store Server API) on the same port.
@@ -27,6 +28,8 @@ public struct SandboxService: Sendable {
     public let configuration: Configuration
     /// The hosted content packages.
     public let content: HostedContentStore
+    /// Checks App Store Server API bearer tokens against ``Configuration/apiKeys``; made once.
+    let tokenVerifier: AppStoreServerAPITokenVerifier
 
     public init(
         engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
@@ -36,6 +39,7 @@ public struct SandboxService: Sendable {
         self.catalog = catalog
         self.configuration = configuration
         self.content = content
+        tokenVerifier = AppStoreServerAPITokenVerifier(keys: configuration.apiKeys)
     }
 
     /// All routes.
@@ -69,13 +73,7 @@ struct ServiceErrorBody: Codable, Sendable {
 /// Encoding shared by every route: JSON, sorted keys, dates as epoch milliseconds like Apple's.
 enum ServiceJSON {
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        JSONBody.response(value, status: status)
     }
 
     static func error(_ status: HTTPResponse.Status, code: String, message: String) -> Response {

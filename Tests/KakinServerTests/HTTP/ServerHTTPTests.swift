@@ -93,7 +93,7 @@ import Testing
         _ = try await fixture.service.submitTransaction(points, bundleID: ServerFixture.bundleID, appUserID: "user-1")
         _ = try await fixture.service.submitTransaction(sound, bundleID: ServerFixture.bundleID, appUserID: "user-1")
         let secret: HTTPFields = [.authorization: "Bearer sk_test"]
-        let public_: HTTPFields = [HTTPField.Name("X-Kakin-Key")!: "pk_test"]
+        let appKey: HTTPFields = [HTTPField.Name("X-Kakin-Key")!: "pk_test"]
         try await Application(router: fixture.http.router()).test(.router) { client in
             let spend = Self.json(["bundleId": ServerFixture.bundleID, "amount": 40, "idempotencyKey": "order-1"])
             let first = try await client.execute(
@@ -114,14 +114,14 @@ import Testing
                 headers: secret, body: ByteBuffer(bytes: package))
             #expect(upload.status == .created)
             let uri = "/v1/content/com.example.kakin.soundPack?bundleId=\(ServerFixture.bundleID)&appUserId=user-1"
-            let part = try await client.execute(uri: uri, method: .get, headers: public_ + [.range: "bytes=0-999"])
+            let part = try await client.execute(uri: uri, method: .get, headers: appKey + [.range: "bytes=0-999"])
             #expect(part.status == .partialContent)
             #expect(Data(buffer: part.body) == package.prefix(1000))
-            let rest = try await client.execute(uri: uri, method: .get, headers: public_ + [.range: "bytes=1000-"])
+            let rest = try await client.execute(uri: uri, method: .get, headers: appKey + [.range: "bytes=1000-"])
             #expect(Data(buffer: part.body) + Data(buffer: rest.body) == package)
             let stranger = try await client.execute(
                 uri: "/v1/content/com.example.kakin.soundPack?bundleId=\(ServerFixture.bundleID)&appUserId=user-2",
-                method: .get, headers: public_)
+                method: .get, headers: appKey)
             #expect(stranger.status == .forbidden)
         }
         try await fixture.store.shutdown()

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import KakinServer
+import Logging
+import ServiceLifecycle
 import StoreSandbox
 
 /// `kakin serve`: the purchase server and an embedded sandbox App Store, with one command.
@@ -13,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
             KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then a JSON file (--config or \
             KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
-            clawbackPolicy, webhooks), then defaults. Keys, the sandbox \
+            clawbackPolicy, transferPolicy, webhooks), then defaults. Keys, the sandbox \
             CA and the databases are made on first start and kept in the data directory.
             """)
 
@@ -30,6 +32,11 @@ struct ServeCommand: AsyncParsableCommand {
     var clawbackPolicy: String?
     @Option(name: .customLong("webhook"), help: "A webhook endpoint as URL=SECRET; repeatable.") var webhooks:
         [String] = []
+    @Option(
+        name: .customLong("transfer-policy"),
+        help: "keepWithOriginal (default) or transferToNewUser: what a restore by another customer does.")
+    var transferPolicy: String?
+    @Option(name: .customLong("log-format"), help: "text (default) or json.") var logFormat: String?
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -82,6 +89,18 @@ struct ServeCommand: AsyncParsableCommand {
             }
             options.clawbackPolicy = policy
         }
+        if let transferPolicy = transferPolicy ?? file.transferPolicy {
+            guard let policy = TransferPolicy(rawValue: transferPolicy) else {
+                throw ValidationError("--transfer-policy must be keepWithOriginal or transferToNewUser")
+            }
+            options.transferPolicy = policy
+        }
+        if let logFormat = logFormat ?? environment["KAKIN_LOG_FORMAT"] {
+            guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
+                throw ValidationError("--log-format must be text or json")
+            }
+            options.logFormat = format
+        }
         options.webhooks = try (webhooks.isEmpty ? file.webhooks ?? [] : webhooks).map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let url = URL(string: parts[0]), url.scheme != nil, !parts[1].isEmpty else {
@@ -97,51 +116,50 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = try await ServeEnvironment.make(try resolvedOptions())
-        let options = environment.options
-        let serverApp = Application(
-            router: environment.server.router(),
-            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "kakin"))
-        let sandboxApp = Application(
-            router: environment.sandbox.router(),
-            configuration: .init(
-                address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"))
+        let options = try resolvedOptions()
+        ServiceRunner.bootstrapLogging(format: options.logFormat, level: "warning")
+        let environment: ServeEnvironment
+        do { environment = try await ServeEnvironment.make(options) } catch {
+            ServiceRunner.fail("cannot prepare \(options.data): \(error)")
+        }
         let banner = """
             Kakin is running.
               purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
               sandbox App Store: \(environment.sandboxURL)  (device /v1/device, control /v1/control, /verifyReceipt, /inApps)
-              data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json)
+              data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json, api-key.p8)
               app:              \(options.bundleID)
               publishable key:  \(environment.keys.publicKey)
               secret key:       \(environment.keys.secretKey)
               sandbox root CA:  \(options.data)/sandbox/ca/root.pem
 
             """
-        FileHandle.standardOutput.write(Data(banner.utf8))
-        let engine = environment.sandbox.engine
-        let webhooks = environment.webhooks
-        let reconciler = environment.server.reconciler
-        let bundleID = options.bundleID
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await serverApp.runService() }
-            group.addTask { try await sandboxApp.run() }
-            group.addTask {
-                let transport = URLSessionNotificationTransport()
-                var tick = 0
-                while !Task.isCancelled {
-                    await engine.runDueWork(using: transport)
-                    if tick % 5 == 0 { _ = try? await webhooks.deliverDue() }
-                    if tick % 600 == 599, let reconciler {
-                        _ = try? await reconciler.reconcile(bundleID: bundleID)
-                    }
-                    tick += 1
-                    try await Task.sleep(for: .seconds(1))
-                }
-            }
-            try await group.next()
-            group.cancelAll()
+        // The banner waits until both ports are bound.
+        let barrier = StartBarrier(names: ["server", "sandbox"]) { _ in
+            FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        try await environment.store.shutdown()
+        var dependencies = ServerDependencies()
+        dependencies.logger = Logger(label: "kakin.server")
+        dependencies.onServerRunning = { port in await barrier.started("server", port: port) }
+        let server: any ApplicationProtocol
+        do {
+            server = try await buildApplication(configuration: environment.server, dependencies: dependencies)
+        } catch {
+            ServiceRunner.fail(ServerError(error).message)
+        }
+        let sandbox = Application(
+            router: environment.sandbox.router(),
+            configuration: .init(
+                address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"),
+            onServerRunning: { channel in await barrier.started("sandbox", port: channel.localAddress?.port ?? 0) })
+        let engine = environment.sandbox.engine
+        let logger = Logger(label: "kakin.sandbox")
+        let transport = URLSessionNotificationTransport()
+        let sandboxWork = PeriodicJob(name: "sandbox renewals and notifications", every: .seconds(1), logger: logger) {
+            await engine.runDueWork(using: transport)
+        }
+        try await ServiceRunner.run(
+            [server, sandbox, sandboxWork], logger: logger,
+            addresses: ["\(options.host):\(options.port)", "\(options.host):\(options.sandboxPort)"])
     }
 }
 
@@ -155,6 +173,7 @@ struct ServeConfigurationFile: Decodable {
     var grants: String?
     var bundleId: String?
     var clawbackPolicy: String?
+    var transferPolicy: String?
     /// `URL=SECRET` entries.
     var webhooks: [String]?
 }

@@ -2,13 +2,17 @@ import AppStoreModels
 import AppStoreSecurity
 import Crypto
 import Foundation
+import Hummingbird
 import KakinServer
+import Logging
+import ServiceLifecycle
 import StoreSandbox
 
 /// Everything `kakin serve` runs, made from its options and its data directory: the purchase
-/// server and an embedded sandbox App Store wired to each other, as a real backend and the App
-/// Store are (verifyReceipt and the App Store Server API point at the sandbox; the sandbox sends
-/// its notifications to the server).
+/// server (built by the same ``buildApplication(configuration:dependencies:)`` as `kakin server`)
+/// and an embedded sandbox App Store wired to each other, as a real backend and the App Store
+/// are: verifyReceipt and the App Store Server API point at the sandbox, the sandbox's root is
+/// the server's extra root, and the sandbox sends its notifications to the server.
 struct ServeEnvironment {
     struct Options {
         var host = "127.0.0.1"
@@ -20,7 +24,9 @@ struct ServeEnvironment {
         var bundleID = "com.example.kakin"
         var appAppleID: Int64 = 6_450_000_001
         var clawbackPolicy: ClawbackPolicy = .clampAtZero
+        var transferPolicy: TransferPolicy = .keepWithOriginal
         var webhooks: [WebhookEndpoint] = []
+        var logFormat: ServerConfiguration.LogFormat = .text
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -32,12 +38,20 @@ struct ServeEnvironment {
         var apiIssuerID: String
     }
 
+    /// Files of the data directory.
+    enum Files {
+        static let keys = "keys.json"
+        /// The App Store Server API key the server uses against the sandbox (a `.p8`).
+        static let apiKey = "api-key.p8"
+        static let serverKey = "server-key.pem"
+        static let ledger = "kakin.sqlite"
+        static let sandbox = "sandbox"
+    }
+
     let options: Options
     let keys: Keys
     let sandbox: SandboxService
-    let server: KakinServerHTTP
-    let store: SQLLedgerStore
-    let webhooks: WebhookDispatcher
+    let server: ServerConfiguration
 
     var serverURL: String { "http://\(options.host):\(options.port)" }
     var sandboxURL: String { "http://\(options.host):\(options.sandboxPort)" }
@@ -46,14 +60,14 @@ struct ServeEnvironment {
         let data = URL(fileURLWithPath: options.data)
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let keys = try loadOrMakeKeys(in: data)
-        let apiKey = try loadOrMakeKey(data.appendingPathComponent("api-key.p8"))
-        let serverKey = try loadOrMakeKey(data.appendingPathComponent("server-key.pem"))
+        let apiKeyURL = data.appendingPathComponent(Files.apiKey)
+        let apiKey = try loadOrMakeKey(apiKeyURL)
 
         // The sandbox App Store.
-        let sandboxData = data.appendingPathComponent("sandbox")
-        let authority = try SandboxCertificateAuthority.loadOrCreate(in: sandboxData.appendingPathComponent("ca"))
-        let catalogURL = URL(fileURLWithPath: options.catalog)
-        let catalog = try SandboxCatalog.load(storeKitFile: catalogURL)
+        let sandboxData = data.appendingPathComponent(Files.sandbox)
+        let caDirectory = sandboxData.appendingPathComponent("ca")
+        let authority = try SandboxCertificateAuthority.loadOrCreate(in: caDirectory)
+        let catalog = try SandboxCatalog.load(storeKitFile: URL(fileURLWithPath: options.catalog))
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: options.bundleID, appAppleID: options.appAppleID),
             clock: SandboxClock(), store: FileStateStore(directory: sandboxData),
@@ -67,54 +81,35 @@ struct ServeEnvironment {
                 sharedSecret: keys.sharedSecret,
                 apiKeys: [.init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, publicKey: apiKey.publicKey)]))
 
-        // The purchase server.
-        let store = try await SQLLedgerStore.sqlite(path: data.appendingPathComponent("kakin.sqlite").path)
-        try await store.migrate()
-        let grants = try GrantsCatalog.load(from: Data(contentsOf: URL(fileURLWithPath: options.grants)))
-        let configuration = try StoreKitConfiguration.load(from: Data(contentsOf: catalogURL))
+        // The purchase server, configured as `kakin server` would be against the sandbox.
         let sandboxBase = "http://\(options.host):\(options.sandboxPort)"
-        let app = AppConfiguration(
-            bundleID: options.bundleID, appAppleID: options.appAppleID, environments: [.sandbox],
-            sandboxRoots: [authority.root], publicKey: keys.publicKey, secretKey: keys.secretKey,
-            sharedSecret: keys.sharedSecret,
-            verifyReceiptProductionURL: URL(string: "\(sandboxBase)/production/verifyReceipt")!,
-            verifyReceiptSandboxURL: URL(string: "\(sandboxBase)/verifyReceipt")!)
-        let service = PurchaseService(
-            store: store, apps: [app], grants: grants, productTypes: Self.productTypes(configuration),
-            clawbackPolicy: options.clawbackPolicy)
-        let reconciler = Reconciler(
-            service: service,
-            access: [
-                options.bundleID: ServerAPIAccess(
-                    baseURL: URL(string: sandboxBase)!, keyID: keys.apiKeyID, issuerID: keys.apiIssuerID,
-                    privateKey: apiKey)
-            ])
-        let server = KakinServerHTTP(
-            service: service, signingKey: serverKey, reconciler: reconciler, catalog: configuration)
-        return ServeEnvironment(
-            options: options, keys: keys, sandbox: sandbox, server: server, store: store,
-            webhooks: WebhookDispatcher(store: store, endpoints: options.webhooks))
-    }
-
-    /// Product types from the `.storekit` file, for receipt-derived transactions.
-    static func productTypes(_ configuration: StoreKitConfiguration) -> [String: ProductType] {
-        var types: [String: ProductType] = [:]
-        for product in (configuration.products ?? []) + (configuration.nonRenewingSubscriptions ?? []) {
-            guard let id = product.productID else { continue }
-            switch product.type {
-            case .consumable: types[id] = .consumable
-            case .nonRenewingSubscription: types[id] = .nonRenewingSubscription
-            default: types[id] = .nonConsumable
-            }
-        }
-        for subscription in configuration.allSubscriptions {
-            if let id = subscription.productID { types[id] = .autoRenewableSubscription }
-        }
-        return types
+        var app = ServerConfiguration.App(bundleID: options.bundleID, appAppleID: options.appAppleID)
+        app.environments = [.sandbox]
+        app.sharedSecret = keys.sharedSecret
+        app.appStoreServerAPI = .init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, privateKeyPath: apiKeyURL.path)
+        app.catalogPath = options.catalog
+        app.grantsPath = options.grants
+        app.transferPolicy = options.transferPolicy
+        app.extraRootPaths = [caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path]
+        app.endpoints.verifyReceiptProduction = URL(string: "\(sandboxBase)/production/verifyReceipt")!
+        app.endpoints.verifyReceiptSandbox = URL(string: "\(sandboxBase)/verifyReceipt")!
+        app.endpoints.serverAPIProduction = URL(string: sandboxBase)!
+        app.endpoints.serverAPISandbox = URL(string: sandboxBase)!
+        var server = ServerConfiguration(
+            database: "sqlite:" + data.appendingPathComponent(Files.ledger).path,
+            serverKeyPath: data.appendingPathComponent(Files.serverKey).path,
+            keys: .init(publishable: keys.publicKey, secret: keys.secretKey), apps: [app])
+        server.listen = .init(host: options.host, port: options.port)
+        server.webhooks = options.webhooks
+        server.clawbackPolicy = options.clawbackPolicy
+        server.logFormat = options.logFormat
+        server.logLevel = "warning"
+        server.reconcileIntervalSeconds = 600
+        return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }
 
     static func loadOrMakeKeys(in data: URL) throws -> Keys {
-        let url = data.appendingPathComponent("keys.json")
+        let url = data.appendingPathComponent(Files.keys)
         if let existing = try? JSONDecoder().decode(Keys.self, from: Data(contentsOf: url)) { return existing }
         func random(_ prefix: String) -> String {
             prefix

@@ -1,25 +1,32 @@
+public import AppStoreSecurity
+
 /// The one error type of KakinServer: a code, a message, the HTTP status it answers with, and
 /// whether retrying can help.
+///
+/// Every failure a route can meet ends up here, so the answer a client gets is always typed:
+/// `{"error": {"code", "message", "retryable", "cause"?, "appleStatus"?}}`. A mistake of the
+/// client (a bad body, a wrong key, a forged signature) is never retryable; only an unreachable
+/// database or Apple is.
 public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidConfiguration, invalidRequest, unauthorized, unknownApp, verificationFailed
             case receiptRejected, appleUnavailable, notEntitled, notFound, conflict, insufficientBalance
-            case storageUnavailable
+            case storageUnavailable, payloadTooLarge, methodNotAllowed, notConfigured, internalError
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
         /// The server's configuration cannot be used.
         public static let invalidConfiguration = Code(.invalidConfiguration)
-        /// The request is malformed: bad JSON, a missing field, a value out of range, a body too large.
+        /// The request is malformed: bad JSON, a missing field, a value out of range.
         public static let invalidRequest = Code(.invalidRequest)
         /// A missing or wrong key.
         public static let unauthorized = Code(.unauthorized)
         /// No app is configured with this bundle ID.
         public static let unknownApp = Code(.unknownApp)
-        /// A signature, chain, bundle ID or environment check failed.
+        /// A signature, chain, bundle ID or environment check failed; ``ServerError/cause`` says which.
         public static let verificationFailed = Code(.verificationFailed)
         /// Apple's verifyReceipt refused the receipt (its status code says why).
         public static let receiptRejected = Code(.receiptRejected)
@@ -29,12 +36,21 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notEntitled = Code(.notEntitled)
         /// Nothing has this identifier.
         public static let notFound = Code(.notFound)
-        /// The request contradicts what is recorded (a transaction owned by another customer).
+        /// The request contradicts what is recorded (a transaction owned by another customer, an
+        /// idempotency key reused for another operation, a content version uploaded with other bytes).
         public static let conflict = Code(.conflict)
         /// Not enough currency to spend.
         public static let insufficientBalance = Code(.insufficientBalance)
-        /// The database could not be reached.
+        /// The database could not be reached: retry later.
         public static let storageUnavailable = Code(.storageUnavailable)
+        /// The body is larger than the server accepts.
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        /// The path exists, but not with this method.
+        public static let methodNotAllowed = Code(.methodNotAllowed)
+        /// The feature asked for is not configured on this server (no catalog, no App Store Server API key).
+        public static let notConfigured = Code(.notConfigured)
+        /// A defect of the server itself; reported, never retried blindly.
+        public static let internalError = Code(.internalError)
 
         public var description: String { base.rawValue }
     }
@@ -43,11 +59,21 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// For receipt rejections: Apple's status code.
     public let appleStatus: Int?
+    /// For verification failures: the verifier's own code (`badSignature`, `untrustedChain`,
+    /// `certificateExpired`, `wrongBundleID`, …), so a client can tell a forgery from a misconfiguration.
+    public let cause: String?
 
-    public init(_ code: Code, _ message: String, appleStatus: Int? = nil) {
+    public init(_ code: Code, _ message: String, appleStatus: Int? = nil, cause: String? = nil) {
         self.code = code
         self.message = message
         self.appleStatus = appleStatus
+        self.cause = cause
+    }
+
+    /// A verification failure carrying the verifier's code as its cause.
+    public init(verification error: AppStoreSecurityError, context: String? = nil) {
+        let text = context.map { "\($0): \(error)" } ?? "\(error)"
+        self.init(.verificationFailed, text, cause: "\(error.code)")
     }
 
     /// Whether the same request may succeed later.
@@ -56,11 +82,13 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The HTTP status the server answers with.
     public var httpStatus: Int {
         switch code {
-        case .invalidRequest, .invalidConfiguration: 400
+        case .invalidRequest: 400
         case .unauthorized: 401
         case .notEntitled: 403
-        case .unknownApp, .notFound: 404
+        case .unknownApp, .notFound, .notConfigured: 404
+        case .methodNotAllowed: 405
         case .conflict: 409
+        case .payloadTooLarge: 413
         case .verificationFailed, .receiptRejected, .insufficientBalance: 422
         case .appleUnavailable, .storageUnavailable: 503
         default: 500
@@ -70,4 +98,36 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
     public var description: String { "\(code): \(message)" }
+}
+
+extension ServerError {
+    /// The server error for any failure: typed errors keep their meaning, storage errors map to
+    /// their status (a reused key or a changed content version is a conflict, a bad argument a bad
+    /// request, an unreachable database a 503), and anything else is an internal error.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as ServerError:
+            self = error
+        case let error as LedgerStoreError:
+            switch error.code {
+            case .invalidArgument: self.init(.invalidRequest, error.message)
+            case .idempotencyKeyReused, .contentVersionConflict:
+                self.init(.conflict, error.message, cause: "\(error.code)")
+            case .unavailable, .inconsistentState:
+                self.init(.storageUnavailable, error.message, cause: "\(error.code)")
+            default: self.init(.internalError, "\(error)")
+            }
+        case let error as AppStoreSecurityError:
+            self.init(verification: error)
+        default:
+            // Errors of the database driver (a lost connection, a locked file) are transient.
+            let type = String(reflecting: Swift.type(of: error))
+            if type.contains("SQLite") || type.contains("Postgres") || type.contains("NIO") || type.contains("IOError")
+            {
+                self.init(.storageUnavailable, "the database failed: \(error)")
+            } else {
+                self.init(.internalError, "\(error)")
+            }
+        }
+    }
 }

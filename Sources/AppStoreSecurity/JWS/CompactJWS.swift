@@ -90,6 +90,16 @@ public struct CompactJWS: Sendable, Hashable {
         return data
     }
 
+    /// The payload decoded as `Payload`, before any check: read claims from it to choose the
+    /// verifier, then pass it to ``JWSVerifier/verify(_:decoded:at:)`` so nothing is decoded twice.
+    public func decodePayload<Payload: Decodable>(as type: Payload.Type) throws(AppStoreSecurityError) -> Payload {
+        let data = try payloadData()
+        do { return try JSONDecoder().decode(Payload.self, from: data) } catch {
+            throw AppStoreSecurityError(
+                .malformedInput, "the payload is not a valid \(Payload.self): \(JWSVerifier.describe(error))")
+        }
+    }
+
     /// The decoded signature bytes.
     public func signatureData() throws(AppStoreSecurityError) -> Data {
         guard let data = Base64URL.decode(encodedSignature) else {

@@ -62,30 +62,37 @@ public struct JWSVerifier: Sendable {
         _ jws: String, as type: Payload.Type, at validationTime: Date? = nil
     ) throws(AppStoreSecurityError) -> Verified<Payload> {
         let compact = try CompactJWS(jws)
+        return try verify(compact, decoded: try compact.decodePayload(as: type), at: validationTime)
+    }
+
+    /// Verifies a JWS whose payload the caller already decoded (to pick the app and environment
+    /// from its claims), so a request parses and decodes its JWS once.
+    ///
+    /// - Parameters:
+    ///   - compact: the parsed JWS.
+    ///   - payload: `compact`'s payload, decoded by ``CompactJWS/decodePayload(as:)``.
+    ///   - validationTime: check the chain at this time instead of the payload's signing date.
+    public func verify<Payload: SignedPayload & Sendable>(
+        _ compact: CompactJWS, decoded payload: Payload, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError) -> Verified<Payload> {
         let cached = cache.entry(forHeader: compact.encodedHeader)
-        let prepared: PreparedHeader
-        if let cached {
-            prepared = PreparedHeader(header: cached.header, certificates: cached.certificates)
-        } else {
-            prepared = try prepareHeader(of: compact)
-        }
-        let payloadData = try compact.payloadData()
-        let payload: Payload
-        do { payload = try JSONDecoder().decode(Payload.self, from: payloadData) } catch {
-            throw AppStoreSecurityError(
-                .malformedInput, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
-        }
         let time = validationTime ?? payload.signedPayloadDate ?? now()
         let entry: ChainCache.Entry
         if let cached, cached.isXcodeSigned || cached.window?.contains(time) == true {
             entry = cached
         } else {
+            let prepared =
+                if let cached {
+                    PreparedHeader(header: cached.header, certificates: cached.certificates)
+                } else {
+                    try prepareHeader(of: compact)
+                }
             entry = try trustEntry(for: prepared, at: time)
             cache.store(entry, forHeader: compact.encodedHeader)
         }
         try compact.verifySignature(with: entry.key)
         return Verified(
-            header: entry.header, payload: payload, payloadData: payloadData, validationTime: time,
+            header: entry.header, payload: payload, payloadData: (try? compact.payloadData()) ?? Data(), validationTime: time,
             isXcodeSigned: entry.isXcodeSigned)
     }
 

@@ -78,6 +78,17 @@ public struct SignedDataVerifier: Sendable {
         return verified.payload
     }
 
+    /// Verifies a JWS whose payload the caller already decoded (see ``CompactJWS/decodePayload(as:)``)
+    /// and compares the claims named in `checks`: one parse and one decode per request.
+    public func verify<Payload: SignedPayload & Sendable>(
+        _ compact: CompactJWS, decoded payload: Payload, checking checks: ClaimChecks, at validationTime: Date? = nil
+    ) throws(AppStoreSecurityError) -> Payload {
+        let verified = try jwsVerifier.verify(compact, decoded: payload, at: validationTime)
+        try Self.check(
+            verified.payload, checks: checks, bundleID: bundleID, appAppleID: appAppleID, environment: environment)
+        return verified.payload
+    }
+
     /// Compares a payload's app claims with expected values; `nil` expectations are not checked.
     public static func check(
         _ payload: some SignedPayload, checks: ClaimChecks, bundleID: String?, appAppleID: Int64?,

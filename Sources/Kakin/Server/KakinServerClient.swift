@@ -12,6 +12,11 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
         public var expiresDate: Date?
         public var revocationDate: Date?
         public var transactionID: String
+
+        enum CodingKeys: String, CodingKey {
+            case identifier, productID = "productId", isActive, expiresDate, revocationDate,
+                transactionID = "transactionId"
+        }
     }
 
     public var appUserID: String
@@ -20,7 +25,7 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
     public var balances: [String: Int64]
 
     enum CodingKeys: String, CodingKey {
-        case appUserID, entitlements, balances
+        case appUserID = "appUserId", entitlements, balances
     }
 
     /// Whether `identifier` is active.
@@ -64,7 +69,7 @@ public struct KakinServerClient: Sendable {
             "bundleId": bundleID, "appUserId": appUserID, "signedTransaction": transaction.jwsRepresentation,
         ])
         let reply = try await http.send(
-            "POST", url("v1/transactions", ["nonce": nonce]), headers: ["X-Kakin-Key": publishableKey], body: body)
+            "POST", url(["v1", "transactions"], ["nonce": nonce]), headers: ["X-Kakin-Key": publishableKey], body: body)
         return try customer(from: reply, nonce: nonce)
     }
 
@@ -73,7 +78,7 @@ public struct KakinServerClient: Sendable {
         let nonce = UUID().uuidString
         let reply = try await http.send(
             "GET",
-            url("v1/customers/\(appUserID)", ["bundleId": bundleID, "nonce": nonce]),
+            url(["v1", "customers", appUserID], ["bundleId": bundleID, "nonce": nonce]),
             headers: ["X-Kakin-Key": publishableKey])
         return try customer(from: reply, nonce: nonce)
     }
@@ -81,7 +86,7 @@ public struct KakinServerClient: Sendable {
     /// The product IDs of the server's catalog (`GET /v1/catalog`).
     public func catalogProductIDs(locale: String = "en_US") async throws -> [String] {
         let reply = try await http.send(
-            "GET", url("v1/catalog", ["bundleId": bundleID, "locale": locale]), headers: ["X-Kakin-Key": publishableKey]
+            "GET", url(["v1", "catalog"], ["bundleId": bundleID, "locale": locale]), headers: ["X-Kakin-Key": publishableKey]
         )
         guard reply.status == 200 else { throw KakinError(.serverRejected, "the catalog answered \(reply.status)") }
         struct Catalog: Decodable {
@@ -94,15 +99,27 @@ public struct KakinServerClient: Sendable {
     /// The URL of a product's hosted content for a customer, and the headers to send with it.
     public func contentRequest(productID: String, appUserID: String) -> (url: URL, headers: [String: String]) {
         (
-            url("v1/content/\(productID)", ["bundleId": bundleID, "appUserId": appUserID]),
+            url(["v1", "content", productID], ["bundleId": bundleID, "appUserId": appUserID]),
             ["X-Kakin-Key": publishableKey]
         )
     }
 
-    func url(_ path: String, _ query: [String: String]) -> URL {
-        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+    /// The URL of `segments` under ``baseURL``, each segment percent-encoded on its own (an app
+    /// user ID may hold spaces, slashes or any other character).
+    func url(_ segments: [String], _ query: [String: String]) -> URL {
+        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
+        let base = components.percentEncodedPath.hasSuffix("/")
+            ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
+        components.percentEncodedPath = base + segments.map { "/" + Self.encodeSegment($0) }.joined()
         components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         return components.url!
+    }
+
+    /// Percent-encodes one path segment: only unreserved characters stay as they are.
+    static func encodeSegment(_ segment: String) -> String {
+        let allowed = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
     }
 
     struct SignedAnswer: Decodable {

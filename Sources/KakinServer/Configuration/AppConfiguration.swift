@@ -3,7 +3,17 @@ public import AppStoreSecurity
 public import Foundation
 public import X509
 
-/// One app (bundle ID) served by the server, with its trust settings and keys.
+/// What happens when a customer restores a purchase that the ledger already gives to another
+/// customer of the same app (a second account on the same Apple ID, a reinstall under a new user ID).
+public enum TransferPolicy: String, Codable, Hashable, Sendable, CaseIterable {
+    /// The purchase moves to the customer who restored it: the entitlement leaves the old owner,
+    /// a `transaction.transferred` ledger event (and webhook) records the move.
+    case transferToNewUser
+    /// The purchase stays with its first owner; the restore is refused with 409 `conflict`.
+    case keepWithOriginal
+}
+
+/// One app (bundle ID) served by the server, with its trust settings, keys and catalog.
 public struct AppConfiguration: Sendable {
     /// The app's bundle ID.
     public var bundleID: String
@@ -11,7 +21,7 @@ public struct AppConfiguration: Sendable {
     public var appAppleID: Int64?
     /// The environments accepted from this app.
     public var environments: Set<AppStoreEnvironment>
-    /// Roots trusted for Sandbox data besides Apple Root CA - G3 (the sandbox App Store's root).
+    /// Roots trusted besides Apple Root CA - G3 (for example the sandbox App Store's root).
     public var sandboxRoots: [Certificate]
     /// The publishable key the app sends on customer endpoints.
     public var publicKey: String
@@ -22,12 +32,25 @@ public struct AppConfiguration: Sendable {
     /// Apple's verifyReceipt endpoints (or the sandbox App Store's).
     public var verifyReceiptProductionURL: URL
     public var verifyReceiptSandboxURL: URL
+    /// What each product grants; `nil` uses the service's shared grants.
+    public var grants: GrantsCatalog?
+    /// Product types by ID, for receipt-derived transactions; `nil` uses the service's.
+    public var productTypes: [String: ProductType]?
+    /// The `.storekit` catalog served at `/v1/catalog`.
+    public var catalog: StoreKitConfiguration?
+    /// Restores onto another customer: moved or refused.
+    public var transferPolicy: TransferPolicy
+    /// The App Store Server API key, for reconciliation; `nil` when none is configured.
+    public var serverAPI: ServerAPIAccess?
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
         sandboxRoots: [Certificate] = [], publicKey: String, secretKey: String, sharedSecret: String? = nil,
-        verifyReceiptProductionURL: URL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!,
-        verifyReceiptSandboxURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+        verifyReceiptProductionURL: URL = AppleEndpoints.verifyReceiptProduction,
+        verifyReceiptSandboxURL: URL = AppleEndpoints.verifyReceiptSandbox,
+        grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
+        catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
+        serverAPI: ServerAPIAccess? = nil
     ) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
@@ -38,11 +61,18 @@ public struct AppConfiguration: Sendable {
         self.sharedSecret = sharedSecret
         self.verifyReceiptProductionURL = verifyReceiptProductionURL
         self.verifyReceiptSandboxURL = verifyReceiptSandboxURL
+        self.grants = grants
+        self.productTypes = productTypes
+        self.catalog = catalog
+        self.transferPolicy = transferPolicy
+        self.serverAPI = serverAPI
     }
 
-    /// The verifier for data signed in `environment`, if this app accepts that environment.
+    /// A new verifier for data signed in `environment`, if this app accepts that environment.
     ///
-    /// Production trusts Apple Root CA - G3 only; Sandbox trusts G3 and the configured sandbox roots.
+    /// Production trusts Apple Root CA - G3 only; Sandbox trusts G3 and the configured extra roots.
+    /// ``PurchaseService`` builds these once, when it starts, so their chain caches are shared by
+    /// every request.
     public func verifier(
         for environment: AppStoreEnvironment, now: @escaping @Sendable () -> Date
     ) -> SignedDataVerifier? {
@@ -53,4 +83,16 @@ public struct AppConfiguration: Sendable {
         return try? SignedDataVerifier(
             rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, now: now)
     }
+}
+
+/// Apple's real hosts, the defaults of every endpoint.
+public enum AppleEndpoints {
+    /// verifyReceipt for App Store receipts.
+    public static let verifyReceiptProduction = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
+    /// verifyReceipt for sandbox receipts.
+    public static let verifyReceiptSandbox = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+    /// The App Store Server API for production data.
+    public static let serverAPIProduction = URL(string: "https://api.storekit.itunes.apple.com")!
+    /// The App Store Server API for sandbox data.
+    public static let serverAPISandbox = URL(string: "https://api.storekit-sandbox.itunes.apple.com")!
 }

@@ -32,18 +32,18 @@ extension KakinServerHTTP {
 
     /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update
     /// (seed 003), localized for `locale` (language match first, then the first localization).
-    func addCatalogRoute(to router: Router<BasicRequestContext>) {
-        router.get("v1/catalog") { request, _ in
-            await handle("catalog") {
-                let bundleID = try Self.bundleID(request)
-                try authenticate(request, bundleID: bundleID, secret: false)
-                guard let configuration = catalog else { throw ServerError(.notFound, "no catalog is configured") }
-                let locale = request.uri.queryParameters.get("locale") ?? "en_US"
-                return Self.json(
-                    CatalogResponse(
-                        bundleId: bundleID, locale: locale,
-                        products: Self.products(configuration, locale: locale, grants: service.grants)))
+    func addCatalogRoute(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+        table.get("v1/catalog", router) { request, _ in
+            let caller = try authenticate(request, secret: false)
+            let app = try caller.app(try Self.bundleID(request), in: service)
+            guard let configuration = app.catalog ?? catalog else {
+                throw ServerError(.notConfigured, "no catalog is configured for \(app.bundleID)")
             }
+            let locale = request.uri.queryParameters.get("locale") ?? "en_US"
+            return Self.json(
+                CatalogResponse(
+                    bundleId: app.bundleID, locale: locale,
+                    products: Self.products(configuration, locale: locale, grants: app.grants ?? service.grants)))
         }
     }
 

@@ -30,80 +30,114 @@ extension KakinServerHTTP {
         var balance: Int64
     }
 
-    /// The signed answer about a customer: what the SDK trusts, bound to the nonce it sent.
-    struct CustomerResponse: Encodable {
-        var nonce: String?
-        var signedDate: Date
-        var customer: CustomerState
+    struct NotificationResponse: Encodable {
+        var status: String
+        var notificationType: String?
     }
 
-    func addPurchaseRoutes(to router: Router<BasicRequestContext>) {
-        router.post("v1/transactions") { request, _ in
-            await handle("transactions") {
-                let body = try await decode(TransactionBody.self, from: request)
-                try authenticate(request, bundleID: body.bundleId, secret: false)
-                try Self.checkUserID(body.appUserId)
-                let customer = try await service.submitTransaction(
-                    body.signedTransaction, bundleID: body.bundleId, appUserID: body.appUserId)
-                return signed(customer, nonce: request.uri.queryParameters.get("nonce"))
+    /// How many transactions a customer answer carries unless `?transactions=` says otherwise.
+    static let defaultRecentTransactions = 10
+    /// The most a customer answer or a page carries.
+    static let maxPageSize = 100
+
+    func addPurchaseRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+        table.post("v1/transactions", router) { request, _ in
+            let caller = try authenticate(request, secret: false)
+            let body = try await decode(TransactionBody.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try Self.checkUserID(body.appUserId)
+            try await service.submit(body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId)
+            return try await customerAnswer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+        }
+        table.post("v1/receipts", router) { request, _ in
+            let caller = try authenticate(request, secret: false)
+            let body = try await decode(ReceiptBody.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try Self.checkUserID(body.appUserId)
+            _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: body.appUserId)
+            return try await customerAnswer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+        }
+        // Apple posts here without a key: the signature is the authentication.
+        table.post("v1/notifications/apple", router) { request, _ in
+            let body = try await decode(ResponseBodyV2.self, from: request)
+            switch try await service.receiveNotification(body) {
+            case .processed(let type):
+                return Self.json(NotificationResponse(status: "processed", notificationType: type.rawValue))
+            case .duplicate:
+                return Self.json(NotificationResponse(status: "duplicate"))
             }
         }
-        router.post("v1/receipts") { request, _ in
-            await handle("receipts") {
-                let body = try await decode(ReceiptBody.self, from: request)
-                try authenticate(request, bundleID: body.bundleId, secret: false)
-                try Self.checkUserID(body.appUserId)
-                let customer = try await service.submitReceipt(
-                    body.receipt, bundleID: body.bundleId, appUserID: body.appUserId)
-                return signed(customer, nonce: request.uri.queryParameters.get("nonce"))
-            }
+    }
+
+    func addCustomerRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+        table.get("v1/customers/:user", router) { request, context in
+            let caller = try authenticate(request, secret: false)
+            let app = try caller.app(try Self.bundleID(request), in: service)
+            let user = try Self.pathParameter(context, "user")
+            try Self.checkUserID(user)
+            return try await customerAnswer(request, bundleID: app.bundleID, appUserID: user)
         }
-        router.post("v1/notifications/apple") { request, _ in
-            await handle("notifications") {
-                let body = try await decode(ResponseBodyV2.self, from: request)
-                switch try await service.receiveNotification(body) {
-                case .processed(let type): return Self.json(["status": "processed", "notificationType": type.rawValue])
-                case .duplicate: return Self.json(["status": "duplicate"])
+        table.get("v1/customers/:user/transactions", router) { request, context in
+            let caller = try authenticate(request, secret: false)
+            let app = try caller.app(try Self.bundleID(request), in: service)
+            let user = try Self.pathParameter(context, "user")
+            try Self.checkUserID(user)
+            let query = request.uri.queryParameters
+            let limit = try Self.count(query.get("limit"), name: "limit", default: 50)
+            var cursor: TransactionCursor?
+            if let token = query.get("cursor") {
+                guard let parsed = TransactionCursor(token: token) else {
+                    throw ServerError(.invalidRequest, "cursor is not a cursor this server gave")
                 }
+                cursor = parsed
+            }
+            let rows = try await service.store.transactions(
+                bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
+            let page = Array(rows.prefix(limit))
+            let includeJWS = Self.includesJWS(request)
+            let answer = TransactionPageAnswer(
+                nonce: query.get("nonce"), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
+                appUserId: user, transactions: page.map { CustomerAnswer.Transaction($0, includeJWS: includeJWS) },
+                nextCursor: rows.count > limit ? page.last.map { TransactionCursor(after: $0).token } : nil)
+            return signed(Self.encode(answer))
+        }
+        table.post("v1/customers/:user/balances/:currency/spend", router) { request, context in
+            let caller = try authenticate(request, secret: true)
+            let user = try Self.pathParameter(context, "user")
+            let currency = try Self.pathParameter(context, "currency")
+            let body = try await decode(SpendBody.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try Self.checkUserID(user)
+            let outcome = try await service.spend(
+                bundleID: app.bundleID, appUserID: user, currency: currency, amount: body.amount,
+                idempotencyKey: body.idempotencyKey)
+            switch outcome {
+            case .spent(let balance): return Self.json(SpendResponse(status: "spent", balance: balance))
+            case .alreadySpent(let balance):
+                return Self.json(SpendResponse(status: "alreadySpent", balance: balance))
+            case .insufficientBalance(let balance):
+                throw ServerError(.insufficientBalance, "the balance is \(balance), less than \(body.amount)")
             }
         }
     }
 
-    func addCustomerRoutes(to router: Router<BasicRequestContext>) {
-        router.get("v1/customers/:user") { request, context in
-            await handle("customers") {
-                let bundleID = try Self.bundleID(request)
-                try authenticate(request, bundleID: bundleID, secret: false)
-                let user = try context.parameters.require("user")
-                try Self.checkUserID(user)
-                let customer = try await service.customer(bundleID: bundleID, appUserID: user)
-                return signed(customer, nonce: request.uri.queryParameters.get("nonce"))
-            }
-        }
-        router.post("v1/customers/:user/balances/:currency/spend") { request, context in
-            await handle("spend") {
-                let body = try await decode(SpendBody.self, from: request)
-                try authenticate(request, bundleID: body.bundleId, secret: true)
-                let user = try context.parameters.require("user")
-                try Self.checkUserID(user)
-                let outcome = try await service.spend(
-                    bundleID: body.bundleId, appUserID: user, currency: try context.parameters.require("currency"),
-                    amount: body.amount, idempotencyKey: body.idempotencyKey)
-                switch outcome {
-                case .spent(let balance): return Self.json(SpendResponse(status: "spent", balance: balance))
-                case .alreadySpent(let balance):
-                    return Self.json(SpendResponse(status: "alreadySpent", balance: balance))
-                case .insufficientBalance(let balance):
-                    throw ServerError(.insufficientBalance, "the balance is \(balance), less than \(body.amount)")
-                }
-            }
-        }
+    /// The signed customer answer: entitlements, balances and the newest transactions
+    /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
+    func customerAnswer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
+        let recent = try Self.count(
+            request.uri.queryParameters.get("transactions"), name: "transactions", default: Self.defaultRecentTransactions,
+            allowZero: true)
+        let (summary, entitlements) = try await service.customerSummary(
+            bundleID: bundleID, appUserID: appUserID, recent: recent)
+        let answer = SignedCustomerAnswer(
+            nonce: request.uri.queryParameters.get("nonce"), signedDate: epochMilliseconds(service.now()),
+            customer: CustomerAnswer(summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
+        return signed(Self.encode(answer))
     }
 
-    /// A customer answer with `X-Kakin-Signature`: base64 of the ES256 signature (raw R‖S) over
-    /// the exact body bytes, made with the server key published at `/v1/server-key`.
-    func signed(_ customer: CustomerState, nonce: String?) -> Response {
-        let body = Self.encode(CustomerResponse(nonce: nonce, signedDate: service.now(), customer: customer))
+    /// An answer with `X-Kakin-Signature`: base64 of the ES256 signature (raw R‖S) over the exact
+    /// body bytes, made with the server key published at `/v1/server-key`.
+    func signed(_ body: Data) -> Response {
         let signature = (try? signingKey.signature(for: body).rawRepresentation.base64EncodedString()) ?? ""
         return Response(
             status: .ok,
@@ -113,6 +147,20 @@ extension KakinServerHTTP {
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    static func includesJWS(_ request: Request) -> Bool {
+        request.uri.queryParameters.get("include")?.split(separator: ",").contains("signedTransaction") == true
+    }
+
+    static func count(
+        _ text: String?, name: String, default fallback: Int, allowZero: Bool = false
+    ) throws(ServerError) -> Int {
+        guard let text else { return fallback }
+        guard let value = Int(text), value >= (allowZero ? 0 : 1), value <= maxPageSize else {
+            throw ServerError(.invalidRequest, "\(name) must be a number from \(allowZero ? 0 : 1) to \(maxPageSize)")
+        }
+        return value
+    }
+
     static func bundleID(_ request: Request) throws(ServerError) -> String {
         guard let bundleID = request.uri.queryParameters.get("bundleId"), !bundleID.isEmpty else {
             throw ServerError(.invalidRequest, "?bundleId= is required")
@@ -120,9 +168,20 @@ extension KakinServerHTTP {
         return bundleID
     }
 
+    /// A path parameter, percent-decoded (`a%20b` is the customer `a b`).
+    static func pathParameter(_ context: BasicRequestContext, _ name: String) throws(ServerError) -> String {
+        guard let raw = context.parameters.get(name) else {
+            throw ServerError(.invalidRequest, "the path has no \(name)")
+        }
+        guard let decoded = raw.removingPercentEncoding else {
+            throw ServerError(.invalidRequest, "\(name) is not valid percent-encoding")
+        }
+        return decoded
+    }
+
     static func checkUserID(_ user: String) throws(ServerError) {
-        guard !user.isEmpty, user.count <= 256, !user.contains(where: \.isNewline) else {
-            throw ServerError(.invalidRequest, "appUserId must be 1 to 256 characters")
+        guard !user.isEmpty, user.count <= 256, !user.contains(where: { $0.isNewline || $0 == "\0" }) else {
+            throw ServerError(.invalidRequest, "appUserId must be 1 to 256 characters, without line breaks")
         }
     }
 }

@@ -1,30 +1,38 @@
 import AppStoreModels
-import Crypto
+public import Crypto
 import Foundation
 import HTTPTypes
 public import Hummingbird
 import KakinHTTP
+public import Logging
 
 /// The purchase server's HTTP API. Every route answers JSON; failures answer
-/// `{"error": {"code", "message", "retryable", "appleStatus"?}}` with the status of the error.
+/// `{"error": {"code", "message", "retryable", "cause"?, "appleStatus"?}}` with the status of the error.
+///
+/// Order of checks on every keyed route: the key (headers only) first, then the bundle ID, then
+/// the body. A caller without a valid key learns nothing about which apps the server has.
 public struct KakinServerHTTP: Sendable {
     /// The core.
     public let service: PurchaseService
     /// Signs customer responses so the SDK can detect tampering (header `X-Kakin-Signature`).
     public let signingKey: P256.Signing.PrivateKey
-    /// The largest request body accepted (content uploads excepted).
+    /// The largest request body accepted (content uploads excepted); larger ones get 413.
     public let maxBodySize: Int
     /// The largest content package accepted.
     public let maxContentSize: Int
-    /// Reconciles on demand (`POST /v1/admin/reconcile`); `nil` when no API access is configured.
+    /// Reconciles on demand (`POST /v1/admin/reconcile`).
     public let reconciler: Reconciler?
-    /// The `.storekit` catalog served at `/v1/catalog`.
+    /// The `.storekit` catalog served at `/v1/catalog` for apps that have none of their own.
     public let catalog: StoreKitConfiguration?
-    let metrics = ServerMetrics()
+    /// Request, verification and ledger metrics, served at `/metrics`.
+    public let metrics: ServerMetrics
+    /// Where the one-line-per-request log goes.
+    public let logger: Logger
 
     public init(
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
-        catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024
+        catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
+        metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger
     ) {
         self.service = service
         self.reconciler = reconciler
@@ -32,72 +40,66 @@ public struct KakinServerHTTP: Sendable {
         self.signingKey = signingKey
         self.maxBodySize = maxBodySize
         self.maxContentSize = maxContentSize
+        self.metrics = metrics
+        self.logger = logger
     }
 
-    /// All routes.
+    /// A logger that reports errors only: the default when the caller gives none (tests, embedding).
+    public static var quietLogger: Logger {
+        var logger = Logger(label: "kakin.http")
+        logger.logLevel = .error
+        return logger
+    }
+
+    /// All routes, behind the request log and metrics middleware; a known path asked with another
+    /// method answers 405 with `Allow`.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.get("health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
-        router.get("metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: await metrics.render())))
-        }
-        router.get("v1/server-key") { _, _ in
+        router.add(middleware: RequestObservationMiddleware<BasicRequestContext>(metrics: metrics, logger: logger))
+        var table = RouteTable(metrics: metrics, logger: logger)
+        addServiceRoutes(to: router, table: &table)
+        addPurchaseRoutes(to: router, table: &table)
+        addCustomerRoutes(to: router, table: &table)
+        addContentRoutes(to: router, table: &table)
+        addCatalogRoute(to: router, table: &table)
+        table.get("v1/server-key", router) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/x-pem-file"],
                 body: .init(byteBuffer: ByteBuffer(string: signingKey.publicKey.pemRepresentation + "\n")))
         }
-        router.get("openapi.yaml") { _, _ in
+        table.get("openapi.yaml", router) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
-        addPurchaseRoutes(to: router)
-        addCustomerRoutes(to: router)
-        addContentRoutes(to: router)
-        addCatalogRoute(to: router)
-        router.post("v1/admin/reconcile") { request, _ in
-            await handle("reconcile") {
-                let bundleID = try Self.bundleID(request)
-                try authenticate(request, bundleID: bundleID, secret: true)
-                guard let reconciler else {
-                    throw ServerError(.invalidConfiguration, "no App Store Server API access is configured")
-                }
-                return Self.json(try await reconciler.reconcile(bundleID: bundleID))
+        table.post("v1/admin/reconcile", router) { request, _ in
+            let caller = try authenticate(request, secret: true)
+            let app = try caller.app(try Self.bundleID(request), in: service)
+            guard let reconciler else {
+                throw ServerError(.notConfigured, "reconciliation is not configured on this server")
             }
+            return Self.json(try await reconciler.reconcile(bundleID: app.bundleID))
         }
+        table.addMethodNotAllowed(to: router)
         return router
     }
 
-    /// Runs a route body; typed failures become their JSON error, anything else a 500.
-    func handle(_ route: String, _ body: () async throws -> Response) async -> Response {
-        let response: Response
-        do { response = try await body() } catch let error as ServerError {
-            response = Self.error(error)
-        } catch {
-            response = Self.error(ServerError(.storageUnavailable, "\(error)"))
+    func addServiceRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+        table.get("health", router) { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
-        await metrics.count(route: route, status: response.status.code)
-        return response
-    }
-
-    static func error(_ error: ServerError) -> Response {
-        struct Body: Encodable {
-            struct Detail: Encodable {
-                var code: String
-                var message: String
-                var retryable: Bool
-                var appleStatus: Int?
+        table.get("ready", router) { _, _ in
+            do { try await service.store.ping() } catch {
+                throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
             }
-            var error: Detail
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
-        return json(
-            Body(
-                error: .init(
-                    code: "\(error.code)", message: error.message, retryable: error.isRetryable,
-                    appleStatus: error.appleStatus)),
-            status: HTTPResponse.Status(code: error.httpStatus))
+        table.get("metrics", router) { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
     }
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response
@@ -107,34 +109,69 @@ public struct KakinServerHTTP: Sendable {
 
     static func encode<T: Encodable>(_ value: T) -> Data { JSONBody.encode(value) }
 
-    /// Reads a JSON body no larger than ``maxBodySize``.
+    /// Reads a JSON body no larger than ``maxBodySize`` (413 beyond it).
     func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws(ServerError) -> T {
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
-            throw ServerError(.invalidRequest, "the body is larger than \(maxBodySize) bytes")
+            throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
         }
-        let decoder = JSONDecoder()
-        do { return try decoder.decode(T.self, from: Data(buffer: buffer)) } catch {
-            throw ServerError(.invalidRequest, "the body is not a valid request: \(error)")
+        do { return try JSONDecoder().decode(T.self, from: Data(buffer: buffer)) } catch {
+            throw ServerError(.invalidRequest, "the body is not a valid request: \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        default: return "\(error)"
         }
     }
 
     // MARK: - Keys
 
-    /// Checks the app's publishable key (`X-Kakin-Key`, or `Authorization: Bearer pk_…`), or its
-    /// secret key when `secret` is true (`Authorization: Bearer sk_…`).
-    func authenticate(_ request: Request, bundleID: String, secret: Bool) throws(ServerError) {
-        let app = try service.app(bundleID)
+    /// Who is calling: the apps whose key was presented.
+    struct Caller {
+        var bundleIDs: Set<String>
+
+        /// The app `bundleID`, if the caller's key is one of its keys. An unknown bundle ID is 404
+        /// only for a caller who holds a valid key; everyone else got 401 before this.
+        func app(_ bundleID: String, in service: PurchaseService) throws(ServerError) -> AppConfiguration {
+            guard bundleIDs.contains(bundleID) else {
+                if service.apps[bundleID] == nil {
+                    throw ServerError(.unknownApp, "no app is configured for \(bundleID)")
+                }
+                throw ServerError(.unauthorized, "this key is not a key of \(bundleID)")
+            }
+            return try service.app(bundleID)
+        }
+    }
+
+    /// Checks the key before anything else: the publishable key (`X-Kakin-Key`, or
+    /// `Authorization: Bearer pk_…`; the secret key works too), or the secret key alone when
+    /// `secret` is true (`Authorization: Bearer sk_…`). Compared in constant time with every app's.
+    func authenticate(_ request: Request, secret: Bool) throws(ServerError) -> Caller {
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         let presented = secret ? bearer : (request.headers[HTTPField.Name("X-Kakin-Key")!] ?? bearer)
-        let expected = secret ? app.secretKey : app.publicKey
-        guard let presented,
-            Self.constantTimeEquals(presented, expected)
-                || (!secret && Self.constantTimeEquals(presented, app.secretKey))
-        else {
-            throw ServerError(
-                .unauthorized, secret ? "this call needs the app's secret key" : "this call needs the app's key")
+        var matched: Set<String> = []
+        if let presented, !presented.isEmpty {
+            for app in service.apps.values {
+                let secretMatches = Self.constantTimeEquals(presented, app.secretKey)
+                let publicMatches = !secret && Self.constantTimeEquals(presented, app.publicKey)
+                if secretMatches || publicMatches { matched.insert(app.bundleID) }
+            }
         }
+        guard !matched.isEmpty else {
+            throw ServerError(
+                .unauthorized,
+                secret
+                    ? "this call needs the secret key (Authorization: Bearer sk_…)"
+                    : "this call needs the app's key (X-Kakin-Key)")
+        }
+        return Caller(bundleIDs: matched)
     }
 
     static func constantTimeEquals(_ left: String, _ right: String) -> Bool {
@@ -144,25 +181,5 @@ public struct KakinServerHTTP: Sendable {
         var difference: UInt8 = 0
         for index in a.indices { difference |= a[index] ^ b[index] }
         return difference == 0
-    }
-}
-
-/// Request counters for `/metrics`, in Prometheus' text format.
-actor ServerMetrics {
-    private var requests: [String: Int] = [:]
-
-    func count(route: String, status: Int) {
-        requests["route=\"\(route)\",status=\"\(status)\"", default: 0] += 1
-    }
-
-    func render() -> String {
-        var lines = [
-            "# HELP kakin_http_requests_total HTTP requests by route and status.",
-            "# TYPE kakin_http_requests_total counter",
-        ]
-        for (labels, count) in requests.sorted(by: { $0.key < $1.key }) {
-            lines.append("kakin_http_requests_total{\(labels)} \(count)")
-        }
-        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -3,19 +3,39 @@ public import AppStoreSecurity
 import Crypto
 public import Foundation
 
-/// How the server reaches the App Store Server API for one app.
+/// How the server reaches the App Store Server API for one app: the hosts and the in-app
+/// purchase key made in App Store Connect (Users and Access → Integrations → In-App Purchase).
 public struct ServerAPIAccess: Sendable {
-    /// `https://api.storekit.apple.com`, `https://api.storekit-sandbox.apple.com`, or the sandbox App Store.
-    public var baseURL: URL
+    /// The API for production data: `https://api.storekit.itunes.apple.com`, or the sandbox App Store.
+    public var productionURL: URL
+    /// The API for sandbox data: `https://api.storekit-sandbox.itunes.apple.com`, or the sandbox App Store.
+    public var sandboxURL: URL
+    /// The key's ID, shown next to it in App Store Connect.
     public var keyID: String
+    /// The issuer ID of the team's keys.
     public var issuerID: String
+    /// The key itself (the `.p8` file).
     public var privateKey: P256.Signing.PrivateKey
 
-    public init(baseURL: URL, keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey) {
-        self.baseURL = baseURL
+    public init(
+        productionURL: URL = AppleEndpoints.serverAPIProduction, sandboxURL: URL = AppleEndpoints.serverAPISandbox,
+        keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey
+    ) {
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
         self.keyID = keyID
         self.issuerID = issuerID
         self.privateKey = privateKey
+    }
+
+    /// One host for both environments (the sandbox App Store serves both).
+    public init(baseURL: URL, keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey) {
+        self.init(productionURL: baseURL, sandboxURL: baseURL, keyID: keyID, issuerID: issuerID, privateKey: privateKey)
+    }
+
+    /// The host for data of `environment`.
+    public func baseURL(for environment: AppStoreEnvironment) -> URL {
+        environment == .production ? productionURL : sandboxURL
     }
 }
 
@@ -33,11 +53,13 @@ public struct Reconciler: Sendable {
     }
 
     public let service: PurchaseService
+    /// API access by bundle ID, over what the apps' configurations say.
     public let access: [String: ServerAPIAccess]
     public let exchange: any HTTPExchange
 
     public init(
-        service: PurchaseService, access: [String: ServerAPIAccess], exchange: any HTTPExchange = URLSessionExchange()
+        service: PurchaseService, access: [String: ServerAPIAccess] = [:],
+        exchange: any HTTPExchange = URLSessionExchange()
     ) {
         self.service = service
         self.access = access
@@ -47,8 +69,8 @@ public struct Reconciler: Sendable {
     /// Reconciles one app.
     public func reconcile(bundleID: String) async throws -> Report {
         let app = try service.app(bundleID)
-        guard let access = access[bundleID] else {
-            throw ServerError(.invalidConfiguration, "no App Store Server API access is configured for \(bundleID)")
+        guard let access = access[bundleID] ?? app.serverAPI else {
+            throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
         }
         var report = Report()
         var covered: Set<String> = []
@@ -58,30 +80,28 @@ public struct Reconciler: Sendable {
             var revision: String?
             repeat {
                 let page = try await history(
-                    of: transaction.transactionID, revision: revision, access: access, bundleID: bundleID)
+                    of: transaction.transactionID, revision: revision, access: access,
+                    baseURL: access.baseURL(for: transaction.environment), bundleID: bundleID)
                 for signed in page.signedTransactions ?? [] {
-                    let environment = try PurchaseService.claimedEnvironment(signed)
-                    guard let verifier = app.verifier(for: environment, now: service.now) else { continue }
+                    let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
+                    guard let environment = decoded.environment, app.environments.contains(environment) else {
+                        continue
+                    }
+                    let verifier = try service.verifier(app, environment)
                     let payload: JWSTransactionDecodedPayload
-                    do { payload = try verifier.verifyTransaction(signed) } catch {
-                        throw ServerError(.verificationFailed, "history of \(transaction.transactionID): \(error)")
+                    do {
+                        payload = try verifier.verify(
+                            compact, decoded: decoded, checking: [.bundleID, .environment])
+                    } catch {
+                        throw ServerError(verification: error, context: "history of \(transaction.transactionID)")
                     }
                     report.transactionsSeen += 1
                     let record = try PurchaseService.record(
                         from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
                     covered.insert(record.originalTransactionID)
-                    let grants = service.grants.grants(for: record.productID)
-                    var recordedNow = false
-                    if case .recorded = try await service.store.record(record, grants: grants) {
-                        report.transactionsRecorded += 1
-                        recordedNow = true
-                    }
-                    if let revoked = record.revocationDate {
-                        let revokedNow = try await service.store.revoke(
-                            transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
-                            grants: grants, policy: service.clawbackPolicy)
-                        if revokedNow || recordedNow { report.transactionsRevoked += 1 }
-                    }
+                    let outcome = try await service.ingest(record, app: app)
+                    if outcome.isNew { report.transactionsRecorded += 1 }
+                    if record.revocationDate != nil, outcome.revoked || outcome.isNew { report.transactionsRevoked += 1 }
                 }
                 revision = page.hasMore == true ? page.revision : nil
             } while revision != nil
@@ -91,12 +111,12 @@ public struct Reconciler: Sendable {
     }
 
     private func history(
-        of transactionID: String, revision: String?, access: ServerAPIAccess, bundleID: String
+        of transactionID: String, revision: String?, access: ServerAPIAccess, baseURL: URL, bundleID: String
     )
         async throws -> HistoryResponse
     {
         var components = URLComponents(
-            url: access.baseURL.appendingPathComponent("inApps/v2/history/\(transactionID)"),
+            url: baseURL.appendingPathComponent("inApps/v2/history/\(transactionID)"),
             resolvingAgainstBaseURL: false)
         if let revision { components?.queryItems = [URLQueryItem(name: "revision", value: revision)] }
         guard let url = components?.url else {
@@ -116,7 +136,7 @@ public struct Reconciler: Sendable {
             let apiError = try? JSONDecoder().decode(APIErrorResponse.self, from: body)
             if status == 404 || apiError?.errorCode == .transactionIDNotFound { return HistoryResponse(hasMore: false) }
             throw ServerError(
-                status == 429 || status >= 500 ? .appleUnavailable : .verificationFailed,
+                status == 429 || status >= 500 ? .appleUnavailable : status == 401 ? .invalidConfiguration : .internalError,
                 "the App Store Server API answered \(status) \(apiError?.errorCode?.rawValue ?? 0): \(apiError?.errorMessage ?? "")"
             )
         }

@@ -67,6 +67,13 @@ public struct WebhookDispatcher: Sendable {
         return delivered
     }
 
+    /// Ledger events not yet delivered to every endpoint (summed over endpoints).
+    public func backlog() async throws -> Int {
+        var total = 0
+        for endpoint in endpoints { total += try await store.undeliveredEventCount(endpoint: endpoint.url.absoluteString) }
+        return total
+    }
+
     /// The JSON posted for an event: its ID, type, app, customer, time and payload.
     static func body(_ event: LedgerEvent) -> Data {
         let payload = (try? JSONSerialization.jsonObject(with: event.payload)) ?? [:]

@@ -230,3 +230,64 @@ public struct ContentPackage: Codable, Hashable, Sendable {
         self.uploadedAt = uploadedAt
     }
 }
+
+/// A bounded view of a customer, what answers are made of (see ``LedgerStore/customerSummary(bundleID:appUserID:recent:)``).
+public struct CustomerSummary: Hashable, Sendable {
+    public var bundleID: String
+    public var appUserID: String
+    /// Balances by currency.
+    public var balances: [String: Int64]
+    /// Every transaction that can grant access (not consumables), oldest first.
+    public var accessTransactions: [RecordedTransaction]
+    /// The newest transactions, newest first.
+    public var recentTransactions: [RecordedTransaction]
+    /// How many transactions the customer has in all.
+    public var transactionCount: Int
+
+    public init(
+        bundleID: String, appUserID: String, balances: [String: Int64], accessTransactions: [RecordedTransaction],
+        recentTransactions: [RecordedTransaction], transactionCount: Int
+    ) {
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.balances = balances
+        self.accessTransactions = accessTransactions
+        self.recentTransactions = recentTransactions
+        self.transactionCount = transactionCount
+    }
+}
+
+/// Where a page of transactions ends: the last row's purchase date and transaction ID.
+public struct TransactionCursor: Hashable, Sendable {
+    public var purchaseDate: Date
+    public var transactionID: String
+
+    public init(purchaseDate: Date, transactionID: String) {
+        self.purchaseDate = purchaseDate
+        self.transactionID = transactionID
+    }
+
+    /// The cursor after `transaction`.
+    public init(after transaction: RecordedTransaction) {
+        self.init(purchaseDate: transaction.purchaseDate, transactionID: transaction.transactionID)
+    }
+
+    /// An opaque token for URLs: base64url of `<epoch ms>:<transaction ID>`.
+    public var token: String {
+        let text = "\(Int64((purchaseDate.timeIntervalSince1970 * 1000).rounded())):\(transactionID)"
+        return Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Reads a token made by ``token``; `nil` when it is not one.
+    public init?(token: String) {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard token.count <= 1024, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+            let colon = text.firstIndex(of: ":"), let milliseconds = Int64(text[..<colon])
+        else { return nil }
+        let id = String(text[text.index(after: colon)...])
+        guard !id.isEmpty else { return nil }
+        self.init(purchaseDate: Date(timeIntervalSince1970: Double(milliseconds) / 1000), transactionID: id)
+    }
+}

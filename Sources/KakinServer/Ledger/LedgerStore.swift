@@ -10,6 +10,12 @@ public protocol LedgerStore: Sendable {
     /// Creates or upgrades the schema (append-only migrations).
     func migrate() async throws
 
+    /// Waits for the operations in flight, then closes what the store opened.
+    func shutdown() async throws
+
+    /// Returns when the database answers; throws when it cannot be reached.
+    func ping() async throws
+
     /// Records a verified transaction once and applies `grants` once, atomically.
     ///
     /// - The first record of a `transactionId` wins; later ones change nothing, except that an
@@ -38,6 +44,21 @@ public protocol LedgerStore: Sendable {
     /// from the transactions and the grants.
     func customer(bundleID: String, appUserID: String) async throws -> CustomerState
 
+    /// A bounded view of the customer for answers: balances, the transactions that can grant
+    /// access (non-consumables and subscriptions), the `recent` newest transactions and the count.
+    func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary
+
+    /// A page of the customer's transactions, newest first, strictly after `cursor`.
+    func transactions(
+        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
+    ) async throws -> [RecordedTransaction]
+
+    /// Moves a purchase (every transaction with `originalTransactionID`) from one customer to
+    /// another, recording a `transaction.transferred` event; returns how many transactions moved.
+    func transfer(
+        bundleID: String, originalTransactionID: String, from: String, to: String, at date: Date
+    ) async throws -> Int
+
     /// Spends currency atomically: never below zero, once per idempotency key.
     func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
@@ -53,6 +74,8 @@ public protocol LedgerStore: Sendable {
 
     /// Events not yet delivered to `endpoint` whose next attempt is due, oldest first.
     func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent]
+    /// Events not yet delivered to `endpoint`, for the backlog metric.
+    func undeliveredEventCount(endpoint: String) async throws -> Int
     /// Records a delivery attempt; on failure, the next attempt is at `retryAt`.
     func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws
 

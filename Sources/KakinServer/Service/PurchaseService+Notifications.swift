@@ -18,27 +18,23 @@ extension PurchaseService {
         guard let signedPayload = body.signedPayload, !signedPayload.isEmpty else {
             throw ServerError(.invalidRequest, "the body has no signedPayload")
         }
-        let claims: SignedClaims
-        do {
-            claims = try JSONDecoder().decode(SignedClaims.self, from: try CompactJWS(signedPayload).payloadData())
-        } catch {
-            throw ServerError(
-                .verificationFailed, "malformedInput: signedPayload is not a compact JWS with a JSON payload")
-        }
-        guard let bundleID = claims.signedPayloadBundleID else {
-            throw ServerError(.verificationFailed, "the notification names no app")
+        let (compact, decoded) = try Self.decode(signedPayload, as: ResponseBodyV2DecodedPayload.self)
+        guard let bundleID = decoded.signedPayloadBundleID else {
+            throw ServerError(.verificationFailed, "the notification names no app", cause: "malformedInput")
         }
         let app = try app(bundleID)
-        guard let environment = claims.signedPayloadEnvironment, let verifier = app.verifier(for: environment, now: now)
-        else {
-            throw ServerError(.verificationFailed, "\(bundleID) does not accept this notification's environment")
+        guard let environment = decoded.signedPayloadEnvironment else {
+            throw ServerError(.verificationFailed, "the notification names no environment", cause: "malformedInput")
         }
+        let verifier = try verifier(app, environment)
         let notification: ResponseBodyV2DecodedPayload
-        do { notification = try verifier.verifyNotification(signedPayload) } catch {
-            throw ServerError(.verificationFailed, "\(error)")
+        do { notification = try verifier.verify(compact, decoded: decoded, checking: .all) } catch {
+            throw ServerError(verification: error)
         }
         guard let uuid = notification.notificationUUID, let type = notification.notificationType else {
-            throw ServerError(.verificationFailed, "the notification has no notificationUUID or notificationType")
+            throw ServerError(
+                .verificationFailed, "the notification has no notificationUUID or notificationType",
+                cause: "malformedInput")
         }
 
         // The transaction first, then the notification row: if anything fails in between, Apple's
@@ -47,18 +43,15 @@ extension PurchaseService {
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let payload: JWSTransactionDecodedPayload
             do { payload = try verifier.verifyTransaction(signedTransaction) } catch {
-                throw ServerError(.verificationFailed, "signedTransactionInfo: \(error)")
+                throw ServerError(verification: error, context: "signedTransactionInfo")
             }
-            let record = try Self.record(
+            var record = try Self.record(
                 from: payload, jws: signedTransaction, appUserID: nil, source: .notification, at: now())
-            transactionID = record.transactionID
-            let productGrants = grants.grants(for: record.productID)
-            _ = try await store.record(record, grants: productGrants)
-            if type == .refund || type == .revoke || record.revocationDate != nil {
-                _ = try await store.revoke(
-                    transactionID: record.transactionID, at: record.revocationDate ?? now(),
-                    reason: record.revocationReason?.rawValue, grants: productGrants, policy: clawbackPolicy)
+            if type == .refund || type == .revoke, record.revocationDate == nil {
+                record.revocationDate = now()
             }
+            transactionID = record.transactionID
+            _ = try await ingest(record, app: app)
         }
         let isNew = try await store.recordNotification(
             uuid: uuid, type: type.rawValue, subtype: notification.subtype?.rawValue, bundleID: bundleID,

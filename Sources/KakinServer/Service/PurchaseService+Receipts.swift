@@ -45,7 +45,7 @@ extension PurchaseService {
             let record = RecordedTransaction(
                 transactionID: id, originalTransactionID: entry.originalTransactionID ?? id, bundleID: bundleID,
                 appUserID: appUserID, productID: productID,
-                productType: productTypes[productID]
+                productType: (app.productTypes ?? productTypes)[productID]
                     ?? (entry.expiresDate == nil ? .nonConsumable : .autoRenewableSubscription),
                 quantity: Int(entry.quantity ?? "1") ?? 1, purchaseDate: purchaseDate, expiresDate: entry.expiresDate,
                 revocationDate: entry.cancellationDate,
@@ -53,15 +53,7 @@ extension PurchaseService {
                 environment: environment, appAccountToken: entry.appAccountToken, signedTransaction: nil,
                 source: .receipt,
                 recordedAt: now())
-            let productGrants = grants.grants(for: productID)
-            if case .ownedByAnotherCustomer = try await store.record(record, grants: productGrants) {
-                throw ServerError(.conflict, "transaction \(id) belongs to another customer")
-            }
-            if record.revocationDate != nil {
-                _ = try await store.revoke(
-                    transactionID: id, at: record.revocationDate ?? now(), reason: record.revocationReason?.rawValue,
-                    grants: productGrants, policy: clawbackPolicy)
-            }
+            _ = try await ingest(record, app: app)
         }
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }

@@ -1,33 +1,60 @@
 public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
+public import Logging
 
 /// The server's core: verify what arrives, record it once, grant once, and answer with the
 /// customer's state. The HTTP layer is a thin shell around it.
+///
+/// The verifiers of every (app, environment) pair are built once, when the service is made, so
+/// the certificate chain of Apple's signing leaf is checked once and then served from the cache.
 public struct PurchaseService: Sendable {
     public let store: any LedgerStore
     public let apps: [String: AppConfiguration]
+    /// Grants for apps that have none of their own.
     public let grants: GrantsCatalog
-    /// Product types by ID (from the `.storekit` catalog), for receipt-derived transactions.
+    /// Product types by ID (from the `.storekit` catalog), for apps that have none of their own.
     public let productTypes: [String: ProductType]
     public let clawbackPolicy: ClawbackPolicy
     public let verifyReceiptClient: any VerifyReceiptClient
     public let now: @Sendable () -> Date
+    /// Counts ledger events; `nil` counts nothing.
+    public let metrics: ServerMetrics?
+    /// One line per ledger event (`transaction.recorded`, `transaction.revoked`, …).
+    public let logger: Logger
+    /// One verifier per app and accepted environment.
+    private let verifiers: [VerifierKey: SignedDataVerifier]
+
+    private struct VerifierKey: Hashable {
+        var bundleID: String
+        var environment: AppStoreEnvironment
+    }
 
     public init(
-        store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog,
+        store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
         clawbackPolicy: ClawbackPolicy = .clampAtZero,
         verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
+        logger: Logger = KakinServerHTTP.quietLogger
     ) {
         self.store = store
+        self.metrics = metrics
+        self.logger = logger
         self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { first, _ in first })
         self.grants = grants
         self.productTypes = productTypes
         self.clawbackPolicy = clawbackPolicy
         self.verifyReceiptClient = verifyReceiptClient
         self.now = now
+        var verifiers: [VerifierKey: SignedDataVerifier] = [:]
+        for app in self.apps.values {
+            for environment in app.environments {
+                verifiers[VerifierKey(bundleID: app.bundleID, environment: environment)] = app.verifier(
+                    for: environment, now: now)
+            }
+        }
+        self.verifiers = verifiers
     }
 
     /// The configuration of `bundleID`.
@@ -36,35 +63,119 @@ public struct PurchaseService: Sendable {
         return app
     }
 
+    /// What `productID` of `app` grants.
+    public func grants(for productID: String, of app: AppConfiguration) -> [Grant] {
+        (app.grants ?? grants).grants(for: productID)
+    }
+
+    /// The verifier of `app` for data signed in `environment`.
+    public func verifier(
+        _ app: AppConfiguration, _ environment: AppStoreEnvironment
+    ) throws(ServerError) -> SignedDataVerifier {
+        guard let verifier = verifiers[VerifierKey(bundleID: app.bundleID, environment: environment)] else {
+            throw ServerError(
+                .verificationFailed, "\(app.bundleID) does not accept \(environment.rawValue) data",
+                cause: "wrongEnvironment")
+        }
+        return verifier
+    }
+
     // MARK: - Signed transactions
 
     /// `POST /v1/transactions`: verifies a signed transaction, records it for `appUserID`, grants
     /// once, and returns the customer's state.
     public func submitTransaction(_ jws: String, bundleID: String, appUserID: String) async throws -> CustomerState {
-        let app = try app(bundleID)
-        let payload = try verifyTransaction(jws, app: app)
-        let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
-        switch try await store.record(record, grants: grants.grants(for: record.productID)) {
-        case .ownedByAnotherCustomer:
-            throw ServerError(.conflict, "transaction \(record.transactionID) belongs to another customer")
-        case .recorded, .duplicate:
-            break
-        }
-        if record.revocationDate != nil {
-            _ = try await store.revoke(
-                transactionID: record.transactionID, at: record.revocationDate ?? now(),
-                reason: record.revocationReason?.rawValue, grants: grants.grants(for: record.productID),
-                policy: clawbackPolicy)
-        }
+        try await submit(jws, bundleID: bundleID, appUserID: appUserID)
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }
 
-    /// The customer's state now, entitlements derived.
+    /// Verifies and records a signed transaction for `appUserID`, without reading the customer.
+    @discardableResult
+    public func submit(_ jws: String, bundleID: String, appUserID: String) async throws -> IngestOutcome {
+        let app = try app(bundleID)
+        let payload = try verifyTransaction(jws, app: app)
+        let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
+        return try await ingest(record, app: app)
+    }
+
+    /// What ``ingest(_:app:)`` did.
+    public struct IngestOutcome: Hashable, Sendable {
+        /// Recorded for the first time (false: seen before).
+        public var isNew: Bool
+        /// Revoked now (a refund or revocation the ledger did not know).
+        public var revoked: Bool
+        /// The previous owner, when the purchase moved to the customer who restored it.
+        public var transferredFrom: String?
+    }
+
+    /// The one path from a verified transaction to the ledger, shared by the app's uploads,
+    /// notifications, receipts and reconciliation: record once and grant once; apply the app's
+    /// transfer policy when another customer owns it; revoke when it carries a revocation.
+    public func ingest(_ record: RecordedTransaction, app: AppConfiguration) async throws -> IngestOutcome {
+        let productGrants = grants(for: record.productID, of: app)
+        var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
+        switch try await store.record(record, grants: productGrants) {
+        case .recorded:
+            outcome.isNew = true
+        case .duplicate:
+            break
+        case .ownedByAnotherCustomer(let owner):
+            guard let newOwner = record.appUserID, app.transferPolicy == .transferToNewUser,
+                record.productType != .consumable
+            else {
+                throw ServerError(
+                    .conflict, "transaction \(record.transactionID) belongs to another customer",
+                    cause: "ownedByAnotherCustomer")
+            }
+            let moved = try await store.transfer(
+                bundleID: app.bundleID, originalTransactionID: record.originalTransactionID, from: owner,
+                to: newOwner, at: now())
+            if moved > 0 { outcome.transferredFrom = owner }
+        }
+        if let revoked = record.revocationDate {
+            outcome.revoked = try await store.revoke(
+                transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
+                grants: productGrants, policy: clawbackPolicy)
+        }
+        if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
+        if outcome.revoked { ledgerEvent("transaction.revoked", record, source: record.source.rawValue) }
+        if let previous = outcome.transferredFrom {
+            ledgerEvent("transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
+        }
+        return outcome
+    }
+
+    func ledgerEvent(
+        _ type: String, _ record: RecordedTransaction, source: String, extra: Logger.Metadata = [:]
+    ) {
+        metrics?.ledgerEvent(type)
+        var metadata: Logger.Metadata = [
+            "event": "\(type)", "bundle_id": "\(record.bundleID)", "transaction_id": "\(record.transactionID)",
+            "product_id": "\(record.productID)", "app_user_id": "\(record.appUserID ?? "")", "source": "\(source)",
+        ]
+        metadata.merge(extra) { _, new in new }
+        logger.info("ledger", metadata: metadata)
+    }
+
+    /// The customer's whole state now, entitlements derived.
     public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
-        _ = try app(bundleID)
+        let app = try app(bundleID)
         var state = try await store.customer(bundleID: bundleID, appUserID: appUserID)
-        state.entitlements = EntitlementRules.entitlements(transactions: state.transactions, grants: grants, at: now())
+        state.entitlements = EntitlementRules.entitlements(
+            transactions: state.transactions, grants: app.grants ?? grants, at: now())
         return state
+    }
+
+    /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and
+    /// the entitlements derived from every transaction that can grant access.
+    public func customerSummary(
+        bundleID: String, appUserID: String, recent: Int
+    ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
+        let app = try app(bundleID)
+        let summary = try await store.customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent)
+        let entitlements = EntitlementRules.entitlements(
+            transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
+        return (summary, entitlements)
     }
 
     /// Spends currency, once per idempotency key, never below zero.
@@ -76,36 +187,46 @@ public struct PurchaseService: Sendable {
         guard !idempotencyKey.isEmpty, idempotencyKey.count <= 200 else {
             throw ServerError(.invalidRequest, "an idempotency key of 1 to 200 characters is required")
         }
-        return try await store.spend(
+        let outcome = try await store.spend(
             bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount,
             idempotencyKey: idempotencyKey,
             at: now())
+        if case .spent(let balance) = outcome {
+            metrics?.ledgerEvent("balance.spent")
+            logger.info(
+                "ledger",
+                metadata: [
+                    "event": "balance.spent", "bundle_id": "\(bundleID)", "app_user_id": "\(appUserID)",
+                    "currency": "\(currency)", "amount": "\(amount)", "balance": "\(balance)",
+                ])
+        }
+        return outcome
     }
 
+    /// Verifies a signed transaction of `app`: parsed and decoded once, the environment read from
+    /// the payload picks the verifier, which then checks chain, signature, bundle ID and environment.
     func verifyTransaction(_ jws: String, app: AppConfiguration) throws(ServerError) -> JWSTransactionDecodedPayload {
-        let environment = try Self.claimedEnvironment(jws)
-        guard let verifier = app.verifier(for: environment, now: now) else {
-            throw ServerError(.verificationFailed, "\(app.bundleID) does not accept \(environment.rawValue) data")
+        let (compact, payload) = try Self.decode(jws, as: JWSTransactionDecodedPayload.self)
+        guard let environment = payload.environment else {
+            throw ServerError(.verificationFailed, "the payload names no environment", cause: "malformedInput")
         }
-        do { return try verifier.verifyTransaction(jws) } catch {
-            throw ServerError(.verificationFailed, "\(error)")
-        }
-    }
-
-    /// The claims of a JWS read before verification, to choose the app and the verifier (as Apple's
-    /// libraries decode before they verify); the verifier then checks them.
-    static func unverifiedClaims(_ jws: String) throws(ServerError) -> SignedClaims {
-        do { return try JSONDecoder().decode(SignedClaims.self, from: try CompactJWS(jws).payloadData()) } catch {
-            throw ServerError(.verificationFailed, "malformedInput: not a compact JWS with a JSON payload")
+        let verifier = try verifier(app, environment)
+        do { return try verifier.verify(compact, decoded: payload, checking: [.bundleID, .environment]) } catch {
+            throw ServerError(verification: error)
         }
     }
 
-    /// The environment a JWS claims (see ``unverifiedClaims(_:)``).
-    static func claimedEnvironment(_ jws: String) throws(ServerError) -> AppStoreEnvironment {
-        guard let environment = try unverifiedClaims(jws).signedPayloadEnvironment else {
-            throw ServerError(.verificationFailed, "the payload names no environment")
+    /// A JWS parsed and its payload decoded, before verification: the claims choose the app and
+    /// the verifier (as Apple's libraries decode before they verify); the verifier then checks them.
+    static func decode<Payload: Decodable>(
+        _ jws: String, as type: Payload.Type
+    ) throws(ServerError) -> (CompactJWS, Payload) {
+        do {
+            let compact = try CompactJWS(jws)
+            return (compact, try compact.decodePayload(as: type))
+        } catch {
+            throw ServerError(verification: error)
         }
-        return environment
     }
 
     static func record(
@@ -116,7 +237,8 @@ public struct PurchaseService: Sendable {
             let bundleID = payload.bundleID, let purchaseDate = payload.purchaseDate
         else {
             throw ServerError(
-                .verificationFailed, "the transaction lacks transactionId, productId, bundleId or purchaseDate")
+                .verificationFailed, "the transaction lacks transactionId, productId, bundleId or purchaseDate",
+                cause: "malformedInput")
         }
         return RecordedTransaction(
             transactionID: transactionID, originalTransactionID: payload.originalTransactionID ?? transactionID,

@@ -123,6 +123,14 @@ enum LedgerSchema {
                 )
                 """,
             ]
-        }
+        },
+        LedgerMigration(id: "0002_customer_pages") { _ in
+            [
+                """
+                CREATE INDEX transactions_by_customer_purchase
+                ON transactions (bundle_id, app_user_id, purchase_date, transaction_id)
+                """
+            ]
+        },
     ]
 }

@@ -5,6 +5,7 @@ import SQLKit
 enum LedgerEventType {
     static let transactionRecorded = "transaction.recorded"
     static let transactionRevoked = "transaction.revoked"
+    static let transactionTransferred = "transaction.transferred"
     static let balanceCredited = "balance.credited"
     static let balanceSpent = "balance.spent"
     static let balanceClawedBack = "balance.clawed_back"
@@ -68,6 +69,17 @@ extension SQLLedgerStore {
             """
         ).all()
         return try rows.map(LedgerRows.event)
+    }
+
+    /// Events not yet delivered to `endpoint` (due or waiting for a retry; given-up ones excluded).
+    public func undeliveredEventCount(endpoint: String) async throws -> Int {
+        try await database.raw(
+            """
+            SELECT COUNT(*) AS n FROM events e
+            LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = \(bind: endpoint)
+            WHERE d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL)
+            """
+        ).first()?.decode(column: "n", as: Int.self) ?? 0
     }
 
     /// Records one delivery attempt of an event to an endpoint in a single upsert.

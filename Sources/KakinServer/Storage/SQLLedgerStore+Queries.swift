@@ -73,3 +73,10 @@ extension SQLLedgerStore {
         ).all().map(LedgerRows.transaction)
     }
 }
+
+extension SQLLedgerStore {
+    /// Answers when the database does: `SELECT 1`, for readiness checks.
+    public func ping() async throws {
+        _ = try await database.raw("SELECT 1 AS one").first()
+    }
+}

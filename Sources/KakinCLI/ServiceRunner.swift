@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import KakinServer
+import Logging
+import ServiceLifecycle
+
+/// How the long-running commands (`serve`, `server`) start and stop: one `ServiceGroup` that
+/// drains on SIGTERM or SIGINT and exits 0, and start failures reported in one line.
+enum ServiceRunner {
+    /// Sends swift-log to standard error as text, or to standard output as JSON lines. Once per process.
+    static func bootstrapLogging(format: ServerConfiguration.LogFormat, level: String) {
+        let logLevel = Logger.Level(rawValue: level) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler =
+                format == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+    }
+
+    /// Runs `services` until a signal; a port already in use or a bad start becomes one line and exit 1.
+    static func run(_ services: [any Service], logger: Logger, addresses: [String]) async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            let text = "\(error)"
+            if text.contains("Address already in use") || text.contains("EADDRINUSE") || text.contains("errno: 98") {
+                fail("cannot listen on \(addresses.joined(separator: " or ")): the address is already in use")
+            }
+            if text.contains("Cannot assign requested address") || text.contains("errno: 99") {
+                fail("cannot listen on \(addresses.joined(separator: " or ")): no such local address")
+            }
+            fail("the server stopped: \(text)")
+        }
+    }
+
+    /// Prints `error: <line>` and exits 1.
+    static func fail(_ line: String) -> Never {
+        FileHandle.standardError.write(Data("error: \(line)\n".utf8))
+        Foundation.exit(1)
+    }
+}
+
+/// Calls `body` once every one of `count` servers reported its port.
+actor StartBarrier {
+    private var ports: [String: Int] = [:]
+    private let names: [String]
+    private let body: @Sendable ([String: Int]) -> Void
+
+    init(names: [String], body: @escaping @Sendable ([String: Int]) -> Void) {
+        self.names = names
+        self.body = body
+    }
+
+    func started(_ name: String, port: Int) {
+        ports[name] = port
+        if names.allSatisfy({ ports[$0] != nil }) { body(ports) }
+    }
+}

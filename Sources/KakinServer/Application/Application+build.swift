@@ -1,0 +1,232 @@
+public import AppStoreModels
+import AppStoreSecurity
+import Crypto
+public import Foundation
+public import Hummingbird
+public import Logging
+import ServiceLifecycle
+import X509
+
+/// What ``buildApplication(configuration:dependencies:)`` takes from outside the configuration
+/// file: the clock, the network, the logger and the metrics. The defaults are the real ones.
+public struct ServerDependencies: Sendable {
+    /// Calls verifyReceipt.
+    public var verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient()
+    /// Calls the App Store Server API and webhook endpoints.
+    public var exchange: any HTTPExchange = URLSessionExchange()
+    /// The clock of the ledger and the verifiers.
+    public var now: @Sendable () -> Date = { Date() }
+    /// The root logger; requests log at `info`, jobs at `warning`.
+    public var logger = Logger(label: "kakin.server")
+    /// The metrics served at `/metrics`.
+    public var metrics = ServerMetrics()
+    /// Called with the bound port once the server listens (port 0 picks a free one).
+    public var onServerRunning: @Sendable (Int) async -> Void = { _ in }
+
+    public init() {}
+}
+
+/// Builds the purchase server from its configuration: opens the ledger, reads every key, root,
+/// catalog and grants file (a missing or bad one stops the start with one line naming its key),
+/// builds each app's verifiers once, and returns an application whose services run the webhook
+/// delivery and reconciliation jobs; migrations run before the server accepts a request.
+///
+/// Run it with `runService()` (SIGTERM and SIGINT drain the requests in flight, then the jobs
+/// stop, then the ledger closes), or as one service of a larger `ServiceGroup`.
+public func buildApplication(
+    configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies()
+) async throws -> some ApplicationProtocol {
+    let logger = {
+        var logger = dependencies.logger
+        logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        return logger
+    }()
+    var dependencies = dependencies
+    dependencies.logger = logger
+    let parts = try await ServerParts.make(configuration, dependencies)
+    let store = parts.store
+    let http = KakinServerHTTP(
+        service: parts.service, signingKey: parts.serverKey, reconciler: parts.reconciler,
+        maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
+        metrics: dependencies.metrics, logger: logger)
+
+    var services: [any Service] = [LedgerStoreService(store: store)]
+    let dispatcher = parts.webhooks
+    let metrics = dependencies.metrics
+    if !configuration.webhooks.isEmpty {
+        services.append(
+            PeriodicJob(name: "webhooks", every: .seconds(configuration.webhookIntervalSeconds), logger: logger) {
+                try await dispatcher.deliverDue()
+                metrics.webhookBacklog(try await dispatcher.backlog())
+            })
+    }
+    let reconciled = parts.service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID).sorted()
+    if configuration.reconcileIntervalSeconds > 0, !reconciled.isEmpty {
+        let reconciler = parts.reconciler
+        services.append(
+            PeriodicJob(
+                name: "reconciliation", every: .seconds(configuration.reconcileIntervalSeconds), logger: logger
+            ) {
+                for bundleID in reconciled {
+                    let report = try await reconciler.reconcile(bundleID: bundleID)
+                    logger.info(
+                        "reconciled",
+                        metadata: [
+                            "bundle_id": "\(bundleID)", "seen": "\(report.transactionsSeen)",
+                            "recorded": "\(report.transactionsRecorded)", "revoked": "\(report.transactionsRevoked)",
+                        ])
+                }
+            })
+    }
+    let onServerRunning = dependencies.onServerRunning
+    var application = Application(
+        router: http.router(),
+        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+        configuration: .init(
+            address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: "kakin"),
+        services: services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+        logger: logger)
+    application.beforeServerStarts { try await store.migrate() }
+    return application
+}
+
+/// The pieces of a server, made from its configuration.
+struct ServerParts {
+    let store: SQLLedgerStore
+    let serverKey: P256.Signing.PrivateKey
+    let service: PurchaseService
+    let reconciler: Reconciler
+    let webhooks: WebhookDispatcher
+
+    static func make(_ configuration: ServerConfiguration, _ dependencies: ServerDependencies) async throws -> Self {
+        let serverKey = try loadOrMakeKey(configuration.serverKeyPath, key: "serverKey")
+        var apps: [AppConfiguration] = []
+        for (index, app) in configuration.apps.enumerated() {
+            apps.append(try appConfiguration(app, index: index, server: configuration))
+        }
+        let store = try await openStore(configuration.database)
+        let service = PurchaseService(
+            store: store, apps: apps, clawbackPolicy: configuration.clawbackPolicy,
+            verifyReceiptClient: dependencies.verifyReceiptClient, now: dependencies.now,
+            metrics: dependencies.metrics, logger: dependencies.logger)
+        return ServerParts(
+            store: store, serverKey: serverKey, service: service,
+            reconciler: Reconciler(service: service, exchange: dependencies.exchange),
+            webhooks: WebhookDispatcher(
+                store: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
+                now: dependencies.now))
+    }
+
+    static func openStore(_ database: String) async throws -> SQLLedgerStore {
+        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+            throw ServerError(.invalidConfiguration, "database: PostgreSQL is not supported by this build; use sqlite:PATH")
+        }
+        let path = String(database.dropFirst("sqlite:".count))
+        guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }
+        if path != ":memory:" {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            guard FileManager.default.fileExists(atPath: directory.path) else {
+                throw ServerError(.invalidConfiguration, "database: the directory \(directory.path) does not exist")
+            }
+        }
+        do { return try await SQLLedgerStore.sqlite(path: path) } catch {
+            throw ServerError(.invalidConfiguration, "database: \(path) cannot be opened: \(error)")
+        }
+    }
+
+    static func appConfiguration(
+        _ app: ServerConfiguration.App, index: Int, server: ServerConfiguration
+    ) throws -> AppConfiguration {
+        let prefix = "apps[\(index)]"
+        var roots: [Certificate] = []
+        for (rootIndex, path) in app.extraRootPaths.enumerated() {
+            let key = "\(prefix).extraRoots[\(rootIndex)]"
+            let text = try read(path, key: key)
+            guard let certificate = try? Certificate(pemEncoded: text) else {
+                throw ServerError(.invalidConfiguration, "\(key): \(path) is not a PEM certificate")
+            }
+            roots.append(certificate)
+        }
+        var catalog: StoreKitConfiguration?
+        if let path = app.catalogPath {
+            do { catalog = try StoreKitConfiguration.load(from: Data(read(path, key: "\(prefix).catalog").utf8)) } catch
+                let error as ServerError
+            {
+                throw error
+            } catch {
+                throw ServerError(.invalidConfiguration, "\(prefix).catalog: \(path) is not a .storekit file: \(error)")
+            }
+        }
+        var grants: GrantsCatalog?
+        if let path = app.grantsPath {
+            do { grants = try GrantsCatalog.load(from: Data(read(path, key: "\(prefix).grants").utf8)) } catch {
+                throw ServerError(.invalidConfiguration, "\(prefix).grants: \(error.message)")
+            }
+        }
+        var access: ServerAPIAccess?
+        if let api = app.appStoreServerAPI {
+            let key = "\(prefix).appStoreServerAPI.privateKey"
+            let text = try read(api.privateKeyPath, key: key)
+            guard let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
+                throw ServerError(.invalidConfiguration, "\(key): \(api.privateKeyPath) is not a P-256 .p8 key")
+            }
+            access = ServerAPIAccess(
+                productionURL: app.endpoints.serverAPIProduction, sandboxURL: app.endpoints.serverAPISandbox,
+                keyID: api.keyID, issuerID: api.issuerID, privateKey: privateKey)
+        }
+        let keys = app.keys ?? server.keys
+        return AppConfiguration(
+            bundleID: app.bundleID, appAppleID: app.appAppleID, environments: Set(app.environments),
+            sandboxRoots: roots, publicKey: keys.publishable, secretKey: keys.secret, sharedSecret: app.sharedSecret,
+            verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
+            verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
+            productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
+            serverAPI: access)
+    }
+
+    static func read(_ path: String, key: String) throws(ServerError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be read")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The server key at `path`, made (P-256, mode 0600) on first start.
+    static func loadOrMakeKey(_ path: String, key: String) throws -> P256.Signing.PrivateKey {
+        if FileManager.default.fileExists(atPath: path) {
+            let text = try read(path, key: key)
+            guard let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
+                throw ServerError(.invalidConfiguration, "\(key): \(path) is not a P-256 private key in PEM")
+            }
+            return privateKey
+        }
+        let privateKey = P256.Signing.PrivateKey()
+        do {
+            try Data((privateKey.pemRepresentation + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } catch {
+            throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be written: \(error)")
+        }
+        return privateKey
+    }
+}
+
+extension StoreKitConfiguration {
+    /// Product types by ID, for transactions read from receipts (which do not say).
+    public var productTypes: [String: AppStoreModels.ProductType] {
+        var types: [String: AppStoreModels.ProductType] = [:]
+        for product in (products ?? []) + (nonRenewingSubscriptions ?? []) {
+            guard let id = product.productID else { continue }
+            switch product.type {
+            case .consumable: types[id] = .consumable
+            case .nonRenewingSubscription: types[id] = .nonRenewingSubscription
+            default: types[id] = .nonConsumable
+            }
+        }
+        for subscription in allSubscriptions {
+            if let id = subscription.productID { types[id] = .autoRenewableSubscription }
+        }
+        return types
+    }
+}

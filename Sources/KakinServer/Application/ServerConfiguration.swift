@@ -1,0 +1,273 @@
+public import AppStoreModels
+public import Foundation
+
+/// Everything `kakin server` needs to run in front of the real App Store, as read from its JSON
+/// configuration file. Paths are plain strings; ``buildApplication(configuration:dependencies:)``
+/// reads the files they name and stops with one line naming the key when one is missing or bad.
+///
+/// ```json
+/// {
+///   "listen": {"host": "0.0.0.0", "port": 8080},
+///   "database": "sqlite:/var/lib/kakin/ledger.sqlite",
+///   "serverKey": "/var/lib/kakin/server-key.pem",
+///   "keys": {"publishable": "env:KAKIN_PUBLISHABLE_KEY", "secret": "env:KAKIN_SECRET_KEY"},
+///   "webhooks": [{"url": "https://api.example.com/hooks/kakin", "secret": "env:KAKIN_WEBHOOK_SECRET"}],
+///   "apps": [{
+///     "bundleId": "com.example.app", "appAppleId": 1234567890,
+///     "environments": ["Production", "Sandbox"],
+///     "sharedSecret": "env:APP_SHARED_SECRET",
+///     "appStoreServerAPI": {"keyId": "ABCDEF1234", "issuerId": "…", "privateKey": "/etc/kakin/SubscriptionKey_ABCDEF1234.p8"},
+///     "catalog": "/etc/kakin/Products.storekit", "grants": "/etc/kakin/grants.json",
+///     "transferPolicy": "transferToNewUser"
+///   }]
+/// }
+/// ```
+public struct ServerConfiguration: Sendable {
+    /// Where the server listens.
+    public struct Listen: Sendable {
+        public var host: String = "127.0.0.1"
+        public var port: Int = 8080
+        public init(host: String = "127.0.0.1", port: Int = 8080) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// The keys an app presents: the publishable one ships in the app, the secret one stays on servers.
+    public struct Keys: Sendable {
+        public var publishable: String
+        public var secret: String
+        public init(publishable: String, secret: String) {
+            self.publishable = publishable
+            self.secret = secret
+        }
+    }
+
+    /// An in-app purchase key from App Store Connect (Users and Access → Integrations).
+    public struct ServerAPIKey: Sendable {
+        public var keyID: String
+        public var issuerID: String
+        /// The path of the `.p8` file.
+        public var privateKeyPath: String
+        public init(keyID: String, issuerID: String, privateKeyPath: String) {
+            self.keyID = keyID
+            self.issuerID = issuerID
+            self.privateKeyPath = privateKeyPath
+        }
+    }
+
+    /// Apple's hosts, or stand-ins (a `kakin sandbox`) for testing.
+    public struct Endpoints: Sendable {
+        public var verifyReceiptProduction = AppleEndpoints.verifyReceiptProduction
+        public var verifyReceiptSandbox = AppleEndpoints.verifyReceiptSandbox
+        public var serverAPIProduction = AppleEndpoints.serverAPIProduction
+        public var serverAPISandbox = AppleEndpoints.serverAPISandbox
+        public init() {}
+    }
+
+    /// One app.
+    public struct App: Sendable {
+        public var bundleID: String
+        public var appAppleID: Int64?
+        public var environments: [AppStoreEnvironment] = [.production, .sandbox]
+        public var sharedSecret: String?
+        public var appStoreServerAPI: ServerAPIKey?
+        /// The `.storekit` file served as the catalog and read for product types.
+        public var catalogPath: String?
+        /// The grants file: what each product gives.
+        public var grantsPath: String?
+        public var transferPolicy: TransferPolicy = .keepWithOriginal
+        /// PEM files of roots trusted besides Apple Root CA - G3 (a sandbox App Store's root).
+        public var extraRootPaths: [String] = []
+        public var endpoints = Endpoints()
+        /// Keys of this app only; the server's ``ServerConfiguration/keys`` otherwise.
+        public var keys: Keys?
+
+        public init(bundleID: String, appAppleID: Int64? = nil) {
+            self.bundleID = bundleID
+            self.appAppleID = appAppleID
+        }
+    }
+
+    /// How the server logs.
+    public enum LogFormat: String, Sendable, CaseIterable {
+        /// One human-readable line per event.
+        case text
+        /// One JSON object per line, for log collectors.
+        case json
+    }
+
+    public var listen = Listen()
+    /// `sqlite:PATH`, or `sqlite::memory:` for a throwaway ledger.
+    public var database: String
+    /// The PEM file of the key that signs customer answers; made on first start when absent.
+    public var serverKeyPath: String
+    public var keys: Keys
+    public var webhooks: [WebhookEndpoint] = []
+    public var apps: [App]
+    public var clawbackPolicy: ClawbackPolicy = .clampAtZero
+    public var logFormat: LogFormat = .text
+    /// `trace` … `critical`; `info` logs one line per request.
+    public var logLevel: String = "info"
+    /// The largest JSON body accepted; larger ones get 413.
+    public var maxBodyBytes = 256 * 1024
+    /// The largest hosted-content package accepted.
+    public var maxContentBytes = 512 * 1024 * 1024
+    /// A connection that sends nothing for this long is closed (stalled clients cannot pile up).
+    public var idleTimeoutSeconds = 30
+    /// How often undelivered webhooks are retried and sent.
+    public var webhookIntervalSeconds = 5
+    /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
+    public var reconcileIntervalSeconds = 3600
+
+    public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
+        self.database = database
+        self.serverKeyPath = serverKeyPath
+        self.keys = keys
+        self.apps = apps
+    }
+}
+
+extension ServerConfiguration {
+    /// Reads a configuration file. Relative paths in it are taken from the file's directory.
+    public static func load(
+        contentsOf file: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ServerError) -> ServerConfiguration {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw ServerError(.invalidConfiguration, "\(file.path): the configuration file cannot be read")
+        }
+        return try parse(data, environment: environment, relativeTo: file.deletingLastPathComponent())
+    }
+
+    /// Reads the JSON form; every value may be `env:NAME`; unknown keys are refused.
+    public static func parse(
+        _ data: Data, environment: [String: String] = [:], relativeTo base: URL? = nil
+    ) throws(ServerError) -> ServerConfiguration {
+        let root = try ConfigurationReader.root(data, environment: environment)
+        func path(_ text: String) -> String {
+            guard let base, !text.hasPrefix("/") else { return text }
+            return base.appendingPathComponent(text).standardizedFileURL.path
+        }
+        var listen = Listen()
+        if let reader = try root.object("listen") {
+            listen.host = try reader.string("host") ?? listen.host
+            listen.port = Int(try reader.integer("port", in: 0...65_535) ?? Int64(listen.port))
+            try reader.finish()
+        }
+        guard let database = try root.string("database") else { throw root.failure("database", "is required") }
+        guard database.hasPrefix("sqlite:") || database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+        else { throw root.failure("database", "expected sqlite:PATH or postgres://…") }
+        let serverKey = path(try root.requiredString("serverKey"))
+        guard let keysReader = try root.object("keys") else { throw root.failure("keys", "is required") }
+        let keys = try readKeys(keysReader)
+
+        var configuration = ServerConfiguration(
+            database: database.hasPrefix("sqlite:") && database != "sqlite::memory:"
+                ? "sqlite:" + path(String(database.dropFirst(7))) : database,
+            serverKeyPath: serverKey, keys: keys, apps: [])
+        configuration.listen = listen
+        for reader in try root.objects("webhooks") {
+            guard let url = try reader.url("url") else { throw reader.failure("url", "is required") }
+            configuration.webhooks.append(WebhookEndpoint(url: url, secret: try reader.requiredString("secret")))
+            try reader.finish()
+        }
+        for reader in try root.objects("apps") {
+            configuration.apps.append(try readApp(reader, path: path))
+        }
+        guard !configuration.apps.isEmpty else { throw root.failure("apps", "name at least one app") }
+        var seen: Set<String> = []
+        for (index, app) in configuration.apps.enumerated() where !seen.insert(app.bundleID).inserted {
+            throw ServerError(.invalidConfiguration, "apps[\(index)].bundleId: \(app.bundleID) is listed twice")
+        }
+        configuration.clawbackPolicy =
+            try root.choice("clawbackPolicy", ClawbackPolicy.self, allowed: [.clampAtZero, .allowNegative])
+            ?? configuration.clawbackPolicy
+        if let logging = try root.object("logging") {
+            configuration.logFormat =
+                try logging.choice("format", LogFormat.self, allowed: LogFormat.allCases) ?? configuration.logFormat
+            if let level = try logging.string("level") {
+                let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+                guard levels.contains(level) else {
+                    throw logging.failure("level", "expected one of \(levels.joined(separator: ", "))")
+                }
+                configuration.logLevel = level
+            }
+            try logging.finish()
+        }
+        if let limits = try root.object("limits") {
+            configuration.maxBodyBytes = Int(
+                try limits.integer("maxBodyBytes", in: 1024...(64 << 20)) ?? Int64(configuration.maxBodyBytes))
+            configuration.maxContentBytes = Int(
+                try limits.integer("maxContentBytes", in: 1024...(4 << 30)) ?? Int64(configuration.maxContentBytes))
+            configuration.idleTimeoutSeconds = Int(
+                try limits.integer("idleTimeoutSeconds", in: 1...3600) ?? Int64(configuration.idleTimeoutSeconds))
+            try limits.finish()
+        }
+        if let jobs = try root.object("jobs") {
+            configuration.webhookIntervalSeconds = Int(
+                try jobs.integer("webhookIntervalSeconds", in: 1...3600) ?? Int64(configuration.webhookIntervalSeconds))
+            configuration.reconcileIntervalSeconds = Int(
+                try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
+                    ?? Int64(configuration.reconcileIntervalSeconds))
+            try jobs.finish()
+        }
+        try root.finish()
+        return configuration
+    }
+
+    private static func readKeys(_ reader: ConfigurationReader) throws(ServerError) -> Keys {
+        let keys = Keys(
+            publishable: try reader.requiredString("publishable"), secret: try reader.requiredString("secret"))
+        guard keys.publishable != keys.secret else {
+            throw reader.failure("secret", "must differ from the publishable key")
+        }
+        guard keys.secret.count >= 16 else { throw reader.failure("secret", "must be at least 16 characters") }
+        try reader.finish()
+        return keys
+    }
+
+    private static func readApp(
+        _ reader: ConfigurationReader, path: (String) -> String
+    ) throws(ServerError) -> App {
+        var app = App(bundleID: try reader.requiredString("bundleId"))
+        app.appAppleID = try reader.integer("appAppleId", in: 1...Int64.max)
+        let environments = try reader.strings("environments")
+        if !environments.isEmpty {
+            app.environments = []
+            for name in environments {
+                guard let environment = [AppStoreEnvironment.production, .sandbox].first(where: { $0.rawValue == name })
+                else { throw reader.failure("environments", "expected Production and/or Sandbox; found \(name)") }
+                app.environments.append(environment)
+            }
+        }
+        if app.environments.contains(.production), app.appAppleID == nil {
+            throw reader.failure("appAppleId", "is required to accept Production data (App Store Connect → App Information → Apple ID)")
+        }
+        app.sharedSecret = try reader.string("sharedSecret")
+        if let api = try reader.object("appStoreServerAPI") {
+            app.appStoreServerAPI = ServerAPIKey(
+                keyID: try api.requiredString("keyId"), issuerID: try api.requiredString("issuerId"),
+                privateKeyPath: path(try api.requiredString("privateKey")))
+            try api.finish()
+        }
+        app.catalogPath = try reader.string("catalog").map(path)
+        app.grantsPath = try reader.string("grants").map(path)
+        app.transferPolicy =
+            try reader.choice("transferPolicy", TransferPolicy.self, allowed: TransferPolicy.allCases)
+            ?? app.transferPolicy
+        app.extraRootPaths = try reader.strings("extraRoots").map(path)
+        if let endpoints = try reader.object("endpoints") {
+            app.endpoints.verifyReceiptProduction =
+                try endpoints.url("verifyReceiptProduction") ?? app.endpoints.verifyReceiptProduction
+            app.endpoints.verifyReceiptSandbox =
+                try endpoints.url("verifyReceiptSandbox") ?? app.endpoints.verifyReceiptSandbox
+            app.endpoints.serverAPIProduction =
+                try endpoints.url("serverAPIProduction") ?? app.endpoints.serverAPIProduction
+            app.endpoints.serverAPISandbox = try endpoints.url("serverAPISandbox") ?? app.endpoints.serverAPISandbox
+            try endpoints.finish()
+        }
+        if let keys = try reader.object("keys") { app.keys = try readKeys(keys) }
+        try reader.finish()
+        return app
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+public import Logging
+public import ServiceLifecycle
+
+/// Keeps the ledger open while the server runs and closes it last: it is the first service of
+/// the group, so on shutdown it stops after the HTTP server has drained its requests.
+public struct LedgerStoreService: Service {
+    public let store: any LedgerStore
+
+    public init(store: any LedgerStore) {
+        self.store = store
+    }
+
+    public func run() async throws {
+        // Returns on graceful shutdown, throws on cancellation: close the store either way.
+        try? await gracefulShutdown()
+        try await store.shutdown()
+    }
+}
+
+/// Runs a job now and then every `interval` until shutdown: webhook delivery, reconciliation,
+/// the sandbox's renewals and notifications. A failing run is logged and tried again next time;
+/// a run in progress is finished before the service stops.
+public struct PeriodicJob: Service {
+    public let name: String
+    public let interval: Duration
+    public let logger: Logger
+    public let body: @Sendable () async throws -> Void
+
+    public init(
+        name: String, every interval: Duration, logger: Logger, _ body: @escaping @Sendable () async throws -> Void
+    ) {
+        self.name = name
+        self.interval = interval
+        self.logger = logger
+        self.body = body
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do { try await body() } catch {
+                logger.warning("job failed", metadata: ["job": "\(name)", "error": "\(error)"])
+            }
+            do {
+                let interval = self.interval
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Registers the server's routes and remembers which methods each path takes, so that a known
+/// path asked with another method answers 405 with `Allow` instead of 404.
+///
+/// Every handler is wrapped: whatever it throws becomes a typed ``ServerError`` answer, and a
+/// verification failure is counted by its cause.
+struct RouteTable {
+    typealias Handler = @Sendable (Request, BasicRequestContext) async throws -> Response
+
+    /// Methods by path, in the order the paths were added.
+    private(set) var methods: [(path: String, methods: [HTTPRequest.Method])] = []
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    init(metrics: ServerMetrics, logger: Logger) {
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    mutating func on(
+        _ path: String, _ method: HTTPRequest.Method, _ router: Router<BasicRequestContext>,
+        _ handler: @escaping Handler
+    ) {
+        if let index = methods.firstIndex(where: { $0.path == path }) {
+            methods[index].methods.append(method)
+        } else {
+            methods.append((path, [method]))
+        }
+        let metrics = self.metrics
+        let logger = self.logger
+        router.on(RouterPath(path), method: method) { request, context -> Response in
+            do { return try await handler(request, context) } catch {
+                let failure = ServerError(error)
+                if failure.code == .verificationFailed { metrics.verificationFailure(cause: failure.cause ?? "unknown") }
+                if failure.code == .internalError {
+                    logger.error("internal error", metadata: ["error": "\(error)", "route": "\(path)"])
+                }
+                return failure.response(allow: nil)
+            }
+        }
+    }
+
+    mutating func get(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+        on(path, .get, router, handler)
+    }
+
+    mutating func post(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+        on(path, .post, router, handler)
+    }
+
+    mutating func put(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+        on(path, .put, router, handler)
+    }
+
+    /// Answers 405 for every common method a known path does not take.
+    func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
+        let common: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch]
+        for (path, taken) in methods {
+            let allow = taken.map(\.rawValue).joined(separator: ", ")
+            for method in common where !taken.contains(method) {
+                router.on(RouterPath(path), method: method) { request, _ -> Response in
+                    ServerError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here; use \(allow)")
+                        .response(allow: allow)
+                }
+            }
+        }
+    }
+}
+
+/// One structured log line and the latency metrics for every request: request ID, method,
+/// route (the matched path pattern, never the customer's ID), status and latency.
+struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let requestID = context.logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? UUID().uuidString
+        let status: Int
+        let response: Response
+        do {
+            response = try await next(request, context)
+            status = response.status.code
+        } catch {
+            let code = (error as? any HTTPResponseError)?.status.code ?? 500
+            observe(request, context, requestID: requestID, status: code, elapsed: clock.now - start)
+            throw error
+        }
+        observe(request, context, requestID: requestID, status: status, elapsed: clock.now - start)
+        var answered = response
+        answered.headers[HTTPField.Name("X-Request-Id")!] = requestID
+        return answered
+    }
+
+    private func observe(
+        _ request: Request, _ context: Context, requestID: String, status: Int, elapsed: Duration
+    ) {
+        let route = context.endpointPath ?? "unmatched"
+        metrics.request(route: route, method: request.method.rawValue, status: status, duration: elapsed)
+        let milliseconds =
+            Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        logger.info(
+            "request",
+            metadata: [
+                "request_id": "\(requestID)", "method": "\(request.method.rawValue)", "route": "\(route)",
+                "status": "\(status)", "latency_ms": "\(String(format: "%.3f", milliseconds))",
+            ])
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+import KakinHTTP
+
+extension ServerError: HTTPResponseError {
+    /// The HTTP status of the answer.
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: httpStatus) }
+
+    /// The JSON body every failure answers with.
+    struct Body: Codable, Sendable {
+        struct Detail: Codable, Sendable {
+            var code: String
+            var message: String
+            var retryable: Bool
+            var cause: String?
+            var appleStatus: Int?
+        }
+        var error: Detail
+    }
+
+    /// `{"error": {"code", "message", "retryable", "cause"?, "appleStatus"?}}` with the error's
+    /// status; a 405 also says which methods the path takes (`Allow`).
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response(allow: nil)
+    }
+
+    func response(allow: String?) -> Response {
+        var headers: HTTPFields = [:]
+        if let allow { headers[.allow] = allow }
+        if isRetryable { headers[.retryAfter] = "1" }
+        return JSONBody.response(
+            Body(
+                error: .init(
+                    code: "\(code)", message: message, retryable: isRetryable, cause: cause,
+                    appleStatus: appleStatus)),
+            status: status, headers: headers)
+    }
+}

@@ -1,0 +1,58 @@
+public import CoreMetrics
+import Foundation
+public import Prometheus
+
+/// The server's metrics, made with swift-metrics on a Prometheus registry of their own (no
+/// process-wide bootstrap, so several servers in one process, as in tests, never mix their numbers).
+///
+/// Served at `/metrics` in Prometheus' text format:
+/// - `kakin_http_requests_total{route, method, status}` and the latency histogram
+///   `kakin_http_request_duration_seconds{route, method, status}`;
+/// - `kakin_verification_failures_total{cause}`: signatures, chains, apps and environments refused;
+/// - `kakin_ledger_events_total{type}`: transactions recorded, revoked, transferred, currency spent;
+/// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint.
+public final class ServerMetrics: Sendable {
+    /// The registry `/metrics` renders.
+    public let registry: PrometheusCollectorRegistry
+    /// The swift-metrics factory writing into ``registry``.
+    public let factory: PrometheusMetricsFactory
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+    }
+
+    /// One HTTP request answered.
+    public func request(route: String, method: String, status: Int, duration: Duration) {
+        let dimensions = [("route", route), ("method", method), ("status", "\(status)")]
+        Counter(label: "kakin_http_requests_total", dimensions: dimensions, factory: factory).increment()
+        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        CoreMetrics.Timer(label: "kakin_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+            .recordNanoseconds(nanoseconds)
+    }
+
+    /// A signed payload refused, by the verifier's code.
+    public func verificationFailure(cause: String) {
+        Counter(label: "kakin_verification_failures_total", dimensions: [("cause", cause)], factory: factory)
+            .increment()
+    }
+
+    /// A ledger event written (`transaction.recorded`, `transaction.revoked`, …).
+    public func ledgerEvent(_ type: String) {
+        Counter(label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory).increment()
+    }
+
+    /// Ledger events still waiting for delivery to some webhook endpoint.
+    public func webhookBacklog(_ count: Int) {
+        Gauge(label: "kakin_webhook_backlog", factory: factory).record(count)
+    }
+
+    /// The metrics in Prometheus' text exposition format.
+    public func render() -> String { registry.emitToString() }
+}

@@ -1,0 +1,80 @@
+public import Foundation
+import SQLKit
+
+extension SQLLedgerStore {
+    /// What a customer answer needs, read from one snapshot and bounded whatever the history:
+    /// balances, the transactions that can grant access (every non-consumable row), the `recent`
+    /// newest transactions, and how many transactions there are in all.
+    public func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary {
+        guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
+        return try await reading { db in
+            let access = try await db.raw(
+                """
+                SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                  AND product_type <> \(bind: "Consumable")
+                ORDER BY purchase_date, transaction_id
+                """
+            ).all().map(LedgerRows.transaction)
+            let newest = try await Self.page(
+                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, on: db)
+            let count =
+                try await db.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM transactions
+                    WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                    """
+                ).first()?.decode(column: "n", as: Int.self) ?? 0
+            let balanceRows = try await db.raw(
+                """
+                SELECT currency, amount FROM balances
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                """
+            ).all()
+            var balances: [String: Int64] = [:]
+            for row in balanceRows {
+                balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
+                    column: "amount", as: Int64.self)
+            }
+            return CustomerSummary(
+                bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
+                recentTransactions: newest, transactionCount: count)
+        }
+    }
+
+    /// A customer's transactions, newest first (by purchase date, then transaction ID), at most
+    /// `limit`, strictly after `cursor` in that order.
+    public func transactions(
+        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
+    ) async throws -> [RecordedTransaction] {
+        guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
+        return try await Self.page(bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, on: database)
+    }
+
+    private static func page(
+        bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, on db: any SQLDatabase
+    ) async throws -> [RecordedTransaction] {
+        guard limit > 0 else { return [] }
+        if let cursor {
+            let date = LedgerTime.milliseconds(cursor.purchaseDate)
+            return try await db.raw(
+                """
+                SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+                  AND (purchase_date < \(bind: date)
+                       OR (purchase_date = \(bind: date) AND transaction_id < \(bind: cursor.transactionID)))
+                ORDER BY purchase_date DESC, transaction_id DESC
+                LIMIT \(bind: limit)
+                """
+            ).all().map(LedgerRows.transaction)
+        }
+        return try await db.raw(
+            """
+            SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+            ORDER BY purchase_date DESC, transaction_id DESC
+            LIMIT \(bind: limit)
+            """
+        ).all().map(LedgerRows.transaction)
+    }
+}

@@ -1,0 +1,43 @@
+public import Foundation
+import SQLKit
+
+extension SQLLedgerStore {
+    /// Moves one purchase (every transaction of the app with `originalTransactionID`) from one
+    /// customer to another, in one database transaction, with a `transaction.transferred` event
+    /// (`originalTransactionId`, `from`, `to`, `transactionIds`).
+    ///
+    /// Only rows still owned by `from` move (`UPDATE … WHERE app_user_id = from`), so two
+    /// concurrent transfers of the same purchase move it once. Currency already credited stays in
+    /// the ledger of whoever it was credited to: a transfer moves access, not balances.
+    public func transfer(
+        bundleID: String, originalTransactionID: String, from: String, to: String, at date: Date
+    ) async throws -> Int {
+        guard from != to else { return 0 }
+        let now = LedgerTime.milliseconds(date)
+        return try await writing { db in
+            let moved = try await db.raw(
+                """
+                UPDATE transactions SET app_user_id = \(bind: to)
+                WHERE bundle_id = \(bind: bundleID) AND original_transaction_id = \(bind: originalTransactionID)
+                  AND app_user_id = \(bind: from)
+                RETURNING transaction_id
+                """
+            ).all().map { try $0.decode(column: "transaction_id", as: String.self) }
+            guard !moved.isEmpty else { return 0 }
+            try await Self.appendEvent(
+                LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
+                payload: TransferEventPayload(
+                    originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted()),
+                at: now, on: db)
+            return moved.count
+        }
+    }
+}
+
+/// Body of `transaction.transferred` events.
+struct TransferEventPayload: Encodable {
+    var originalTransactionId: String
+    var from: String
+    var to: String
+    var transactionIds: [String]
+}

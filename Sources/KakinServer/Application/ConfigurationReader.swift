@@ -59,7 +59,9 @@ final class ConfigurationReader {
         let number: Int64?
         if let text = value as? String {
             number = Int64(text)
-        } else if !(value is Bool), let value = value as? NSNumber, value.doubleValue == value.doubleValue.rounded() {
+        } else if let value = value as? NSNumber, String(cString: value.objCType) != "c",
+            value.doubleValue == value.doubleValue.rounded()
+        {
             number = value.int64Value
         } else {
             number = nil

@@ -51,7 +51,7 @@ import Testing
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             #expect(
                 String(buffer: metrics.body).contains(
-                    "kakin_http_requests_total{route=\"transactions\",status=\"200\"} 1"))
+                    "kakin_http_requests_total{route=\"/v1/transactions\",method=\"POST\",status=\"200\"} 1"))
         }
         try await fixture.store.shutdown()
     }
@@ -72,7 +72,7 @@ import Testing
             let huge = try await client.execute(
                 uri: "/v1/transactions", method: .post, headers: headers,
                 body: ByteBuffer(string: String(repeating: "x", count: 300 * 1024)))
-            #expect(huge.status == .badRequest)
+            #expect(huge.status == .contentTooLarge)
             let spendWithPublicKey = try await client.execute(
                 uri: "/v1/customers/u/balances/points/spend", method: .post, headers: headers,
                 body: Self.json(["bundleId": ServerFixture.bundleID, "amount": 1, "idempotencyKey": "k"]))

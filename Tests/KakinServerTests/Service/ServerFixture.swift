@@ -21,7 +21,8 @@ struct ServerFixture {
     let serverKey = P256.Signing.PrivateKey()
 
     init(
-        path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil
+        path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil,
+        transferPolicy: TransferPolicy = .keepWithOriginal
     ) async throws {
         let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
         engine = try SandboxEngine(
@@ -40,7 +41,8 @@ struct ServerFixture {
                     sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     sharedSecret: "secret",
                     verifyReceiptProductionURL: URL(string: "http://sandbox.invalid/production/verifyReceipt")!,
-                    verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!)
+                    verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!,
+                    transferPolicy: transferPolicy)
             ], grants: grants, clawbackPolicy: policy,
             verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
         http = KakinServerHTTP(service: service, signingKey: serverKey)

@@ -224,7 +224,7 @@ struct SQLLedgerStoreOutboxTests {
         try await withLedgerStore(.memory) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
             try await store.migrate()
-            #expect(try await store.appliedMigrations() == ["0001_ledger"])
+            #expect(try await store.appliedMigrations() == ["0001_ledger", "0002_customer_pages"])
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }
         try await withLedgerStore(.memory) { store async throws in

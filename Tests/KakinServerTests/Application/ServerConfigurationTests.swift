@@ -1,0 +1,171 @@
+import AppStoreModels
+import Foundation
+import KakinServer
+import Testing
+
+@Suite struct ServerConfigurationTests {
+    static let full = """
+        {
+          "listen": {"host": "0.0.0.0", "port": "env:PORT"},
+          "database": "sqlite:ledger.sqlite",
+          "serverKey": "server-key.pem",
+          "keys": {"publishable": "pk_live_123", "secret": "env:SECRET_KEY"},
+          "webhooks": [{"url": "https://hooks.example.com/kakin", "secret": "whsec"}],
+          "apps": [
+            {
+              "bundleId": "com.example.one", "appAppleId": 1234567890,
+              "environments": ["Production", "Sandbox"], "sharedSecret": "env:SHARED",
+              "appStoreServerAPI": {"keyId": "ABC123DEFG", "issuerId": "issuer", "privateKey": "keys/api.p8"},
+              "catalog": "/etc/kakin/Products.storekit", "grants": "grants.json",
+              "transferPolicy": "transferToNewUser", "extraRoots": ["roots/sandbox.pem"],
+              "endpoints": {"verifyReceiptSandbox": "http://127.0.0.1:9/verifyReceipt"}
+            },
+            {"bundleId": "com.example.two", "environments": ["Sandbox"], "keys": {"publishable": "pk_two", "secret": "sk_two_0123456789abcdef"}}
+          ],
+          "clawbackPolicy": "allowNegative",
+          "logging": {"format": "json", "level": "debug"},
+          "limits": {"maxBodyBytes": 65536, "idleTimeoutSeconds": 10},
+          "jobs": {"reconcileIntervalSeconds": 0}
+        }
+        """
+
+    static let environment = ["PORT": "9090", "SECRET_KEY": "sk_live_0123456789abcdef", "SHARED": "s3cret"]
+
+    @Test func aFullConfigurationIsReadWithSecretsFromTheEnvironment() throws {
+        let base = URL(fileURLWithPath: "/srv/kakin")
+        let configuration = try ServerConfiguration.parse(
+            Data(Self.full.utf8), environment: Self.environment, relativeTo: base)
+        #expect(configuration.listen.host == "0.0.0.0")
+        #expect(configuration.listen.port == 9090)
+        #expect(configuration.database == "sqlite:/srv/kakin/ledger.sqlite")
+        #expect(configuration.serverKeyPath == "/srv/kakin/server-key.pem")
+        #expect(configuration.keys.secret == "sk_live_0123456789abcdef")
+        #expect(configuration.webhooks.first?.url.host == "hooks.example.com")
+        #expect(configuration.apps.count == 2)
+        let one = configuration.apps[0]
+        #expect(one.appAppleID == 1_234_567_890)
+        #expect(one.environments == [.production, .sandbox])
+        #expect(one.sharedSecret == "s3cret")
+        #expect(one.appStoreServerAPI?.privateKeyPath == "/srv/kakin/keys/api.p8")
+        #expect(one.catalogPath == "/etc/kakin/Products.storekit", "absolute paths stay")
+        #expect(one.extraRootPaths == ["/srv/kakin/roots/sandbox.pem"])
+        #expect(one.transferPolicy == .transferToNewUser)
+        #expect(one.endpoints.verifyReceiptSandbox.absoluteString == "http://127.0.0.1:9/verifyReceipt")
+        #expect(one.endpoints.verifyReceiptProduction == AppleEndpoints.verifyReceiptProduction, "Apple by default")
+        #expect(one.endpoints.serverAPIProduction.host == "api.storekit.itunes.apple.com")
+        #expect(configuration.apps[1].keys?.publishable == "pk_two")
+        #expect(configuration.clawbackPolicy == .allowNegative)
+        #expect(configuration.logFormat == .json)
+        #expect(configuration.logLevel == "debug")
+        #expect(configuration.maxBodyBytes == 65536)
+        #expect(configuration.idleTimeoutSeconds == 10)
+        #expect(configuration.reconcileIntervalSeconds == 0)
+    }
+
+    nonisolated(unsafe) static let minimal: [String: Any] = [
+        "database": "sqlite::memory:", "serverKey": "/tmp/key.pem",
+        "keys": ["publishable": "pk_a", "secret": "sk_0123456789abcdef"],
+        "apps": [["bundleId": "com.example.app", "environments": ["Sandbox"]]],
+    ]
+
+    /// The first line of the error for `change` applied to the minimal configuration.
+    static func failure(_ change: (inout [String: Any]) -> Void, environment: [String: String] = [:]) -> String? {
+        var object = minimal
+        change(&object)
+        let data = try! JSONSerialization.data(withJSONObject: object)
+        do {
+            _ = try ServerConfiguration.parse(data, environment: environment)
+            return nil
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(!error.message.contains("\n"), "one line")
+            return error.message
+        }
+    }
+
+    @Test func theMinimalConfigurationIsEnough() throws {
+        let configuration = try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: Self.minimal))
+        #expect(configuration.listen.port == 8080 && configuration.listen.host == "127.0.0.1")
+        #expect(configuration.idleTimeoutSeconds <= 30, "stalled connections are closed by default")
+    }
+
+    @Test func everyMistakeNamesItsKey() {
+        #expect(Self.failure { $0["databse"] = "x" } == "databse: unknown key")
+        #expect(
+            Self.failure { $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"], "sharedSecrt": "x"]] }
+                == "apps[0].sharedSecrt: unknown key")
+        #expect(
+            Self.failure {
+                $0["apps"] = [
+                    [
+                        "bundleId": "a", "environments": ["Sandbox"],
+                        "appStoreServerAPI": ["keyID": "K", "issuerId": "I", "privateKey": "p"],
+                    ]
+                ]
+            }?.hasPrefix("apps[0].appStoreServerAPI.keyId") == true)
+        #expect(Self.failure { $0["listen"] = ["port": 70000] }?.hasPrefix("listen.port:") == true)
+        #expect(Self.failure { $0["listen"] = ["port": "env:NOPE"] } == "listen.port: the environment variable NOPE is not set")
+        #expect(Self.failure { $0.removeValue(forKey: "database") } == "database: is required")
+        #expect(Self.failure { $0["database"] = "mysql://x" }?.hasPrefix("database:") == true)
+        #expect(Self.failure { $0["apps"] = [] }?.hasPrefix("apps:") == true)
+        #expect(
+            Self.failure { $0["apps"] = [["bundleId": "a"]] }?.hasPrefix("apps[0].appAppleId: is required") == true,
+            "Production needs the app's Apple ID")
+        #expect(
+            Self.failure { $0["apps"] = [["bundleId": "a", "environments": ["Xcode"]]] }?.hasPrefix(
+                "apps[0].environments:") == true)
+        #expect(
+            Self.failure { $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"], "transferPolicy": "maybe"]] }?
+                .hasPrefix("apps[0].transferPolicy:") == true)
+        #expect(
+            Self.failure {
+                $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"], "endpoints": ["serverAPISandbox": "ftp://x"]]]
+            }?.hasPrefix("apps[0].endpoints.serverAPISandbox:") == true)
+        #expect(
+            Self.failure { $0["keys"] = ["publishable": "pk", "secret": "short"] }?.hasPrefix("keys.secret:") == true)
+        #expect(
+            Self.failure {
+                $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"]], ["bundleId": "a", "environments": ["Sandbox"]]]
+            }?.hasPrefix("apps[1].bundleId:") == true)
+        #expect(Self.failure { $0["logging"] = ["format": "xml"] }?.hasPrefix("logging.format:") == true)
+    }
+
+    @Test func missingAndBadFilesStopTheStartNamingTheKey() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-config-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("not a certificate".utf8).write(to: directory.appendingPathComponent("bad.pem"))
+        func start(_ app: [String: Any]) async -> String? {
+            var object = Self.minimal
+            object["serverKey"] = "key.pem"
+            object["apps"] = [app]
+            let data = try! JSONSerialization.data(withJSONObject: object)
+            do {
+                let configuration = try ServerConfiguration.parse(data, relativeTo: directory)
+                _ = try await buildApplication(configuration: configuration)
+                return nil
+            } catch {
+                return ServerError(error).message
+            }
+        }
+        let base: [String: Any] = ["bundleId": "com.example.app", "environments": ["Sandbox"]]
+        var missingRoot = base
+        missingRoot["extraRoots"] = ["missing.pem"]
+        #expect(await start(missingRoot)?.hasPrefix("apps[0].extraRoots[0]: ") == true)
+        var badRoot = base
+        badRoot["extraRoots"] = ["bad.pem"]
+        #expect(await start(badRoot)?.contains("is not a PEM certificate") == true)
+        var missingKey = base
+        missingKey["appStoreServerAPI"] = ["keyId": "K", "issuerId": "I", "privateKey": "nope.p8"]
+        #expect(await start(missingKey)?.hasPrefix("apps[0].appStoreServerAPI.privateKey: ") == true)
+        var missingCatalog = base
+        missingCatalog["catalog"] = "none.storekit"
+        #expect(await start(missingCatalog)?.hasPrefix("apps[0].catalog: ") == true)
+        var missingGrants = base
+        missingGrants["grants"] = "none.json"
+        #expect(await start(missingGrants)?.hasPrefix("apps[0].grants: ") == true)
+        #expect(
+            FileManager.default.fileExists(atPath: directory.appendingPathComponent("key.pem").path),
+            "the server key is made on first start")
+    }
+}

@@ -12,9 +12,11 @@ public struct LedgerStoreService: Service {
     }
 
     public func run() async throws {
-        // Returns on graceful shutdown, throws on cancellation: close the store either way.
+        // Returns on graceful shutdown, throws on cancellation (another service failed, say the
+        // port was taken): close the store either way, outside the cancelled task.
         try? await gracefulShutdown()
-        try await store.shutdown()
+        let store = self.store
+        try await Task { try await store.shutdown() }.value
     }
 }
 

@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `kakin` process started by a test, its output collected as it comes.
+final class RunningProcess: Sendable {
+    let process: Process
+    private let stdout = TextBuffer()
+    private let stderr = TextBuffer()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        guard let binary = BinaryTests.binary else { throw CancellationError() }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        self.process = process
+        out.fileHandleForReading.readabilityHandler = { [stdout] handle in
+            let data = handle.availableData
+            stdout.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        err.fileHandleForReading.readabilityHandler = { [stderr] handle in
+            let data = handle.availableData
+            stderr.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var output: String { stdout.text.withLock { $0 } }
+    var errors: String { stderr.text.withLock { $0 } }
+
+    /// Waits until standard output holds `text` (or the process ended); the output so far.
+    func waitForOutput(containing text: String, timeout: Duration = .seconds(60)) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let current = output
+            if current.contains(text) { return current }
+            if !process.isRunning {
+                Issue.record("the process ended (\(process.terminationStatus)) before printing \(text): \(errors)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("no \(text) within \(timeout): \(output) \(errors)")
+        throw CancellationError()
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Waits for the process to end by itself.
+    func exitStatus() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// Text collected from a pipe.
+final class TextBuffer: Sendable {
+    let text = Mutex("")
+}
+
+/// One HTTP exchange with a local server.
+func exchange(
+    _ method: String, _ url: String, headers: [String: String] = [:], json: Any? = nil
+) async throws -> (status: Int, body: [String: Any], raw: Data) {
+    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
+    request.httpMethod = method
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    if let json {
+        request.httpBody = try JSONSerialization.data(withJSONObject: json)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, object, data)
+}
+
+/// A loopback port free right now (bound, read and released).
+func freePort() throws -> Int {
+    let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+        }
+    }
+    guard bound else { throw CancellationError() }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -701,7 +701,7 @@ enum OpenAPIDocument {
                 "200":
                   description: OpenAPI 3.1.
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content: {application/yaml: {schema: {type: string}}}
+                  content: {application/yaml: {schema: {type: object, required: [openapi, info, paths]}}}
           /health:
             get:
               summary: Liveness; answers without touching the database.

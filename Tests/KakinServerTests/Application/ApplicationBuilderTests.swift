@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KakinServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ApplicationBuilderTests {
+    static func configuration(_ directory: URL) -> ServerConfiguration {
+        var app = ServerConfiguration.App(bundleID: "com.example.kakin")
+        app.environments = [.sandbox]
+        var configuration = ServerConfiguration(
+            database: "sqlite:" + directory.appendingPathComponent("ledger.sqlite").path,
+            serverKeyPath: directory.appendingPathComponent("server-key.pem").path,
+            keys: .init(publishable: "pk_builder", secret: "sk_builder_0123456789"), apps: [app])
+        configuration.listen = .init(host: "127.0.0.1", port: 0)
+        configuration.idleTimeoutSeconds = 1
+        return configuration
+    }
+
+    @Test func theBuiltApplicationMigratesBeforeServingAndClosesIdleConnections() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-builder-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let application = try await buildApplication(configuration: Self.configuration(directory))
+        try await application.test(.live) { client in
+            let ready = try await client.execute(uri: "/ready", method: .get)
+            #expect(ready.status == .ok, "migrations ran before the first request")
+            let customer = try await client.execute(
+                uri: "/v1/customers/u?bundleId=com.example.kakin", method: .get,
+                headers: [HTTPField.Name("X-Kakin-Key")!: "pk_builder"])
+            #expect(customer.status == .ok)
+            #expect(customer.headers[HTTPField.Name("X-Request-Id")!] != nil)
+
+            // A client that stalls mid-request is disconnected by the idle timeout.
+            let port = try #require(client.port)
+            let closedByServer = try await Task.detached { try Self.stalledConnectionIsClosed(port: port) }.value
+            #expect(closedByServer)
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("server-key.pem").path))
+    }
+
+    /// Opens a connection, sends half a request, and reports whether the server closed it
+    /// (a read returning end-of-file) before the socket's own 10-second receive timeout.
+    static func stalledConnectionIsClosed(port: Int) throws -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { return false }
+        let partial = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        return received == 0
+    }
+}

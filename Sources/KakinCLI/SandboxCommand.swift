@@ -3,6 +3,8 @@ import ArgumentParser
 import Crypto
 import Foundation
 import Hummingbird
+import KakinServer
+import Logging
 import StoreSandbox
 
 /// `kakin sandbox`: the local App Store on its own.
@@ -85,15 +87,12 @@ struct SandboxCommand: AsyncParsableCommand {
             settings.notificationURL = url
             try await engine.updateSettings(settings)
         }
-        let renewals = Task {
-            let transport = URLSessionNotificationTransport()
-            while !Task.isCancelled {
-                await engine.runDueWork(using: transport)
-                try? await Task.sleep(for: .seconds(1))
-            }
+        let logger = Logger(label: "kakin.sandbox")
+        let transport = URLSessionNotificationTransport()
+        let work = PeriodicJob(name: "sandbox renewals and notifications", every: .seconds(1), logger: logger) {
+            await engine.runDueWork(using: transport)
         }
-        defer { renewals.cancel() }
-        try await app.runService()
+        try await ServiceRunner.run([app, work], logger: logger, addresses: ["\(host):\(port)"])
     }
 
     func makeService() throws -> SandboxService {

@@ -164,7 +164,8 @@ public struct JWSVerifier: Sendable {
         return key
     }
 
-    static func describe(_ error: any Error) -> String {
+    /// One line for a decoding failure: the key path and what was wrong with it.
+    public static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),

@@ -635,6 +635,9 @@ enum OpenAPIDocument {
                       required: true
                       schema: {type: string, pattern: "^bytes [*]/[0-9]+$"}
                     ETag: {$ref: "#/components/headers/ETag"}
+                    Accept-Ranges: {$ref: "#/components/headers/AcceptRanges"}
+                    X-Content-Version: {$ref: "#/components/headers/ContentVersion"}
+                    X-Content-SHA256: {$ref: "#/components/headers/ContentSHA256"}
                     X-Request-Id: {$ref: "#/components/headers/RequestId"}
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSecurity
 public import Crypto
 import Foundation
 import HTTPTypes
@@ -116,18 +117,7 @@ public struct KakinServerHTTP: Sendable {
             throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
         }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer: buffer)) } catch {
-            throw ServerError(.invalidRequest, "the body is not a valid request: \(Self.describe(error))")
-        }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-            DecodingError.dataCorrupted(let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
-        default: return "\(error)"
+            throw ServerError(.invalidRequest, "the body is not a valid request: \(JWSVerifier.describe(error))")
         }
     }
 

@@ -25,17 +25,7 @@ extension SQLLedgerStore {
                     WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
                     """
                 ).first()?.decode(column: "n", as: Int.self) ?? 0
-            let balanceRows = try await db.raw(
-                """
-                SELECT currency, amount FROM balances
-                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-                """
-            ).all()
-            var balances: [String: Int64] = [:]
-            for row in balanceRows {
-                balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
-                    column: "amount", as: Int64.self)
-            }
+            let balances = try await Self.balances(bundleID: bundleID, appUserID: appUserID, on: db)
             return CustomerSummary(
                 bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
                 recentTransactions: newest, transactionCount: count)

@@ -38,17 +38,7 @@ extension SQLLedgerStore {
                 ORDER BY id
                 """
             ).all().map(LedgerRows.ledgerEntry)
-            let balanceRows = try await db.raw(
-                """
-                SELECT currency, amount FROM balances
-                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-                """
-            ).all()
-            var balances: [String: Int64] = [:]
-            for row in balanceRows {
-                balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
-                    column: "amount", as: Int64.self)
-            }
+            let balances = try await Self.balances(bundleID: bundleID, appUserID: appUserID, on: db)
             return CustomerState(
                 bundleID: bundleID, appUserID: appUserID, entitlements: [], balances: balances,
                 transactions: transactions, ledger: ledger)
@@ -78,5 +68,23 @@ extension SQLLedgerStore {
     /// Answers when the database does: `SELECT 1`, for readiness checks.
     public func ping() async throws {
         _ = try await database.raw("SELECT 1 AS one").first()
+    }
+}
+
+extension SQLLedgerStore {
+    /// A customer's balances by currency.
+    static func balances(bundleID: String, appUserID: String, on db: any SQLDatabase) async throws -> [String: Int64] {
+        let rows = try await db.raw(
+            """
+            SELECT currency, amount FROM balances
+            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
+            """
+        ).all()
+        var balances: [String: Int64] = [:]
+        for row in rows {
+            balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
+                column: "amount", as: Int64.self)
+        }
+        return balances
     }
 }

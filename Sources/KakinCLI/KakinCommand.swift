@@ -6,7 +6,8 @@ public struct KakinCommand: AsyncParsableCommand {
         commandName: "kakin",
         abstract: "Kakin (課金): Apple's in-app purchase formats, a local App Store and a purchase server.",
         subcommands: [
-            ServeCommand.self, ServerCommand.self, SandboxCommand.self, TokenCommand.self, DemoCommand.self, JWSCommand.self, ReceiptCommand.self,
+            ServeCommand.self, ServerCommand.self, SandboxCommand.self, TokenCommand.self, DemoCommand.self,
+            JWSCommand.self, ReceiptCommand.self,
             CACommand.self,
         ]
     )

@@ -44,7 +44,8 @@ struct ServerCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
         let application: any ApplicationProtocol
-        do { application = try await buildApplication(configuration: configuration, dependencies: dependencies) } catch {
+        do { application = try await buildApplication(configuration: configuration, dependencies: dependencies) } catch
+        {
             ServiceRunner.fail(ServerError(error).message)
         }
         try await ServiceRunner.run(

@@ -50,7 +50,9 @@ import Testing
                 [
                     "bundleId": bundleID, "appAppleId": 6_450_000_001, "environments": ["Sandbox"],
                     "sharedSecret": "shared",
-                    "appStoreServerAPI": ["keyId": "KEY1234567", "issuerId": "issuer-1", "privateKey": sandbox.apiKeyPath],
+                    "appStoreServerAPI": [
+                        "keyId": "KEY1234567", "issuerId": "issuer-1", "privateKey": sandbox.apiKeyPath,
+                    ],
                     "catalog": examples.appendingPathComponent("Kakin.storekit").path,
                     "grants": examples.appendingPathComponent("Kakin.grants.json").path,
                     "extraRoots": trustSandbox ? [sandbox.root] : [],
@@ -121,12 +123,15 @@ import Testing
 
         // Reconciliation signs its App Store Server API calls with the configured key.
         let reconcile = try await exchange(
-            "POST", "\(url)/v1/admin/reconcile?bundleId=\(Self.bundleID)", headers: ["Authorization": "Bearer \(Self.secret)"])
+            "POST", "\(url)/v1/admin/reconcile?bundleId=\(Self.bundleID)",
+            headers: ["Authorization": "Bearer \(Self.secret)"])
         #expect(reconcile.status == 200)
         #expect((reconcile.body["transactionsSeen"] as? Int ?? 0) >= 1)
 
         let metrics = try await exchange("GET", "\(url)/metrics")
-        #expect(String(decoding: metrics.raw, as: UTF8.self).contains("kakin_ledger_events_total{type=\"transaction.revoked\"} 1"))
+        #expect(
+            String(decoding: metrics.raw, as: UTF8.self).contains(
+                "kakin_ledger_events_total{type=\"transaction.revoked\"} 1"))
         #expect(try await exchange("GET", "\(url)/ready").status == 200)
 
         // SIGTERM drains and exits 0; the log was one JSON object per line, one per request.
@@ -157,7 +162,10 @@ import Testing
         // The sandbox's port is taken: one line, a non-zero exit, no backtrace.
         let busyPort = try #require(Int(sandbox.url.split(separator: ":").last ?? ""))
         let busy = try RunningProcess(
-            ["server", "--config", try Self.configuration(port: busyPort, sandbox: sandbox, scratch: scratch, name: "busy")],
+            [
+                "server", "--config",
+                try Self.configuration(port: busyPort, sandbox: sandbox, scratch: scratch, name: "busy"),
+            ],
             environment: ["TEST_KAKIN_SECRET": Self.secret])
         #expect(busy.exitStatus() != 0)
         let lines = busy.errors.split(separator: "\n").filter { !$0.contains("\"level\"") }
@@ -201,7 +209,8 @@ import Testing
         #expect(token.exitCode == 0, "the token command reads the key kakin serve made")
         let history = try await exchange(
             "GET", "http://127.0.0.1:\(sandboxPort)/inApps/v2/history/0",
-            headers: ["Authorization": "Bearer \(token.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))"])
+            headers: ["Authorization": "Bearer \(token.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))"]
+        )
         #expect(history.status != 401, "the sandbox accepts the token")
         let reconcile = try await exchange(
             "POST", "http://127.0.0.1:\(port)/v1/admin/reconcile?bundleId=\(Self.bundleID)",
@@ -220,7 +229,8 @@ import Testing
         let scratch = try ScratchDirectory()
         let key = P256.Signing.PrivateKey()
         let path = try scratch.write(key.pemRepresentation, to: "key.p8")
-        let output = try await kakin("token", "--key-id", "KEY1", "--issuer-id", "issuer", "--key", path, "--bundle-id", "com.x")
+        let output = try await kakin(
+            "token", "--key-id", "KEY1", "--issuer-id", "issuer", "--key", path, "--bundle-id", "com.x")
         #expect(output.exitCode == 0)
         let verifier = AppStoreServerAPITokenVerifier(
             keys: [.init(keyID: "KEY1", issuerID: "issuer", publicKey: key.publicKey)])

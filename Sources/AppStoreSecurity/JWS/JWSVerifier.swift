@@ -92,7 +92,8 @@ public struct JWSVerifier: Sendable {
         }
         try compact.verifySignature(with: entry.key)
         return Verified(
-            header: entry.header, payload: payload, payloadData: (try? compact.payloadData()) ?? Data(), validationTime: time,
+            header: entry.header, payload: payload, payloadData: (try? compact.payloadData()) ?? Data(),
+            validationTime: time,
             isXcodeSigned: entry.isXcodeSigned)
     }
 

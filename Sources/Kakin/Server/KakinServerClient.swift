@@ -86,7 +86,8 @@ public struct KakinServerClient: Sendable {
     /// The product IDs of the server's catalog (`GET /v1/catalog`).
     public func catalogProductIDs(locale: String = "en_US") async throws -> [String] {
         let reply = try await http.send(
-            "GET", url(["v1", "catalog"], ["bundleId": bundleID, "locale": locale]), headers: ["X-Kakin-Key": publishableKey]
+            "GET", url(["v1", "catalog"], ["bundleId": bundleID, "locale": locale]),
+            headers: ["X-Kakin-Key": publishableKey]
         )
         guard reply.status == 200 else { throw KakinError(.serverRejected, "the catalog answered \(reply.status)") }
         struct Catalog: Decodable {
@@ -108,7 +109,8 @@ public struct KakinServerClient: Sendable {
     /// user ID may hold spaces, slashes or any other character).
     func url(_ segments: [String], _ query: [String: String]) -> URL {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
-        let base = components.percentEncodedPath.hasSuffix("/")
+        let base =
+            components.percentEncodedPath.hasSuffix("/")
             ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         components.percentEncodedPath = base + segments.map { "/" + Self.encodeSegment($0) }.joined()
         components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }

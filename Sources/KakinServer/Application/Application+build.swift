@@ -120,7 +120,8 @@ struct ServerParts {
 
     static func openStore(_ database: String) async throws -> SQLLedgerStore {
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            throw ServerError(.invalidConfiguration, "database: PostgreSQL is not supported by this build; use sqlite:PATH")
+            throw ServerError(
+                .invalidConfiguration, "database: PostgreSQL is not supported by this build; use sqlite:PATH")
         }
         let path = String(database.dropFirst("sqlite:".count))
         guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }
@@ -150,9 +151,9 @@ struct ServerParts {
         }
         var catalog: StoreKitConfiguration?
         if let path = app.catalogPath {
-            do { catalog = try StoreKitConfiguration.load(from: Data(read(path, key: "\(prefix).catalog").utf8)) } catch
-                let error as ServerError
-            {
+            do {
+                catalog = try StoreKitConfiguration.load(from: Data(read(path, key: "\(prefix).catalog").utf8))
+            } catch let error as ServerError {
                 throw error
             } catch {
                 throw ServerError(.invalidConfiguration, "\(prefix).catalog: \(path) is not a .storekit file: \(error)")

@@ -104,7 +104,9 @@ final class ConfigurationReader {
     func objects(_ key: String) throws(ServerError) -> [ConfigurationReader] {
         var readers: [ConfigurationReader] = []
         for (index, element) in try array(key).enumerated() {
-            guard let object = element as? [String: Any] else { throw failure("\(key)[\(index)]", "expected an object") }
+            guard let object = element as? [String: Any] else {
+                throw failure("\(key)[\(index)]", "expected an object")
+            }
             readers.append(ConfigurationReader(object, path: "\(keyPath(key))[\(index)]", environment: environment))
         }
         return readers

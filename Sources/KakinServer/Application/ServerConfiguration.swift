@@ -235,13 +235,15 @@ extension ServerConfiguration {
         if !environments.isEmpty {
             app.environments = []
             for name in environments {
-                guard let environment = [AppStoreEnvironment.production, .sandbox].first(where: { $0.rawValue == name })
+                guard
+                    let environment = [AppStoreEnvironment.production, .sandbox].first(where: { $0.rawValue == name })
                 else { throw reader.failure("environments", "expected Production and/or Sandbox; found \(name)") }
                 app.environments.append(environment)
             }
         }
         if app.environments.contains(.production), app.appAppleID == nil {
-            throw reader.failure("appAppleId", "is required to accept Production data (App Store Connect → App Information → Apple ID)")
+            throw reader.failure(
+                "appAppleId", "is required to accept Production data (App Store Connect → App Information → Apple ID)")
         }
         app.sharedSecret = try reader.string("sharedSecret")
         if let api = try reader.object("appStoreServerAPI") {

@@ -35,7 +35,9 @@ struct RouteTable {
         router.on(RouterPath(path), method: method) { request, context -> Response in
             do { return try await handler(request, context) } catch {
                 let failure = ServerError(error)
-                if failure.code == .verificationFailed { metrics.verificationFailure(cause: failure.cause ?? "unknown") }
+                if failure.code == .verificationFailed {
+                    metrics.verificationFailure(cause: failure.cause ?? "unknown")
+                }
                 if failure.code == .internalError {
                     logger.error("internal error", metadata: ["error": "\(error)", "route": "\(path)"])
                 }

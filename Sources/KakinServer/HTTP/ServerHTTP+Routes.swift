@@ -125,7 +125,8 @@ extension KakinServerHTTP {
     /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
     func customerAnswer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
         let recent = try Self.count(
-            request.uri.queryParameters.get("transactions"), name: "transactions", default: Self.defaultRecentTransactions,
+            request.uri.queryParameters.get("transactions"), name: "transactions",
+            default: Self.defaultRecentTransactions,
             allowZero: true)
         let (summary, entitlements) = try await service.customerSummary(
             bundleID: bundleID, appUserID: appUserID, recent: recent)

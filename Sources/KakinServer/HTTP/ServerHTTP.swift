@@ -87,14 +87,16 @@ public struct KakinServerHTTP: Sendable {
 
     func addServiceRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
         table.get("health", router) { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         table.get("ready", router) { _, _ in
             do { try await service.store.ping() } catch {
                 throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
             }
             return Response(
-                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+                status: .ok, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
         table.get("metrics", router) { _, _ in
             Response(

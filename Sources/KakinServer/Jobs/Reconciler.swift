@@ -101,7 +101,9 @@ public struct Reconciler: Sendable {
                     covered.insert(record.originalTransactionID)
                     let outcome = try await service.ingest(record, app: app)
                     if outcome.isNew { report.transactionsRecorded += 1 }
-                    if record.revocationDate != nil, outcome.revoked || outcome.isNew { report.transactionsRevoked += 1 }
+                    if record.revocationDate != nil, outcome.revoked || outcome.isNew {
+                        report.transactionsRevoked += 1
+                    }
                 }
                 revision = page.hasMore == true ? page.revision : nil
             } while revision != nil
@@ -136,7 +138,8 @@ public struct Reconciler: Sendable {
             let apiError = try? JSONDecoder().decode(APIErrorResponse.self, from: body)
             if status == 404 || apiError?.errorCode == .transactionIDNotFound { return HistoryResponse(hasMore: false) }
             throw ServerError(
-                status == 429 || status >= 500 ? .appleUnavailable : status == 401 ? .invalidConfiguration : .internalError,
+                status == 429 || status >= 500
+                    ? .appleUnavailable : status == 401 ? .invalidConfiguration : .internalError,
                 "the App Store Server API answered \(status) \(apiError?.errorCode?.rawValue ?? 0): \(apiError?.errorMessage ?? "")"
             )
         }

@@ -70,7 +70,9 @@ public struct WebhookDispatcher: Sendable {
     /// Ledger events not yet delivered to every endpoint (summed over endpoints).
     public func backlog() async throws -> Int {
         var total = 0
-        for endpoint in endpoints { total += try await store.undeliveredEventCount(endpoint: endpoint.url.absoluteString) }
+        for endpoint in endpoints {
+            total += try await store.undeliveredEventCount(endpoint: endpoint.url.absoluteString)
+        }
         return total
     }
 

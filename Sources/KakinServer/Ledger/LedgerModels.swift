@@ -283,7 +283,8 @@ public struct TransactionCursor: Hashable, Sendable {
     public init?(token: String) {
         var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard token.count <= 1024, let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+        guard token.count <= 1024, let data = Data(base64Encoded: base64),
+            let text = String(data: data, encoding: .utf8),
             let colon = text.firstIndex(of: ":"), let milliseconds = Int64(text[..<colon])
         else { return nil }
         let id = String(text[text.index(after: colon)...])

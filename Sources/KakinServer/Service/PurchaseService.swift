@@ -140,7 +140,8 @@ public struct PurchaseService: Sendable {
         if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
         if outcome.revoked { ledgerEvent("transaction.revoked", record, source: record.source.rawValue) }
         if let previous = outcome.transferredFrom {
-            ledgerEvent("transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
+            ledgerEvent(
+                "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
         return outcome
     }

@@ -104,7 +104,9 @@ import Testing
                 ]
             }?.hasPrefix("apps[0].appStoreServerAPI.keyId") == true)
         #expect(Self.failure { $0["listen"] = ["port": 70000] }?.hasPrefix("listen.port:") == true)
-        #expect(Self.failure { $0["listen"] = ["port": "env:NOPE"] } == "listen.port: the environment variable NOPE is not set")
+        #expect(
+            Self.failure { $0["listen"] = ["port": "env:NOPE"] }
+                == "listen.port: the environment variable NOPE is not set")
         #expect(Self.failure { $0.removeValue(forKey: "database") } == "database: is required")
         #expect(Self.failure { $0["database"] = "mysql://x" }?.hasPrefix("database:") == true)
         #expect(Self.failure { $0["apps"] = [] }?.hasPrefix("apps:") == true)
@@ -119,13 +121,17 @@ import Testing
                 .hasPrefix("apps[0].transferPolicy:") == true)
         #expect(
             Self.failure {
-                $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"], "endpoints": ["serverAPISandbox": "ftp://x"]]]
+                $0["apps"] = [
+                    ["bundleId": "a", "environments": ["Sandbox"], "endpoints": ["serverAPISandbox": "ftp://x"]]
+                ]
             }?.hasPrefix("apps[0].endpoints.serverAPISandbox:") == true)
         #expect(
             Self.failure { $0["keys"] = ["publishable": "pk", "secret": "short"] }?.hasPrefix("keys.secret:") == true)
         #expect(
             Self.failure {
-                $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"]], ["bundleId": "a", "environments": ["Sandbox"]]]
+                $0["apps"] = [
+                    ["bundleId": "a", "environments": ["Sandbox"]], ["bundleId": "a", "environments": ["Sandbox"]],
+                ]
             }?.hasPrefix("apps[1].bundleId:") == true)
         #expect(Self.failure { $0["logging"] = ["format": "xml"] }?.hasPrefix("logging.format:") == true)
     }

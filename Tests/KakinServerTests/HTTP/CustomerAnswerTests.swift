@@ -41,7 +41,8 @@ import Testing
             let withJWS = try await client.execute(
                 uri: "/v1/customers/u?bundleId=\(ServerFixture.bundleID)&transactions=1&include=signedTransaction",
                 method: .get, headers: Self.appKey)
-            let first = (ServerHTTPTests.object(withJWS.body)["customer"] as? [String: Any])?["transactions"]
+            let first =
+                (ServerHTTPTests.object(withJWS.body)["customer"] as? [String: Any])?["transactions"]
                 as? [[String: Any]]
             #expect((first?.first?["signedTransaction"] as? String)?.split(separator: ".").count == 3)
 
@@ -102,7 +103,9 @@ import Testing
         let payload = try JSONSerialization.jsonObject(with: transfer.payload) as? [String: Any]
         #expect(payload?["from"] as? String == "alice" && payload?["to"] as? String == "bob")
         // Posting it again as bob changes nothing; a consumable is never transferred.
-        #expect(try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "bob").transferredFrom == nil)
+        #expect(
+            try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "bob").transferredFrom
+                == nil)
         let (_, points) = try await fixture.buy("increasePoints")
         try await fixture.service.submit(points, bundleID: ServerFixture.bundleID, appUserID: "alice")
         await #expect(throws: ServerError(.conflict, "")) {

@@ -91,7 +91,8 @@ import Testing
         let (_, jws) = try await fixture.buy("removeAd")
         let foreign = try SandboxCertificateAuthority.generate(now: ServerFixture.start)
         let forged = try SandboxSigner(authority: foreign, bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001)
-            .signTransaction(try #require(await fixture.engine.transactions(of: "tester").first), at: fixture.clock.now())
+            .signTransaction(
+                try #require(await fixture.engine.transactions(of: "tester").first), at: fixture.clock.now())
         var parts = jws.split(separator: ".").map(String.init)
         parts[2] = String(parts[2].reversed())
         let cases: [(String, String)] = [

@@ -110,7 +110,9 @@ import Testing
             _ = try await first.purchase(product)
             #expect(await second.deliverPending() == 0)
             let metrics = try String(contentsOf: serverURL.appendingPathComponent("metrics"), encoding: .utf8)
-            #expect(metrics.contains("kakin_http_requests_total{route=\"/v1/transactions\",method=\"POST\",status=\"200\"} 1"))
+            #expect(
+                metrics.contains(
+                    "kakin_http_requests_total{route=\"/v1/transactions\",method=\"POST\",status=\"200\"} 1"))
 
             // A fresh device: a new storage directory and device ID, same tester.
             let fresh = try await PaymentManager(

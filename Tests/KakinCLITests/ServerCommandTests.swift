@@ -225,6 +225,36 @@ import Testing
         #expect(serve.stop() == 0, "SIGTERM drains and exits 0")
     }
 
+    @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
+    func sigtermLetsARequestInFlightFinish() async throws {
+        let scratch = try ScratchDirectory()
+        let sandbox = try await Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        let (server, url) = try await Self.startServer(
+            try Self.configuration(port: 0, sandbox: sandbox, scratch: scratch, name: "draining"))
+        let port = try #require(Int(url.split(separator: ":").last ?? ""))
+        let body = #"{"signedPayload": "not.a.notification"}"#
+        let connection = try RawConnection(port: port)
+        // Half a notification is in flight when SIGTERM arrives; the rest follows.
+        connection.send(
+            "POST /v1/notifications/apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + String(body.prefix(10)))
+        _ = try await exchange("GET", "\(url)/health")
+        kill(server.process.processIdentifier, SIGTERM)
+        // Once the server refuses new connections, it is shutting down.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var refusing = false
+        while !refusing, ContinuousClock.now < deadline {
+            refusing = (try? RawConnection(port: port)) == nil
+            if !refusing { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(refusing)
+        connection.send(String(body.dropFirst(10)))
+        let answer = connection.receiveAll()
+        #expect(answer.hasPrefix("HTTP/1.1 422"), "the request in flight is answered: \(answer)")
+        #expect(server.exitStatus() == 0)
+    }
+
     @Test func tokenPrintsABearerTokenForTheConfiguredKey() async throws {
         let scratch = try ScratchDirectory()
         let key = P256.Signing.PrivateKey()

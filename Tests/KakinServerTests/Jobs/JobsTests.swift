@@ -39,14 +39,18 @@ actor RecordingExchange: HTTPExchange {
         let dispatcher = WebhookDispatcher(
             store: fixture.store, endpoints: [endpoint], exchange: exchange, retryDelay: 60, now: { clock.now() })
 
+        let backlog = try await dispatcher.backlog()
+        #expect(backlog >= 2, "the backlog counts what is not delivered yet")
         let firstRound = try await dispatcher.deliverDue()
         let attempted = await exchange.received.count
+        #expect(try await dispatcher.backlog() == 1, "the failed delivery still waits")
         #expect(attempted >= 2, "a transaction.recorded and a balance.credited event at least")
         #expect(firstRound == attempted - 1, "the first delivery failed")
         #expect(try await dispatcher.deliverDue() == 0, "the failed one waits for its retry time")
         clock.advance(by: 60)
         #expect(try await dispatcher.deliverDue() == 1)
         #expect(try await dispatcher.deliverDue() == 0, "everything delivered: nothing sent twice")
+        #expect(try await dispatcher.backlog() == 0)
 
         let (headers, body) = try #require(await exchange.received.first)
         let header = try #require(headers["X-Kakin-Signature"])

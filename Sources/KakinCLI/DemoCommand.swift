@@ -2,11 +2,11 @@ import ArgumentParser
 import Foundation
 import Kakin
 
-/// `kakin demo`: the seeds' sample app in the terminal, against `kakin serve`.
+/// `kakin demo`: a sample in-app purchase app in the terminal, against `kakin serve`.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "The seeds' sample app in the terminal: products, purchases, points, restore, against kakin serve.",
+        abstract: "A sample in-app purchase app in the terminal: products, purchases, points, restore, against kakin serve.",
         discussion: """
             Commands (typed, or one per line with --script FILE or -): products, buy PRODUCT [QUANTITY], \
             restore, status, pending, quit. PRODUCT may be the part after the bundle ID (removeAd). \
@@ -42,7 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
             backend: backend, server: client, appUserID: user, storageDirectory: directory)
         let products = ProductManager(productIDs: [], storageDirectory: directory)
         try? await products.loadProductIDs(from: client)
-        // Hosted content (seed 003): downloaded from the store, then the transaction is finished.
+        // Hosted content: downloaded from the store, then the transaction is finished.
         let downloadable = Set(
             (try? await backend.products(for: await products.productIDs))?.products.filter(\.isDownloadable).map(\.id)
                 ?? [])

@@ -6,7 +6,8 @@ public import Foundation
 /// and the store finished it. The file is replaced atomically on every change, so a crash at any
 /// moment leaves the list as it was before or after the change, never half-written: on the next
 /// start, whatever is still listed is delivered again, and the server, keyed by transaction ID,
-/// records it once. This is what makes seed 002's "lost orders" and double grants impossible.
+/// records it once. This is what makes lost orders (paid but never granted) and double grants
+/// impossible.
 public actor DeliveryOutbox {
     /// One transaction waiting for the server.
     public struct Entry: Codable, Hashable, Sendable {

@@ -3,10 +3,9 @@ public import Foundation
 /// Buys products, restores purchases, and makes sure every transaction reaches your server exactly
 /// once before it is finished.
 ///
-/// Two styles, as the seeds' users expect: async/await (``purchase(_:quantity:)``,
-/// ``statusUpdates()``) and the seeds' delegate (``PaymentManagerDelegate``). There is no global
-/// singleton: make as many managers as you like; all managers of one store account share one
-/// transaction observer and one durable outbox.
+/// Two styles: async/await (``purchase(_:quantity:)``, ``statusUpdates()``) and the classic
+/// delegate (``PaymentManagerDelegate``). There is no global singleton: make as many managers as you
+/// like; all managers of one store account share one transaction observer and one durable outbox.
 ///
 /// ```swift
 /// let payments = try await PaymentManager(backend: backend, server: server, appUserID: "alice")
@@ -56,7 +55,7 @@ public actor PaymentManager {
         #endif
     }
 
-    /// Sets (or clears) the seeds' delegate. Held weakly.
+    /// Sets (or clears) the classic delegate. Held weakly.
     public func setDelegate(_ delegate: (any PaymentManagerDelegate)?) {
         self.delegate = delegate
     }
@@ -85,7 +84,7 @@ public actor PaymentManager {
         }
     }
 
-    /// Whether the account may buy (seeds 002 and 004 check this first).
+    /// Whether the account may buy; check this before offering purchases.
     public func canMakePayments() async -> Bool {
         (try? await session.backend.canMakePayments()) ?? false
     }
@@ -167,10 +166,10 @@ public actor PaymentManager {
         await session.outbox.all.map(\.transaction)
     }
 
-    /// Downloads hosted content before finishing, as seed 003 does: for every acknowledged
-    /// transaction for which `request` returns a content request, the package is downloaded
-    /// (resumably, hash-checked, unpacked) and only then is the transaction finished. A failed
-    /// download leaves the transaction queued and unfinished, to be tried again.
+    /// Downloads hosted content before finishing, as apps with hosted content must: for every
+    /// acknowledged transaction for which `request` returns a content request, the package is
+    /// downloaded (resumably, hash-checked, unpacked) and only then is the transaction finished. A
+    /// failed download leaves the transaction queued and unfinished, to be tried again.
     public func enableDownloads(
         _ downloads: DownloadManager, request: @escaping @Sendable (StoreTransaction) -> ContentRequest?
     ) async {

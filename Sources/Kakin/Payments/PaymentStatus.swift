@@ -1,10 +1,10 @@
 public import Foundation
 
-/// Where a payment flow is, as seed 000's `PaymentStatus` (extended where StoreKit has more).
+/// Where a payment flow is: the classic payment states, extended where StoreKit has more.
 public enum PaymentStatus: Hashable, Sendable {
-    /// Product information arrived (seed 000: `responseProductInfo`).
+    /// Product information arrived (delegates also get it through `responseProductInfo`).
     case productInfoReceived(products: [StoreProduct], invalid: [InvalidProduct])
-    /// A purchase started; the app should block its purchase UI (seed 000).
+    /// A purchase started; the app should block its purchase UI until the purchase ends.
     case purchasing(productID: String)
     /// Paid and acknowledged by the server; the transaction is finished.
     case purchased(StoreTransaction)
@@ -20,7 +20,7 @@ public enum PaymentStatus: Hashable, Sendable {
     case restoreFinished
 }
 
-/// Why a payment flow failed, as seed 000's `PaymentError`, extended with StoreKit's other cases.
+/// Why a payment flow failed: the classic payment errors, extended with StoreKit's other cases.
 public enum PaymentError: Error, Hashable, Sendable {
     case productInfoFailed
     case clientInvalid
@@ -33,7 +33,7 @@ public enum PaymentError: Error, Hashable, Sendable {
     case serverRejected(String)
     case unknown(String)
 
-    /// Maps an SDK error (and the store's SKError code it may carry) to the seeds' cases.
+    /// Maps an SDK error (and the store's SKError code it may carry) to one of these cases.
     public init(_ error: any Error) {
         guard let error = error as? KakinError else {
             self = .unknown("\(error)")
@@ -57,7 +57,7 @@ public enum PaymentError: Error, Hashable, Sendable {
     }
 }
 
-/// The seeds' delegate, for apps written in that style. Every method has an empty default.
+/// The classic delegate, for apps written in that style. Every method has an empty default.
 public protocol PaymentManagerDelegate: AnyObject, Sendable {
     func responseProductInfo(_ products: [StoreProduct], invalidProducts: [InvalidProduct])
     func completePayment(_ transaction: StoreTransaction)

@@ -2,7 +2,8 @@ import Foundation
 
 /// Everything shared by the managers of one store account: the outbox, the single transaction
 /// observer, and the delivery loop. However many `PaymentManager`s an app makes, there is one
-/// session per store, so a transaction is observed once and uploaded once (seed 002's bug).
+/// session per store, so a transaction is observed once and uploaded once (registering the
+/// observer twice would upload the same receipt twice).
 actor StoreSession {
     let backend: any StoreBackend
     let server: KakinServerClient

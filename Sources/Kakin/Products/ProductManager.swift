@@ -1,8 +1,8 @@
 public import Foundation
 
-/// The app's products and what the customer has of them, kept across launches (seed 000).
+/// The app's products and what the customer has of them, kept across launches.
 ///
-/// Product IDs come from code or from the server's catalog (seed 003: a new product needs no app
+/// Product IDs come from code or from the server's catalog (so a new product needs no app
 /// update). The per-product state (unlocked entitlements, consumable balances, subscription
 /// expiry) is written atomically to a file whenever the server's signed answer changes it, so the
 /// app starts with the last known state offline, and is always replaced by what the server says.
@@ -86,7 +86,7 @@ public actor ProductManager {
     /// The product with this ID, once loaded.
     public func product(_ id: String) -> StoreProduct? { products.first { $0.id == id } }
 
-    /// A price formatted with the product's price locale (seed 001), for prices computed in the
+    /// A price formatted with the product's price locale, for prices computed in the
     /// app (a per-unit price, a discount); the store's own `displayPrice` is preferred otherwise.
     public static func format(_ price: Decimal, currencyCode: String, localeIdentifier: String) -> String {
         let formatter = NumberFormatter()

@@ -12,7 +12,7 @@ public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
     public var description: String
     /// The price in the storefront's currency.
     public var price: Decimal
-    /// The price formatted for the storefront's locale, e.g. `¥100`, `$0.99`, `0,99 €` (seed 001).
+    /// The price formatted for the storefront's locale, e.g. `¥100`, `$0.99`, `0,99 €`.
     public var displayPrice: String
     public var currencyCode: String
     public var priceLocaleIdentifier: String
@@ -43,7 +43,8 @@ public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
     }
 }
 
-/// A product ID the store did not recognise, with why (seed 001's reasons).
+/// A product ID the store did not recognise, with why (e.g. not cleared for sale, a bundle ID
+/// mismatch, no Paid Applications agreement).
 public struct InvalidProduct: Codable, Hashable, Sendable {
     public var id: String
     public var reason: String

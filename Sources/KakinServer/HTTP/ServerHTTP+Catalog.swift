@@ -30,8 +30,8 @@ extension KakinServerHTTP {
         var products: [CatalogProduct]
     }
 
-    /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update
-    /// (seed 003), localized for `locale` (language match first, then the first localization).
+    /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update,
+    /// localized for `locale` (language match first, then the first localization).
     func addCatalogRoute(to router: Router<BasicRequestContext>, table: inout RouteTable) {
         table.get("v1/catalog", router) { request, _ in
             let caller = try authenticate(request, secret: false)

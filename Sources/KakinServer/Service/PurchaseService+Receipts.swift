@@ -2,7 +2,7 @@ public import AppStoreModels
 public import Foundation
 
 extension PurchaseService {
-    /// `POST /v1/receipts`: the legacy flow of seed 002. Sends the base64 receipt to verifyReceipt
+    /// `POST /v1/receipts`: the legacy app-receipt flow. Sends the base64 receipt to verifyReceipt
     /// (production first, the sandbox on 21007, production again on 21008), records every purchase
     /// in it for `appUserID`, and answers with the customer's state. Apple's status codes become
     /// typed errors: retryable ones (21005, 21009, 21100–21199, no answer) as `appleUnavailable`,

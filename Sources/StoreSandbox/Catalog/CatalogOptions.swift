@@ -24,7 +24,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
     /// requested ID that does not is reported as ``InvalidProductReason/bundlePrefixMismatch``.
     /// A wildcard (`com.example.*`) makes every request fail with ``InvalidProductReason/wildcardAppID``.
     public var bundleID: String?
-    /// The products whose content Apple hosts (the seed's 「Appleでコンテンツをホスティングする」),
+    /// The products whose content Apple hosts (App Store Connect's "Host Content with Apple"),
     /// by product ID. Only non-consumables can have hosted content.
     public var hostedContent: [String: HostedContent]
     /// Product IDs that are not cleared for sale: requests return them as invalid.

@@ -2,7 +2,7 @@ public import Foundation
 
 /// Formats prices the way a storefront shows them: `$0.99`, `¥100`, `£0.99`, `0,99 €`, `¥6.00`.
 ///
-/// This is what the seed write-up asks apps to do with an `NSNumberFormatter` in currency style
+/// This is what StoreKit 1 apps have to do themselves with an `NSNumberFormatter` in currency style
 /// and the product's `priceLocale`; the sandbox does it once so that every product and offer
 /// carries a ready `displayPrice`, as StoreKit 2's `Product.displayPrice` does.
 ///

@@ -26,7 +26,7 @@ public import Foundation
 /// | 60 | 99.99 | 10,000 | 99.99 | 99.99 | 648 |
 ///
 /// - USD is the reference column.
-/// - JPY follows the seed write-up's rule that Tier 1 is ¥100: ¥100 per dollar of the tier.
+/// - JPY follows the long-standing rule that Tier 1 is ¥100: ¥100 per dollar of the tier.
 /// - GBP and EUR repeat the US figures, as the App Store has long done for these tiers.
 /// - CNY uses the well-known China price points (¥6, ¥30, ¥68, ¥128, ¥198, ¥328, ¥648).
 ///

@@ -3,7 +3,7 @@ import Foundation
 /// A sandbox tester account, with the settings App Store Connect offers for one, and more.
 ///
 /// Unlike Apple's sandbox, a tester's purchase history can be cleared, so the same account can run
-/// the same test again (seed 004's readers made a new account every time).
+/// the same test again instead of needing a new account every time.
 public struct SandboxTester: Codable, Hashable, Sendable, Identifiable {
     /// A stable identifier, used in the device API.
     public var id: String

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// `verifyReceipt` as Apple serves it: `POST /verifyReceipt` answers as the sandbox host, and
 /// `POST /production/verifyReceipt` as the production host (21007 for every sandbox receipt), so a
-/// client can test the fallback of seed 002. HTTP 200 always, with the status in the body.
+/// client can test its production-to-sandbox fallback. HTTP 200 always, with the status in the body.
 extension SandboxService {
     func addVerifyReceiptRoutes(to router: Router<BasicRequestContext>) {
         router.post("verifyReceipt") { request, _ in await verifyReceipt(request, endpoint: .sandbox) }

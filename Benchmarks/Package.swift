@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "Kakin", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +20,7 @@ let package = Package(
                 .product(name: "AppStoreSecurity", package: "Kakin"),
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Benchmarks/JWSVerification",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

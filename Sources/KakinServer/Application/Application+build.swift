@@ -55,7 +55,10 @@ public func buildApplication(
     let metrics = dependencies.metrics
     if !configuration.webhooks.isEmpty {
         services.append(
-            PeriodicJob(name: "webhooks", every: .seconds(configuration.webhookIntervalSeconds), logger: logger) {
+            PeriodicJob(
+                name: "webhooks", every: .seconds(configuration.webhookIntervalSeconds), waitsFirst: true,
+                logger: logger
+            ) {
                 try await dispatcher.deliverDue()
                 metrics.webhookBacklog(try await dispatcher.backlog())
             })
@@ -65,7 +68,8 @@ public func buildApplication(
         let reconciler = parts.reconciler
         services.append(
             PeriodicJob(
-                name: "reconciliation", every: .seconds(configuration.reconcileIntervalSeconds), logger: logger
+                name: "reconciliation", every: .seconds(configuration.reconcileIntervalSeconds), waitsFirst: true,
+                logger: logger
             ) {
                 for bundleID in reconciled {
                     let report = try await reconciler.reconcile(bundleID: bundleID)

@@ -27,18 +27,30 @@ public struct PeriodicJob: Service {
     public let name: String
     public let interval: Duration
     public let logger: Logger
+    /// Whether the first run waits one interval (jobs that need the migrated database wait).
+    public let waitsFirst: Bool
     public let body: @Sendable () async throws -> Void
 
     public init(
-        name: String, every interval: Duration, logger: Logger, _ body: @escaping @Sendable () async throws -> Void
+        name: String, every interval: Duration, waitsFirst: Bool = false, logger: Logger,
+        _ body: @escaping @Sendable () async throws -> Void
     ) {
         self.name = name
         self.interval = interval
+        self.waitsFirst = waitsFirst
         self.logger = logger
         self.body = body
     }
 
     public func run() async throws {
+        if waitsFirst {
+            do {
+                let interval = self.interval
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do { try await body() } catch {
                 logger.warning("job failed", metadata: ["job": "\(name)", "error": "\(error)"])

@@ -10,8 +10,8 @@ enum OpenAPIDocument {
           version: "1"
           description: >-
             Verify App Store purchases, record them once, grant once.
-            Keyed routes check the key (headers only) first, then the bundle ID, then the body, so a
-            caller without a valid key learns nothing about which apps the server has.
+            Keyed routes check the key (headers only) before anything else, so a caller without a valid
+            key learns nothing about which apps the server has.
             Every failure answers the Error body with the status of its code (400 invalidRequest,
             401 unauthorized, 403 notEntitled, 404 unknownApp/notFound/notConfigured,
             405 methodNotAllowed, 409 conflict, 413 payloadTooLarge,
@@ -375,6 +375,7 @@ enum OpenAPIDocument {
                   schema: {$ref: "#/components/schemas/SignedCustomerAnswer"}
         paths:
           /v1/transactions:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: POST."
             post:
               summary: Verify and record a signed transaction (StoreKit 2 JWS or the sandbox's) for a customer.
               security: [{appKey: []}, {bearerKey: []}]
@@ -404,6 +405,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/receipts:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: POST."
             post:
               summary: >-
                 Verify a base64 app receipt with verifyReceipt (production first, sandbox on 21007) and record
@@ -423,7 +425,7 @@ enum OpenAPIDocument {
                       properties:
                         bundleId: {type: string, examples: [com.example.kakin]}
                         appUserId: {type: string, minLength: 1, maxLength: 256}
-                        receipt: {type: string, description: The base64 app receipt.}
+                        receipt: {type: string, minLength: 1, description: The base64 app receipt.}
                         transactionId: {type: string}
               responses:
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
@@ -447,6 +449,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/notifications/apple:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: POST."
             post:
               summary: >-
                 App Store Server Notifications V2, without a key (the signature is the authentication);
@@ -466,12 +469,12 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/NotificationResult"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "404": {$ref: "#/components/responses/UnknownApp"}
-                "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422": {$ref: "#/components/responses/VerificationFailed"}
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/customers/{appUserId}:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: Entitlements, balances and the newest transactions, signed over the client's nonce.
               security: [{appKey: []}, {bearerKey: []}]
@@ -489,6 +492,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/customers/{appUserId}/transactions:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: A page of the customer's transactions, newest first, signed over the client's nonce.
               security: [{appKey: []}, {bearerKey: []}]
@@ -496,7 +500,7 @@ enum OpenAPIDocument {
                 - $ref: "#/components/parameters/appUserIdPath"
                 - $ref: "#/components/parameters/bundleId"
                 - {name: limit, in: query, description: The page size., schema: {type: integer, minimum: 1, maximum: 100, default: 50}}
-                - {name: cursor, in: query, description: The nextCursor of the previous page; 400 for any other value., schema: {type: string}}
+                - {name: cursor, in: query, description: The nextCursor of the previous page; 400 for any other value., schema: {type: string, minLength: 1}}
                 - $ref: "#/components/parameters/include"
                 - $ref: "#/components/parameters/nonce"
               responses:
@@ -512,6 +516,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/customers/{appUserId}/balances/{currency}/spend:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: POST."
             post:
               summary: Spend currency atomically, once per idempotency key, never below zero (secret key only).
               security: [{bearerKey: []}]
@@ -551,6 +556,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/content/{productId}:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: PUT, GET."
             put:
               summary: >-
                 Upload a hosted content package (secret key only); a new version is kept beside the old ones,
@@ -562,6 +568,7 @@ enum OpenAPIDocument {
                 - {name: version, in: query, required: true, schema: {type: string, minLength: 1, maxLength: 64}}
               requestBody:
                 required: true
+                description: The package's bytes; an empty package is 400.
                 content: {application/octet-stream: {schema: {type: string, format: binary}}}
               responses:
                 "201":
@@ -642,6 +649,7 @@ enum OpenAPIDocument {
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/catalog:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: The product list with what each product grants, localized for a locale.
               security: [{appKey: []}, {bearerKey: []}]
@@ -665,6 +673,7 @@ enum OpenAPIDocument {
                           - $ref: "#/components/schemas/Error"
                           - properties: {error: {properties: {code: {enum: [unknownApp, notConfigured]}, retryable: {const: false}}}}
           /v1/admin/reconcile:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: POST."
             post:
               summary: Reconcile the app's customers with the App Store Server API now (secret key only).
               security: [{bearerKey: []}]
@@ -685,11 +694,11 @@ enum OpenAPIDocument {
                         allOf:
                           - $ref: "#/components/schemas/Error"
                           - properties: {error: {properties: {code: {enum: [unknownApp, notConfigured]}, retryable: {const: false}}}}
-                "409": {$ref: "#/components/responses/Conflict"}
                 "422": {$ref: "#/components/responses/VerificationFailed"}
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /v1/server-key:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: The server's public key (PEM) that signs customer answers.
               responses:
@@ -698,6 +707,7 @@ enum OpenAPIDocument {
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
                   content: {application/x-pem-file: {schema: {type: string}}}
           /openapi.yaml:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: This document.
               responses:
@@ -706,6 +716,7 @@ enum OpenAPIDocument {
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
                   content: {application/yaml: {schema: {type: object, required: [openapi, info, paths]}}}
           /health:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: Liveness; answers without touching the database.
               responses:
@@ -714,6 +725,7 @@ enum OpenAPIDocument {
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
                   content: {text/plain: {schema: {type: string}}}
           /ready:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: Readiness; answers 200 only when the database answers.
               responses:
@@ -723,6 +735,7 @@ enum OpenAPIDocument {
                   content: {text/plain: {schema: {type: string}}}
                 "503": {$ref: "#/components/responses/Unavailable"}
           /metrics:
+            description: "Asked with another of GET, POST, PUT, DELETE and PATCH: 405 (MethodNotAllowed) with Allow: GET."
             get:
               summary: Prometheus metrics (requests, latency, verification failures, ledger events).
               responses:

@@ -70,11 +70,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The SDK an app links: no server dependencies, Foundation networking only.
+        // The SDK an app links: no server dependencies, Foundation networking only. Crash points
+        // for the kill tests exist in debug builds only.
         .target(
             name: "Kakin",
-            dependencies: ["AppStoreModels", "AppStoreSecurity", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swiftSettings
+            dependencies: ["AppStoreModels", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
         .target(

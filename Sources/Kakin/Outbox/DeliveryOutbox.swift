@@ -1,17 +1,29 @@
 public import Foundation
 
-/// The durable list of transactions bought but not yet acknowledged by the server.
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The durable list of transactions bought but not yet acknowledged by the server: one per
+/// storage directory, shared by every app user, manager and process that uses the directory.
 ///
 /// A transaction enters before anything is sent and leaves only after the server acknowledged it
-/// and the store finished it. The file is replaced atomically on every change, so a crash at any
-/// moment leaves the list as it was before or after the change, never half-written: on the next
-/// start, whatever is still listed is delivered again, and the server, keyed by transaction ID,
-/// records it once. This is what makes lost orders (paid but never granted) and double grants
+/// and the store finished it. Every change is a read-modify-write of `outbox.json` under an
+/// exclusive lock on `outbox.lock`, and the file is replaced atomically: two managers (for Alice
+/// and for Bob, in one process or in two) never overwrite each other's entries, and a crash at
+/// any moment leaves the list as it was before or after the change, never half-written. On the
+/// next start, whatever is still listed is delivered again, and the server, keyed by transaction
+/// ID, records it once. This is what makes lost orders (paid but never granted) and double grants
 /// impossible.
 public actor DeliveryOutbox {
     /// One transaction waiting for the server.
     public struct Entry: Codable, Hashable, Sendable {
         public var transaction: StoreTransaction
+        /// The app user the purchase is delivered for.
         public var appUserID: String
         public var attempts: Int
         public var nextAttempt: Date
@@ -19,64 +31,147 @@ public actor DeliveryOutbox {
         /// Set when the server refused it for good (a verification failure): kept, not retried
         /// automatically, reported to the app.
         public var rejected: Bool
+        /// Queued by a restore: reported as restored, not purchased, once delivered.
+        public var restored: Bool
+
+        public init(
+            transaction: StoreTransaction, appUserID: String, attempts: Int = 0, nextAttempt: Date,
+            lastError: String? = nil, rejected: Bool = false, restored: Bool = false
+        ) {
+            self.transaction = transaction
+            self.appUserID = appUserID
+            self.attempts = attempts
+            self.nextAttempt = nextAttempt
+            self.lastError = lastError
+            self.rejected = rejected
+            self.restored = restored
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            transaction = try container.decode(StoreTransaction.self, forKey: .transaction)
+            appUserID = try container.decode(String.self, forKey: .appUserID)
+            attempts = try container.decode(Int.self, forKey: .attempts)
+            nextAttempt = try container.decode(Date.self, forKey: .nextAttempt)
+            lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
+            rejected = try container.decode(Bool.self, forKey: .rejected)
+            restored = try container.decodeIfPresent(Bool.self, forKey: .restored) ?? false
+        }
+    }
+
+    /// The file's form: entries grouped by app user.
+    private struct Document: Codable {
+        var version = 2
+        var users: [String: [Entry]] = [:]
+
+        init(entries: [Entry]) {
+            for entry in entries { users[entry.appUserID, default: []].append(entry) }
+        }
+
+        var entries: [Entry] {
+            users.values.flatMap { $0 }.sorted { ($0.nextAttempt, $0.transaction.id) < ($1.nextAttempt, $1.transaction.id) }
+        }
     }
 
     private let url: URL
-    private var entries: [Entry]
+    private let lockPath: String
 
     /// Opens (or creates) the outbox in `directory`.
     public init(directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         url = directory.appendingPathComponent("outbox.json")
-        if let data = try? Data(contentsOf: url) {
-            entries = (try? JSONDecoder().decode([Entry].self, from: data)) ?? []
-        } else {
-            entries = []
-        }
+        lockPath = directory.appendingPathComponent("outbox.lock").path
     }
 
     /// Adds a transaction unless it is already listed. Durable when it returns.
     @discardableResult
-    public func enqueue(_ transaction: StoreTransaction, appUserID: String, now: Date) throws -> Bool {
-        guard !entries.contains(where: { $0.transaction.id == transaction.id }) else { return false }
-        entries.append(
-            Entry(
-                transaction: transaction, appUserID: appUserID, attempts: 0, nextAttempt: now, lastError: nil,
-                rejected: false))
-        try persist()
-        return true
+    public func enqueue(
+        _ transaction: StoreTransaction, appUserID: String, now: Date, restored: Bool = false
+    ) throws -> Bool {
+        try update { entries in
+            guard !entries.contains(where: { $0.transaction.id == transaction.id }) else { return false }
+            entries.append(Entry(transaction: transaction, appUserID: appUserID, nextAttempt: now, restored: restored))
+            return true
+        }
     }
 
-    /// Entries due at `now`, oldest first.
+    /// Entries due at `now`, soonest first.
     public func due(at now: Date) -> [Entry] {
-        entries.filter { !$0.rejected && $0.nextAttempt <= now }
+        ((try? read()) ?? []).filter { !$0.rejected && $0.nextAttempt <= now }
     }
 
-    /// Everything listed.
-    public var all: [Entry] { entries }
+    /// Everything listed, as the file says now.
+    public var all: [Entry] { (try? read()) ?? [] }
+
+    /// The entries of one app user.
+    public func entries(of appUserID: String) -> [Entry] { all.filter { $0.appUserID == appUserID } }
+
+    /// When the next retryable entry after `date` is due, if any.
+    public func nextAttempt(after date: Date) -> Date? {
+        all.filter { !$0.rejected && $0.nextAttempt > date }.map(\.nextAttempt).min()
+    }
 
     /// Removes an acknowledged and finished transaction.
     public func remove(_ transactionID: String) throws {
-        entries.removeAll { $0.transaction.id == transactionID }
-        try persist()
+        try update { entries in entries.removeAll { $0.transaction.id == transactionID } }
     }
 
     /// Records a failed attempt and when to try again (or that the server refused it for good).
     public func failed(_ transactionID: String, error: String, retryAt: Date?, now: Date) throws {
-        guard let index = entries.firstIndex(where: { $0.transaction.id == transactionID }) else { return }
-        entries[index].attempts += 1
-        entries[index].lastError = error
-        if let retryAt {
-            entries[index].nextAttempt = retryAt
-        } else {
-            entries[index].rejected = true
+        try update { entries in
+            guard let index = entries.firstIndex(where: { $0.transaction.id == transactionID }) else { return }
+            entries[index].attempts += 1
+            entries[index].lastError = error
+            if let retryAt {
+                entries[index].nextAttempt = retryAt
+            } else {
+                entries[index].rejected = true
+            }
         }
-        try persist()
     }
 
-    private func persist() throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try encoder.encode(entries).write(to: url, options: .atomic)
+    // MARK: - The file
+
+    /// Reads, changes and writes the list under the exclusive lock.
+    private func update<R>(_ change: (inout [Entry]) throws -> R) throws -> R {
+        try locked(LOCK_EX) {
+            var entries = try readFile()
+            let before = entries
+            let result = try change(&entries)
+            if entries != before {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                try encoder.encode(Document(entries: entries)).write(to: url, options: .atomic)
+            }
+            return result
+        }
+    }
+
+    private func read() throws -> [Entry] {
+        try locked(LOCK_SH) { try readFile() }
+    }
+
+    private func readFile() throws -> [Entry] {
+        guard let data = try? Data(contentsOf: url), !data.isEmpty else { return [] }
+        let decoder = JSONDecoder()
+        if let document = try? decoder.decode(Document.self, from: data) { return document.entries }
+        // The first form of the file: a plain list.
+        if let list = try? decoder.decode([Entry].self, from: data) { return list }
+        throw KakinError(.storage, "\(url.path) is not an outbox file", isRetryable: false)
+    }
+
+    private func locked<R>(_ operation: Int32, _ body: () throws -> R) throws -> R {
+        let descriptor = open(lockPath, O_CREAT | O_RDWR, 0o600)
+        guard descriptor >= 0 else {
+            throw KakinError(.storage, "cannot open \(lockPath): errno \(errno)", isRetryable: true)
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, operation) != 0 {
+            guard errno == EINTR else {
+                throw KakinError(.storage, "cannot lock \(lockPath): errno \(errno)", isRetryable: true)
+            }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
     }
 }

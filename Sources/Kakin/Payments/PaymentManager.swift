@@ -17,13 +17,45 @@ public import Foundation
 /// }
 /// ```
 public actor PaymentManager {
-    let session: StoreSession
+    /// The session this manager delivers through (shared with the app's other managers).
+    public let session: StoreSession
+    /// The user this manager's purchases and restores are delivered for.
+    public let appUserID: String
     private let listenerID = UUID()
+    private let events: AsyncStream<PaymentStatus>.Continuation
+    private var pump: Task<Void, Never>?
     private weak var delegate: (any PaymentManagerDelegate)?
     private var continuations: [UUID: AsyncStream<PaymentStatus>.Continuation] = [:]
 
-    /// Creates a manager and starts delivering: unfinished transactions from earlier runs are
-    /// queued and sent, and the store's update stream is observed (once per store).
+    /// Creates a manager on the app's session and starts delivering: unfinished transactions
+    /// from earlier runs are queued and sent, and the store's update stream is observed (once
+    /// per session, however many managers share it).
+    ///
+    /// - Parameters:
+    ///   - session: the app's ``StoreSession``.
+    ///   - appUserID: the user this manager buys for; the session's user by default.
+    public init(session: StoreSession, appUserID: String? = nil) async {
+        self.session = session
+        if let appUserID {
+            self.appUserID = appUserID
+        } else {
+            self.appUserID = await session.appUserID
+        }
+        // One stream per manager: the session's events and the manager's own, in the order they
+        // happen, forwarded by one task to the delegate and to every `statusUpdates()` stream.
+        let (stream, continuation) = AsyncStream.makeStream(of: PaymentStatus.self)
+        events = continuation
+        await session.subscribe(listenerID, continuation)
+        pump = Task { [weak self] in
+            for await status in stream {
+                await self?.forward(status)
+            }
+        }
+        await session.start()
+    }
+
+    /// Creates a manager with a session of its own. Prefer one ``StoreSession`` for the whole app
+    /// and ``init(session:appUserID:)``: each session observes the store once.
     ///
     /// - Parameters:
     ///   - backend: the store (sandbox or StoreKit).
@@ -35,14 +67,9 @@ public actor PaymentManager {
         backend: any StoreBackend, server: KakinServerClient, appUserID: String,
         storageDirectory: URL = PaymentManager.defaultDirectory, now: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
-        session = try await StoreSessionRegistry.shared.session(
-            backend: backend, server: server, appUserID: appUserID, directory: storageDirectory, now: now)
-        let id = listenerID
-        await session.listen(id) { [weak self] status in
-            guard let self else { return }
-            Task { await self.forward(status) }
-        }
-        await session.start()
+        let session = try StoreSession(
+            backend: backend, server: server, appUserID: appUserID, storageDirectory: storageDirectory, now: now)
+        await self.init(session: session, appUserID: appUserID)
     }
 
     /// `~/Library/Application Support/Kakin` on Apple platforms, `~/.kakin` elsewhere.
@@ -74,19 +101,28 @@ public actor PaymentManager {
 
     private func removeContinuation(_ id: UUID) { continuations[id] = nil }
 
+    /// Delivers one status to the delegate and the streams: called by the pump, in order.
     func forward(_ status: PaymentStatus) {
         for continuation in continuations.values { continuation.yield(status) }
         delegate?.onPaymentStatus(status)
         switch status {
         case .purchased(let transaction), .restored(let transaction): delegate?.completePayment(transaction)
         case .failed(_, let error): delegate?.onPaymentError(error)
+        case .productInfoReceived(let products, let invalid):
+            delegate?.responseProductInfo(products, invalidProducts: invalid)
         default: break
         }
     }
 
-    /// Whether the account may buy; check this before offering purchases.
-    public func canMakePayments() async -> Bool {
-        (try? await session.backend.canMakePayments()) ?? false
+    /// Queues a status of this manager behind the ones already queued.
+    private func post(_ status: PaymentStatus) {
+        events.yield(status)
+    }
+
+    /// Whether the account may buy; check this before offering purchases. Throws when the store
+    /// cannot be asked (no network): that is not the same as "purchases are not allowed".
+    public func canMakePayments() async throws -> Bool {
+        try await session.backend.canMakePayments()
     }
 
     /// Products for IDs, localized for the customer's storefront, and the IDs that are invalid.
@@ -95,11 +131,10 @@ public actor PaymentManager {
     ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
         do {
             let result = try await session.backend.products(for: identifiers)
-            forward(.productInfoReceived(products: result.products, invalid: result.invalid))
-            delegate?.responseProductInfo(result.products, invalidProducts: result.invalid)
+            post(.productInfoReceived(products: result.products, invalid: result.invalid))
             return result
         } catch {
-            delegate?.onPaymentError(.productInfoFailed)
+            post(.failed(productID: "", error: .productInfoFailed))
             throw error
         }
     }
@@ -111,29 +146,34 @@ public actor PaymentManager {
     ) async throws
         -> PurchaseOutcome
     {
-        guard await canMakePayments() else {
-            forward(.failed(productID: product.id, error: .notAllowed))
+        let allowed: Bool
+        do { allowed = try await canMakePayments() } catch {
+            post(.failed(productID: product.id, error: PaymentError(error)))
+            throw error
+        }
+        guard allowed else {
+            post(.failed(productID: product.id, error: .notAllowed))
             throw KakinError(.storeFailure, "purchases are not allowed on this account", storeKitCode: 4)
         }
-        forward(.purchasing(productID: product.id))
+        post(.purchasing(productID: product.id))
         let result: StorePurchaseResult
         do {
             result = try await session.backend.purchase(
                 product.id, quantity: quantity, appAccountToken: appAccountToken)
         } catch {
-            forward(.failed(productID: product.id, error: PaymentError(error)))
+            post(.failed(productID: product.id, error: PaymentError(error)))
             throw error
         }
         switch result {
         case .pending:
-            forward(.deferred(productID: product.id))
+            post(.deferred(productID: product.id))
             return .pending
         case .cancelled:
-            forward(.failed(productID: product.id, error: .cancelled))
+            post(.failed(productID: product.id, error: .cancelled))
             return .cancelled
         case .purchased(let transaction):
             CrashPoint.reach("afterPurchase")
-            let customer = try await session.enqueueAndDeliver(transaction)
+            let customer = try await session.enqueueAndDeliver(transaction, appUserID: appUserID)
             return .purchased(transaction, customer: customer)
         }
     }
@@ -143,15 +183,15 @@ public actor PaymentManager {
     public func restore() async throws -> [StoreTransaction] {
         let transactions: [StoreTransaction]
         do { transactions = try await session.backend.restore() } catch {
-            forward(.failed(productID: "", error: .restoreFailed))
+            post(.failed(productID: "", error: .restoreFailed))
             throw error
         }
+        // Each is reported once, as restored, when the server has it (now, or on a later retry).
         for transaction in transactions {
-            _ = try await session.outbox.enqueue(transaction, appUserID: session.appUserID, now: session.now())
+            _ = try await session.outbox.enqueue(transaction, appUserID: appUserID, now: session.now(), restored: true)
         }
         await session.deliverDue()
-        for transaction in transactions { forward(.restored(transaction)) }
-        forward(.restoreFinished)
+        post(.restoreFinished)
         return transactions
     }
 
@@ -187,15 +227,24 @@ public actor PaymentManager {
     /// Stops observing the store and releases the shared session (as when the app quits). The
     /// outbox stays on disk; the next manager delivers what is left.
     public func shutdown() async {
-        await session.stopListening(listenerID)
+        await session.unsubscribe(listenerID)
         await session.stop()
-        await StoreSessionRegistry.shared.forget(session)
+        events.finish()
+        pump?.cancel()
+        for continuation in continuations.values { continuation.finish() }
+        continuations.removeAll()
+    }
+
+    /// Stops this manager's events without stopping the session other managers share.
+    public func detach() async {
+        await session.unsubscribe(listenerID)
+        events.finish()
         for continuation in continuations.values { continuation.finish() }
         continuations.removeAll()
     }
 
     /// The customer, as the server (signature checked) says.
     public func customerInfo() async throws -> CustomerInfo {
-        try await session.server.customer(appUserID: session.appUserID)
+        try await session.server.customer(appUserID: appUserID)
     }
 }

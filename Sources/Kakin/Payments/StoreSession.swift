@@ -1,47 +1,124 @@
-import Foundation
+public import Foundation
 
-/// Everything shared by the managers of one store account: the outbox, the single transaction
-/// observer, and the delivery loop. However many `PaymentManager`s an app makes, there is one
-/// session per store, so a transaction is observed once and uploaded once (registering the
-/// observer twice would upload the same receipt twice).
-actor StoreSession {
-    let backend: any StoreBackend
-    let server: KakinServerClient
-    let appUserID: String
-    let outbox: DeliveryOutbox
+/// Waits until a moment. Injected, so tests decide when time passes instead of sleeping.
+public protocol DeliverySleeper: Sendable {
+    /// Returns at `date` (or throws when cancelled).
+    func sleep(until date: Date, now: Date) async throws
+}
+
+/// Sleeps on the system clock.
+public struct SystemDeliverySleeper: DeliverySleeper {
+    public init() {}
+
+    public func sleep(until date: Date, now: Date) async throws {
+        let seconds = max(0, date.timeIntervalSince(now))
+        try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+    }
+}
+
+/// When a delivery that failed for a passing reason (no network, a 5xx) is tried again:
+/// exponential backoff from `base` up to `maximum`, each delay shortened by a random fraction of
+/// up to `jitter` so that many devices coming back online do not all call at once.
+public struct RetryPolicy: Sendable {
+    public var base: TimeInterval
+    public var maximum: TimeInterval
+    /// 0 … 1: the share of each delay that is random.
+    public var jitter: Double
+    /// A number in 0 ..< 1; random by default, fixed in tests.
+    public var random: @Sendable () -> Double
+
+    public init(
+        base: TimeInterval = 2, maximum: TimeInterval = 3600, jitter: Double = 0.5,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.base = base
+        self.maximum = maximum
+        self.jitter = min(max(jitter, 0), 1)
+        self.random = random
+    }
+
+    /// The delay after `attempts` failed attempts (0 for the first failure).
+    public func delay(afterAttempts attempts: Int) -> TimeInterval {
+        let full = min(maximum, base * pow(2, Double(min(attempts, 30))))
+        return full * (1 - jitter * random())
+    }
+}
+
+/// Everything the managers of one store account share: the durable outbox of the storage
+/// directory, the single observer of the store's transaction updates, and the delivery loop.
+///
+/// Make one when the app starts and hand it to every ``PaymentManager``: with one session there is
+/// one transaction observer, so a transaction is observed once and uploaded once (an observer
+/// registered twice would upload the same purchase twice). There is no hidden global: the session
+/// is a value the app owns. Several sessions, or several processes, may still share a storage
+/// directory: the outbox file is locked for every change, so nothing queued is ever lost.
+public actor StoreSession {
+    /// The store.
+    public let backend: any StoreBackend
+    /// Your KakinServer.
+    public let server: KakinServerClient
+    /// The durable outbox of the storage directory.
+    public let outbox: DeliveryOutbox
     let now: @Sendable () -> Date
+    let retryPolicy: RetryPolicy
+    let sleeper: any DeliverySleeper
+    /// The user the store's own updates (launch replays, renewals, approvals) are delivered for.
+    public private(set) var appUserID: String
     private var observer: Task<Void, Never>?
+    private var retryTask: Task<Void, Never>?
     private var inFlight: Set<String> = []
     private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-    private var listeners: [UUID: @Sendable (PaymentStatus) -> Void] = [:]
-    private(set) var lastCustomer: CustomerInfo?
+    private var wantedAnswers: Set<String> = []
+    private var answers: [String: CustomerInfo] = [:]
+    private var subscribers: [UUID: AsyncStream<PaymentStatus>.Continuation] = [:]
     /// Called after the server acknowledged a transaction and before it is finished (downloads).
     var beforeFinish: (@Sendable (StoreTransaction) async throws -> Void)?
 
-    init(
-        backend: any StoreBackend, server: KakinServerClient, appUserID: String, directory: URL,
-        now: @escaping @Sendable () -> Date
-    )
-        throws
-    {
+    /// Creates a session; call ``start()`` (a ``PaymentManager`` does) to observe and deliver.
+    ///
+    /// - Parameters:
+    ///   - backend: the store (sandbox or StoreKit).
+    ///   - server: your KakinServer.
+    ///   - appUserID: the signed-in user; change it with ``setAppUserID(_:)``.
+    ///   - storageDirectory: where the outbox lives (Application Support on Apple platforms).
+    ///   - now: the clock, for retry times.
+    ///   - retryPolicy: backoff and jitter for deliveries that failed for a passing reason.
+    ///   - sleeper: how the session waits for the next retry.
+    public init(
+        backend: any StoreBackend, server: KakinServerClient, appUserID: String,
+        storageDirectory: URL = PaymentManager.defaultDirectory, now: @escaping @Sendable () -> Date = { Date() },
+        retryPolicy: RetryPolicy = RetryPolicy(), sleeper: any DeliverySleeper = SystemDeliverySleeper()
+    ) throws {
         self.backend = backend
         self.server = server
         self.appUserID = appUserID
         self.now = now
-        outbox = try DeliveryOutbox(directory: directory)
+        self.retryPolicy = retryPolicy
+        self.sleeper = sleeper
+        outbox = try DeliveryOutbox(directory: storageDirectory)
     }
 
-    func listen(_ id: UUID, _ listener: @escaping @Sendable (PaymentStatus) -> Void) { listeners[id] = listener }
-    func stopListening(_ id: UUID) { listeners[id] = nil }
+    /// Sets the user the store's own updates are delivered for (after a sign-in).
+    public func setAppUserID(_ appUserID: String) {
+        self.appUserID = appUserID
+    }
+
+    func subscribe(_ id: UUID, _ continuation: AsyncStream<PaymentStatus>.Continuation) {
+        subscribers[id] = continuation
+    }
+
+    func unsubscribe(_ id: UUID) { subscribers[id] = nil }
     func setBeforeFinish(_ hook: (@Sendable (StoreTransaction) async throws -> Void)?) { beforeFinish = hook }
 
+    /// Sends `status` to every manager, in order.
     func emit(_ status: PaymentStatus) {
-        for listener in listeners.values { listener(status) }
+        for subscriber in subscribers.values { subscriber.yield(status) }
     }
 
-    /// Starts the one observer of the store's update stream (idempotent) and queues what the
-    /// store still has unfinished, as StoreKit replays at launch.
-    func start() async {
+    /// Starts the one observer of the store's update stream (idempotent), queues what the store
+    /// still has unfinished (as StoreKit replays at launch) and delivers what is due, scheduling
+    /// the retries of what is not.
+    public func start() async {
         if observer == nil {
             let stream = backend.transactionUpdates()
             observer = Task { [weak self] in
@@ -55,88 +132,97 @@ actor StoreSession {
                 _ = try? await outbox.enqueue(transaction, appUserID: appUserID, now: now())
             }
         }
-        _ = await deliverDue()
+        await deliverDue()
     }
 
-    var isObserving: Bool { observer != nil }
+    /// Whether the store's updates are observed.
+    public var isObserving: Bool { observer != nil }
 
-    func stop() {
+    /// Stops observing and retrying (the outbox stays on disk).
+    public func stop() {
         observer?.cancel()
         observer = nil
+        retryTask?.cancel()
+        retryTask = nil
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
     }
 
     private func received(_ transaction: StoreTransaction) async {
         _ = try? await outbox.enqueue(transaction, appUserID: appUserID, now: now())
-        _ = await deliverDue()
+        await deliverDue()
     }
 
-    /// Queues a transaction durably, then tries to deliver it now.
-    func enqueueAndDeliver(_ transaction: StoreTransaction) async throws -> CustomerInfo? {
-        try await outbox.enqueue(transaction, appUserID: appUserID, now: now())
+    /// Queues a transaction durably for `appUserID`, then tries to deliver it now; the server's
+    /// answer to this delivery, or `nil` when it is still queued (the server could not be reached).
+    func enqueueAndDeliver(
+        _ transaction: StoreTransaction, appUserID: String, restored: Bool = false
+    ) async throws -> CustomerInfo? {
+        wantedAnswers.insert(transaction.id)
+        defer {
+            wantedAnswers.remove(transaction.id)
+            answers[transaction.id] = nil
+        }
+        try await outbox.enqueue(transaction, appUserID: appUserID, now: now(), restored: restored)
         CrashPoint.reach("afterEnqueue")
-        _ = await deliverDue()
+        await deliverDue()
         // Another path (the update stream) may be delivering it right now: wait for that attempt.
         if inFlight.contains(transaction.id) {
             await withCheckedContinuation { continuation in waiters[transaction.id, default: []].append(continuation) }
         }
-        let stillQueued = await outbox.all.contains { $0.transaction.id == transaction.id }
-        return stillQueued ? nil : lastCustomer
+        return answers[transaction.id]
     }
 
     /// Delivers every due entry: post to the server, then (and only then) finish at the store,
-    /// then remove from the outbox. Retryable failures wait with exponential backoff.
+    /// then remove from the outbox. Retryable failures wait with backoff and jitter, and a retry is
+    /// scheduled for the earliest of them.
     @discardableResult
     func deliverDue() async -> Int {
         var delivered = 0
         for entry in await outbox.due(at: now()) where !inFlight.contains(entry.transaction.id) {
-            inFlight.insert(entry.transaction.id)
+            let id = entry.transaction.id
+            inFlight.insert(id)
             defer {
-                inFlight.remove(entry.transaction.id)
-                for waiter in waiters.removeValue(forKey: entry.transaction.id) ?? [] { waiter.resume() }
+                inFlight.remove(id)
+                for waiter in waiters.removeValue(forKey: id) ?? [] { waiter.resume() }
             }
             do {
                 CrashPoint.reach("beforeDelivery")
                 let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
                 CrashPoint.reach("afterDelivery")
-                lastCustomer = customer
+                if wantedAnswers.contains(id) { answers[id] = customer }
                 if let beforeFinish { try await beforeFinish(entry.transaction) }
                 try await backend.finish(entry.transaction)
                 CrashPoint.reach("afterFinish")
-                try await outbox.remove(entry.transaction.id)
+                try await outbox.remove(id)
                 delivered += 1
-                emit(.purchased(entry.transaction))
+                emit(entry.restored ? .restored(entry.transaction) : .purchased(entry.transaction))
             } catch let error as KakinError where !error.isRetryable && error.code != .downloadFailed {
-                try? await outbox.failed(entry.transaction.id, error: error.message, retryAt: nil, now: now())
+                try? await outbox.failed(id, error: error.message, retryAt: nil, now: now())
                 emit(.failed(productID: entry.transaction.productID, error: PaymentError(error)))
             } catch {
-                let delay = min(3600, 2 * pow(2, Double(min(entry.attempts, 11))))
-                try? await outbox.failed(
-                    entry.transaction.id, error: "\(error)", retryAt: now().addingTimeInterval(delay), now: now())
-                emit(.awaitingServer(entry.transaction))
+                let retryAt = now().addingTimeInterval(retryPolicy.delay(afterAttempts: entry.attempts))
+                try? await outbox.failed(id, error: "\(error)", retryAt: retryAt, now: now())
+                if entry.attempts == 0 { emit(.awaitingServer(entry.transaction)) }
             }
         }
+        await scheduleRetry()
         return delivered
     }
-}
 
-/// One session per store account and storage directory, for the whole process.
-actor StoreSessionRegistry {
-    static let shared = StoreSessionRegistry()
-    private var sessions: [String: StoreSession] = [:]
-
-    func session(
-        backend: any StoreBackend, server: KakinServerClient, appUserID: String, directory: URL,
-        now: @escaping @Sendable () -> Date
-    ) throws -> StoreSession {
-        let key = backend.storeIdentifier + "|" + directory.standardizedFileURL.path + "|" + appUserID
-        if let session = sessions[key] { return session }
-        let session = try StoreSession(
-            backend: backend, server: server, appUserID: appUserID, directory: directory, now: now)
-        sessions[key] = session
-        return session
-    }
-
-    func forget(_ session: StoreSession) {
-        sessions = sessions.filter { $0.value !== session }
+    /// Wakes the session when the earliest queued entry is due, so deliveries resume by themselves
+    /// once the server is back, without waiting for the app to call anything.
+    private func scheduleRetry() async {
+        retryTask?.cancel()
+        retryTask = nil
+        // Only future retries: what is due now is being delivered by whoever holds it in flight.
+        guard observer != nil || !subscribers.isEmpty, let next = await outbox.nextAttempt(after: now()) else { return }
+        let sleeper = self.sleeper
+        let start = now()
+        retryTask = Task { [weak self] in
+            do { try await sleeper.sleep(until: next, now: start) } catch { return }
+            guard !Task.isCancelled else { return }
+            await self?.deliverDue()
+        }
     }
 }

@@ -63,7 +63,7 @@ import Testing
             var tester = try await stack.engine.tester("us")
             tester.canMakePayments = false
             try await stack.engine.updateTester(tester)
-            #expect(await payments.canMakePayments() == false)
+            #expect(try await payments.canMakePayments() == false)
             await #expect(throws: KakinError.self) { try await payments.purchase(points) }
             await payments.shutdown()
         }
@@ -101,11 +101,12 @@ import Testing
             _ = try await stack.engine.createTester(name: "r@example.com", id: "r")
             let backend = SandboxBackend(baseURL: sandboxURL, testerID: "r", pollSeconds: 1)
             let directory = stack.directory.appendingPathComponent("d")
-            // Two managers on one store: one observer, one upload (seed 002's double upload).
-            let first = try await PaymentManager(
+            // Two managers on one session: one observer, one upload (an observer registered twice
+            // would upload the same purchase twice).
+            let session = try StoreSession(
                 backend: backend, server: stack.client(serverURL), appUserID: "carol", storageDirectory: directory)
-            let second = try await PaymentManager(
-                backend: backend, server: stack.client(serverURL), appUserID: "carol", storageDirectory: directory)
+            let first = await PaymentManager(session: session)
+            let second = await PaymentManager(session: session)
             let product = try #require(try await first.products(for: ["com.example.kakin.removeAd"]).products.first)
             _ = try await first.purchase(product)
             #expect(await second.deliverPending() == 0)

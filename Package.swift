@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
         .library(name: "Kakin", targets: ["Kakin"]),
+        .library(name: "KakinWire", targets: ["KakinWire"]),
         .executable(name: "kakin", targets: ["kakin"]),
     ],
     dependencies: [
@@ -70,11 +71,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The purchase server's API contract, shared by the SDK and the server: routes, header and
+        // query names, request and answer types, JSON settings. Foundation only.
+        .target(
+            name: "KakinWire",
+            swiftSettings: swiftSettings
+        ),
         // The SDK an app links: no server dependencies, Foundation networking only. Crash points
         // for the kill tests exist in debug builds only.
         .target(
             name: "Kakin",
-            dependencies: ["AppStoreModels", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AppStoreModels", "KakinWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
@@ -84,6 +91,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "KakinHTTP",
+                "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),

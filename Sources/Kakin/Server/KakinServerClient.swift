@@ -1,42 +1,14 @@
 import AppStoreModels
 public import Crypto
 public import Foundation
-
-/// What the purchase server says a customer has, from its signed answer.
-public struct CustomerInfo: Codable, Hashable, Sendable {
-    /// One access right.
-    public struct Entitlement: Codable, Hashable, Sendable {
-        public var identifier: String
-        public var productID: String
-        public var isActive: Bool
-        public var expiresDate: Date?
-        public var revocationDate: Date?
-        public var transactionID: String
-
-        enum CodingKeys: String, CodingKey {
-            case identifier, productID = "productId", isActive, expiresDate, revocationDate,
-                transactionID = "transactionId"
-        }
-    }
-
-    public var appUserID: String
-    public var entitlements: [Entitlement]
-    /// Balances by currency, e.g. `["points": 100]`.
-    public var balances: [String: Int64]
-
-    enum CodingKeys: String, CodingKey {
-        case appUserID = "appUserId", entitlements, balances
-    }
-
-    /// Whether `identifier` is active.
-    public func isEntitled(to identifier: String) -> Bool {
-        entitlements.contains { $0.identifier == identifier && $0.isActive }
-    }
-}
+public import KakinWire
 
 /// Talks to KakinServer: delivers transactions (idempotently, keyed by transaction ID) and reads
 /// the customer, checking the server's signature and the nonce so a tampered or replayed answer
 /// is refused.
+///
+/// Routes, header names and answer types come from `KakinWire`, the contract the server is built
+/// from too.
 public struct KakinServerClient: Sendable {
     public let baseURL: URL
     public let bundleID: String
@@ -44,18 +16,34 @@ public struct KakinServerClient: Sendable {
     public let publishableKey: String
     /// The server's public key (from `/v1/server-key`); answers are checked against it when set.
     public let serverKey: P256.Signing.PublicKey?
-    let http = JSONHTTP()
+    /// How requests reach the server.
+    public let transport: any KakinTransport
 
-    public init(baseURL: URL, bundleID: String, publishableKey: String, serverKey: P256.Signing.PublicKey?) {
+    /// A client of the server at `baseURL` for the app `bundleID`.
+    ///
+    /// - Parameters:
+    ///   - serverKey: the server's public key; pin it in production. Answers whose signature does
+    ///     not verify are refused. `nil` skips the check (development only).
+    ///   - transport: how requests are sent; `URLSession` by default.
+    public init(
+        baseURL: URL, bundleID: String, publishableKey: String, serverKey: P256.Signing.PublicKey?,
+        transport: any KakinTransport = URLSessionTransport()
+    ) {
         self.baseURL = baseURL
         self.bundleID = bundleID
         self.publishableKey = publishableKey
         self.serverKey = serverKey
+        self.transport = transport
     }
 
     /// Fetches the server's public key (trust on first use; pin it in production).
-    public static func fetchServerKey(baseURL: URL) async throws -> P256.Signing.PublicKey {
-        let reply = try await JSONHTTP().send("GET", baseURL.appendingPathComponent("v1/server-key"))
+    public static func fetchServerKey(
+        baseURL: URL, transport: any KakinTransport = URLSessionTransport()
+    ) async throws -> P256.Signing.PublicKey {
+        guard let url = KakinRoute.serverKey.url(relativeTo: baseURL) else {
+            throw KakinError(.notConfigured, "\(baseURL) is not a base URL")
+        }
+        let reply = try await transport.send(KakinHTTPRequest(method: "GET", url: url))
         guard reply.status == 200,
             let key = try? P256.Signing.PublicKey(pemRepresentation: String(decoding: reply.body, as: UTF8.self))
         else { throw KakinError(.invalidResponse, "the server key cannot be read") }
@@ -65,86 +53,88 @@ public struct KakinServerClient: Sendable {
     /// Posts a signed transaction for `appUserID`; the server records it once and answers the customer.
     public func deliver(_ transaction: StoreTransaction, appUserID: String) async throws -> CustomerInfo {
         let nonce = UUID().uuidString
-        let body = try JSONSerialization.data(withJSONObject: [
-            "bundleId": bundleID, "appUserId": appUserID, "signedTransaction": transaction.jwsRepresentation,
-        ])
-        let reply = try await http.send(
-            "POST", url(["v1", "transactions"], ["nonce": nonce]), headers: ["X-Kakin-Key": publishableKey], body: body)
+        let body = KakinJSON.encoder().encodeOrEmpty(
+            TransactionSubmission(
+                bundleId: bundleID, appUserId: appUserID, signedTransaction: transaction.jwsRepresentation))
+        let reply = try await send(.submitTransaction, [KakinQuery.nonce: nonce], body: body)
         return try customer(from: reply, nonce: nonce)
     }
 
     /// Reads the customer.
     public func customer(appUserID: String) async throws -> CustomerInfo {
         let nonce = UUID().uuidString
-        let reply = try await http.send(
-            "GET",
-            url(["v1", "customers", appUserID], ["bundleId": bundleID, "nonce": nonce]),
-            headers: ["X-Kakin-Key": publishableKey])
+        let reply = try await send(
+            .customer(appUserID), [KakinQuery.bundleID: bundleID, KakinQuery.nonce: nonce])
         return try customer(from: reply, nonce: nonce)
     }
 
-    /// The product IDs of the server's catalog (`GET /v1/catalog`).
+    /// The server's catalog (`GET /v1/catalog`): products and what each grants.
+    public func catalog(locale: String = "en_US") async throws -> CatalogAnswer {
+        let reply = try await send(.catalog, [KakinQuery.bundleID: bundleID, KakinQuery.locale: locale])
+        try Self.check(reply)
+        return try JSONHTTP.decode(CatalogAnswer.self, from: reply.body)
+    }
+
+    /// The product IDs of the server's catalog.
     public func catalogProductIDs(locale: String = "en_US") async throws -> [String] {
-        let reply = try await http.send(
-            "GET", url(["v1", "catalog"], ["bundleId": bundleID, "locale": locale]),
-            headers: ["X-Kakin-Key": publishableKey]
-        )
-        guard reply.status == 200 else { throw KakinError(.serverRejected, "the catalog answered \(reply.status)") }
-        struct Catalog: Decodable {
-            struct Product: Decodable { var productId: String }
-            var products: [Product]
-        }
-        return try JSONHTTP.decode(Catalog.self, from: reply.body).products.map(\.productId)
+        try await catalog(locale: locale).products.map(\.productId)
     }
 
     /// The URL of a product's hosted content for a customer, and the headers to send with it.
     public func contentRequest(productID: String, appUserID: String) -> (url: URL, headers: [String: String]) {
         (
-            url(["v1", "content", productID], ["bundleId": bundleID, "appUserId": appUserID]),
-            ["X-Kakin-Key": publishableKey]
+            url(.content(productID), [KakinQuery.bundleID: bundleID, KakinQuery.appUserID: appUserID]),
+            [KakinHeader.publishableKey: publishableKey]
         )
     }
 
-    /// The URL of `segments` under ``baseURL``, each segment percent-encoded on its own (an app
-    /// user ID may hold spaces, slashes or any other character).
-    func url(_ segments: [String], _ query: [String: String]) -> URL {
-        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
-        let base =
-            components.percentEncodedPath.hasSuffix("/")
-            ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
-        components.percentEncodedPath = base + segments.map { "/" + Self.encodeSegment($0) }.joined()
-        components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        return components.url!
+    /// The URL of `route` under ``baseURL``, each path parameter percent-encoded on its own (an
+    /// app user ID may hold spaces, slashes or any other character).
+    func url(_ route: KakinRoute, _ query: [String: String]) -> URL {
+        route.url(relativeTo: baseURL, query: query) ?? baseURL
     }
 
-    /// Percent-encodes one path segment: only unreserved characters stay as they are.
-    static func encodeSegment(_ segment: String) -> String {
-        let allowed = CharacterSet(
-            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
+    private func send(_ route: KakinRoute, _ query: [String: String], body: Data? = nil) async throws(KakinError)
+        -> KakinHTTPReply
+    {
+        var headers = [KakinHeader.publishableKey: publishableKey]
+        if body != nil { headers["Content-Type"] = "application/json" }
+        return try await transport.send(
+            KakinHTTPRequest(method: route.method, url: url(route, query), headers: headers, body: body))
     }
 
-    struct SignedAnswer: Decodable {
-        var nonce: String?
-        var customer: CustomerInfo
+    /// Turns a failure status into a typed error: 5xx, 429 and 408 are passing (retryable), every
+    /// other failure is the server refusing for good, with the server's own code and cause.
+    static func check(_ reply: KakinHTTPReply) throws(KakinError) {
+        guard !(200..<300).contains(reply.status) else { return }
+        let detail = try? KakinJSON.decoder().decode(ErrorAnswer.self, from: reply.body).error
+        let retryable = reply.status >= 500 || reply.status == 429 || reply.status == 408
+        let message = detail?.message ?? String(decoding: reply.body.prefix(500), as: UTF8.self)
+        throw KakinError(
+            retryable ? .network : .serverRejected, "the server answered \(reply.status): \(message)",
+            isRetryable: retryable, serverCode: detail?.code, cause: detail?.cause)
     }
 
-    func customer(from reply: JSONHTTP.Reply, nonce: String) throws(KakinError) -> CustomerInfo {
-        guard (200..<300).contains(reply.status) else {
-            let retryable = reply.status >= 500 || reply.status == 429
-            throw KakinError(
-                retryable ? .network : .serverRejected,
-                "the server answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))",
-                isRetryable: retryable)
-        }
+    func customer(from reply: KakinHTTPReply, nonce: String) throws(KakinError) -> CustomerInfo {
+        try Self.check(reply)
         if let serverKey {
-            guard let signature = reply.headers["x-kakin-signature"].flatMap({ Data(base64Encoded: $0) }),
+            guard let signature = reply.headers[KakinHeader.signature.lowercased()].flatMap({ Data(base64Encoded: $0) }),
                 let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
                 serverKey.isValidSignature(parsed, for: reply.body)
             else { throw KakinError(.tamperedResponse, "the server's answer is not signed by the server key") }
         }
-        let answer = try JSONHTTP.decode(SignedAnswer.self, from: reply.body)
+        let answer = try JSONHTTP.decode(SignedCustomerAnswer.self, from: reply.body)
         guard answer.nonce == nonce else { throw KakinError(.tamperedResponse, "the answer is for another request") }
-        return answer.customer
+        guard answer.customer.bundleId == bundleID else {
+            throw KakinError(.tamperedResponse, "the answer is for another app")
+        }
+        return CustomerInfo(answer.customer)
+    }
+}
+
+extension JSONEncoder {
+    /// Encodes a value whose encoding cannot fail (plain strings and numbers).
+    func encodeOrEmpty<T: Encodable>(_ value: T) -> Data {
+        (try? encode(value)) ?? Data("{}".utf8)
     }
 }

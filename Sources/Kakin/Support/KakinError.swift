@@ -40,12 +40,21 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
     public let storeKitCode: Int?
     /// Whether the same operation may succeed later.
     public let isRetryable: Bool
+    /// The purchase server's own code for a refusal (`verificationFailed`, `conflict`, …).
+    public let serverCode: String?
+    /// The cause the server gave, e.g. `badSignature` or `untrustedChain` for a verification failure.
+    public let cause: String?
 
-    public init(_ code: Code, _ message: String, storeKitCode: Int? = nil, isRetryable: Bool? = nil) {
+    public init(
+        _ code: Code, _ message: String, storeKitCode: Int? = nil, isRetryable: Bool? = nil,
+        serverCode: String? = nil, cause: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.storeKitCode = storeKitCode
         self.isRetryable = isRetryable ?? (code == .network)
+        self.serverCode = serverCode
+        self.cause = cause
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }

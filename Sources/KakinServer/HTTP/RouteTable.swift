@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KakinWire
 import Logging
 
 /// Registers the server's routes and remembers which methods each path takes, so that a known
@@ -56,6 +57,11 @@ struct RouteTable {
 
     mutating func put(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
         on(path, .put, router, handler)
+    }
+
+    /// Registers a route of the shared API contract (its pattern and method come from the contract).
+    mutating func on(_ route: KakinRoute, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+        on(route.pattern, HTTPRequest.Method(route.method)!, router, handler)
     }
 
     /// Answers 405 for every common method a known path does not take.

@@ -2,22 +2,11 @@ import Foundation
 public import HTTPTypes
 public import Hummingbird
 import KakinHTTP
+import KakinWire
 
 extension ServerError: HTTPResponseError {
     /// The HTTP status of the answer.
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: httpStatus) }
-
-    /// The JSON body every failure answers with.
-    struct Body: Codable, Sendable {
-        struct Detail: Codable, Sendable {
-            var code: String
-            var message: String
-            var retryable: Bool
-            var cause: String?
-            var appleStatus: Int?
-        }
-        var error: Detail
-    }
 
     /// `{"error": {"code", "message", "retryable", "cause"?, "appleStatus"?}}` with the error's
     /// status; a 405 also says which methods the path takes (`Allow`).
@@ -30,7 +19,7 @@ extension ServerError: HTTPResponseError {
         if let allow { headers[.allow] = allow }
         if isRetryable { headers[.retryAfter] = "1" }
         return JSONBody.response(
-            Body(
+            ErrorAnswer(
                 error: .init(
                     code: "\(code)", message: message, retryable: isRetryable, cause: cause,
                     appleStatus: appleStatus)),

@@ -1,47 +1,23 @@
 import AppStoreModels
 import Foundation
 import Hummingbird
+import KakinWire
 
 extension KakinServerHTTP {
-    /// One product of the served catalog: what the app shows and what the purchase grants.
-    struct CatalogProduct: Encodable {
-        struct GrantDescription: Encodable {
-            var entitlement: String?
-            var currency: String?
-            var amount: Int64?
-            var content: Bool?
-        }
-        var productId: String
-        var type: String
-        var referenceName: String?
-        var displayName: String?
-        var description: String?
-        /// The price in the catalog's own storefront; the App Store's price for the customer's
-        /// storefront comes from StoreKit on the device.
-        var displayPrice: String?
-        var subscriptionGroupId: String?
-        var subscriptionPeriod: String?
-        var grants: [GrantDescription]
-    }
-
-    struct CatalogResponse: Encodable {
-        var bundleId: String
-        var locale: String
-        var products: [CatalogProduct]
-    }
+    typealias CatalogProduct = CatalogAnswer.Product
 
     /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update,
     /// localized for `locale` (language match first, then the first localization).
     func addCatalogRoute(to router: Router<BasicRequestContext>, table: inout RouteTable) {
-        table.get("v1/catalog", router) { request, _ in
+        table.on(.catalog, router) { request, _ in
             let caller = try authenticate(request, secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             guard let configuration = app.catalog ?? catalog else {
                 throw ServerError(.notConfigured, "no catalog is configured for \(app.bundleID)")
             }
-            let locale = request.uri.queryParameters.get("locale") ?? "en_US"
+            let locale = request.uri.queryParameters.get(KakinQuery.locale) ?? "en_US"
             return Self.json(
-                CatalogResponse(
+                CatalogAnswer(
                     bundleId: app.bundleID, locale: locale,
                     products: Self.products(configuration, locale: locale, grants: app.grants ?? service.grants)))
         }
@@ -56,7 +32,7 @@ extension KakinServerHTTP {
             return all.first { $0.locale == locale } ?? all.first { $0.locale?.hasPrefix(language) == true }
                 ?? all.first
         }
-        func describe(_ productID: String) -> [CatalogProduct.GrantDescription] {
+        func describe(_ productID: String) -> [CatalogAnswer.Product.Grant] {
             grants.grants(for: productID).map { grant in
                 switch grant {
                 case .entitlement(let name): .init(entitlement: name)

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KakinWire
 import KakinHTTP
 
 extension KakinServerHTTP {
@@ -14,7 +15,7 @@ extension KakinServerHTTP {
 
     func addContentRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
         // Admin upload: the raw package bytes; a new version is kept beside the old ones.
-        table.put("v1/content/:product", router) { request, context in
+        table.on(.uploadContent(), router) { request, context in
             let caller = try authenticate(request, secret: true)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let productID = try Self.pathParameter(context, "product")
@@ -37,7 +38,7 @@ extension KakinServerHTTP {
                 status: .created)
         }
         // Download: only for a customer whose purchase of the product grants its content.
-        table.get("v1/content/:product", router) { request, context in
+        table.on(.content(), router) { request, context in
             let caller = try authenticate(request, secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             guard let user = request.uri.queryParameters.get("appUserId") else {

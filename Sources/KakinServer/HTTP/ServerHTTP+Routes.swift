@@ -4,88 +4,60 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KakinHTTP
+import KakinWire
 
 extension KakinServerHTTP {
-    struct TransactionBody: Decodable {
-        var bundleId: String
-        var appUserId: String
-        var signedTransaction: String
-    }
-
-    struct ReceiptBody: Decodable {
-        var bundleId: String
-        var appUserId: String
-        var receipt: String
-        var transactionId: String?
-    }
-
-    struct SpendBody: Decodable {
-        var bundleId: String
-        var amount: Int64
-        var idempotencyKey: String
-    }
-
-    struct SpendResponse: Encodable {
-        var status: String
-        var balance: Int64
-    }
-
-    struct NotificationResponse: Encodable {
-        var status: String
-        var notificationType: String?
-    }
-
     /// How many transactions a customer answer carries unless `?transactions=` says otherwise.
     static let defaultRecentTransactions = 10
     /// The most a customer answer or a page carries.
     static let maxPageSize = 100
 
     func addPurchaseRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
-        table.post("v1/transactions", router) { request, _ in
+        table.on(.submitTransaction, router) { request, _ in
             let caller = try authenticate(request, secret: false)
-            let body = try await decode(TransactionBody.self, from: request)
+            let body = try await decode(TransactionSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
             try await service.submit(body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId)
             return try await customerAnswer(request, bundleID: app.bundleID, appUserID: body.appUserId)
         }
-        table.post("v1/receipts", router) { request, _ in
+        table.on(.submitReceipt, router) { request, _ in
             let caller = try authenticate(request, secret: false)
-            let body = try await decode(ReceiptBody.self, from: request)
+            let body = try await decode(ReceiptSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
             _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: body.appUserId)
             return try await customerAnswer(request, bundleID: app.bundleID, appUserID: body.appUserId)
         }
         // Apple posts here without a key: the signature is the authentication.
-        table.post("v1/notifications/apple", router) { request, _ in
+        table.on(.appleNotification, router) { request, _ in
             let body = try await decode(ResponseBodyV2.self, from: request)
             switch try await service.receiveNotification(body) {
             case .processed(let type):
-                return Self.json(NotificationResponse(status: "processed", notificationType: type.rawValue))
+                return Self.json(NotificationAnswer(status: "processed", notificationType: type.rawValue))
             case .duplicate:
-                return Self.json(NotificationResponse(status: "duplicate"))
+                return Self.json(NotificationAnswer(status: "duplicate"))
             }
         }
     }
 
     func addCustomerRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
-        table.get("v1/customers/:user", router) { request, context in
+        table.on(.customer(), router) { request, context in
             let caller = try authenticate(request, secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let user = try Self.pathParameter(context, "user")
             try Self.checkUserID(user)
             return try await customerAnswer(request, bundleID: app.bundleID, appUserID: user)
         }
-        table.get("v1/customers/:user/transactions", router) { request, context in
+        table.on(.customerTransactions(), router) { request, context in
             let caller = try authenticate(request, secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let user = try Self.pathParameter(context, "user")
             try Self.checkUserID(user)
             let query = request.uri.queryParameters
-            let limit = try Self.count(query.get("limit"), name: "limit", default: 50)
+            let limit = try Self.count(query.get(KakinQuery.limit), name: "limit", default: 50)
             var cursor: TransactionCursor?
-            if let token = query.get("cursor") {
+            if let token = query.get(KakinQuery.cursor) {
                 guard let parsed = TransactionCursor(token: token) else {
                     throw ServerError(.invalidRequest, "cursor is not a cursor this server gave")
                 }
@@ -95,26 +67,26 @@ extension KakinServerHTTP {
                 bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
             let page = Array(rows.prefix(limit))
             let includeJWS = Self.includesJWS(request)
-            let answer = TransactionPageAnswer(
-                nonce: query.get("nonce"), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
-                appUserId: user, transactions: page.map { CustomerAnswer.Transaction($0, includeJWS: includeJWS) },
+            let answer = TransactionPage(
+                nonce: query.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
+                appUserId: user, transactions: page.map { CustomerAnswer.Transaction(recorded: $0, includeJWS: includeJWS) },
                 nextCursor: rows.count > limit ? page.last.map { TransactionCursor(after: $0).token } : nil)
             return signed(Self.encode(answer))
         }
-        table.post("v1/customers/:user/balances/:currency/spend", router) { request, context in
+        table.on(.spend(), router) { request, context in
             let caller = try authenticate(request, secret: true)
             let user = try Self.pathParameter(context, "user")
             let currency = try Self.pathParameter(context, "currency")
-            let body = try await decode(SpendBody.self, from: request)
+            let body = try await decode(SpendRequest.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(user)
             let outcome = try await service.spend(
                 bundleID: app.bundleID, appUserID: user, currency: currency, amount: body.amount,
                 idempotencyKey: body.idempotencyKey)
             switch outcome {
-            case .spent(let balance): return Self.json(SpendResponse(status: "spent", balance: balance))
+            case .spent(let balance): return Self.json(SpendAnswer(status: "spent", balance: balance))
             case .alreadySpent(let balance):
-                return Self.json(SpendResponse(status: "alreadySpent", balance: balance))
+                return Self.json(SpendAnswer(status: "alreadySpent", balance: balance))
             case .insufficientBalance(let balance):
                 throw ServerError(.insufficientBalance, "the balance is \(balance), less than \(body.amount)")
             }
@@ -125,14 +97,14 @@ extension KakinServerHTTP {
     /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
     func customerAnswer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
         let recent = try Self.count(
-            request.uri.queryParameters.get("transactions"), name: "transactions",
+            request.uri.queryParameters.get(KakinQuery.transactions), name: "transactions",
             default: Self.defaultRecentTransactions,
             allowZero: true)
         let (summary, entitlements) = try await service.customerSummary(
             bundleID: bundleID, appUserID: appUserID, recent: recent)
         let answer = SignedCustomerAnswer(
-            nonce: request.uri.queryParameters.get("nonce"), signedDate: epochMilliseconds(service.now()),
-            customer: CustomerAnswer(summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
+            nonce: request.uri.queryParameters.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()),
+            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
         return signed(Self.encode(answer))
     }
 
@@ -143,13 +115,13 @@ extension KakinServerHTTP {
         return Response(
             status: .ok,
             headers: [
-                .contentType: "application/json; charset=utf-8", HTTPField.Name("X-Kakin-Signature")!: signature,
+                .contentType: "application/json; charset=utf-8", HTTPField.Name(KakinHeader.signature)!: signature,
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static func includesJWS(_ request: Request) -> Bool {
-        request.uri.queryParameters.get("include")?.split(separator: ",").contains("signedTransaction") == true
+        request.uri.queryParameters.get(KakinQuery.include)?.split(separator: ",").contains("signedTransaction") == true
     }
 
     static func count(
@@ -163,7 +135,7 @@ extension KakinServerHTTP {
     }
 
     static func bundleID(_ request: Request) throws(ServerError) -> String {
-        guard let bundleID = request.uri.queryParameters.get("bundleId"), !bundleID.isEmpty else {
+        guard let bundleID = request.uri.queryParameters.get(KakinQuery.bundleID), !bundleID.isEmpty else {
             throw ServerError(.invalidRequest, "?bundleId= is required")
         }
         return bundleID

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 public import Hummingbird
 import KakinHTTP
+import KakinWire
 public import Logging
 
 /// The purchase server's HTTP API. Every route answers JSON; failures answer
@@ -63,7 +64,7 @@ public struct KakinServerHTTP: Sendable {
         addCustomerRoutes(to: router, table: &table)
         addContentRoutes(to: router, table: &table)
         addCatalogRoute(to: router, table: &table)
-        table.get("v1/server-key", router) { _, _ in
+        table.on(.serverKey, router) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/x-pem-file"],
                 body: .init(byteBuffer: ByteBuffer(string: signingKey.publicKey.pemRepresentation + "\n")))
@@ -147,7 +148,7 @@ public struct KakinServerHTTP: Sendable {
     /// `secret` is true (`Authorization: Bearer sk_…`). Compared in constant time with every app's.
     func authenticate(_ request: Request, secret: Bool) throws(ServerError) -> Caller {
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        let presented = secret ? bearer : (request.headers[HTTPField.Name("X-Kakin-Key")!] ?? bearer)
+        let presented = secret ? bearer : (request.headers[HTTPField.Name(KakinHeader.publishableKey)!] ?? bearer)
         var matched: Set<String> = []
         if let presented, !presented.isEmpty {
             for app in service.apps.values {

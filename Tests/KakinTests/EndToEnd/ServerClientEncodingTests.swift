@@ -9,7 +9,7 @@ import Testing
         let client = KakinServerClient(
             baseURL: URL(string: "http://127.0.0.1:8080/base/")!, bundleID: "com.example.kakin", publishableKey: "pk",
             serverKey: nil)
-        let url = client.url(["v1", "customers", "a b/ç?#%"], ["bundleId": "com.example.kakin"])
+        let url = client.url(.customer("a b/ç?#%"), ["bundleId": "com.example.kakin"])
         #expect(
             url.absoluteString
                 == "http://127.0.0.1:8080/base/v1/customers/a%20b%2F%C3%A7%3F%23%25?bundleId=com.example.kakin")

@@ -1,0 +1,77 @@
+public import Foundation
+public import KakinWire
+
+/// What a customer has: the server's signed answer, or, while the server cannot be reached,
+/// what the device computed from the store's own transactions (see ``source``).
+public struct CustomerInfo: Codable, Hashable, Sendable {
+    /// Where an answer comes from.
+    public enum Source: String, Codable, Hashable, Sendable {
+        /// The purchase server's answer, its signature and nonce checked.
+        case server
+        /// Computed on the device from the store's transactions while the server could not be
+        /// reached: entitlements only (balances are the last ones the server confirmed, or none),
+        /// to be replaced by the server's answer as soon as it is reachable.
+        case device
+    }
+
+    /// One access right.
+    public struct Entitlement: Codable, Hashable, Sendable {
+        /// The name the app checks (`removeAds`, `premium`).
+        public var identifier: String
+        public var productID: String
+        public var isActive: Bool
+        public var expiresDate: Date?
+        public var revocationDate: Date?
+        public var transactionID: String
+
+        public init(
+            identifier: String, productID: String, isActive: Bool, expiresDate: Date?, revocationDate: Date?,
+            transactionID: String
+        ) {
+            self.identifier = identifier
+            self.productID = productID
+            self.isActive = isActive
+            self.expiresDate = expiresDate
+            self.revocationDate = revocationDate
+            self.transactionID = transactionID
+        }
+    }
+
+    public var appUserID: String
+    public var entitlements: [Entitlement]
+    /// Balances by currency, e.g. `["points": 100]`.
+    public var balances: [String: Int64]
+    /// Where this answer comes from.
+    public var source: Source
+
+    public init(
+        appUserID: String, entitlements: [Entitlement], balances: [String: Int64], source: Source = .server
+    ) {
+        self.appUserID = appUserID
+        self.entitlements = entitlements
+        self.balances = balances
+        self.source = source
+    }
+
+    /// The server's answer, as the SDK presents it.
+    public init(_ answer: CustomerAnswer) {
+        self.init(
+            appUserID: answer.appUserId,
+            entitlements: answer.entitlements.map {
+                Entitlement(
+                    identifier: $0.identifier, productID: $0.productId, isActive: $0.isActive,
+                    expiresDate: $0.expiresDate.map(KakinJSON.date(epochMilliseconds:)),
+                    revocationDate: $0.revocationDate.map(KakinJSON.date(epochMilliseconds:)),
+                    transactionID: $0.transactionId)
+            },
+            balances: answer.balances, source: .server)
+    }
+
+    /// Whether `identifier` is active.
+    public func isEntitled(to identifier: String) -> Bool {
+        entitlements.contains { $0.identifier == identifier && $0.isActive }
+    }
+
+    /// Whether this answer was computed on the device while the server could not be reached.
+    public var isProvisional: Bool { source == .device }
+}

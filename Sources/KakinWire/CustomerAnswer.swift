@@ -1,0 +1,128 @@
+/// What the server says a customer has: entitlements, balances and the newest transactions.
+///
+/// Bounded whatever the customer's history (the rest through ``TransactionPage``); dates are
+/// integer milliseconds since 1970.
+public struct CustomerAnswer: Codable, Hashable, Sendable {
+    /// One access right, derived from the customer's transactions.
+    public struct Entitlement: Codable, Hashable, Sendable {
+        /// The name the app checks (`removeAds`, `premium`).
+        public var identifier: String
+        public var productId: String
+        public var isActive: Bool
+        public var expiresDate: Int64?
+        public var revocationDate: Int64?
+        public var transactionId: String
+        public var originalTransactionId: String
+
+        public init(
+            identifier: String, productId: String, isActive: Bool, expiresDate: Int64? = nil,
+            revocationDate: Int64? = nil, transactionId: String, originalTransactionId: String
+        ) {
+            self.identifier = identifier
+            self.productId = productId
+            self.isActive = isActive
+            self.expiresDate = expiresDate
+            self.revocationDate = revocationDate
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+        }
+    }
+
+    /// One recorded transaction.
+    public struct Transaction: Codable, Hashable, Sendable {
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var productId: String
+        /// Apple's product type: `Consumable`, `Non-Consumable`, `Auto-Renewable Subscription`, …
+        public var productType: String
+        public var quantity: Int
+        public var purchaseDate: Int64
+        public var expiresDate: Int64?
+        public var revocationDate: Int64?
+        public var revocationReason: Int?
+        /// `Production`, `Sandbox`, …
+        public var environment: String
+        /// How it reached the server: the app, a receipt, a notification, reconciliation.
+        public var source: String
+        /// The JWS the transaction was verified from, only when the request asked for it.
+        public var signedTransaction: String?
+
+        public init(
+            transactionId: String, originalTransactionId: String, productId: String, productType: String,
+            quantity: Int, purchaseDate: Int64, expiresDate: Int64? = nil, revocationDate: Int64? = nil,
+            revocationReason: Int? = nil, environment: String, source: String, signedTransaction: String? = nil
+        ) {
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.productType = productType
+            self.quantity = quantity
+            self.purchaseDate = purchaseDate
+            self.expiresDate = expiresDate
+            self.revocationDate = revocationDate
+            self.revocationReason = revocationReason
+            self.environment = environment
+            self.source = source
+            self.signedTransaction = signedTransaction
+        }
+    }
+
+    public var bundleId: String
+    public var appUserId: String
+    public var entitlements: [Entitlement]
+    /// Balances by currency, e.g. `["points": 100]`.
+    public var balances: [String: Int64]
+    /// The newest transactions, newest first.
+    public var transactions: [Transaction]
+    /// How many transactions the customer has in all.
+    public var transactionCount: Int
+
+    public init(
+        bundleId: String, appUserId: String, entitlements: [Entitlement], balances: [String: Int64],
+        transactions: [Transaction], transactionCount: Int
+    ) {
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+        self.entitlements = entitlements
+        self.balances = balances
+        self.transactions = transactions
+        self.transactionCount = transactionCount
+    }
+}
+
+/// The signed envelope of a customer answer: the client's nonce, when it was signed, the customer.
+/// The body's exact bytes are signed (``KakinHeader/signature``).
+public struct SignedCustomerAnswer: Codable, Hashable, Sendable {
+    public var nonce: String?
+    public var signedDate: Int64
+    public var customer: CustomerAnswer
+
+    public init(nonce: String?, signedDate: Int64, customer: CustomerAnswer) {
+        self.nonce = nonce
+        self.signedDate = signedDate
+        self.customer = customer
+    }
+}
+
+/// A page of a customer's transactions, newest first, signed like a customer answer.
+public struct TransactionPage: Codable, Hashable, Sendable {
+    public var nonce: String?
+    public var signedDate: Int64
+    public var bundleId: String
+    public var appUserId: String
+    public var transactions: [CustomerAnswer.Transaction]
+    /// Pass as `?cursor=` for the next page; absent on the last page.
+    public var nextCursor: String?
+
+    public init(
+        nonce: String?, signedDate: Int64, bundleId: String, appUserId: String,
+        transactions: [CustomerAnswer.Transaction], nextCursor: String?
+    ) {
+        self.nonce = nonce
+        self.signedDate = signedDate
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+        self.transactions = transactions
+        self.nextCursor = nextCursor
+    }
+}

@@ -1,0 +1,100 @@
+/// The body of `POST /v1/transactions`: a signed transaction (StoreKit 2's `jwsRepresentation`)
+/// for a customer. The server verifies it, records it once by transaction ID and answers the
+/// customer.
+public struct TransactionSubmission: Codable, Hashable, Sendable {
+    /// The app's bundle ID; must match the transaction's.
+    public var bundleId: String
+    /// Your app's user ID for the customer.
+    public var appUserId: String
+    /// The JWS of the transaction.
+    public var signedTransaction: String
+
+    public init(bundleId: String, appUserId: String, signedTransaction: String) {
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+        self.signedTransaction = signedTransaction
+    }
+}
+
+/// The body of `POST /v1/receipts`: a base64 app receipt, verified through Apple's verifyReceipt.
+public struct ReceiptSubmission: Codable, Hashable, Sendable {
+    public var bundleId: String
+    public var appUserId: String
+    /// The app receipt, base64.
+    public var receipt: String
+    /// The transaction the app is delivering, when it knows it.
+    public var transactionId: String?
+
+    public init(bundleId: String, appUserId: String, receipt: String, transactionId: String? = nil) {
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+        self.receipt = receipt
+        self.transactionId = transactionId
+    }
+}
+
+/// The body of a spend: take `amount` of a balance, once per `idempotencyKey`.
+public struct SpendRequest: Codable, Hashable, Sendable {
+    public var bundleId: String
+    public var amount: Int64
+    /// The same key spends once, however often the request is sent.
+    public var idempotencyKey: String
+
+    public init(bundleId: String, amount: Int64, idempotencyKey: String) {
+        self.bundleId = bundleId
+        self.amount = amount
+        self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// What a spend did: `spent` now, or `alreadySpent` by an earlier request with the same key.
+public struct SpendAnswer: Codable, Hashable, Sendable {
+    public var status: String
+    /// The balance after the spend.
+    public var balance: Int64
+
+    public init(status: String, balance: Int64) {
+        self.status = status
+        self.balance = balance
+    }
+}
+
+/// What the server did with an Apple notification: `processed` (with its type) or `duplicate`.
+public struct NotificationAnswer: Codable, Hashable, Sendable {
+    public var status: String
+    public var notificationType: String?
+
+    public init(status: String, notificationType: String? = nil) {
+        self.status = status
+        self.notificationType = notificationType
+    }
+}
+
+/// Every failure's body: `{"error": {"code", "message", "retryable", "cause"?, "appleStatus"?}}`.
+public struct ErrorAnswer: Codable, Hashable, Sendable {
+    /// One failure.
+    public struct Detail: Codable, Hashable, Sendable {
+        /// What went wrong, e.g. `verificationFailed`, `conflict`, `unauthorized`.
+        public var code: String
+        /// A sentence for people.
+        public var message: String
+        /// Whether the same request may succeed later; a client mistake never is.
+        public var retryable: Bool
+        /// A verification failure's cause, e.g. `badSignature`, `untrustedChain`.
+        public var cause: String?
+        /// The status Apple's verifyReceipt answered, for receipt failures.
+        public var appleStatus: Int?
+
+        public init(code: String, message: String, retryable: Bool, cause: String? = nil, appleStatus: Int? = nil) {
+            self.code = code
+            self.message = message
+            self.retryable = retryable
+            self.cause = cause
+            self.appleStatus = appleStatus
+        }
+    }
+
+    public var error: Detail
+
+    public init(error: Detail) { self.error = error }
+}

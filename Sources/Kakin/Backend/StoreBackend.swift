@@ -30,6 +30,10 @@ public protocol StoreBackend: Sendable {
     func finish(_ transaction: StoreTransaction) async throws
     /// Non-consumables and subscriptions of the account (restore).
     func restore() async throws -> [StoreTransaction]
+    /// The account's current entitlements as the store itself vouches for them, without a sync:
+    /// what offline entitlements are computed from while the purchase server cannot be reached.
+    /// On a device, only transactions StoreKit verified.
+    func currentEntitlements() async throws -> [StoreTransaction]
     /// Transactions that arrive from outside a purchase call (ask-to-buy approvals, renewals,
     /// refunds, other devices), as StoreKit's `Transaction.updates`.
     func transactionUpdates() -> AsyncStream<StoreTransaction>

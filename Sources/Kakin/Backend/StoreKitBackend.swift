@@ -69,6 +69,15 @@ public struct StoreKitBackend: StoreBackend {
         return result
     }
 
+    public func currentEntitlements() async throws -> [StoreTransaction] {
+        var result: [StoreTransaction] = []
+        for await verification in Transaction.currentEntitlements {
+            // Offline, nobody else checks: only what StoreKit verified counts.
+            if case .verified = verification { result.append(Self.transaction(verification)) }
+        }
+        return result
+    }
+
     public func transactionUpdates() -> AsyncStream<StoreTransaction> {
         AsyncStream { continuation in
             let task = Task {

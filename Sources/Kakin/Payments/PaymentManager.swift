@@ -45,7 +45,7 @@ public actor PaymentManager {
         // happen, forwarded by one task to the delegate and to every `statusUpdates()` stream.
         let (stream, continuation) = AsyncStream.makeStream(of: PaymentStatus.self)
         events = continuation
-        await session.subscribe(listenerID, continuation)
+        await session.subscribe(listenerID, appUserID: self.appUserID, continuation)
         pump = Task { [weak self] in
             for await status in stream {
                 await self?.forward(status)
@@ -195,10 +195,12 @@ public actor PaymentManager {
         return transactions
     }
 
-    /// Sends whatever is due in the outbox now (the SDK also does this on start and on updates).
+    /// Sends everything queued now, whatever its retry time (call it when the network comes
+    /// back; the SDK also does this at start and retries on its own schedule). Returns how many
+    /// were delivered and finished.
     @discardableResult
     public func deliverPending() async -> Int {
-        await session.deliverDue()
+        await session.deliverDue(ignoringBackoff: true)
     }
 
     /// Transactions bought but not yet acknowledged by the server.
@@ -243,8 +245,16 @@ public actor PaymentManager {
         continuations.removeAll()
     }
 
-    /// The customer, as the server (signature checked) says.
-    public func customerInfo() async throws -> CustomerInfo {
-        try await session.server.customer(appUserID: appUserID)
+    /// The customer, as the server (signature checked) says; while the server cannot be reached,
+    /// the entitlements the store's own transactions give, marked ``CustomerInfo/Source/device``
+    /// (pass `allowOffline: false` to get the network error instead).
+    public func customerInfo(allowOffline: Bool = true) async throws -> CustomerInfo {
+        try await session.customer(appUserID: appUserID, allowOffline: allowOffline)
+    }
+
+    /// Transactions the server refused for good (a verification failure), with the reason: kept
+    /// on the device, not retried, reported once through the status stream when refused.
+    public func rejectedDeliveries() async -> [(transaction: StoreTransaction, reason: String)] {
+        await session.outbox.all.filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
     }
 }

@@ -30,7 +30,8 @@ public enum PaymentError: Error, Hashable, Sendable {
     case productUnavailable
     case restoreFailed
     case network
-    case serverRejected(String)
+    /// The server refused the transaction for good; the error carries the server's code and cause.
+    case serverRejected(KakinError)
     case unknown(String)
 
     /// Maps an SDK error (and the store's SKError code it may carry) to one of these cases.
@@ -41,7 +42,7 @@ public enum PaymentError: Error, Hashable, Sendable {
         }
         switch error.code {
         case .network: self = .network
-        case .serverRejected, .tamperedResponse: self = .serverRejected(error.message)
+        case .serverRejected, .tamperedResponse: self = .serverRejected(error)
         case .productUnavailable: self = .productUnavailable
         case .storeFailure:
             switch error.storeKitCode {

@@ -1,4 +1,5 @@
 public import Foundation
+public import KakinWire
 
 /// Waits until a moment. Injected, so tests decide when time passes instead of sleeping.
 public protocol DeliverySleeper: Sendable {
@@ -59,6 +60,8 @@ public actor StoreSession {
     public let server: KakinServerClient
     /// The durable outbox of the storage directory.
     public let outbox: DeliveryOutbox
+    /// What the device needs to compute entitlements while the server cannot be reached.
+    public let offline: OfflineEntitlements
     let now: @Sendable () -> Date
     let retryPolicy: RetryPolicy
     let sleeper: any DeliverySleeper
@@ -70,7 +73,7 @@ public actor StoreSession {
     private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     private var wantedAnswers: Set<String> = []
     private var answers: [String: CustomerInfo] = [:]
-    private var subscribers: [UUID: AsyncStream<PaymentStatus>.Continuation] = [:]
+    private var subscribers: [UUID: (appUserID: String, continuation: AsyncStream<PaymentStatus>.Continuation)] = [:]
     /// Called after the server acknowledged a transaction and before it is finished (downloads).
     var beforeFinish: (@Sendable (StoreTransaction) async throws -> Void)?
 
@@ -96,6 +99,7 @@ public actor StoreSession {
         self.retryPolicy = retryPolicy
         self.sleeper = sleeper
         outbox = try DeliveryOutbox(directory: storageDirectory)
+        offline = OfflineEntitlements(directory: storageDirectory)
     }
 
     /// Sets the user the store's own updates are delivered for (after a sign-in).
@@ -103,16 +107,48 @@ public actor StoreSession {
         self.appUserID = appUserID
     }
 
-    func subscribe(_ id: UUID, _ continuation: AsyncStream<PaymentStatus>.Continuation) {
-        subscribers[id] = continuation
+    /// Sends the events about `appUserID`'s transactions to `continuation`.
+    func subscribe(_ id: UUID, appUserID: String, _ continuation: AsyncStream<PaymentStatus>.Continuation) {
+        subscribers[id] = (appUserID, continuation)
     }
 
     func unsubscribe(_ id: UUID) { subscribers[id] = nil }
     func setBeforeFinish(_ hook: (@Sendable (StoreTransaction) async throws -> Void)?) { beforeFinish = hook }
 
-    /// Sends `status` to every manager, in order.
-    func emit(_ status: PaymentStatus) {
-        for subscriber in subscribers.values { subscriber.yield(status) }
+    /// Sends `status` about a transaction of `appUserID` to that user's managers, in order.
+    func emit(_ status: PaymentStatus, for appUserID: String) {
+        for subscriber in subscribers.values where subscriber.appUserID == appUserID {
+            subscriber.continuation.yield(status)
+        }
+    }
+
+    /// The customer as the server says, or, when the server cannot be reached, the entitlements
+    /// the store's own transactions give (``CustomerInfo/Source/device``). Every server answer is
+    /// remembered, so the device learns which entitlement each product unlocks.
+    public func customer(appUserID: String, allowOffline: Bool = true) async throws -> CustomerInfo {
+        do {
+            let customer = try await server.customer(appUserID: appUserID)
+            await offline.learn(from: customer)
+            return customer
+        } catch let error as KakinError where error.code == .network && allowOffline {
+            let transactions: [StoreTransaction]
+            do { transactions = try await backend.currentEntitlements() } catch { throw error }
+            return await offline.customer(appUserID: appUserID, transactions: transactions, at: now())
+        }
+    }
+
+    /// Loads the server's catalog and learns from it which entitlement each product unlocks (for
+    /// offline entitlements before the first purchase was ever answered).
+    @discardableResult
+    public func refreshCatalog(locale: String = "en_US") async throws -> CatalogAnswer {
+        let catalog = try await server.catalog(locale: locale)
+        var rules: [String: [String]] = [:]
+        for product in catalog.products {
+            let names = product.grants.compactMap(\.entitlement)
+            if !names.isEmpty { rules[product.productId] = names }
+        }
+        await offline.learn(rules: rules)
+        return catalog
     }
 
     /// Starts the one observer of the store's update stream (idempotent), queues what the store
@@ -132,7 +168,9 @@ public actor StoreSession {
                 _ = try? await outbox.enqueue(transaction, appUserID: appUserID, now: now())
             }
         }
-        await deliverDue()
+        // A launch is a fresh chance (the network may be back): everything queued is tried now,
+        // whatever its backoff said; what fails again is scheduled anew.
+        await deliverDue(ignoringBackoff: true)
     }
 
     /// Whether the store's updates are observed.
@@ -144,7 +182,7 @@ public actor StoreSession {
         observer = nil
         retryTask?.cancel()
         retryTask = nil
-        for subscriber in subscribers.values { subscriber.finish() }
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
         subscribers.removeAll()
     }
 
@@ -173,13 +211,14 @@ public actor StoreSession {
         return answers[transaction.id]
     }
 
-    /// Delivers every due entry: post to the server, then (and only then) finish at the store,
-    /// then remove from the outbox. Retryable failures wait with backoff and jitter, and a retry is
-    /// scheduled for the earliest of them.
+    /// Delivers every due entry (every queued entry when `ignoringBackoff`): post to the server,
+    /// then (and only then) finish at the store, then remove from the outbox. Retryable failures
+    /// wait with backoff and jitter, and a retry is scheduled for the earliest of them.
     @discardableResult
-    func deliverDue() async -> Int {
+    func deliverDue(ignoringBackoff: Bool = false) async -> Int {
         var delivered = 0
-        for entry in await outbox.due(at: now()) where !inFlight.contains(entry.transaction.id) {
+        let entries = ignoringBackoff ? await outbox.due(at: .distantFuture) : await outbox.due(at: now())
+        for entry in entries where !inFlight.contains(entry.transaction.id) {
             let id = entry.transaction.id
             inFlight.insert(id)
             defer {
@@ -191,23 +230,31 @@ public actor StoreSession {
                 let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
                 CrashPoint.reach("afterDelivery")
                 if wantedAnswers.contains(id) { answers[id] = customer }
+                await offline.learn(from: customer)
                 if let beforeFinish { try await beforeFinish(entry.transaction) }
                 try await backend.finish(entry.transaction)
                 CrashPoint.reach("afterFinish")
                 try await outbox.remove(id)
                 delivered += 1
-                emit(entry.restored ? .restored(entry.transaction) : .purchased(entry.transaction))
+                emit(entry.restored ? .restored(entry.transaction) : .purchased(entry.transaction), for: entry.appUserID)
             } catch let error as KakinError where !error.isRetryable && error.code != .downloadFailed {
-                try? await outbox.failed(id, error: error.message, retryAt: nil, now: now())
-                emit(.failed(productID: entry.transaction.productID, error: PaymentError(error)))
+                // Refused for good (a forged or foreign transaction): kept, reported once, never retried.
+                try? await outbox.failed(id, error: error.description, retryAt: nil, now: now())
+                emit(.failed(productID: entry.transaction.productID, error: PaymentError(error)), for: entry.appUserID)
             } catch {
                 let retryAt = now().addingTimeInterval(retryPolicy.delay(afterAttempts: entry.attempts))
                 try? await outbox.failed(id, error: "\(error)", retryAt: retryAt, now: now())
-                if entry.attempts == 0 { emit(.awaitingServer(entry.transaction)) }
+                if entry.attempts == 0 { emit(.awaitingServer(entry.transaction), for: entry.appUserID) }
             }
         }
         await scheduleRetry()
         return delivered
+    }
+
+    /// The scheduled retry woke: from here on it delivers, and is no longer cancelled by a new schedule.
+    private func retryFired() async {
+        retryTask = nil
+        await deliverDue()
     }
 
     /// Wakes the session when the earliest queued entry is due, so deliveries resume by themselves
@@ -222,7 +269,7 @@ public actor StoreSession {
         retryTask = Task { [weak self] in
             do { try await sleeper.sleep(until: next, now: start) } catch { return }
             guard !Task.isCancelled else { return }
-            await self?.deliverDue()
+            await self?.retryFired()
         }
     }
 }

@@ -12,13 +12,26 @@ public actor ProductManager {
         public var entitlements: [String: EntitlementState]
         public var balances: [String: Int64]
         public var updatedAt: Date?
+        /// Whether this state was computed on the device while the server could not be reached
+        /// (``CustomerInfo/Source/device``); the next server answer replaces it.
+        public var isProvisional: Bool
 
         public init(
-            entitlements: [String: EntitlementState] = [:], balances: [String: Int64] = [:], updatedAt: Date? = nil
+            entitlements: [String: EntitlementState] = [:], balances: [String: Int64] = [:], updatedAt: Date? = nil,
+            isProvisional: Bool = false
         ) {
             self.entitlements = entitlements
             self.balances = balances
             self.updatedAt = updatedAt
+            self.isProvisional = isProvisional
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            entitlements = try container.decode([String: EntitlementState].self, forKey: .entitlements)
+            balances = try container.decode([String: Int64].self, forKey: .balances)
+            updatedAt = try container.decodeIfPresent(Date.self, forKey: .updatedAt)
+            isProvisional = try container.decodeIfPresent(Bool.self, forKey: .isProvisional) ?? false
         }
     }
 
@@ -58,14 +71,17 @@ public actor ProductManager {
         return invalid
     }
 
-    /// Takes the server's (signature-checked) answer as the new truth and saves it.
+    /// Takes the server's (signature-checked) answer as the new truth and saves it; an answer
+    /// computed on the device while offline is saved too, marked as provisional.
     public func update(from customer: CustomerInfo, at date: Date = Date()) throws {
         var entitlements: [String: EntitlementState] = [:]
         for entitlement in customer.entitlements {
             entitlements[entitlement.identifier] = EntitlementState(
                 isActive: entitlement.isActive, productID: entitlement.productID, expiresDate: entitlement.expiresDate)
         }
-        snapshot = Snapshot(entitlements: entitlements, balances: customer.balances, updatedAt: date)
+        snapshot = Snapshot(
+            entitlements: entitlements, balances: customer.balances, updatedAt: date,
+            isProvisional: customer.source == .device)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970

@@ -1,0 +1,208 @@
+import Crypto
+import Foundation
+import KakinWire
+import Synchronization
+
+@testable import Kakin
+
+/// A purchase server in memory, behind the SDK's transport seam: records each transaction once
+/// by ID, grants from a small table, signs its answers, and can be taken offline, made to refuse
+/// a transaction, or made to hold requests until several are in flight.
+final class FakeServer: KakinTransport, Sendable {
+    struct State {
+        var reachable = true
+        var refused: Set<String> = []
+        var owners: [String: String] = [:]
+        var products: [String: String] = [:]
+        var deliveries: [String: Int] = [:]
+        var balances: [String: Int64] = [:]
+        var barrier = 0
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+
+    static let bundleID = "com.example.kakin"
+    let key = P256.Signing.PrivateKey()
+    let state = Mutex(State())
+
+    var client: KakinServerClient {
+        KakinServerClient(
+            baseURL: URL(string: "http://kakin.invalid")!, bundleID: Self.bundleID, publishableKey: "pk_test",
+            serverKey: key.publicKey, transport: self)
+    }
+
+    func setReachable(_ reachable: Bool) { state.withLock { $0.reachable = reachable } }
+    func refuse(_ transactionID: String) { _ = state.withLock { $0.refused.insert(transactionID) } }
+    /// The next `count` requests wait until all of them have arrived.
+    func holdUntil(_ count: Int) { state.withLock { $0.barrier = count } }
+    func deliveries(_ id: String) -> Int { state.withLock { $0.deliveries[id] ?? 0 } }
+    func owner(_ id: String) -> String? { state.withLock { $0.owners[id] } }
+    var recorded: [String: String] { state.withLock { $0.owners } }
+
+    func send(_ request: KakinHTTPRequest) async throws(KakinError) -> KakinHTTPReply {
+        await passBarrier()
+        guard state.withLock({ $0.reachable }) else { throw KakinError(.network, "the server cannot be reached") }
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)!
+        let query = Dictionary(uniqueKeysWithValues: (components.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+        let path = components.percentEncodedPath
+        if request.method == "POST", path == KakinRoute.submitTransaction.path {
+            let body = try! KakinJSON.decoder().decode(TransactionSubmission.self, from: request.body!)
+            let parts = body.signedTransaction.split(separator: ".").map(String.init)
+            let id = parts[1]
+            let productID = parts[2...].joined(separator: ".")
+            if state.withLock({ $0.refused.contains(id) }) {
+                return Self.error(
+                    422, ErrorAnswer.Detail(
+                        code: "verificationFailed", message: "the signature does not verify", retryable: false,
+                        cause: "badSignature"))
+            }
+            state.withLock { state in
+                state.deliveries[id, default: 0] += 1
+                guard state.owners[id] == nil else { return }
+                state.owners[id] = body.appUserId
+                state.products[id] = productID
+                if productID == FakeStore.points { state.balances[body.appUserId, default: 0] += 100 }
+            }
+            return answer(for: body.appUserId, nonce: query["nonce"])
+        }
+        if request.method == "GET", path.hasPrefix("/v1/customers/") {
+            let user = String(path.dropFirst("/v1/customers/".count)).removingPercentEncoding!
+            return answer(for: user, nonce: query["nonce"])
+        }
+        if request.method == "GET", path == KakinRoute.catalog.path {
+            let catalog = CatalogAnswer(
+                bundleId: Self.bundleID, locale: "en_US",
+                products: [
+                    .init(productId: FakeStore.removeAd, type: "NonConsumable", grants: [.init(entitlement: "removeAds")]),
+                    .init(productId: FakeStore.premium, type: "RecurringSubscription", grants: [.init(entitlement: "premium")]),
+                ])
+            return KakinHTTPReply(status: 200, body: try! KakinJSON.encoder().encode(catalog))
+        }
+        return Self.error(404, .init(code: "notFound", message: "no route \(path)", retryable: false))
+    }
+
+    private func passBarrier() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let release: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                guard state.barrier > 0 else { return [continuation] }
+                state.held.append(continuation)
+                guard state.held.count >= state.barrier else { return [] }
+                state.barrier = 0
+                defer { state.held = [] }
+                // Answer in the reverse order of arrival.
+                return state.held.reversed()
+            }
+            for waiting in release { waiting.resume() }
+        }
+    }
+
+    static func entitlement(for productID: String) -> String? {
+        switch productID {
+        case FakeStore.removeAd: "removeAds"
+        case FakeStore.premium: "premium"
+        default: nil
+        }
+    }
+
+    private func answer(for user: String, nonce: String?) -> KakinHTTPReply {
+        let customer = state.withLock { state in
+            let ids = state.owners.filter { $0.value == user }.keys.sorted()
+            let entitlements = ids.compactMap { id -> CustomerAnswer.Entitlement? in
+                let productID = state.products[id]!
+                guard let name = Self.entitlement(for: productID) else { return nil }
+                return .init(
+                    identifier: name, productId: productID, isActive: true, transactionId: id, originalTransactionId: id)
+            }
+            return CustomerAnswer(
+                bundleId: Self.bundleID, appUserId: user, entitlements: entitlements,
+                balances: state.balances[user].map { ["points": $0] } ?? [:], transactions: [],
+                transactionCount: ids.count)
+        }
+        let body = try! KakinJSON.encoder().encode(
+            SignedCustomerAnswer(nonce: nonce, signedDate: 0, customer: customer))
+        let signature = try! key.signature(for: body).rawRepresentation.base64EncodedString()
+        return KakinHTTPReply(status: 200, headers: [KakinHeader.signature: signature], body: body)
+    }
+
+    private static func error(_ status: Int, _ detail: ErrorAnswer.Detail) -> KakinHTTPReply {
+        KakinHTTPReply(status: status, body: try! KakinJSON.encoder().encode(ErrorAnswer(error: detail)))
+    }
+}
+
+/// A sleeper the test wakes: each sleep is recorded and returns when the test says so.
+final class ManualSleeper: DeliverySleeper, Sendable {
+    struct State {
+        var requests: [Date] = []
+        var sleeping: [CheckedContinuation<Void, any Error>] = []
+        var requested: [CheckedContinuation<Void, Never>] = []
+    }
+    let state = Mutex(State())
+
+    func sleep(until date: Date, now: Date) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let waiters = state.withLock { state in
+                state.requests.append(date)
+                state.sleeping.append(continuation)
+                defer { state.requested = [] }
+                return state.requested
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Waits until someone is sleeping; returns the moment the latest sleeper waits for.
+    func nextRequest() async -> Date {
+        while true {
+            if let date = state.withLock({ $0.sleeping.isEmpty ? nil : $0.requests.last }) { return date }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if !state.sleeping.isEmpty { return true }
+                    state.requested.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    /// Wakes every sleeper.
+    func wake() {
+        let sleeping = state.withLock { state in
+            defer { state.sleeping = [] }
+            return state.sleeping
+        }
+        for sleeper in sleeping { sleeper.resume() }
+    }
+}
+
+/// A clock the test moves.
+final class MovableClock: Sendable {
+    let current = Mutex(Date(timeIntervalSince1970: 1_790_000_000))
+    var now: @Sendable () -> Date { { [self] in current.withLock { $0 } } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// Collects what a delegate hears.
+final class RecordingDelegate: PaymentManagerDelegate {
+    let statuses = Mutex<[PaymentStatus]>([])
+    let completed = Mutex<[String]>([])
+    let errors = Mutex<[PaymentError]>([])
+
+    func onPaymentStatus(_ status: PaymentStatus) { statuses.withLock { $0.append(status) } }
+    func completePayment(_ transaction: StoreTransaction) { completed.withLock { $0.append(transaction.id) } }
+    func onPaymentError(_ error: PaymentError) { errors.withLock { $0.append(error) } }
+}
+
+/// A fresh storage directory.
+func temporaryDirectory(_ name: String) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("kakin-\(name)-\(UUID().uuidString)")
+}
+
+/// Reads `count` statuses from a stream (the stream ends the wait, never a timer).
+func collect(_ count: Int, from stream: AsyncStream<PaymentStatus>) async -> [PaymentStatus] {
+    var result: [PaymentStatus] = []
+    for await status in stream {
+        result.append(status)
+        if result.count == count { break }
+    }
+    return result
+}

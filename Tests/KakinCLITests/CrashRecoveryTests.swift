@@ -1,3 +1,6 @@
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import AppStoreSecurity
 import Crypto
 import Foundation
@@ -7,77 +10,170 @@ import KakinServer
 import StoreSandbox
 import Testing
 
-/// A real `kakin demo` process is killed with SIGKILL at every point of the purchase path; the next
-/// run of the app delivers what was left, and the server grants each purchase exactly once.
+/// Real `kakin demo` processes are killed with SIGKILL at every point of the purchase path; the
+/// next run of the app delivers what was left, and the server grants each purchase exactly once.
 @Suite struct CrashRecoveryTests {
     static let crashPoints = ["afterPurchase", "afterEnqueue", "beforeDelivery", "afterDelivery", "afterFinish"]
 
+    /// A sandbox and a purchase server on loopback, and a way to run the demo app against them.
+    struct Stack {
+        let engine: SandboxEngine
+        let service: PurchaseService
+        let store: SQLLedgerStore
+        let server: KakinServerHTTP
+        let sandbox: SandboxService
+
+        init() async throws {
+            let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+            let authority = try SandboxCertificateAuthority.generate()
+            let catalog = try SandboxCatalog.load(storeKitFile: examples.appendingPathComponent("Kakin.storekit"))
+            engine = try SandboxEngine(
+                signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+                clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+            store = try await SQLLedgerStore.sqlite(path: nil)
+            try await store.migrate()
+            service = PurchaseService(
+                store: store,
+                apps: [
+                    AppConfiguration(
+                        bundleID: "com.example.kakin", appAppleID: 6_450_000_001, environments: [.sandbox],
+                        sandboxRoots: [authority.root], publicKey: "pk_test", secretKey: "sk_test")
+                ],
+                grants: try GrantsCatalog.load(
+                    from: Data(contentsOf: examples.appendingPathComponent("Kakin.grants.json"))))
+            server = KakinServerHTTP(service: service, signingKey: P256.Signing.PrivateKey())
+            sandbox = SandboxService(engine: engine, catalog: catalog)
+        }
+
+        /// Runs `body` with both services listening; `demo` runs one app process to its end.
+        func run(_ body: @escaping @Sendable (_ demo: Demo) async throws -> Void) async throws {
+            let sandboxApp = Application(
+                router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            let serverApp = Application(
+                router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await sandboxApp.test(.live) { sandboxClient in
+                try await serverApp.test(.live) { serverClient in
+                    try await body(Demo(sandboxPort: sandboxClient.port!, serverPort: serverClient.port!))
+                }
+            }
+        }
+    }
+
+    /// One launch of `kakin demo` as a separate process.
+    struct Demo: Sendable {
+        let sandboxPort: Int
+        let serverPort: Int
+
+        /// Runs the demo app with `script` on standard input, for `user` on `tester`, keeping its
+        /// state in `directory` as device `device`; killed at `point` when one is given.
+        func run(
+            _ script: String, user: String, tester: String, directory: URL, device: String, crashAt point: String?
+        ) async throws -> Int32 {
+            let process = Process()
+            process.executableURL = BinaryTests.binary
+            process.arguments = [
+                "demo", "--server", "http://127.0.0.1:\(serverPort)", "--sandbox", "http://127.0.0.1:\(sandboxPort)",
+                "--key", "pk_test", "--tester", tester, "--user", user, "--data", directory.path, "--device", device,
+                "--script", "-",
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["KAKIN_CRASH_POINT"] = point
+            process.environment = environment
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            let exited = AsyncStream<Int32>.makeStream()
+            process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+            try process.run()
+            input.fileHandleForWriting.write(Data(script.utf8))
+            try input.fileHandleForWriting.close()
+            for await status in exited.stream { return status }
+            return -1
+        }
+    }
+
     @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
     func killingTheAppAnywhereLosesNothingAndGrantsOnce() async throws {
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
-        let authority = try SandboxCertificateAuthority.generate()
-        let catalog = try SandboxCatalog.load(storeKitFile: examples.appendingPathComponent("Kakin.storekit"))
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
-        let store = try await SQLLedgerStore.sqlite(path: nil)
-        try await store.migrate()
-        let service = PurchaseService(
-            store: store,
-            apps: [
-                AppConfiguration(
-                    bundleID: "com.example.kakin", appAppleID: 6_450_000_001, environments: [.sandbox],
-                    sandboxRoots: [authority.root], publicKey: "pk_test", secretKey: "sk_test")
-            ],
-            grants: try GrantsCatalog.load(from: Data(contentsOf: examples.appendingPathComponent("Kakin.grants.json")))
-        )
-        let server = KakinServerHTTP(service: service, signingKey: P256.Signing.PrivateKey())
+        let stack = try await Stack()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "kakin-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let device = UUID().uuidString
-
-        let sandboxApp = Application(
-            router: SandboxService(engine: engine, catalog: catalog).router(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        let serverApp = Application(
-            router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await sandboxApp.test(.live) { sandboxClient in
-            try await serverApp.test(.live) { serverClient in
-                func demo(_ script: String, crashAt point: String?) throws -> Int32 {
-                    let process = Process()
-                    process.executableURL = BinaryTests.binary
-                    process.arguments = [
-                        "demo", "--server", "http://127.0.0.1:\(serverClient.port!)",
-                        "--sandbox", "http://127.0.0.1:\(sandboxClient.port!)", "--key", "pk_test", "--tester", "crash",
-                        "--user", "crash-user", "--data", directory.path, "--device", device, "--script", "-",
-                    ]
-                    var environment = ProcessInfo.processInfo.environment
-                    environment["KAKIN_CRASH_POINT"] = point
-                    process.environment = environment
-                    let input = Pipe()
-                    process.standardInput = input
-                    process.standardOutput = FileHandle.nullDevice
-                    process.standardError = FileHandle.nullDevice
-                    try process.run()
-                    input.fileHandleForWriting.write(Data(script.utf8))
-                    try input.fileHandleForWriting.close()
-                    process.waitUntilExit()
-                    return process.terminationStatus
-                }
-                for point in Self.crashPoints {
-                    let killed = try demo("buy increasePoints\nquit\n", crashAt: point)
-                    #expect(killed == SIGKILL, "the process was killed at \(point)")
-                    #expect(try demo("status\nquit\n", crashAt: nil) == 0, "the next launch after \(point) runs")
-                }
+        try await stack.run { demo in
+            for point in Self.crashPoints {
+                let killed = try await demo.run(
+                    "buy increasePoints\nquit\n", user: "crash-user", tester: "crash", directory: directory,
+                    device: device, crashAt: point)
+                #expect(killed == SIGKILL, "the process was killed at \(point)")
+                let next = try await demo.run(
+                    "status\nquit\n", user: "crash-user", tester: "crash", directory: directory, device: device,
+                    crashAt: nil)
+                #expect(next == 0, "the next launch after \(point) runs")
             }
         }
-        let customer = try await service.customer(bundleID: "com.example.kakin", appUserID: "crash-user")
+        let customer = try await stack.service.customer(bundleID: "com.example.kakin", appUserID: "crash-user")
         #expect(customer.transactions.count == Self.crashPoints.count, "every purchase reached the server")
         #expect(customer.balances["points"] == Int64(100 * Self.crashPoints.count), "and was granted exactly once")
         #expect(customer.ledger.filter { $0.kind == .credit }.count == Self.crashPoints.count)
-        #expect(await engine.unfinishedTransactions(of: "crash").isEmpty, "and finished at the store")
-        try await store.shutdown()
+        #expect(await stack.engine.unfinishedTransactions(of: "crash").isEmpty, "and finished at the store")
+        try await stack.store.shutdown()
+    }
+
+    /// Several users of one device (one store account, one storage directory, one outbox) buy at
+    /// the same time in separate processes, and every process is killed at the same point: nothing
+    /// is lost to the other writers, and the next launches deliver every purchase once, each for
+    /// the user who bought it.
+    @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
+    func severalUsersOnOneDeviceKilledTogetherLoseNothing() async throws {
+        let stack = try await Stack()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kakin-crash-users-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let users = ["alice", "bob", "chika"]
+        let points = ["afterPurchase", "afterEnqueue", "beforeDelivery", "afterDelivery"]
+        let device = UUID().uuidString
+        try await stack.run { demo in
+            for point in points {
+                let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+                    for user in users {
+                        group.addTask {
+                            try await demo.run(
+                                "buy increasePoints\nquit\n", user: user, tester: "family",
+                                directory: directory, device: device, crashAt: point)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses == [SIGKILL, SIGKILL, SIGKILL], "every process was killed at \(point)")
+            }
+            // Each user opens the app again, one after another.
+            for user in users {
+                let next = try await demo.run(
+                    "status\nquit\n", user: user, tester: "family", directory: directory, device: device,
+                    crashAt: nil)
+                #expect(next == 0)
+            }
+        }
+        // A process may die before it buys (a crash point is also reached while it delivers what
+        // the others queued), so count what the store sold: each sale reaches the server once, for
+        // the user whose account token it carries.
+        let sold = await stack.engine.transactions(of: "family")
+        let outbox = try Data(contentsOf: directory.appendingPathComponent("outbox.json"))
+        let accounts = try #require(
+            (try JSONSerialization.jsonObject(with: outbox) as? [String: Any])?["accounts"] as? [String: String])
+        #expect(sold.count >= users.count)
+        for user in users {
+            let bought = sold.filter { accounts[$0.appAccountToken ?? ""] == user }
+            let customer = try await stack.service.customer(bundleID: "com.example.kakin", appUserID: user)
+            #expect(
+                Set(customer.transactions.map(\.transactionID)) == Set(bought.map(\.id)),
+                "\(user): every purchase reached the server, for this user")
+            #expect(customer.balances["points"] == Int64(100 * bought.count), "\(user): granted exactly once each")
+        }
+        #expect(sold.allSatisfy { accounts[$0.appAccountToken ?? ""] != nil }, "every sale has its user")
+        #expect(await stack.engine.unfinishedTransactions(of: "family").isEmpty, "all finished at the store")
+        try await stack.store.shutdown()
     }
 }

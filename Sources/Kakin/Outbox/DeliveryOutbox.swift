@@ -59,17 +59,36 @@ public actor DeliveryOutbox {
         }
     }
 
-    /// The file's form: entries grouped by app user.
-    private struct Document: Codable {
+    /// The file's form: entries grouped by app user, and which user each app account token
+    /// stands for.
+    private struct Document: Codable, Equatable {
         var version = 2
         var users: [String: [Entry]] = [:]
+        /// App user IDs by app account token (lower-case UUID).
+        var accounts: [String: String] = [:]
 
-        init(entries: [Entry]) {
-            for entry in entries { users[entry.appUserID, default: []].append(entry) }
+        init(entries: [Entry], accounts: [String: String] = [:]) {
+            self.entries = entries
+            self.accounts = accounts
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            version = try container.decode(Int.self, forKey: .version)
+            users = try container.decode([String: [Entry]].self, forKey: .users)
+            accounts = try container.decodeIfPresent([String: String].self, forKey: .accounts) ?? [:]
         }
 
         var entries: [Entry] {
-            users.values.flatMap { $0 }.sorted { ($0.nextAttempt, $0.transaction.id) < ($1.nextAttempt, $1.transaction.id) }
+            get {
+                users.values.flatMap { $0 }.sorted {
+                    ($0.nextAttempt, $0.transaction.id) < ($1.nextAttempt, $1.transaction.id)
+                }
+            }
+            set {
+                users = [:]
+                for entry in newValue { users[entry.appUserID, default: []].append(entry) }
+            }
         }
     }
 
@@ -130,33 +149,52 @@ public actor DeliveryOutbox {
         }
     }
 
+    // MARK: - App account tokens
+
+    /// Remembers that `token` stands for `appUserID`, so a transaction the store replays later
+    /// (unfinished at launch, an approval, a renewal) is delivered for the user who bought it.
+    public func register(token: UUID, for appUserID: String) throws {
+        try updateDocument { $0.accounts[token.uuidString.lowercased()] = appUserID }
+    }
+
+    /// The app user a transaction's app account token stands for, if this device knows it.
+    public func appUserID(forToken token: String?) -> String? {
+        guard let token = token?.lowercased() else { return nil }
+        return try? locked(LOCK_SH) { try readFile().accounts[token] }
+    }
+
     // MARK: - The file
 
     /// Reads, changes and writes the list under the exclusive lock.
     private func update<R>(_ change: (inout [Entry]) throws -> R) throws -> R {
+        try updateDocument { document in try change(&document.entries) }
+    }
+
+    /// Reads, changes and writes the whole file under the exclusive lock; written only if changed.
+    private func updateDocument<R>(_ change: (inout Document) throws -> R) throws -> R {
         try locked(LOCK_EX) {
-            var entries = try readFile()
-            let before = entries
-            let result = try change(&entries)
-            if entries != before {
+            var document = try readFile()
+            let before = document
+            let result = try change(&document)
+            if document != before {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                try encoder.encode(Document(entries: entries)).write(to: url, options: .atomic)
+                try encoder.encode(document).write(to: url, options: .atomic)
             }
             return result
         }
     }
 
     private func read() throws -> [Entry] {
-        try locked(LOCK_SH) { try readFile() }
+        try locked(LOCK_SH) { try readFile().entries }
     }
 
-    private func readFile() throws -> [Entry] {
-        guard let data = try? Data(contentsOf: url), !data.isEmpty else { return [] }
+    private func readFile() throws -> Document {
+        guard let data = try? Data(contentsOf: url), !data.isEmpty else { return Document(entries: []) }
         let decoder = JSONDecoder()
-        if let document = try? decoder.decode(Document.self, from: data) { return document.entries }
+        if let document = try? decoder.decode(Document.self, from: data) { return document }
         // The first form of the file: a plain list.
-        if let list = try? decoder.decode([Entry].self, from: data) { return list }
+        if let list = try? decoder.decode([Entry].self, from: data) { return Document(entries: list) }
         throw KakinError(.storage, "\(url.path) is not an outbox file", isRetryable: false)
     }
 

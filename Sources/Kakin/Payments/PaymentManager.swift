@@ -158,8 +158,10 @@ public actor PaymentManager {
         post(.purchasing(productID: product.id))
         let result: StorePurchaseResult
         do {
-            result = try await session.backend.purchase(
-                product.id, quantity: quantity, appAccountToken: appAccountToken)
+            // The token ties the transaction to this user wherever the store replays it later.
+            let token = appAccountToken ?? StoreSession.accountToken(for: appUserID)
+            try await session.outbox.register(token: token, for: appUserID)
+            result = try await session.backend.purchase(product.id, quantity: quantity, appAccountToken: token)
         } catch {
             post(.failed(productID: product.id, error: PaymentError(error)))
             throw error

@@ -1,5 +1,6 @@
 public import Foundation
 public import KakinWire
+import Crypto
 
 /// Waits until a moment. Injected, so tests decide when time passes instead of sleeping.
 public protocol DeliverySleeper: Sendable {
@@ -165,7 +166,7 @@ public actor StoreSession {
         }
         if let unfinished = try? await backend.unfinishedTransactions() {
             for transaction in unfinished {
-                _ = try? await outbox.enqueue(transaction, appUserID: appUserID, now: now())
+                _ = try? await outbox.enqueue(transaction, appUserID: await owner(of: transaction), now: now())
             }
         }
         // A launch is a fresh chance (the network may be back): everything queued is tried now,
@@ -186,8 +187,27 @@ public actor StoreSession {
         subscribers.removeAll()
     }
 
+    /// The user a transaction the store hands over is delivered for: the one its app account
+    /// token stands for on this device, else the session's user.
+    func owner(of transaction: StoreTransaction) async -> String {
+        await outbox.appUserID(forToken: transaction.appAccountToken) ?? appUserID
+    }
+
+    /// The app account token the SDK gives a user's purchases: a UUID derived from the app user
+    /// ID (SHA-256, shaped as a version 8 UUID), the same on every device, revealing nothing of it.
+    public static func accountToken(for appUserID: String) -> UUID {
+        var bytes = Array(SHA256.hash(data: Data("kakin.appAccountToken:\(appUserID)".utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
+
     private func received(_ transaction: StoreTransaction) async {
-        _ = try? await outbox.enqueue(transaction, appUserID: appUserID, now: now())
+        _ = try? await outbox.enqueue(transaction, appUserID: await owner(of: transaction), now: now())
         await deliverDue()
     }
 

@@ -61,19 +61,21 @@ final class FakeStore: StoreBackend, Sendable {
     }
 
     /// A new transaction, as the store would sign it; the fake server reads the product from the JWS.
-    func makeTransaction(_ productID: String, expires: Date? = nil) -> StoreTransaction {
+    func makeTransaction(_ productID: String, expires: Date? = nil, token: UUID? = nil) -> StoreTransaction {
         let id = state.withLock { state in
             state.nextID += 1
             return String(state.nextID)
         }
         return StoreTransaction(
             id: id, originalID: id, productID: productID, productType: Self.type(of: productID), quantity: 1,
-            purchaseDate: clock(), expirationDate: expires, jwsRepresentation: "fake.\(id).\(productID)")
+            purchaseDate: clock(), expirationDate: expires, appAccountToken: token?.uuidString.lowercased(),
+            jwsRepresentation: "fake.\(id).\(productID)")
     }
 
     func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult {
         let transaction = makeTransaction(
-            productID, expires: productID == Self.premium ? clock().addingTimeInterval(30 * 86_400) : nil)
+            productID, expires: productID == Self.premium ? clock().addingTimeInterval(30 * 86_400) : nil,
+            token: appAccountToken)
         state.withLock { state in
             state.unfinished.append(transaction)
             if transaction.productType != .consumable { state.owned.append(transaction) }

@@ -49,6 +49,32 @@ import Testing
         await relaunched.shutdown()
     }
 
+    @Test func aReplayedTransactionIsDeliveredForTheUserWhoBoughtIt() async throws {
+        let directory = temporaryDirectory("owner")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FakeStore()
+        let server = FakeServer()
+        // Alice paid, and the app died before it queued the purchase.
+        let token = StoreSession.accountToken(for: "alice")
+        #expect(token == StoreSession.accountToken(for: "alice") && token != StoreSession.accountToken(for: "bob"))
+        try await DeliveryOutbox(directory: directory).register(token: token, for: "alice")
+        guard case .purchased(let paid) = try await store.purchase(FakeStore.points, quantity: 1, appAccountToken: token)
+        else { return }
+        // Bob opens the app next: the launch replay delivers the purchase for Alice, not for Bob.
+        let bob = await PaymentManager(session: try session(store, server, user: "bob", directory: directory))
+        #expect(server.owner(paid.id) == "alice")
+        // So does an update the store sends while Bob is signed in (an approval, say).
+        let stream = await bob.session.outbox.all
+        #expect(stream.isEmpty)
+        let approved = store.makeTransaction(FakeStore.removeAd, token: token)
+        let aliceEvents = await PaymentManager(session: bob.session, appUserID: "alice")
+        let events = await aliceEvents.statusUpdates()
+        store.pushUpdate(approved)
+        #expect(await collect(1, from: events) == [.purchased(approved)])
+        #expect(server.owner(approved.id) == "alice")
+        await bob.shutdown()
+    }
+
     @Test func manyUsersAndManagersBuyingAtOnceLoseNothingThenDeliverOnce() async throws {
         let directory = temporaryDirectory("many-users")
         defer { try? FileManager.default.removeItem(at: directory) }

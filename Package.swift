@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // Apple's wire formats as Codable value types. No I/O.
@@ -77,11 +78,15 @@ let package = Package(
             name: "KakinWire",
             swiftSettings: swiftSettings
         ),
-        // The SDK an app links: no server dependencies, Foundation networking only. Crash points
+        // The SDK an app links: no server dependencies, Foundation networking only; hosted content
+        // is unpacked with ZIPFoundation (zlib on Linux, Compression on Apple platforms). Crash points
         // for the kill tests exist in debug builds only.
         .target(
             name: "Kakin",
-            dependencies: ["AppStoreModels", "KakinWire", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AppStoreModels", "KakinWire", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
@@ -164,7 +169,8 @@ let package = Package(
         .testTarget(
             name: "KakinTests",
             dependencies: [
-                "Kakin", "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "Kakin", "KakinServer", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -149,11 +149,14 @@ struct DownloadStore: Sendable {
             throw KakinError(.storage, "cannot create \(staging.path): \(error)", isRetryable: true)
         }
         do {
-            let package = try Data(contentsOf: partURL(record.id), options: .alwaysMapped)
-            if ZipArchive.isZip(package) {
-                try ZipArchive(package).extract(into: staging)
+            let packageURL = partURL(record.id)
+            let head = try FileHandle(forReadingFrom: packageURL)
+            let magic = try head.read(upToCount: 4) ?? Data()
+            try head.close()
+            if ZipArchive.isZip(magic) {
+                try ZipArchive(url: packageURL).extract(into: staging)
             } else {
-                try package.write(to: staging.appendingPathComponent("content.bin"))
+                try FileManager.default.copyItem(at: packageURL, to: staging.appendingPathComponent("content.bin"))
             }
             if fileManager.fileExists(atPath: destination.path) { try fileManager.removeItem(at: destination) }
             try fileManager.moveItem(at: staging, to: destination)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ZIPFoundation
 
 @testable import Kakin
 
@@ -82,6 +83,46 @@ struct ContentPackageTests {
         #expect(throws: KakinError.self) { try ZipArchive(zip).extract(into: folder.url) }
     }
 
+    /// A package as a content tool would make it: deflated entries, written by ZIPFoundation.
+    func madePackage(_ build: (Archive) throws -> Void) throws -> Data {
+        let archive = try Archive(accessMode: .create)
+        try build(archive)
+        return try #require(archive.data)
+    }
+
+    @Test func deflatedPackagesMadeByAZipToolUnpack() async throws {
+        defer { folder.cleanUp() }
+        let text = Data(String(repeating: "コンテンツ level data 0123456789\n", count: 500).utf8)
+        let zip = try madePackage { archive in
+            try archive.addEntry(with: "Contents/", type: .directory, uncompressedSize: Int64(0)) { _, _ in Data() }
+            try archive.addEntry(
+                with: "Contents/levels.txt", type: .file, uncompressedSize: Int64(text.count),
+                compressionMethod: .deflate
+            ) { position, size in text.subdata(in: Int(position)..<Int(position) + size) }
+        }
+        #expect(zip.count < text.count / 4, "the entry is really deflated")
+        let done = try await download(zip)
+        #expect(done.state == .finished)
+        #expect(try Data(contentsOf: try #require(done.contentURL).appendingPathComponent("Contents/levels.txt")) == text)
+    }
+
+    @Test func symbolicLinksAreRefused() async throws {
+        defer { folder.cleanUp() }
+        let zip = try madePackage { archive in
+            try archive.addEntry(with: "Contents/ok.txt", type: .file, uncompressedSize: Int64(2)) { _, _ in
+                Data("ok".utf8)
+            }
+            try archive.addEntry(with: "Contents/passwd", type: .symlink, uncompressedSize: Int64(11)) { _, _ in
+                Data("/etc/passwd".utf8)
+            }
+        }
+        let failed = try await download(zip)
+        #expect(failed.state == .failed)
+        #expect(failed.error?.message.contains("symbolic link") == true)
+        let product = folder.url.appendingPathComponent("Content/com.example.pack")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: product.path)) ?? []).isEmpty)
+    }
+
     @Test func otherBytesBecomeContentBin() async throws {
         defer { folder.cleanUp() }
         let done = try await download(samplePackage(size: 250)) { await $0.omitContentHeaders() }
@@ -90,23 +131,6 @@ struct ContentPackageTests {
         #expect(done.contentVersion == String(sha.prefix(16)))
         #expect(
             try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == samplePackage(size: 250))
-    }
-
-    @Test func inflatesDynamicHuffmanBlocks() throws {
-        let expected = (0..<200).map { "line \($0): value \($0 * $0 % 997)\n" }.joined()
-        let raw = try #require(Data(base64Encoded: Self.dynamicBlock))
-        let output = try Inflate.decompress(Array(raw), expectedSize: expected.utf8.count)
-        #expect(String(decoding: output, as: UTF8.self) == expected)
-        #expect(throws: Inflate.Failure.self) { try Inflate.decompress(Array(raw), expectedSize: 100) }
-        #expect(throws: Inflate.Failure.self) { try Inflate.decompress(Array(raw.prefix(400)), expectedSize: 3859) }
-    }
-
-    @Test func inflatesStoredBlocks() throws {
-        let raw: [UInt8] = [1, 12, 0, 243, 255] + Array("stored block".utf8)
-        #expect(try Inflate.decompress(raw, expectedSize: 12) == Array("stored block".utf8))
-        var broken = raw
-        broken[3] = 0
-        #expect(throws: Inflate.Failure.self) { try Inflate.decompress(broken, expectedSize: 12) }
     }
 
     @Test func requestsForServerAndSandbox() {
@@ -134,10 +158,6 @@ struct ContentPackageTests {
         base64Encoded:
             "UEsDBBQAAAAIAM+mdV0AAAAAAgAAAAAAAAAJAAAAQ29udGVudHMvAwBQSwMEFAAAAAgAz6Z1Xd6zY4pJAAAAcAMAABMAAABDb250ZW50cy9yZWFkbWUudHh080ktS81RKEhMzlbwGWUOHWZJRqpCYWkmkJVUlF+ep5CWX6GQVZpbUKyQX5ZaBJbOSayqVEjJT1cwMDQyNjE1M7ew5BrVNsDaAFBLAwQUAAAACADPpnVdrCqT2AQAAAACAAAADwAAAENvbnRlbnRzL2hpLnR4dMvIBABQSwECFAMUAAAACADPpnVdAAAAAAIAAAAAAAAACQAAAAAAAAAAABAA/UEAAAAAQ29udGVudHMvUEsBAhQDFAAAAAgAz6Z1Xd6zY4pJAAAAcAMAABMAAAAAAAAAAAAAAIABKQAAAENvbnRlbnRzL3JlYWRtZS50eHRQSwECFAMUAAAACADPpnVdrCqT2AQAAAACAAAADwAAAAAAAAAAAAAAgAGjAAAAQ29udGVudHMvaGkudHh0UEsFBgAAAAADAAMAtQAAANQAAAAAAA=="
     )!
-
-    /// A raw DEFLATE stream with a dynamic-Huffman block.
-    static let dynamicBlock =
-        "TZc7rlsxDET7rOIt4VI/StlNihQBjHTJ+uPAnDnqfAl9DkcUR379+v3z6/n+9ffH68/7x7fX/+/Qd3y+m77H57vr+3y+h8evT2Aq0OYnsBToNSK9ZK2xFVi1yVFgF0UYMx6BQto0yrAxaqXo8NVuAfIpogBa1LHIQ6MM3rbWMnpv2vGQrzQ0/RB9M/0YGoXUu9Zqpp+tdmymn1lczfRL9M30y6NMn17L9OkdkV5c3fRH9N30Rzl207esCKXSKoLysxD6pfyuEMofjTJ7T621EVAbHtSqdIbZ19MrZPalpIfZc9Vaw/B71o7D9Ker+E3fS4axqErNo2yijmdQNlGSjkONFMM0/Hx0uYD3KOC11gReO07gxTWBLx0m8EPzgJ91PhP4LE0n8KcY1qV8qbUMn12jGjLXWouyydpxUTePQtRNLyHW1Wg0KlGwDmjRbNSPlulTCSU1HyVXml79IGk3KtTsaFqi5kCbYkgu7Cgh0vDpUYY/XmsjhLAOB6R2SruJEmIDnxpF3YxaayO9qmsPtKkIyo8SYi821CiUV0Vsus2q6tqHFIvh0Ol1iY/h+1MTz9UrK8XTaXl1isfwexXEmfSIitBuhubhUKqRc5VNnc+hVap1vc0JVIWCSrWbga+7Fw/8ai/xkIC0jocMvCsp2OQecthNMZI4qRhHEEK53Fb5B3bbp+bit3Pblek9OqzAcbtDVNHytpTR8bjLtZQupntWV4xroEYfl+2quqJd3d/jGr1R6eK8keLDegcvDq5ySgLM9zAuWU/yYb+jm+/Ap6O8DHhIAxy4qUEFFjxS+mHCqVYTlw07xHGkt3Uac3pcUvOSr19NSelixV1NPC4vdgVhxqd7HC8Jv6mw4/n4GUdr8jsOQ95eDltwaljy0nsixlVVxqOqHLtcefn5GDQaj8Md1I8CYx6WBWfOrVPDmn1P8ebxeOp1OaT85c7KFnfufspe9uxawZ+PBcWgu94NgUMvPb0Ciz6+L3h0f7weD9PuuRid7xA23Z0uPr30PInLqPWaC5y6u2fg1SslFWYdkgqz7j5c3DrD25KGp9JwrRR+nb71GHZYgcuxrTyWvX1d9nU1VFOY9nTN49pnChnf7s3rXWl4LkUlQff11vYfn8v9hIx3Nx8a5j3d0HDv4+uHfXd5deDf6ULDwMMFjoVP2y4efizVuf6tqQhw8Xw/lv4B"
 }
 
 extension DownloadState {

@@ -339,16 +339,22 @@ import Testing
         await payments.shutdown()
     }
 
-    @Test func theSDKLinksOnlyModelsTheContractCryptoAndFoundation() throws {
+    @Test func theSDKLinksOnlyModelsTheContractCryptoZIPFoundationAndFoundation() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let target = try #require(manifest.range(of: ".target(\n            name: \"Kakin\",\n"))
-        let start = target
-        let line = manifest[start.upperBound...].prefix { $0 != "\n" }
+        let rest = manifest[target.upperBound...]
+        let block = rest[..<(try #require(rest.range(of: "swiftSettings:"))).lowerBound]
+        let dependencies = try #require(block.range(of: "dependencies: ["))
+        let list = block[dependencies.upperBound...].prefix { $0 != "]" }
+        let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
         #expect(
-            line.trimmingCharacters(in: .whitespaces)
-                == #"dependencies: ["AppStoreModels", "KakinWire", .product(name: "Crypto", package: "swift-crypto")],"#)
+            names == [
+                #""AppStoreModels""#, #""KakinWire""#, #".product(name: "Crypto""#, #"package: "swift-crypto")"#,
+                #".product(name: "ZIPFoundation""#, #"package: "ZIPFoundation")"#,
+            ])
         let sources = root.appendingPathComponent("Sources/Kakin")
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }

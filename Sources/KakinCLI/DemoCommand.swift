@@ -9,8 +9,9 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "A sample in-app purchase app in the terminal: products, purchases, points, restore, against kakin serve.",
         discussion: """
             Commands (typed, or one per line with --script FILE or -): products, buy PRODUCT [QUANTITY], \
-            restore, status, pending, quit. PRODUCT may be the part after the bundle ID (removeAd). \
-            Without --key, the publishable key is read from DATA/keys.json of kakin serve.
+            restore, status, pending, quit. PRODUCT may be the part after the bundle ID (removeAd, \
+            premium.monthly). Restore runs in the background: the prompt stays usable while content \
+            downloads. Without --key, the publishable key is read from DATA/keys.json of kakin serve.
             """)
 
     @Option(help: "The purchase server.") var server: String = "http://127.0.0.1:8080"
@@ -55,14 +56,25 @@ struct DemoCommand: AsyncParsableCommand {
                 : nil
         }
         let progress = Task {
+            // On a terminal the bar redraws in place; in a log, one line per state change.
+            let inPlace = TerminalText.isTerminal
+            var lastState: [String: DownloadState] = [:]
             for await event in await downloads.events() {
-                let filled = Int(event.progress * 20)
-                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 20 - filled)
-                let remaining = event.timeRemaining < 0 ? "" : String(format: " %.0fs left", event.timeRemaining)
-                print("download [\(bar)] \(Int(event.progress * 100))%\(remaining) \(event.state)")
+                let bar = TerminalText.progressBar(Double(event.progress), secondsLeft: event.timeRemaining)
+                let line = "download \(shortName(event.download.productID)) \(bar) \(event.state)"
+                let ended = [.finished, .failed, .cancelled].contains(event.state)
+                if inPlace {
+                    print(TerminalText.redraw + line, terminator: ended ? "\n" : "")
+                    fflush(nil)
+                } else if lastState[event.id] != event.state {
+                    print(line)
+                }
+                lastState[event.id] = event.state
             }
         }
         defer { progress.cancel() }
+        // Work that must not block the prompt (a restore that downloads content), awaited at quit.
+        var background: [Task<Void, Never>] = []
         if let customer = try? await payments.customerInfo() { try? await products.update(from: customer) }
 
         let lines: AnyIterator<String>
@@ -90,9 +102,18 @@ struct DemoCommand: AsyncParsableCommand {
                 case "products": try await showProducts(payments, products)
                 case "buy": try await buy(words, payments, products, downloads)
                 case "restore":
-                    let restored = try await payments.restore()
-                    print("restored \(restored.count): \(restored.map(\.productID).joined(separator: ", "))")
-                    try await refresh(payments, products)
+                    print("restoring in the background…")
+                    background.append(
+                        Task {
+                            do {
+                                let restored = try await payments.restore()
+                                print(
+                                    "restored \(restored.count): \(restored.map(\.productID).joined(separator: ", "))")
+                                try await refresh(payments, products)
+                            } catch {
+                                print("error: \(PaymentError(error))")
+                            }
+                        })
                 case "status": try await refresh(payments, products)
                 case "pending": print("awaiting the server: \(await payments.pendingDeliveries().map(\.id))")
                 case "quit", "exit": break
@@ -103,22 +124,21 @@ struct DemoCommand: AsyncParsableCommand {
                 print("error: \(PaymentError(error))")
             }
         }
+        for task in background { await task.value }
         await payments.shutdown()
     }
 
     func showProducts(_ payments: PaymentManager, _ products: ProductManager) async throws {
         try await products.refresh(using: payments)
-        for product in await products.products {
-            let name = product.displayName.padding(toLength: 28, withPad: " ", startingAt: 0)
-            print("\(name) \(product.displayPrice.padding(toLength: 10, withPad: " ", startingAt: 0)) \(product.id)")
-        }
+        let rows = await products.products.map { [$0.displayName, $0.displayPrice, shortName($0.id)] }
+        for line in TerminalText.table([["product", "price", "buy as"]] + rows) { print(line) }
     }
 
     func buy(
         _ words: [String], _ payments: PaymentManager, _ products: ProductManager, _ downloads: DownloadManager
     ) async throws {
         guard words.count >= 2 else { throw ValidationError("buy PRODUCT [QUANTITY]") }
-        let id = words[1].contains(".") ? words[1] : "\(bundleID).\(words[1])"
+        let id = productID(words[1])
         let (found, invalid) = try await payments.products(for: [id])
         guard let product = found.first else {
             print("invalid product \(id): \(invalid.first?.message ?? "")")
@@ -141,6 +161,17 @@ struct DemoCommand: AsyncParsableCommand {
         print(
             "\(banner) points: \(await products.balance(of: "points")) premium: \(await products.isUnlocked("premium"))"
         )
+    }
+
+    /// A product ID from what the user typed: a full ID (`com.example.kakin.premium.monthly`) or
+    /// the part after the bundle ID, which may itself hold dots (`premium.monthly`).
+    func productID(_ typed: String) -> String {
+        typed.hasPrefix(bundleID + ".") ? typed : "\(bundleID).\(typed)"
+    }
+
+    /// The name to type for a product: its ID without the bundle ID.
+    func shortName(_ productID: String) -> String {
+        productID.hasPrefix(bundleID + ".") ? String(productID.dropFirst(bundleID.count + 1)) : productID
     }
 
     static func readKey(_ directory: String) throws -> String {

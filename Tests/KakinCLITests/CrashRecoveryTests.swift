@@ -7,6 +7,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import AppStoreModels
 import StoreSandbox
 import Testing
 
@@ -42,7 +43,10 @@ import Testing
                 ],
                 grants: try GrantsCatalog.load(
                     from: Data(contentsOf: examples.appendingPathComponent("Kakin.grants.json"))))
-            server = KakinServerHTTP(service: service, signingKey: P256.Signing.PrivateKey())
+            let configuration = try JSONDecoder().decode(
+                StoreKitConfiguration.self, from: Data(contentsOf: examples.appendingPathComponent("Kakin.storekit")))
+            server = KakinServerHTTP(
+                service: service, signingKey: P256.Signing.PrivateKey(), catalog: configuration)
             sandbox = SandboxService(engine: engine, catalog: catalog)
         }
 
@@ -70,27 +74,40 @@ import Testing
         func run(
             _ script: String, user: String, tester: String, directory: URL, device: String, crashAt point: String?
         ) async throws -> Int32 {
+            try await runCapturing(
+                script, user: user, tester: tester, directory: directory, device: device, crashAt: point,
+                capture: false
+            ).status
+        }
+
+        /// Like ``run(_:user:tester:directory:device:crashAt:)``, and returns what the app printed.
+        func runCapturing(
+            _ script: String, user: String, tester: String, directory: URL, device: String, crashAt point: String?,
+            storefront: String = "USA", capture: Bool = true
+        ) async throws -> (status: Int32, output: String) {
             let process = Process()
             process.executableURL = BinaryTests.binary
             process.arguments = [
                 "demo", "--server", "http://127.0.0.1:\(serverPort)", "--sandbox", "http://127.0.0.1:\(sandboxPort)",
                 "--key", "pk_test", "--tester", tester, "--user", user, "--data", directory.path, "--device", device,
-                "--script", "-",
+                "--storefront", storefront, "--script", "-",
             ]
             var environment = ProcessInfo.processInfo.environment
             environment["KAKIN_CRASH_POINT"] = point
             process.environment = environment
             let input = Pipe()
             process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
+            let output = Pipe()
+            process.standardOutput = capture ? output : FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             let exited = AsyncStream<Int32>.makeStream()
             process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
             try process.run()
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
-            for await status in exited.stream { return status }
-            return -1
+            let printed = capture ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+            for await status in exited.stream { return (status, String(decoding: printed, as: UTF8.self)) }
+            return (-1, "")
         }
     }
 

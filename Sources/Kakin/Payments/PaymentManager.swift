@@ -3,7 +3,7 @@ public import Foundation
 /// Buys products, restores purchases, and makes sure every transaction reaches your server exactly
 /// once before it is finished.
 ///
-/// Two styles: async/await (``purchase(_:quantity:)``, ``statusUpdates()``) and the classic
+/// Two styles: async/await (``purchase(_:quantity:appAccountToken:)``, ``statusUpdates()``) and the classic
 /// delegate (``PaymentManagerDelegate``). There is no global singleton: make as many managers as you
 /// like; all managers of one store account share one transaction observer and one durable outbox.
 ///

@@ -116,6 +116,7 @@ let package = Package(
                 "AppStoreSecurity",
                 "StoreSandbox",
                 "KakinServer",
+                "KakinWire",
                 "Kakin",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

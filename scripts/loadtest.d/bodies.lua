@@ -1,0 +1,52 @@
+-- wrk script: POST /v1/transactions with request bodies read from a file, one JSON object per
+-- line. Each wrk thread takes every Nth line. With mode "once" a thread stops when its lines are
+-- used up, so every request is a new purchase (and done() says so if the file was too short for the
+-- run: then the rate is understated); with "cycle" it starts over (every request after the first
+-- round is a duplicate).
+local threads = {}
+local counter = 0
+
+function setup(thread)
+  thread:set("index", counter)
+  counter = counter + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  local file, mode, key, count = args[1], args[2], args[3], tonumber(args[4])
+  bodies = {}
+  local line_number = 0
+  for line in io.lines(file) do
+    if line_number % count == index then table.insert(bodies, line) end
+    line_number = line_number + 1
+  end
+  cycle = (mode == "cycle")
+  next_body = 1
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["X-Kakin-Key"] = key
+end
+
+function request()
+  if next_body > #bodies then
+    if cycle then
+      next_body = 1
+    else
+      exhausted = 1
+      wrk.thread:stop()
+      return wrk.format(nil, "/health")
+    end
+  end
+  local body = bodies[next_body]
+  next_body = next_body + 1
+  return wrk.format("POST", "/v1/transactions?nonce=load", nil, body)
+end
+
+function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do
+    if thread:get("exhausted") == 1 then
+      io.write("EXHAUSTED: the bodies ran out before the run ended\n")
+      return
+    end
+  end
+end

@@ -7,13 +7,20 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
     public struct Entitlement: Codable, Hashable, Sendable {
         /// The name the app checks (`removeAds`, `premium`).
         public var identifier: String
+        /// The product that grants it.
         public var productId: String
+        /// Whether it grants access now.
         public var isActive: Bool
+        /// When it lapses (subscriptions), in milliseconds since 1970; `nil` when it does not expire.
         public var expiresDate: Int64?
+        /// When the purchase was refunded or revoked, in milliseconds since 1970.
         public var revocationDate: Int64?
+        /// The transaction that grants it.
         public var transactionId: String
+        /// The original transaction ID of that transaction.
         public var originalTransactionId: String
 
+        /// Creates an entitlement.
         public init(
             identifier: String, productId: String, isActive: Bool, expiresDate: Int64? = nil,
             revocationDate: Int64? = nil, transactionId: String, originalTransactionId: String
@@ -30,15 +37,23 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
 
     /// One recorded transaction.
     public struct Transaction: Codable, Hashable, Sendable {
+        /// Apple's transaction ID.
         public var transactionId: String
+        /// The transaction ID of the original purchase, shared by its renewals and restores.
         public var originalTransactionId: String
+        /// The product bought.
         public var productId: String
         /// Apple's product type: `Consumable`, `Non-Consumable`, `Auto-Renewable Subscription`, …
         public var productType: String
+        /// How many units were bought.
         public var quantity: Int
+        /// When it was bought, in milliseconds since 1970.
         public var purchaseDate: Int64
+        /// When a subscription period ends, in milliseconds since 1970.
         public var expiresDate: Int64?
+        /// When it was refunded or revoked, in milliseconds since 1970.
         public var revocationDate: Int64?
+        /// Apple's revocation reason, for a revoked transaction (`0` other, `1` an issue in the app).
         public var revocationReason: Int?
         /// `Production`, `Sandbox`, …
         public var environment: String
@@ -47,6 +62,7 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
         /// The JWS the transaction was verified from, only when the request asked for it.
         public var signedTransaction: String?
 
+        /// Creates a transaction record.
         public init(
             transactionId: String, originalTransactionId: String, productId: String, productType: String,
             quantity: Int, purchaseDate: Int64, expiresDate: Int64? = nil, revocationDate: Int64? = nil,
@@ -67,8 +83,11 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
         }
     }
 
+    /// The app the answer is about.
     public var bundleId: String
+    /// The customer, as the app identifies them.
     public var appUserId: String
+    /// The customer's access rights, active and inactive.
     public var entitlements: [Entitlement]
     /// Balances by currency, e.g. `["points": 100]`.
     public var balances: [String: Int64]
@@ -77,6 +96,7 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
     /// How many transactions the customer has in all.
     public var transactionCount: Int
 
+    /// Creates a customer answer.
     public init(
         bundleId: String, appUserId: String, entitlements: [Entitlement], balances: [String: Int64],
         transactions: [Transaction], transactionCount: Int
@@ -93,10 +113,14 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
 /// The signed envelope of a customer answer: the client's nonce, when it was signed, the customer.
 /// The body's exact bytes are signed (``KakinHeader/signature``).
 public struct SignedCustomerAnswer: Codable, Hashable, Sendable {
+    /// The nonce the request carried, echoed back; `nil` when it carried none.
     public var nonce: String?
+    /// When the server signed the answer, in milliseconds since 1970.
     public var signedDate: Int64
+    /// The customer.
     public var customer: CustomerAnswer
 
+    /// Creates a signed envelope.
     public init(nonce: String?, signedDate: Int64, customer: CustomerAnswer) {
         self.nonce = nonce
         self.signedDate = signedDate
@@ -106,14 +130,20 @@ public struct SignedCustomerAnswer: Codable, Hashable, Sendable {
 
 /// A page of a customer's transactions, newest first, signed like a customer answer.
 public struct TransactionPage: Codable, Hashable, Sendable {
+    /// The nonce the request carried, echoed back; `nil` when it carried none.
     public var nonce: String?
+    /// When the server signed the page, in milliseconds since 1970.
     public var signedDate: Int64
+    /// The app the page is about.
     public var bundleId: String
+    /// The customer, as the app identifies them.
     public var appUserId: String
+    /// This page's transactions, newest first.
     public var transactions: [CustomerAnswer.Transaction]
     /// Pass as `?cursor=` for the next page; absent on the last page.
     public var nextCursor: String?
 
+    /// Creates a page.
     public init(
         nonce: String?, signedDate: Int64, bundleId: String, appUserId: String,
         transactions: [CustomerAnswer.Transaction], nextCursor: String?

@@ -46,6 +46,7 @@ public struct KakinRoute: Hashable, Sendable, CustomStringConvertible {
         }.joined()
     }
 
+    /// `METHOD /pattern`, e.g. `GET /v1/customers/:user`, for logs.
     public var description: String { "\(method) /\(pattern)" }
 
     /// The URL of this route under `baseURL` (which may carry a path prefix), with `query`.

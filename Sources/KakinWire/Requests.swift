@@ -9,6 +9,7 @@ public struct TransactionSubmission: Codable, Hashable, Sendable {
     /// The JWS of the transaction.
     public var signedTransaction: String
 
+    /// Creates a submission.
     public init(bundleId: String, appUserId: String, signedTransaction: String) {
         self.bundleId = bundleId
         self.appUserId = appUserId
@@ -18,13 +19,16 @@ public struct TransactionSubmission: Codable, Hashable, Sendable {
 
 /// The body of `POST /v1/receipts`: a base64 app receipt, verified through Apple's verifyReceipt.
 public struct ReceiptSubmission: Codable, Hashable, Sendable {
+    /// The app's bundle ID; must match the receipt's.
     public var bundleId: String
+    /// Your app's user ID for the customer.
     public var appUserId: String
     /// The app receipt, base64.
     public var receipt: String
     /// The transaction the app is delivering, when it knows it.
     public var transactionId: String?
 
+    /// Creates a submission.
     public init(bundleId: String, appUserId: String, receipt: String, transactionId: String? = nil) {
         self.bundleId = bundleId
         self.appUserId = appUserId
@@ -35,11 +39,14 @@ public struct ReceiptSubmission: Codable, Hashable, Sendable {
 
 /// The body of a spend: take `amount` of a balance, once per `idempotencyKey`.
 public struct SpendRequest: Codable, Hashable, Sendable {
+    /// The app the balance belongs to.
     public var bundleId: String
+    /// How much to take from the balance.
     public var amount: Int64
     /// The same key spends once, however often the request is sent.
     public var idempotencyKey: String
 
+    /// Creates a spend request.
     public init(bundleId: String, amount: Int64, idempotencyKey: String) {
         self.bundleId = bundleId
         self.amount = amount
@@ -49,10 +56,12 @@ public struct SpendRequest: Codable, Hashable, Sendable {
 
 /// What a spend did: `spent` now, or `alreadySpent` by an earlier request with the same key.
 public struct SpendAnswer: Codable, Hashable, Sendable {
+    /// `spent`, or `alreadySpent` when an earlier request with the same key did it.
     public var status: String
     /// The balance after the spend.
     public var balance: Int64
 
+    /// Creates a spend answer.
     public init(status: String, balance: Int64) {
         self.status = status
         self.balance = balance
@@ -61,9 +70,12 @@ public struct SpendAnswer: Codable, Hashable, Sendable {
 
 /// What the server did with an Apple notification: `processed` (with its type) or `duplicate`.
 public struct NotificationAnswer: Codable, Hashable, Sendable {
+    /// `processed`, or `duplicate` for a notification already handled.
     public var status: String
+    /// The notification's type (e.g. `DID_RENEW`), when processed.
     public var notificationType: String?
 
+    /// Creates a notification answer.
     public init(status: String, notificationType: String? = nil) {
         self.status = status
         self.notificationType = notificationType
@@ -85,6 +97,7 @@ public struct ErrorAnswer: Codable, Hashable, Sendable {
         /// The status Apple's verifyReceipt answered, for receipt failures.
         public var appleStatus: Int?
 
+        /// Creates a failure detail.
         public init(code: String, message: String, retryable: Bool, cause: String? = nil, appleStatus: Int? = nil) {
             self.code = code
             self.message = message
@@ -94,7 +107,9 @@ public struct ErrorAnswer: Codable, Hashable, Sendable {
         }
     }
 
+    /// The failure.
     public var error: Detail
 
+    /// Creates an error body.
     public init(error: Detail) { self.error = error }
 }

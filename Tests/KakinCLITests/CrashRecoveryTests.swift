@@ -105,7 +105,14 @@ import Testing
             try process.run()
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
-            let printed = capture ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+            // Read on a thread of its own: a blocking read must not hold one of the few threads
+            // that run the tests' tasks.
+            let printed: Data =
+                capture
+                ? await withCheckedContinuation { continuation in
+                    let reader = output.fileHandleForReading
+                    Thread.detachNewThread { continuation.resume(returning: reader.readDataToEndOfFile()) }
+                } : Data()
             for await status in exited.stream { return (status, String(decoding: printed, as: UTF8.self)) }
             return (-1, "")
         }

@@ -13,6 +13,11 @@ public struct SandboxBackend: StoreBackend {
     public let pollSeconds: Int
     let http = JSONHTTP()
 
+    /// Creates a backend that acts as tester `testerID` on the sandbox at `baseURL`.
+    ///
+    /// - Parameters:
+    ///   - deviceID: stands in for `identifierForVendor`; pass a fixed value to keep one device across runs.
+    ///   - pollSeconds: how long each poll of ``transactionUpdates()`` waits for news.
     public init(baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20) {
         self.baseURL = baseURL
         self.testerID = testerID
@@ -20,6 +25,7 @@ public struct SandboxBackend: StoreBackend {
         self.pollSeconds = pollSeconds
     }
 
+    /// `sandbox|<base URL>|<tester>`: one observer per sandbox and tester.
     public var storeIdentifier: String { "sandbox|\(baseURL.absoluteString)|\(testerID)" }
 
     struct DeviceTransaction: Decodable {
@@ -85,6 +91,7 @@ public struct SandboxBackend: StoreBackend {
         }
     }
 
+    /// Asks the sandbox whether the tester may buy (its stand-in for parental restrictions).
     public func canMakePayments() async throws -> Bool {
         let reply = try await http.send("GET", url("v1/device/testers/\(testerID)"))
         try check(reply)
@@ -92,6 +99,8 @@ public struct SandboxBackend: StoreBackend {
         return try JSONHTTP.decode(Tester.self, from: reply.body).canMakePayments
     }
 
+    /// Looks the IDs up in the sandbox catalog for the tester; IDs it does not know come back as
+    /// ``InvalidProduct`` values with the sandbox's reason.
     public func products(
         for identifiers: [String]
     ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
@@ -119,6 +128,8 @@ public struct SandboxBackend: StoreBackend {
         )
     }
 
+    /// Asks the sandbox to charge the tester. A deferred payment is ``StorePurchaseResult/pending``;
+    /// any failure other than a cancel throws ``KakinError`` carrying the sandbox's SKError code.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
         var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": quantity]
@@ -152,24 +163,31 @@ public struct SandboxBackend: StoreBackend {
         }
     }
 
+    /// The tester's transactions the sandbox still holds as unfinished.
     public func unfinishedTransactions() async throws -> [StoreTransaction] {
         try await transactions("GET", "v1/device/testers/\(testerID)/transactions/unfinished")
     }
 
+    /// Marks the transaction finished on the sandbox, so it is no longer replayed.
     public func finish(_ transaction: StoreTransaction) async throws {
         let reply = try await http.send(
             "POST", url("v1/device/testers/\(testerID)/transactions/\(transaction.id)/finish"))
         try check(reply)
     }
 
+    /// Asks the sandbox to restore the tester's non-consumables and subscriptions.
     public func restore() async throws -> [StoreTransaction] {
         try await transactions("POST", "v1/device/testers/\(testerID)/restore")
     }
 
+    /// The tester's current entitlements as the sandbox reports them.
     public func currentEntitlements() async throws -> [StoreTransaction] {
         try await transactions("GET", "v1/device/testers/\(testerID)/entitlements")
     }
 
+    /// Long-polls the sandbox for the tester's new transactions. The first poll only finds the
+    /// current position, so nothing from before the call is reported; a failed poll is retried after two
+    /// seconds until the stream is cancelled.
     public func transactionUpdates() -> AsyncStream<StoreTransaction> {
         let backend = self
         return AsyncStream { continuation in
@@ -209,6 +227,7 @@ public struct SandboxBackend: StoreBackend {
         }
     }
 
+    /// The tester's app receipt for ``deviceID``, base64, as the sandbox builds it.
     public func appReceipt() async throws -> String? {
         let reply = try await http.send(
             "GET", url("v1/device/testers/\(testerID)/receipt", [.init(name: "device", value: deviceID.uuidString)]))

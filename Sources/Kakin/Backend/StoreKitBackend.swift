@@ -7,12 +7,17 @@ import StoreKit
 /// retries, finishing after the server acknowledged) is made above it, in code tested on Linux.
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 public struct StoreKitBackend: StoreBackend {
+    /// Creates the backend; it keeps no state of its own, StoreKit holds it all.
     public init() {}
 
+    /// Always `storekit`, so all managers on the device share one observer of `Transaction.updates`.
     public var storeIdentifier: String { "storekit" }
 
+    /// `AppStore.canMakePayments`.
     public func canMakePayments() async throws -> Bool { AppStore.canMakePayments }
 
+    /// Loads the products with `Product.products(for:)`; IDs StoreKit does not return are reported
+    /// as invalid with the reason `unknownProduct`.
     public func products(
         for identifiers: [String]
     ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
@@ -34,6 +39,8 @@ public struct StoreKitBackend: StoreBackend {
         return (products, invalid)
     }
 
+    /// Buys with `Product.purchase(options:)`, passing the quantity and the app account token.
+    /// Throws ``KakinError/Code/productUnavailable`` when StoreKit does not know the product.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
         guard let product = try await Product.products(for: [productID]).first else {
@@ -49,12 +56,14 @@ public struct StoreKitBackend: StoreBackend {
         }
     }
 
+    /// Everything in `Transaction.unfinished`, verified or not: the server does the verifying.
     public func unfinishedTransactions() async throws -> [StoreTransaction] {
         var result: [StoreTransaction] = []
         for await verification in Transaction.unfinished { result.append(Self.transaction(verification)) }
         return result
     }
 
+    /// Finishes the matching entry of `Transaction.unfinished`; does nothing if it is already finished.
     public func finish(_ transaction: StoreTransaction) async throws {
         for await verification in Transaction.unfinished
         where verification.unsafePayloadValue.id == UInt64(transaction.id) {
@@ -62,6 +71,8 @@ public struct StoreKitBackend: StoreBackend {
         }
     }
 
+    /// Runs `AppStore.sync()` (which may ask the customer to sign in), then returns
+    /// `Transaction.currentEntitlements`, verified or not.
     public func restore() async throws -> [StoreTransaction] {
         try await AppStore.sync()
         var result: [StoreTransaction] = []
@@ -69,6 +80,8 @@ public struct StoreKitBackend: StoreBackend {
         return result
     }
 
+    /// `Transaction.currentEntitlements`, keeping only what StoreKit verified, since no server
+    /// checks these offline.
     public func currentEntitlements() async throws -> [StoreTransaction] {
         var result: [StoreTransaction] = []
         for await verification in Transaction.currentEntitlements {
@@ -78,6 +91,7 @@ public struct StoreKitBackend: StoreBackend {
         return result
     }
 
+    /// `Transaction.updates`, mapped; cancelling the stream stops the task that listens.
     public func transactionUpdates() -> AsyncStream<StoreTransaction> {
         AsyncStream { continuation in
             let task = Task {
@@ -88,6 +102,7 @@ public struct StoreKitBackend: StoreBackend {
         }
     }
 
+    /// The receipt at `Bundle.main.appStoreReceiptURL`, base64, or `nil` when the app has none.
     public func appReceipt() async throws -> String? {
         guard let url = Bundle.main.appStoreReceiptURL, let data = try? Data(contentsOf: url) else { return nil }
         return data.base64EncodedString()

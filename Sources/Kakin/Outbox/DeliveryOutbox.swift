@@ -22,11 +22,15 @@ import Musl
 public actor DeliveryOutbox {
     /// One transaction waiting for the server.
     public struct Entry: Codable, Hashable, Sendable {
+        /// The transaction to deliver.
         public var transaction: StoreTransaction
         /// The app user the purchase is delivered for.
         public var appUserID: String
+        /// How many deliveries of it have failed so far.
         public var attempts: Int
+        /// When it is due: the time it was queued, then the retry time after each failure.
         public var nextAttempt: Date
+        /// What the last failed delivery reported; `nil` before any failure.
         public var lastError: String?
         /// Set when the server refused it for good (a verification failure): kept, not retried
         /// automatically, reported to the app.
@@ -34,6 +38,7 @@ public actor DeliveryOutbox {
         /// Queued by a restore: reported as restored, not purchased, once delivered.
         public var restored: Bool
 
+        /// Creates an entry, by default with no failed attempts, due at `nextAttempt`.
         public init(
             transaction: StoreTransaction, appUserID: String, attempts: Int = 0, nextAttempt: Date,
             lastError: String? = nil, rejected: Bool = false, restored: Bool = false
@@ -47,6 +52,7 @@ public actor DeliveryOutbox {
             self.restored = restored
         }
 
+        /// Decodes an entry; files written before `restored` existed read as not restored.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             transaction = try container.decode(StoreTransaction.self, forKey: .transaction)

@@ -207,7 +207,7 @@ public actor PaymentManager {
 
     /// Transactions bought but not yet acknowledged by the server.
     public func pendingDeliveries() async -> [StoreTransaction] {
-        await session.outbox.all.map(\.transaction)
+        await session.outbox.entries(of: appUserID).filter { !$0.rejected }.map(\.transaction)
     }
 
     /// Downloads hosted content before finishing, as apps with hosted content must: for every
@@ -257,6 +257,6 @@ public actor PaymentManager {
     /// Transactions the server refused for good (a verification failure), with the reason: kept
     /// on the device, not retried, reported once through the status stream when refused.
     public func rejectedDeliveries() async -> [(transaction: StoreTransaction, reason: String)] {
-        await session.outbox.all.filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
+        await session.outbox.entries(of: appUserID).filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
     }
 }

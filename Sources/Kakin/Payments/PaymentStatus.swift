@@ -22,16 +22,26 @@ public enum PaymentStatus: Hashable, Sendable {
 
 /// Why a payment flow failed: the classic payment errors, extended with StoreKit's other cases.
 public enum PaymentError: Error, Hashable, Sendable {
+    /// Products could not be loaded from the store.
     case productInfoFailed
+    /// The client may not make the payment (SKError code 1, `clientInvalid`).
     case clientInvalid
+    /// The customer cancelled the payment (SKError code 2, `paymentCancelled`).
     case cancelled
+    /// The store refused the payment's parameters (SKError code 3, `paymentInvalid`).
     case invalidPayment
+    /// The account may not buy, e.g. because of parental restrictions (SKError code 4,
+    /// `paymentNotAllowed`).
     case notAllowed
+    /// The product is not for sale in this storefront (SKError code 5, `storeProductNotAvailable`).
     case productUnavailable
+    /// The store could not restore purchases.
     case restoreFailed
+    /// The store or the server could not be reached; a queued transaction is retried later.
     case network
     /// The server refused the transaction for good; the error carries the server's code and cause.
     case serverRejected(KakinError)
+    /// Any other failure, with its description.
     case unknown(String)
 
     /// Maps an SDK error (and the store's SKError code it may carry) to one of these cases.
@@ -60,16 +70,24 @@ public enum PaymentError: Error, Hashable, Sendable {
 
 /// The classic delegate, for apps written in that style. Every method has an empty default.
 public protocol PaymentManagerDelegate: AnyObject, Sendable {
+    /// Products were loaded: those the store knows, and the IDs it did not recognise.
     func responseProductInfo(_ products: [StoreProduct], invalidProducts: [InvalidProduct])
+    /// A transaction, bought now or restored, was acknowledged by the server and finished.
     func completePayment(_ transaction: StoreTransaction)
+    /// Every status change, in order; called before the more specific methods above.
     func onPaymentStatus(_ status: PaymentStatus)
+    /// A purchase, a product request or a restore failed.
     func onPaymentError(_ error: PaymentError)
 }
 
 extension PaymentManagerDelegate {
+    /// Does nothing unless the delegate implements it.
     public func responseProductInfo(_ products: [StoreProduct], invalidProducts: [InvalidProduct]) {}
+    /// Does nothing unless the delegate implements it.
     public func completePayment(_ transaction: StoreTransaction) {}
+    /// Does nothing unless the delegate implements it.
     public func onPaymentStatus(_ status: PaymentStatus) {}
+    /// Does nothing unless the delegate implements it.
     public func onPaymentError(_ error: PaymentError) {}
 }
 

@@ -10,8 +10,11 @@ public protocol DeliverySleeper: Sendable {
 
 /// Sleeps on the system clock.
 public struct SystemDeliverySleeper: DeliverySleeper {
+    /// Creates the sleeper.
     public init() {}
 
+    /// Sleeps with `Task.sleep` for the time from `now` to `date` (not at all if `date` has passed);
+    /// throws when the task is cancelled.
     public func sleep(until date: Date, now: Date) async throws {
         let seconds = max(0, date.timeIntervalSince(now))
         try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
@@ -22,13 +25,17 @@ public struct SystemDeliverySleeper: DeliverySleeper {
 /// exponential backoff from `base` up to `maximum`, each delay shortened by a random fraction of
 /// up to `jitter` so that many devices coming back online do not all call at once.
 public struct RetryPolicy: Sendable {
+    /// The delay after the first failure, in seconds; it doubles with every further failure.
     public var base: TimeInterval
+    /// The longest delay, in seconds, however many failures there were.
     public var maximum: TimeInterval
     /// 0 … 1: the share of each delay that is random.
     public var jitter: Double
     /// A number in 0 ..< 1; random by default, fixed in tests.
     public var random: @Sendable () -> Double
 
+    /// Creates a policy: by default 2 seconds, doubling up to an hour, each delay cut by up to half at
+    /// random. `jitter` is clamped to 0 … 1.
     public init(
         base: TimeInterval = 2, maximum: TimeInterval = 3600, jitter: Double = 0.5,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -133,7 +140,8 @@ public actor StoreSession {
             return customer
         } catch let error as KakinError where error.code == .network && allowOffline {
             let transactions: [StoreTransaction]
-            do { transactions = try await backend.currentEntitlements() } catch { throw error }
+            // The store cannot be asked either: the server's error is the one that says why.
+            do { transactions = try await backend.currentEntitlements() } catch _ { throw error }
             return await offline.customer(appUserID: appUserID, transactions: transactions, at: now())
         }
     }

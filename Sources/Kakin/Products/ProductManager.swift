@@ -9,13 +9,17 @@ public import Foundation
 public actor ProductManager {
     /// What the app remembers between launches.
     public struct Snapshot: Codable, Hashable, Sendable {
+        /// The entitlements, keyed by identifier (`removeAds`, `premium`).
         public var entitlements: [String: EntitlementState]
+        /// Consumable balances, keyed by currency (`points`).
         public var balances: [String: Int64]
+        /// When this state was saved; `nil` if it never was.
         public var updatedAt: Date?
         /// Whether this state was computed on the device while the server could not be reached
         /// (``CustomerInfo/Source/device``); the next server answer replaces it.
         public var isProvisional: Bool
 
+        /// Creates a snapshot; empty by default.
         public init(
             entitlements: [String: EntitlementState] = [:], balances: [String: Int64] = [:], updatedAt: Date? = nil,
             isProvisional: Bool = false
@@ -26,6 +30,8 @@ public actor ProductManager {
             self.isProvisional = isProvisional
         }
 
+        /// Decodes a snapshot; a file written before `isProvisional` existed reads as confirmed by the
+        /// server.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             entitlements = try container.decode([String: EntitlementState].self, forKey: .entitlements)
@@ -37,8 +43,11 @@ public actor ProductManager {
 
     /// One entitlement as last confirmed by the server.
     public struct EntitlementState: Codable, Hashable, Sendable {
+        /// Whether the entitlement was active.
         public var isActive: Bool
+        /// The product that grants it.
         public var productID: String
+        /// When it lapses (subscriptions); `nil` when it does not expire.
         public var expiresDate: Date?
     }
 
@@ -46,6 +55,7 @@ public actor ProductManager {
     public private(set) var productIDs: [String]
     /// Products as the store presents them, after ``refresh(using:)``.
     public private(set) var products: [StoreProduct] = []
+    /// The current state: read from disk at creation, replaced by ``update(from:at:)``.
     public private(set) var snapshot: Snapshot
     private let url: URL
 

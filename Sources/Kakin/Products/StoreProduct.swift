@@ -6,23 +6,34 @@ public import Foundation
 /// One type over StoreKit's `Product` (and `SKProduct`) and the sandbox's products, so an app's
 /// code is the same on a device and in a test.
 public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
+    /// The product ID, as configured in App Store Connect.
     public var id: String
+    /// Consumable, non-consumable, or a kind of subscription.
     public var type: ProductType
+    /// The localized name.
     public var displayName: String
+    /// The localized description.
     public var description: String
     /// The price in the storefront's currency.
     public var price: Decimal
     /// The price formatted for the storefront's locale, e.g. `¥100`, `$0.99`, `0,99 €`.
     public var displayPrice: String
+    /// The ISO 4217 code of the price's currency, e.g. `JPY`.
     public var currencyCode: String
+    /// The locale prices are formatted in, e.g. `ja_JP`; pass it to
+    /// ``ProductManager/format(_:currencyCode:localeIdentifier:)`` for prices the app computes.
     public var priceLocaleIdentifier: String
+    /// Whether Family Sharing extends the purchase to the family.
     public var isFamilyShareable: Bool
     /// ISO 8601 period of an auto-renewable subscription, e.g. `P1M`.
     public var subscriptionPeriod: String?
+    /// The subscription group of a subscription; `nil` for other products.
     public var subscriptionGroupID: String?
     /// Whether the product has hosted content to download after purchase.
     public var isDownloadable: Bool
 
+    /// Creates a product. Backends build these from the store's answer; tests and previews can
+    /// build them by hand.
     public init(
         id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String,
         currencyCode: String, priceLocaleIdentifier: String, isFamilyShareable: Bool = false,
@@ -46,10 +57,14 @@ public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
 /// A product ID the store did not recognise, with why (e.g. not cleared for sale, a bundle ID
 /// mismatch, no Paid Applications agreement).
 public struct InvalidProduct: Codable, Hashable, Sendable {
+    /// The product ID that was asked for.
     public var id: String
+    /// A short machine-readable reason, e.g. `unknownProduct`.
     public var reason: String
+    /// The reason explained for people.
     public var message: String
 
+    /// Creates an entry for an unrecognised product ID.
     public init(id: String, reason: String, message: String) {
         self.id = id
         self.reason = reason
@@ -59,18 +74,29 @@ public struct InvalidProduct: Codable, Hashable, Sendable {
 
 /// A transaction as the store hands it to the app, with the JWS that proves it.
 public struct StoreTransaction: Codable, Hashable, Sendable, Identifiable {
+    /// The transaction ID: the key by which the outbox and the server deliver it once.
     public var id: String
+    /// The transaction ID of the original purchase, shared by its renewals and restores.
     public var originalID: String
+    /// The product bought.
     public var productID: String
+    /// The type of the product bought.
     public var productType: ProductType
+    /// How many units were bought.
     public var quantity: Int
+    /// When it was bought (for a renewal, when it renewed).
     public var purchaseDate: Date
+    /// When a subscription period ends; `nil` for other products.
     public var expirationDate: Date?
+    /// When the App Store refunded or revoked it, if it did.
     public var revocationDate: Date?
+    /// The app account token given at purchase, as a UUID string: it ties the transaction to
+    /// an app user.
     public var appAccountToken: String?
     /// The signed transaction (StoreKit 2's `jwsRepresentation`), what the server verifies.
     public var jwsRepresentation: String
 
+    /// Creates a transaction from its fields.
     public init(
         id: String, originalID: String, productID: String, productType: ProductType, quantity: Int, purchaseDate: Date,
         expirationDate: Date? = nil, revocationDate: Date? = nil, appAccountToken: String? = nil,

@@ -18,12 +18,18 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
     public struct Entitlement: Codable, Hashable, Sendable {
         /// The name the app checks (`removeAds`, `premium`).
         public var identifier: String
+        /// The product that grants it.
         public var productID: String
+        /// Whether it grants access now.
         public var isActive: Bool
+        /// When it lapses (subscriptions); `nil` when it does not expire.
         public var expiresDate: Date?
+        /// When the purchase was refunded or revoked, if it was.
         public var revocationDate: Date?
+        /// The transaction it comes from.
         public var transactionID: String
 
+        /// Creates an entitlement.
         public init(
             identifier: String, productID: String, isActive: Bool, expiresDate: Date?, revocationDate: Date?,
             transactionID: String
@@ -37,13 +43,16 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
         }
     }
 
+    /// The app user this answer is about.
     public var appUserID: String
+    /// The customer's access rights, active and inactive.
     public var entitlements: [Entitlement]
     /// Balances by currency, e.g. `["points": 100]`.
     public var balances: [String: Int64]
     /// Where this answer comes from.
     public var source: Source
 
+    /// Creates customer information; it counts as the server's answer unless `source` says otherwise.
     public init(
         appUserID: String, entitlements: [Entitlement], balances: [String: Int64], source: Source = .server
     ) {

@@ -10,7 +10,9 @@ public import KakinWire
 /// Routes, header names and answer types come from `KakinWire`, the contract the server is built
 /// from too.
 public struct KakinServerClient: Sendable {
+    /// The server's base URL; it may include a path prefix.
     public let baseURL: URL
+    /// The app's bundle ID: sent with every request and checked in every customer answer.
     public let bundleID: String
     /// The app's publishable key.
     public let publishableKey: String

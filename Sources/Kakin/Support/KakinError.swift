@@ -31,10 +31,13 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Local state could not be read or written.
         public static let storage = Code(.storage)
 
+        /// The code's name, e.g. `network`.
         public var description: String { base.rawValue }
     }
 
+    /// What kind of failure this is.
     public let code: Code
+    /// What happened, for logs and developers.
     public let message: String
     /// StoreKit's `SKError` code, for store failures.
     public let storeKitCode: Int?
@@ -45,6 +48,7 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The cause the server gave, e.g. `badSignature` or `untrustedChain` for a verification failure.
     public let cause: String?
 
+    /// Creates an error. Without `isRetryable`, only ``Code/network`` errors are retryable.
     public init(
         _ code: Code, _ message: String, storeKitCode: Int? = nil, isRetryable: Bool? = nil,
         serverCode: String? = nil, cause: String? = nil
@@ -57,7 +61,10 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
+    /// Two errors are equal when their codes are; the message and the other details are ignored.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code only, consistent with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// `code: message`, e.g. for logs.
     public var description: String { "\(code): \(message)" }
 }

@@ -17,7 +17,7 @@ import SQLiteKit
 /// So any number of stores, in one process or many, can share a database.
 ///
 /// The `database` must give each ``SQLDatabase/withSession(_:)`` closure a connection of its own
-/// (the SQLite store made by ``sqlite(path:connections:)`` does, and so do SQLKit's pooled
+/// (the SQLite store made by ``sqlite(path:connections:busyTimeout:)`` has its own engine, and so do SQLKit's pooled
 /// PostgreSQL databases): a transaction's statements must not mix with another's.
 ///
 /// ## Outbox events
@@ -50,20 +50,22 @@ public struct SQLLedgerStore: LedgerStore {
     let database: any SQLDatabase
     /// The fragments of SQL that differ between SQLite and PostgreSQL.
     let dialect: LedgerSQLDialect
-    /// The SQLite connections this store opened itself, closed by ``shutdown()``.
-    let ownedPool: SQLiteConnectionPool?
+    /// The SQLite engine this store opened itself (group commit, readers), closed by ``shutdown()``.
+    let engine: SQLiteLedgerEngine?
 
     /// A store on a database someone else opened and will close.
     ///
     /// - Parameter database: a SQLKit database whose sessions each get a connection of their own.
     public init(database: any SQLDatabase) {
-        self.init(database: database, ownedPool: nil)
-    }
-
-    private init(database: any SQLDatabase, ownedPool: SQLiteConnectionPool?) {
         self.database = database
         self.dialect = LedgerSQLDialect(database.dialect)
-        self.ownedPool = ownedPool
+        self.engine = nil
+    }
+
+    private init(engine: SQLiteLedgerEngine) {
+        self.database = SQLiteEngineDatabase(engine: engine)
+        self.dialect = LedgerSQLDialect(database.dialect)
+        self.engine = engine
     }
 
     /// Opens a SQLite ledger. Call ``migrate()`` before first use and ``shutdown()`` at the end.
@@ -72,9 +74,9 @@ public struct SQLLedgerStore: LedgerStore {
     ///   - path: a file, created if needed; `nil` or `":memory:"` for a private in-memory database
     ///     (one connection, gone at shutdown). A file is put in WAL mode, so readers never wait
     ///     for the writer.
-    ///   - connections: how many connections to the file. Writers take turns on SQLite's write
-    ///     lock, waiting up to `busyTimeout`; readers run alongside. Ignored in memory.
-    ///   - busyTimeout: how long a writer waits for another connection's transaction to finish.
+    ///   - connections: kept for compatibility: there is one writer connection, which commits the
+    ///     writes waiting at the same moment together (group commit), and readers open as needed.
+    ///   - busyTimeout: how long a writer waits for another process's transaction to finish.
     public static func sqlite(
         path: String?, connections: Int = 4, busyTimeout: Duration = .seconds(10)
     ) async throws -> SQLLedgerStore {
@@ -84,23 +86,14 @@ public struct SQLLedgerStore: LedgerStore {
         let logger = Logger(label: "kakin.ledger.sqlite")
         let timeout = busyTimeout.components
         let timeoutMilliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
-        let pragmas = ["PRAGMA busy_timeout = \(max(timeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON"]
-        let pool: SQLiteConnectionPool
-        if let path, path != ":memory:" {
-            pool = try await .open(
-                storage: .file(path: path), count: connections, firstPragmas: ["PRAGMA journal_mode = WAL"],
-                pragmas: pragmas, logger: logger)
-        } else {
-            pool = try await .open(storage: .memory, count: 1, firstPragmas: [], pragmas: pragmas, logger: logger)
-        }
-        let database = SQLitePoolDatabase(pool: pool, logger: logger, eventLoop: pool.eventLoop)
-        return SQLLedgerStore(database: database, ownedPool: pool)
+        let engine = try SQLiteLedgerEngine(path: path, busyTimeoutMilliseconds: timeoutMilliseconds, logger: logger)
+        return SQLLedgerStore(engine: engine)
     }
 
     /// Waits for the operations in flight, then closes the connections and threads this store
     /// opened. Does nothing for a store made with ``init(database:)``.
     public func shutdown() async throws {
-        try await ownedPool?.close()
+        await engine?.close()
     }
 
     // MARK: Schema
@@ -141,12 +134,14 @@ public struct SQLLedgerStore: LedgerStore {
 
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
     func writing<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await inTransaction(begin: dialect.beginWrite, body)
+        if let engine { return try await engine.write(body) }
+        return try await inTransaction(begin: dialect.beginWrite, body)
     }
 
     /// Runs `body` in one read-only transaction, so it sees a single consistent state.
     func reading<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await inTransaction(begin: dialect.beginRead, body)
+        if let engine { return try await engine.read(body) }
+        return try await inTransaction(begin: dialect.beginRead, body)
     }
 
     private func inTransaction<R: Sendable>(

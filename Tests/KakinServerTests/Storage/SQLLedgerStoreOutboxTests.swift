@@ -199,23 +199,22 @@ struct SQLLedgerStoreOutboxTests {
         try await second.shutdown()
     }
 
-    @Test("a file store runs in WAL mode with foreign keys and a busy timeout on every connection")
+    @Test("a file store runs in WAL mode, syncs every commit, with foreign keys and a busy timeout on the writer and the readers")
     func filePragmas() async throws {
         try await withLedgerStore(.file) { store in
-            let pool = try #require(store.ownedPool)
-            var connections: [SQLiteConnection] = []
-            for _ in 0..<4 { connections.append(try await pool.lease()) }
-            for connection in connections {
-                let sql = connection.sql()
-                #expect(
-                    try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
-                        == "wal")
-                #expect(
-                    try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) == 1)
-                #expect(
-                    try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) == 10_000)
+            @Sendable func check(_ sql: any SQLDatabase) async throws -> [Int] {
+                let mode = try await sql.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
+                #expect(mode == "wal")
+                return [
+                    try await sql.raw("PRAGMA foreign_keys").first()?.decode(column: "foreign_keys", as: Int.self) ?? -1,
+                    try await sql.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self) ?? -1,
+                    try await sql.raw("PRAGMA synchronous").first()?.decode(column: "synchronous", as: Int.self) ?? -1,
+                ]
             }
-            for connection in connections { await pool.release(connection) }
+            let writer = try await store.writing(check)
+            let reader = try await store.reading(check)
+            #expect(writer == [1, 10_000, 2], "FULL: the log is synced at every commit")
+            #expect(Array(reader.prefix(2)) == [1, 10_000])
         }
     }
 

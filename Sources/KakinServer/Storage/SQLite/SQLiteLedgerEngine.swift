@@ -1,0 +1,264 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import Synchronization
+
+/// The SQLite side of the ledger, built for throughput without giving up durability:
+///
+/// - **One writer, group commit.** Every write transaction is a job for the single writer
+///   connection, which runs on a thread of its own. The writer takes every job waiting, runs them
+///   in one SQLite transaction (each inside a savepoint, so one job's failure undoes only that
+///   job) and commits once: one fsync for the whole group. A job's caller hears back only after
+///   that commit, so an answer still means the write is on disk (`synchronous = FULL`).
+/// - **Readers beside it.** In WAL mode readers never wait for the writer; each read runs on a
+///   connection leased from a small pool, on the caller's own thread.
+/// - **Prepared statements** stay prepared on every connection, and nothing hops between threads
+///   per statement.
+///
+/// An in-memory database has a single connection, so reads go through the writer too.
+final class SQLiteLedgerEngine: Sendable {
+    private let writer: SQLiteHandle
+    private let writerExecutor: SQLiteThreadExecutor
+    private let queue = Mutex(Queue())
+    private let readers: Mutex<[SQLiteHandle]>
+    private let path: String?
+    private let pragmas: [String]
+    let eventLoop: any EventLoop
+    let logger: Logger
+    /// The most jobs one commit carries.
+    static let maxGroup = 256
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var draining = false
+        var closed = false
+        /// Who waits for the writer to run dry (``close()``).
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// One write transaction waiting for the writer.
+    private struct Job: Sendable {
+        let body: @Sendable (any SQLDatabase) async throws -> any Sendable
+        let continuation: CheckedContinuation<any Sendable, any Error>
+    }
+
+    /// Opens the database (`nil` or `:memory:` for memory) and sets it up for WAL and durability.
+    init(path: String?, busyTimeoutMilliseconds: Int64, logger: Logger) throws {
+        self.logger = logger
+        eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        let file = path.flatMap { $0 == ":memory:" ? nil : $0 }
+        self.path = file
+        pragmas = ["PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON"]
+        writer = try SQLiteHandle(path: file ?? ":memory:")
+        for pragma in pragmas { try writer.execute(pragma) }
+        if file != nil {
+            _ = try writer.query("PRAGMA journal_mode = WAL", [])
+            // In WAL mode FULL syncs the log at every commit: a commit survives a power cut.
+            try writer.execute("PRAGMA synchronous = FULL")
+        }
+        readers = Mutex([])
+        writerExecutor = SQLiteThreadExecutor(name: "kakin.sqlite.writer")
+    }
+
+    /// Stops taking jobs, lets the writer finish what it has, and stops its thread.
+    func close() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let idle = queue.withLock { state -> Bool in
+                state.closed = true
+                guard state.draining || !state.jobs.isEmpty else { return true }
+                state.idleWaiters.append(done)
+                return false
+            }
+            if idle { done.resume() }
+        }
+        writerExecutor.stop()
+        readers.withLock { $0.removeAll() }
+    }
+
+    // MARK: Writes
+
+    /// Set while a job runs on the writer: a write started from inside a write joins it (as a
+    /// nested savepoint) instead of waiting for a writer that is waiting for it.
+    @TaskLocal private static var writerDatabase: SQLiteHandleDatabase?
+
+    /// Runs `body` as one write transaction, committed with whatever other writes are waiting.
+    func write<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        if let database = Self.writerDatabase, database.handle === writer {
+            try writer.execute("SAVEPOINT nested")
+            do {
+                let result = try await body(database)
+                try writer.execute("RELEASE nested")
+                return result
+            } catch {
+                try? writer.execute("ROLLBACK TO nested")
+                try? writer.execute("RELEASE nested")
+                throw error
+            }
+        }
+        let result = try await withCheckedThrowingContinuation { continuation in
+            let job = Job(body: { try await body($0) }, continuation: continuation)
+            let start = queue.withLock { state -> Bool? in
+                guard !state.closed else { return nil }
+                state.jobs.append(job)
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            switch start {
+            case nil:
+                continuation.resume(throwing: LedgerStoreError(.unavailable, "the SQLite store was shut down"))
+            case true?:
+                Task(executorPreference: writerExecutor) { await self.drain() }
+            case false?:
+                break
+            }
+        }
+        guard let typed = result as? R else {
+            throw LedgerStoreError(.inconsistentState, "a write returned \(type(of: result)), not \(R.self)")
+        }
+        return typed
+    }
+
+    /// Commits groups of waiting jobs until none is left. Runs on the writer's thread.
+    private func drain() async {
+        let database = SQLiteHandleDatabase(handle: writer, eventLoop: eventLoop, logger: logger)
+        while true {
+            let (group, waiters) = queue.withLock { state -> ([Job], [CheckedContinuation<Void, Never>]) in
+                let group = Array(state.jobs.prefix(Self.maxGroup))
+                state.jobs.removeFirst(group.count)
+                guard group.isEmpty else { return (group, []) }
+                state.draining = false
+                defer { state.idleWaiters = [] }
+                return ([], state.idleWaiters)
+            }
+            guard !group.isEmpty else {
+                for waiter in waiters { waiter.resume() }
+                return
+            }
+            var results: [Result<any Sendable, any Error>] = []
+            results.reserveCapacity(group.count)
+            do {
+                try writer.execute("BEGIN IMMEDIATE")
+            } catch {
+                for job in group { job.continuation.resume(throwing: error) }
+                continue
+            }
+            for job in group {
+                do {
+                    try writer.execute("SAVEPOINT job")
+                    let value = try await Self.$writerDatabase.withValue(database) { try await job.body(database) }
+                    try writer.execute("RELEASE job")
+                    results.append(.success(value))
+                } catch {
+                    try? writer.execute("ROLLBACK TO job")
+                    try? writer.execute("RELEASE job")
+                    results.append(.failure(error))
+                }
+            }
+            do {
+                try writer.execute("COMMIT")
+            } catch {
+                try? writer.execute("ROLLBACK")
+                for job in group { job.continuation.resume(throwing: error) }
+                continue
+            }
+            for (job, result) in zip(group, results) { job.continuation.resume(with: result) }
+        }
+    }
+
+    // MARK: Reads
+
+    /// Runs `body` in one read transaction on a connection of its own (through the writer for an
+    /// in-memory database).
+    func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        guard let path else { return try await write(body) }
+        guard !queue.withLock({ $0.closed }) else {
+            throw LedgerStoreError(.unavailable, "the SQLite store was shut down")
+        }
+        let handle = try leaseReader(path)
+        defer { readers.withLock { $0.append(handle) } }
+        try handle.execute("BEGIN")
+        do {
+            let result = try await body(SQLiteHandleDatabase(handle: handle, eventLoop: eventLoop, logger: logger))
+            try handle.execute("COMMIT")
+            return result
+        } catch {
+            try? handle.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func leaseReader(_ path: String) throws -> SQLiteHandle {
+        if let handle = readers.withLock({ $0.popLast() }) { return handle }
+        let handle = try SQLiteHandle(path: path)
+        for pragma in pragmas { try handle.execute(pragma) }
+        return handle
+    }
+}
+
+/// A connection seen through SQLKit: each statement runs at once on the connection, on the
+/// calling thread.
+struct SQLiteHandleDatabase: SQLDatabase {
+    let handle: SQLiteHandle
+    let eventLoop: any EventLoop
+    let logger: Logger
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        let (sql, binds) = serialize(query)
+        for row in try handle.query(sql, binds) { onRow(row) }
+    }
+
+    func execute(
+        sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) -> EventLoopFuture<Void> {
+        let (sql, binds) = serialize(query)
+        do {
+            for row in try handle.query(sql, binds) { onRow(row) }
+            return eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+}
+
+/// The engine seen through SQLKit, for statements run on their own: a `SELECT` runs on a reader,
+/// anything else is a write transaction of its own (committed with the writer's next group).
+struct SQLiteEngineDatabase: SQLDatabase {
+    let engine: SQLiteLedgerEngine
+    var eventLoop: any EventLoop { engine.eventLoop }
+    var logger: Logger { engine.logger }
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        let (sql, binds) = serialize(query)
+        let run: @Sendable (any SQLDatabase) async throws -> [SQLiteResultRow] = { db in
+            guard let connection = db as? SQLiteHandleDatabase else {
+                throw LedgerStoreError(.inconsistentState, "the SQLite engine lent a foreign connection")
+            }
+            return try connection.handle.query(sql, binds)
+        }
+        let isRead = sql.prefix(6).uppercased() == "SELECT"
+        let rows = isRead ? try await engine.read(run) : try await engine.write(run)
+        for row in rows { onRow(row) }
+    }
+
+    func execute(
+        sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) -> EventLoopFuture<Void> {
+        eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+}

@@ -49,7 +49,8 @@ extension KakinServerHTTP {
             guard service.grants(for: productID, of: app).contains(.content) else {
                 throw ServerError(.notFound, "\(productID) has no hosted content")
             }
-            let (summary, _) = try await service.customerSummary(bundleID: app.bundleID, appUserID: user, recent: 0)
+            let (summary, _) = try await service.customerSummary(
+                bundleID: app.bundleID, appUserID: user, recent: 0, withJWS: false)
             let now = service.now()
             guard
                 summary.accessTransactions.contains(where: {

@@ -100,11 +100,12 @@ extension KakinServerHTTP {
             request.uri.queryParameters.get(KakinQuery.transactions), name: "transactions",
             default: Self.defaultRecentTransactions,
             allowZero: true)
+        let includeJWS = Self.includesJWS(request)
         let (summary, entitlements) = try await service.customerSummary(
-            bundleID: bundleID, appUserID: appUserID, recent: recent)
+            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: includeJWS)
         let answer = SignedCustomerAnswer(
             nonce: request.uri.queryParameters.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()),
-            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
+            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: includeJWS))
         return signed(Self.encode(answer))
     }
 

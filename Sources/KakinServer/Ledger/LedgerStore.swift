@@ -47,6 +47,10 @@ public protocol LedgerStore: Sendable {
     /// A bounded view of the customer for answers: balances, the transactions that can grant
     /// access (non-consumables and subscriptions), the `recent` newest transactions and the count.
     func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary
+    /// The same, reading each transaction's signed JWS only when `withJWS`.
+    func customerSummary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> CustomerSummary
 
     /// A page of the customer's transactions, newest first, strictly after `cursor`.
     func transactions(
@@ -85,4 +89,13 @@ public protocol LedgerStore: Sendable {
     func putContent(_ package: ContentPackage, bytes: Data) async throws
     /// The latest version of a product's package and its bytes.
     func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)?
+}
+
+extension LedgerStore {
+    /// Stores that always read the JWS ignore `withJWS`.
+    public func customerSummary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> CustomerSummary {
+        try await customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent)
+    }
 }

@@ -170,10 +170,11 @@ public struct PurchaseService: Sendable {
     /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and
     /// the entitlements derived from every transaction that can grant access.
     public func customerSummary(
-        bundleID: String, appUserID: String, recent: Int
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool = true
     ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
         let app = try app(bundleID)
-        let summary = try await store.customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent)
+        let summary = try await store.customerSummary(
+            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
         let entitlements = EntitlementRules.entitlements(
             transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
         return (summary, entitlements)

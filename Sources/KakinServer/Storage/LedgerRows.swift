@@ -37,6 +37,15 @@ enum LedgerRows {
         signed_transaction, source, recorded_at
         """
 
+    /// The same columns without the signed JWS (a few kilobytes a row, stored on overflow pages),
+    /// for answers that do not carry it.
+    static let transactionColumnsWithoutJWS = transactionColumns.replacingOccurrences(
+        of: "signed_transaction,", with: "NULL AS signed_transaction,")
+
+    static func transactionColumns(withJWS: Bool) -> String {
+        withJWS ? transactionColumns : transactionColumnsWithoutJWS
+    }
+
     static func transaction(_ row: any SQLRow) throws -> RecordedTransaction {
         let sourceValue = try row.decode(column: "source", as: String.self)
         guard let source = TransactionSource(rawValue: sourceValue) else {

@@ -6,18 +6,27 @@ extension SQLLedgerStore {
     /// balances, the transactions that can grant access (every non-consumable row), the `recent`
     /// newest transactions, and how many transactions there are in all.
     public func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary {
+        try await customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: true)
+    }
+
+    /// ``customerSummary(bundleID:appUserID:recent:)``, reading each transaction's signed JWS only
+    /// when `withJWS` (most answers do not carry it, and it is most of a row's bytes).
+    public func customerSummary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> CustomerSummary {
+        let columns = LedgerRows.transactionColumns(withJWS: withJWS)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         return try await reading { db in
             let access = try await db.raw(
                 """
-                SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+                SELECT \(unsafeRaw: columns) FROM transactions
                 WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-                  AND product_type <> \(bind: "Consumable")
+                  AND product_type <> 'Consumable'
                 ORDER BY purchase_date, transaction_id
                 """
             ).all().map(LedgerRows.transaction)
             let newest = try await Self.page(
-                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, on: db)
+                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
             let count =
                 try await db.raw(
                     """
@@ -38,18 +47,21 @@ extension SQLLedgerStore {
         bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
     ) async throws -> [RecordedTransaction] {
         guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
-        return try await Self.page(bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, on: database)
+        return try await Self.page(
+            bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, withJWS: true, on: database)
     }
 
     private static func page(
-        bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, on db: any SQLDatabase
+        bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, withJWS: Bool,
+        on db: any SQLDatabase
     ) async throws -> [RecordedTransaction] {
         guard limit > 0 else { return [] }
+        let columns = LedgerRows.transactionColumns(withJWS: withJWS)
         if let cursor {
             let date = LedgerTime.milliseconds(cursor.purchaseDate)
             return try await db.raw(
                 """
-                SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+                SELECT \(unsafeRaw: columns) FROM transactions
                 WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
                   AND (purchase_date < \(bind: date)
                        OR (purchase_date = \(bind: date) AND transaction_id < \(bind: cursor.transactionID)))
@@ -60,7 +72,7 @@ extension SQLLedgerStore {
         }
         return try await db.raw(
             """
-            SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions
+            SELECT \(unsafeRaw: columns) FROM transactions
             WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
             ORDER BY purchase_date DESC, transaction_id DESC
             LIMIT \(bind: limit)

@@ -13,6 +13,16 @@ extension SQLLedgerStore {
             throw LedgerStoreError(.invalidArgument, "quantity must be at least 1, not \(transaction.quantity)")
         }
         let unitCredits = try Self.unitCredits(grants)
+        // A purchase the ledger already holds for this very customer changes nothing: answered
+        // from a read, without waiting for the writer. Owners never go back to unknown and rows
+        // are never deleted, so what the read saw is still true when the caller acts on it.
+        if let owner = transaction.appUserID,
+            case .known(let stored)? = try await reading({ db in
+                try await Self.storedOwner(of: transaction.transactionID, on: db)
+            }), stored == owner
+        {
+            return .duplicate(ownerAssigned: false)
+        }
         return try await writing { db in
             try await Self.record(transaction, unitCredits: unitCredits, on: db)
         }
@@ -129,13 +139,13 @@ extension SQLLedgerStore {
     }
 
     /// Who owns a recorded transaction, as far as the ledger knows.
-    private enum StoredOwner {
+    enum StoredOwner: Sendable {
         case missing
         case unknown
         case known(String)
     }
 
-    private static func storedOwner(of transactionID: String, on db: any SQLDatabase) async throws -> StoredOwner {
+    static func storedOwner(of transactionID: String, on db: any SQLDatabase) async throws -> StoredOwner {
         guard
             let row = try await db.raw(
                 "SELECT app_user_id FROM transactions WHERE transaction_id = \(bind: transactionID)"

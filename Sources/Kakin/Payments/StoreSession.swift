@@ -48,8 +48,10 @@ public struct RetryPolicy: Sendable {
 
     /// The delay after `attempts` failed attempts (0 for the first failure).
     public func delay(afterAttempts attempts: Int) -> TimeInterval {
-        let full = min(maximum, base * pow(2, Double(min(attempts, 30))))
-        return full * (1 - jitter * random())
+        let full = min(maximum, base * pow(2, Double(min(max(attempts, 0), 30))))
+        // Clamped here too: the properties may have been changed after the policy was made.
+        let share = min(max(jitter, 0), 1) * min(max(random(), 0), 1)
+        return max(0, full * (1 - share))
     }
 }
 

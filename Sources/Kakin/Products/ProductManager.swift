@@ -49,6 +49,13 @@ public actor ProductManager {
         public var productID: String
         /// When it lapses (subscriptions); `nil` when it does not expire.
         public var expiresDate: Date?
+
+        /// An entitlement's state, e.g. to seed a ``Snapshot`` in a preview or a test.
+        public init(isActive: Bool, productID: String, expiresDate: Date? = nil) {
+            self.isActive = isActive
+            self.productID = productID
+            self.expiresDate = expiresDate
+        }
     }
 
     /// The product IDs the app sells.

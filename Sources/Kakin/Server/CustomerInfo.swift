@@ -76,9 +76,12 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
             balances: answer.balances, source: .server)
     }
 
-    /// Whether `identifier` is active.
-    public func isEntitled(to identifier: String) -> Bool {
-        entitlements.contains { $0.identifier == identifier && $0.isActive }
+    /// Whether `identifier` is active at `date`: active when the answer was made, and not expired
+    /// since (an answer kept for a while must not keep a lapsed subscription unlocked).
+    public func isEntitled(to identifier: String, at date: Date = Date()) -> Bool {
+        entitlements.contains {
+            $0.identifier == identifier && $0.isActive && ($0.expiresDate.map { $0 > date } ?? true)
+        }
     }
 
     /// Whether this answer was computed on the device while the server could not be reached.

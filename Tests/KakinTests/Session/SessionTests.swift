@@ -249,12 +249,28 @@ import Testing
         await payments.shutdown()
     }
 
+    @Test func aKeptAnswerDoesNotUnlockALapsedSubscription() {
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let customer = CustomerInfo(
+            appUserID: "lee",
+            entitlements: [
+                .init(
+                    identifier: "premium", productID: FakeStore.premium, isActive: true,
+                    expiresDate: now.addingTimeInterval(60), revocationDate: nil, transactionID: "1")
+            ], balances: [:])
+        #expect(customer.isEntitled(to: "premium", at: now))
+        #expect(!customer.isEntitled(to: "premium", at: now.addingTimeInterval(61)))
+    }
+
     @Test func retryDelaysGrowUpToTheMaximumWithJitter() {
         let fixed = RetryPolicy(base: 2, maximum: 100, jitter: 0, random: { 0.9 })
         #expect((0..<8).map { fixed.delay(afterAttempts: $0) } == [2, 4, 8, 16, 32, 64, 100, 100])
         let jittered = RetryPolicy(base: 10, maximum: 100, jitter: 0.5, random: { 0.999 })
         #expect(jittered.delay(afterAttempts: 0) > 5 && jittered.delay(afterAttempts: 0) <= 10)
         #expect(RetryPolicy(jitter: 7).jitter == 1, "jitter is a share")
+        var changed = RetryPolicy(base: 2, maximum: 100, jitter: 0.5, random: { 0.5 })
+        changed.jitter = 7
+        #expect(changed.delay(afterAttempts: 0) == 1, "a share above 1 counts as 1: never a negative delay")
     }
 
     @Test func aPermanentRejectionIsReportedOnceWithItsCause() async throws {

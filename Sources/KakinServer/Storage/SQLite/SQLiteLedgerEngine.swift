@@ -51,11 +51,7 @@ final class SQLiteLedgerEngine: Sendable {
         eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let file = path.flatMap { $0 == ":memory:" ? nil : $0 }
         self.path = file
-        pragmas = [
-            "PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON",
-            // Pages are read from the mapped file instead of copied in by a system call each.
-            "PRAGMA mmap_size = 268435456",
-        ]
+        pragmas = ["PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON"]
         writer = try SQLiteHandle(path: file ?? ":memory:")
         for pragma in pragmas { try writer.execute(pragma) }
         if file != nil {

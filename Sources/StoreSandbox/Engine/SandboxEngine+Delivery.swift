@@ -52,6 +52,7 @@ extension SandboxEngine {
                     subtype: event.subtype, transactionID: event.transactionID,
                     signedPayload: body.signedPayload ?? "", nextAttemptDate: clock.now()))
         }
+        guard !queued.isEmpty else { return [] }
         state.notifications.append(contentsOf: queued)
         try save()
         return queued
@@ -87,7 +88,7 @@ extension SandboxEngine {
             }
             delivered.append(state.notifications[current])
         }
-        try save()
+        if !delivered.isEmpty { try save() }
         return delivered
     }
 

@@ -131,11 +131,14 @@ extension SandboxEngine {
     @discardableResult
     public func processRenewals() throws(SandboxError) -> [SandboxEvent] {
         let before = state.events.count
+        let unchanged = state
         let now = clock.now()
         for originalID in state.subscriptions.keys.sorted() {
             try advance(originalID, to: now)
         }
-        try save()
+        // Written only when something renewed, failed or expired: an idle sandbox writes nothing.
+        // (Comparing is cheap when nothing changed: the collections still share their storage.)
+        if state != unchanged { try save() }
         return Array(state.events[before...])
     }
 

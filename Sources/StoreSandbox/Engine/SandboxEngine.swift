@@ -185,6 +185,7 @@ public actor SandboxEngine {
     /// Removes and returns the notifications recorded so far, for delivery.
     public func takeEvents() throws(SandboxError) -> [SandboxEvent] {
         let events = state.events
+        guard !events.isEmpty else { return [] }
         state.events.removeAll()
         try save()
         return events

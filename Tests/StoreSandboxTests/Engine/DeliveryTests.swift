@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import Synchronization
 import StoreSandbox
 import Testing
 
@@ -19,8 +20,43 @@ actor ScriptedTransport: NotificationTransport {
     }
 }
 
+/// A state store that counts how often the engine writes.
+final class CountingStateStore: SandboxStateStore {
+    let inner = MemoryStateStore()
+    let saves = Mutex(0)
+
+    func load() throws -> SandboxState? { try inner.load() }
+    func save(_ state: SandboxState) throws {
+        saves.withLock { $0 += 1 }
+        try inner.save(state)
+    }
+}
+
 @Suite struct DeliveryTests {
     let url = URL(string: "http://127.0.0.1:9/apple")!
+
+    @Test func anIdleSandboxWritesNothing() async throws {
+        let store = CountingStateStore()
+        let fixture = try EngineFixture(store: store)
+        var settings = SandboxSettings()
+        settings.notificationURL = url
+        try await fixture.engine.updateSettings(settings)
+        let tester = try await fixture.engine.createTester(name: "idle@example.com")
+        _ = try await fixture.engine.purchase(.init(testerID: tester.id, productID: "monthly"))
+        let transport = ScriptedTransport([])
+        await fixture.engine.runDueWork(using: transport)
+        #expect(await transport.received.count == 1, "the purchase's notification went out")
+        let afterWork = store.saves.withLock { $0 }
+        for _ in 0..<10 {
+            fixture.clock.advance(by: 1)
+            await fixture.engine.runDueWork(using: transport)
+        }
+        #expect(store.saves.withLock { $0 } == afterWork, "ten idle rounds wrote nothing")
+        // A renewal is a change: it is written.
+        fixture.days(40)
+        await fixture.engine.runDueWork(using: transport)
+        #expect(store.saves.withLock { $0 } > afterWork)
+    }
 
     @Test func retriesOnApplesScheduleOnTheSandboxClock() async throws {
         let fixture = try EngineFixture()

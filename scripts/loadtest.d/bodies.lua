@@ -39,7 +39,8 @@ function request()
   end
   local body = bodies[next_body]
   next_body = next_body + 1
-  return wrk.format("POST", "/v1/transactions?nonce=load", nil, body)
+  -- As the SDK asks: entitlements and balances, no transaction list.
+  return wrk.format("POST", "/v1/transactions?nonce=load&transactions=0", nil, body)
 end
 
 function done(summary, latency, requests)

@@ -58,7 +58,9 @@ public struct KakinServerClient: Sendable {
         let body = KakinJSON.encoder().encodeOrEmpty(
             TransactionSubmission(
                 bundleId: bundleID, appUserId: appUserID, signedTransaction: transaction.jwsRepresentation))
-        let reply = try await send(.submitTransaction, [KakinQuery.nonce: nonce], body: body)
+        // The SDK reads entitlements and balances only: no transaction list in the answer.
+        let reply = try await send(
+            .submitTransaction, [KakinQuery.nonce: nonce, KakinQuery.transactions: "0"], body: body)
         return try customer(from: reply, nonce: nonce)
     }
 
@@ -66,7 +68,8 @@ public struct KakinServerClient: Sendable {
     public func customer(appUserID: String) async throws -> CustomerInfo {
         let nonce = UUID().uuidString
         let reply = try await send(
-            .customer(appUserID), [KakinQuery.bundleID: bundleID, KakinQuery.nonce: nonce])
+            .customer(appUserID),
+            [KakinQuery.bundleID: bundleID, KakinQuery.nonce: nonce, KakinQuery.transactions: "0"])
         return try customer(from: reply, nonce: nonce)
     }
 

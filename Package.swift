@@ -89,6 +89,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
+        // One C function the server's SQLite engine needs and Swift cannot call (a variadic one).
+        .target(name: "CKakinSQLite"),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
         .target(
             name: "KakinServer",
@@ -97,6 +99,7 @@ let package = Package(
                 "AppStoreSecurity",
                 "KakinHTTP",
                 "KakinWire",
+                "CKakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),

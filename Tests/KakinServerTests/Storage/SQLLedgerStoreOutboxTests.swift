@@ -218,6 +218,23 @@ struct SQLLedgerStoreOutboxTests {
         }
     }
 
+    @Test("statements are prepared once, not compiled again for every new value")
+    func statementsStayPrepared() async throws {
+        try await withLedgerStore(.file) { store in
+            for index in 0..<50 {
+                let user = "user-\(index % 7)"
+                _ = try await store.record(Fixture.transaction("t\(index)", user: user), grants: Fixture.coins)
+                _ = try await store.customerSummary(bundleID: Fixture.bundleID, appUserID: user, recent: 10)
+            }
+            let counts = try await #require(store.engine).reprepareCounts()
+            #expect(!counts.isEmpty)
+            // The migrations change the schema, which recompiles what was prepared before them
+            // (once or twice); a value bound later must never do it.
+            let recompiled = counts.filter { $0.value > 2 }
+            #expect(recompiled.isEmpty, "\(recompiled)")
+        }
+    }
+
     @Test("an in-memory store starts empty and migrates idempotently")
     func migrateTwiceInMemory() async throws {
         try await withLedgerStore(.memory) { store in

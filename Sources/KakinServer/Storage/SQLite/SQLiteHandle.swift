@@ -1,3 +1,4 @@
+import CKakinSQLite
 import Foundation
 import SQLKit
 import VaporCSQLite
@@ -27,6 +28,9 @@ final class SQLiteHandle: @unchecked Sendable {
         raw = handle
         self.path = path
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
+        // Plans do not depend on bound values, so a prepared statement is never compiled again
+        // because a customer ID or a limit changed.
+        _ = kakin_sqlite_enable_qpsg(UnsafeMutableRawPointer(handle))
     }
 
     deinit {
@@ -64,6 +68,11 @@ final class SQLiteHandle: @unchecked Sendable {
             for index in 0..<count { values.append(value(at: index, of: statement)) }
             rows.append(SQLiteResultRow(columns: columns ?? [], values: values))
         }
+    }
+
+    /// How often each cached statement was compiled again since it was prepared.
+    func reprepareCounts() -> [String: Int32] {
+        statements.mapValues { sqlite_nio_sqlite3_stmt_status($0, SQLITE_STMTSTATUS_REPREPARE, 0) }
     }
 
     private func prepared(_ sql: String) throws -> OpaquePointer {

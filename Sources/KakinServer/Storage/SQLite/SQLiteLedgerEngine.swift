@@ -191,6 +191,15 @@ final class SQLiteLedgerEngine: Sendable {
         }
     }
 
+    /// Re-compilations per statement on the writer and the idle readers (a check for tests).
+    func reprepareCounts() async throws -> [String: Int32] {
+        var counts = try await write { db -> [String: Int32] in
+            (db as? SQLiteHandleDatabase)?.handle.reprepareCounts() ?? [:]
+        }
+        for reader in readers.withLock({ $0 }) { counts.merge(reader.reprepareCounts()) { $0 + $1 } }
+        return counts
+    }
+
     private func leaseReader(_ path: String) throws -> SQLiteHandle {
         if let handle = readers.withLock({ $0.popLast() }) { return handle }
         let handle = try SQLiteHandle(path: path)

@@ -24,6 +24,20 @@ let package = Package(
             ],
             path: "Benchmarks/JWSVerification",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "ServerPath",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppStoreSecurity", package: "Kakin"),
+                .product(name: "AppStoreModels", package: "Kakin"),
+                .product(name: "KakinServer", package: "Kakin"),
+                .product(name: "KakinWire", package: "Kakin"),
+                .product(name: "Kakin", package: "Kakin"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/ServerPath",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -231,12 +231,9 @@ public actor PaymentManager {
     /// Stops observing the store and releases the shared session (as when the app quits). The
     /// outbox stays on disk; the next manager delivers what is left.
     public func shutdown() async {
-        await session.unsubscribe(listenerID)
+        await detach()
         await session.stop()
-        events.finish()
         pump?.cancel()
-        for continuation in continuations.values { continuation.finish() }
-        continuations.removeAll()
     }
 
     /// Stops this manager's events without stopping the session other managers share.

@@ -55,7 +55,7 @@ public struct KakinServerClient: Sendable {
     /// Posts a signed transaction for `appUserID`; the server records it once and answers the customer.
     public func deliver(_ transaction: StoreTransaction, appUserID: String) async throws -> CustomerInfo {
         let nonce = UUID().uuidString
-        let body = KakinJSON.encoder().encodeOrEmpty(
+        let body = JSONHTTP.encode(
             TransactionSubmission(
                 bundleId: bundleID, appUserId: appUserID, signedTransaction: transaction.jwsRepresentation))
         // The SDK reads entitlements and balances only: no transaction list in the answer.
@@ -134,12 +134,5 @@ public struct KakinServerClient: Sendable {
             throw KakinError(.tamperedResponse, "the answer is for another app")
         }
         return CustomerInfo(answer.customer)
-    }
-}
-
-extension JSONEncoder {
-    /// Encodes a value whose encoding cannot fail (plain strings and numbers).
-    func encodeOrEmpty<T: Encodable>(_ value: T) -> Data {
-        (try? encode(value)) ?? Data("{}".utf8)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KakinWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -48,16 +49,13 @@ struct JSONHTTP: Sendable {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(KakinError) -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        do { return try decoder.decode(T.self, from: data) } catch {
+        do { return try KakinJSON.decoder().decode(T.self, from: data) } catch {
             throw KakinError(.invalidResponse, "unexpected answer: \(error)")
         }
     }
 
+    /// The API's JSON for a request body whose encoding cannot fail (plain strings and numbers).
     static func encode<T: Encodable>(_ value: T) -> Data {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return (try? encoder.encode(value)) ?? Data("{}".utf8)
+        (try? KakinJSON.encoder().encode(value)) ?? Data("{}".utf8)
     }
 }

@@ -1,24 +1,51 @@
 import CKakinSQLite
 import Foundation
 import SQLKit
+import Synchronization
 import VaporCSQLite
 
 /// One SQLite connection, driven through SQLite's C API directly: statements are prepared once
 /// and kept, values are bound and read in place, and nothing hops to another thread.
 ///
-/// A handle is used by one thread at a time: the group-commit writer's own thread, or the task
-/// that leased it from the reader pool (see ``SQLiteLedgerEngine``). It is `Sendable` only so that
-/// it can be handed between them.
-final class SQLiteHandle: @unchecked Sendable {
-    private let raw: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+/// A handle is used by one caller at a time (the group-commit writer's thread, or the task that
+/// leased it from the reader pool, see ``SQLiteLedgerEngine``); the lock around the connection
+/// makes that a rule rather than a promise, and is never contended in that use.
+final class SQLiteHandle: Sendable {
+    private let connection: Mutex<SQLiteConnectionState>
     let path: String
 
     /// Opens `path` (`:memory:` for a private in-memory database).
-    init(path: String, readOnly: Bool = false) throws {
+    init(path: String) throws {
+        connection = Mutex(try SQLiteConnectionState(path: path))
+        self.path = path
+    }
+
+    /// Runs statements without results (pragmas, `BEGIN`, `COMMIT`).
+    func execute(_ sql: String) throws {
+        _ = try query(sql, [])
+    }
+
+    /// Runs one statement with `binds` and returns its rows.
+    func query(_ sql: String, _ binds: [any Encodable & Sendable]) throws -> [SQLiteResultRow] {
+        try connection.withLock { try $0.query(sql, binds) }
+    }
+
+    /// How often each cached statement was compiled again since it was prepared.
+    func reprepareCounts() -> [String: Int32] {
+        connection.withLock { $0.reprepareCounts() }
+    }
+}
+
+/// The C side of a connection: the `sqlite3` handle and its prepared statements. Not `Sendable`:
+/// only ``SQLiteHandle``'s lock reaches it.
+final class SQLiteConnectionState {
+    private let raw: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens `path` (`:memory:` for a private in-memory database).
+    init(path: String) throws {
         var handle: OpaquePointer?
-        let flags =
-            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory"
@@ -26,7 +53,6 @@ final class SQLiteHandle: @unchecked Sendable {
             throw LedgerStoreError(.unavailable, "cannot open the SQLite database \(path): \(message)")
         }
         raw = handle
-        self.path = path
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
         // Plans do not depend on bound values, so a prepared statement is never compiled again
         // because a customer ID or a limit changed.
@@ -36,11 +62,6 @@ final class SQLiteHandle: @unchecked Sendable {
     deinit {
         for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
         sqlite_nio_sqlite3_close_v2(raw)
-    }
-
-    /// Runs statements without results (pragmas, `BEGIN`, `COMMIT`).
-    func execute(_ sql: String) throws {
-        _ = try query(sql, [])
     }
 
     /// Runs one statement with `binds` and returns its rows.

@@ -112,13 +112,19 @@ struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
     ) {
         let route = context.endpointPath ?? "unmatched"
         metrics.request(route: route, method: request.method.rawValue, status: status, duration: elapsed)
-        let milliseconds =
-            Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         logger.info(
             "request",
             metadata: [
                 "request_id": "\(requestID)", "method": "\(request.method.rawValue)", "route": "\(route)",
-                "status": "\(status)", "latency_ms": "\(String(format: "%.3f", milliseconds))",
+                "status": "\(status)", "latency_ms": "\(Self.milliseconds(elapsed))",
             ])
+    }
+
+    /// `elapsed` in milliseconds with three decimals (`12.345`).
+    static func milliseconds(_ elapsed: Duration) -> String {
+        let (seconds, attoseconds) = elapsed.components
+        let micros = max(seconds * 1_000_000 + attoseconds / 1_000_000_000_000, 0)
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 }

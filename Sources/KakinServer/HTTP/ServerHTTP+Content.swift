@@ -27,7 +27,7 @@ extension KakinServerHTTP {
                 throw ServerError(.payloadTooLarge, "the package is larger than \(maxContentSize) bytes")
             }
             let bytes = Data(buffer: buffer)
-            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let digest = SHA256.hash(data: bytes).hexDigits
             try await service.store.putContent(
                 ContentPackage(
                     bundleID: app.bundleID, productID: productID, version: version, sha256: digest,

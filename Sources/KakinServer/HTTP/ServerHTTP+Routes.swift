@@ -71,7 +71,7 @@ extension KakinServerHTTP {
                 nonce: query.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
                 appUserId: user, transactions: page.map { CustomerAnswer.Transaction(recorded: $0, includeJWS: includeJWS) },
                 nextCursor: rows.count > limit ? page.last.map { TransactionCursor(after: $0).token } : nil)
-            return signed(Self.encode(answer))
+            return signed(answer.jsonBytes())
         }
         table.on(.spend(), router) { request, context in
             let caller = try authenticate(request, secret: true)
@@ -106,12 +106,12 @@ extension KakinServerHTTP {
         let answer = SignedCustomerAnswer(
             nonce: request.uri.queryParameters.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()),
             customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: includeJWS))
-        return signed(Self.encode(answer))
+        return signed(answer.jsonBytes())
     }
 
     /// An answer with `X-Kakin-Signature`: base64 of the ES256 signature (raw R‖S) over the exact
     /// body bytes, made with the server key published at `/v1/server-key`.
-    func signed(_ body: Data) -> Response {
+    func signed(_ body: [UInt8]) -> Response {
         let signature = (try? signingKey.signature(for: body).rawRepresentation.base64EncodedString()) ?? ""
         return Response(
             status: .ok,
@@ -147,6 +147,7 @@ extension KakinServerHTTP {
         guard let raw = context.parameters.get(name) else {
             throw ServerError(.invalidRequest, "the path has no \(name)")
         }
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
         guard let decoded = raw.removingPercentEncoding else {
             throw ServerError(.invalidRequest, "\(name) is not valid percent-encoding")
         }

@@ -1,3 +1,5 @@
+public import AppStoreModels
+import Crypto
 public import Foundation
 
 /// The server's storage: an append-only, idempotent ledger of transactions, notifications and
@@ -89,9 +91,59 @@ public protocol LedgerStore: Sendable {
     func putContent(_ package: ContentPackage, bytes: Data) async throws
     /// The latest version of a product's package and its bytes.
     func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)?
+
+    // MARK: Signed bytes seen before
+
+    /// The transaction recorded with exactly these signed bytes (found by their SHA-256), or
+    /// `nil`. Bytes the ledger stored were verified when they arrived, and verification depends
+    /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
+    func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
+}
+
+/// The SHA-256 of a signed JWS's bytes.
+public struct SignedDigest: Hashable, Sendable {
+    /// 64 lowercase hex digits.
+    public let hex: String
+
+    public init(_ jws: String) {
+        hex = SHA256.hash(data: Data(jws.utf8)).hexDigits
+    }
+}
+
+/// What the ledger knows of a transaction stored with given signed bytes.
+public struct KnownSignedTransaction: Hashable, Sendable {
+    public var transactionID: String
+    public var bundleID: String
+    public var environment: AppStoreEnvironment
+    public var appUserID: String?
+
+    public init(transactionID: String, bundleID: String, environment: AppStoreEnvironment, appUserID: String?) {
+        self.transactionID = transactionID
+        self.bundleID = bundleID
+        self.environment = environment
+        self.appUserID = appUserID
+    }
+}
+
+extension SHA256.Digest {
+    /// Lowercase hex digits.
+    var hexDigits: String {
+        var text = ""
+        text.reserveCapacity(64)
+        for byte in self {
+            text.append(Self.digits[Int(byte >> 4)])
+            text.append(Self.digits[Int(byte & 0x0F)])
+        }
+        return text
+    }
+
+    private static let digits = Array("0123456789abcdef")
 }
 
 extension LedgerStore {
+    /// Stores without a digest index know no signed bytes: every submission is verified.
+    public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
+
     /// Stores that always read the JWS ignore `withJWS`.
     public func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool

@@ -93,9 +93,22 @@ public struct PurchaseService: Sendable {
     @discardableResult
     public func submit(_ jws: String, bundleID: String, appUserID: String) async throws -> IngestOutcome {
         let app = try app(bundleID)
+        if try await isKnownDuplicate(jws, app: app, appUserID: appUserID) {
+            return IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
+        }
         let payload = try verifyTransaction(jws, app: app)
         let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
         return try await ingest(record, app: app)
+    }
+
+    /// Whether exactly these signed bytes are already recorded for this customer of this app, in
+    /// an environment the app still accepts: then there is nothing to verify, record or grant.
+    /// Bytes the ledger stored passed verification when they arrived, and the same bytes verify
+    /// the same way, so a client posting a transaction again costs one indexed read.
+    func isKnownDuplicate(_ jws: String, app: AppConfiguration, appUserID: String) async throws -> Bool {
+        guard let known = try await store.signedTransaction(digest: SignedDigest(jws)) else { return false }
+        return known.bundleID == app.bundleID && known.appUserID == appUserID
+            && verifiers[VerifierKey(bundleID: app.bundleID, environment: known.environment)] != nil
     }
 
     /// What ``ingest(_:app:)`` did.

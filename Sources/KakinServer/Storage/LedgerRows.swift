@@ -30,6 +30,12 @@ extension SQLRow {
 
 /// Reading the ledger's tables into the record types.
 enum LedgerRows {
+    /// The hex SHA-256 of a signed JWS's bytes, as `signed_digest` stores it.
+    static func signedDigest(_ jws: String?) -> String? {
+        guard let jws else { return nil }
+        return SignedDigest(jws).hex
+    }
+
     /// The columns of `transactions`, in the order ``transaction(_:)`` reads them.
     static let transactionColumns = """
         transaction_id, original_transaction_id, bundle_id, app_user_id, product_id, product_type, quantity, \

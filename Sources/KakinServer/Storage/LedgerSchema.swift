@@ -132,5 +132,13 @@ enum LedgerSchema {
                 """
             ]
         },
+        // The SHA-256 of each stored JWS (hex), so the same signed bytes posted again are found
+        // without decoding or verifying them; rows stored before it have none.
+        LedgerMigration(id: "0003_signed_digest") { _ in
+            [
+                "ALTER TABLE transactions ADD COLUMN signed_digest TEXT",
+                "CREATE INDEX transactions_by_signed_digest ON transactions (signed_digest)",
+            ]
+        },
     ]
 }

@@ -11,7 +11,7 @@ extension SQLLedgerStore {
         guard !bytes.isEmpty else {
             throw LedgerStoreError(.invalidArgument, "content \(package.productID) \(package.version) is empty")
         }
-        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: bytes).hexDigits
         guard package.size == Int64(bytes.count), package.sha256.lowercased() == digest else {
             throw LedgerStoreError(
                 .invalidArgument, "content \(package.productID) \(package.version): size or SHA-256 does not match")

@@ -1,3 +1,4 @@
+import AppStoreModels
 public import Foundation
 import SQLKit
 
@@ -86,5 +87,26 @@ extension SQLLedgerStore {
                 column: "amount", as: Int64.self)
         }
         return balances
+    }
+}
+
+extension SQLLedgerStore {
+    /// The transaction stored with exactly these signed bytes, found by their digest.
+    public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
+        guard
+            let row = try await reading({ db in
+                try await db.raw(
+                    """
+                    SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
+                    WHERE signed_digest = \(bind: digest.hex)
+                    """
+                ).first()
+            })
+        else { return nil }
+        return KnownSignedTransaction(
+            transactionID: try row.decode(column: "transaction_id", as: String.self),
+            bundleID: try row.decode(column: "bundle_id", as: String.self),
+            environment: AppStoreEnvironment(rawValue: try row.decode(column: "environment", as: String.self)),
+            appUserID: try row.optional("app_user_id", as: String.self))
     }
 }

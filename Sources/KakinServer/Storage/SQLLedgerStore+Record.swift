@@ -54,7 +54,7 @@ extension SQLLedgerStore {
 
         let inserted = try await db.raw(
             """
-            INSERT INTO transactions (\(unsafeRaw: LedgerRows.transactionColumns))
+            INSERT INTO transactions (\(unsafeRaw: LedgerRows.transactionColumns), signed_digest)
             VALUES (\(bind: transaction.transactionID), \(bind: transaction.originalTransactionID), \
             \(bind: transaction.bundleID), \(bind: owner), \(bind: transaction.productID), \
             \(bind: transaction.productType.rawValue), \(bind: transaction.quantity), \
@@ -63,7 +63,7 @@ extension SQLLedgerStore {
             \(bind: transaction.revocationDate.map(LedgerTime.milliseconds)), \
             \(bind: transaction.revocationReason?.rawValue), \(bind: transaction.environment.rawValue), \
             \(bind: transaction.appAccountToken), \(bind: transaction.signedTransaction), \
-            \(bind: transaction.source.rawValue), \(bind: now))
+            \(bind: transaction.source.rawValue), \(bind: now), \(bind: LedgerRows.signedDigest(transaction.signedTransaction)))
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING transaction_id
             """

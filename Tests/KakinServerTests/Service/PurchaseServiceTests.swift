@@ -35,6 +35,48 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func signedBytesAlreadyInTheLedgerAreAnsweredFromTheirDigest() async throws {
+        let fixture = try await ServerFixture()
+        let (transaction, jws) = try await fixture.buy("increasePoints")
+        #expect(try await fixture.store.signedTransaction(digest: SignedDigest(jws)) == nil)
+        try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        let known = try await fixture.store.signedTransaction(digest: SignedDigest(jws))
+        #expect(
+            known
+                == KnownSignedTransaction(
+                    transactionID: transaction.id, bundleID: ServerFixture.bundleID, environment: .sandbox,
+                    appUserID: "user-1"))
+        #expect(try await fixture.store.signedTransaction(digest: SignedDigest(jws + "x")) == nil)
+
+        // A service that trusts another root cannot verify these bytes, so only the digest can
+        // answer: the same customer posting them again is a duplicate, anyone else is refused.
+        func service(environments: Set<AppStoreEnvironment>) throws -> PurchaseService {
+            let root = try SandboxCertificateAuthority.generate(now: ServerFixture.start).root
+            return PurchaseService(
+                store: fixture.store,
+                apps: [
+                    AppConfiguration(
+                        bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: environments,
+                        sandboxRoots: [root], publicKey: "pk_test", secretKey: "sk_test")
+                ], now: { fixture.clock.now() })
+        }
+        let otherRoot = try service(environments: [.sandbox])
+        let again = try await otherRoot.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        #expect(!again.isNew)
+        await #expect(throws: ServerError(.verificationFailed, "")) {
+            try await otherRoot.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "user-2")
+        }
+        // An environment the app no longer accepts is refused even for known bytes.
+        await #expect(throws: ServerError(.verificationFailed, "")) {
+            try await service(environments: [.production]).submit(
+                jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        }
+        let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        #expect(customer.balances["points"] == 100)
+        #expect(customer.ledger.count == 1)
+        try await fixture.store.shutdown()
+    }
+
     @Test func tamperedOrForeignTransactionsChangeNothing() async throws {
         let fixture = try await ServerFixture()
         let (_, jws) = try await fixture.buy("increasePoints")

@@ -85,8 +85,9 @@ public struct JSONOutput: Sendable {
         integer(value)
     }
 
-    /// Writes `"name":true` or `"name":false`.
-    public mutating func field(_ name: String, _ value: Bool) {
+    /// Writes `"name":true` or `"name":false`; nothing when `value` is `nil`.
+    public mutating func field(_ name: String, _ value: Bool?) {
+        guard let value else { return }
         key(name)
         bool(value)
     }

@@ -102,11 +102,12 @@ public protocol LedgerStore: Sendable {
 
 /// The SHA-256 of a signed JWS's bytes.
 public struct SignedDigest: Hashable, Sendable {
-    /// 64 lowercase hex digits.
-    public let hex: String
+    /// The 32 bytes.
+    public let bytes: Data
 
     public init(_ jws: String) {
-        hex = SHA256.hash(data: Data(jws.utf8)).hexDigits
+        var text = jws
+        bytes = text.withUTF8 { Data(SHA256.hash(data: $0)) }
     }
 }
 

@@ -30,10 +30,9 @@ extension SQLRow {
 
 /// Reading the ledger's tables into the record types.
 enum LedgerRows {
-    /// The hex SHA-256 of a signed JWS's bytes, as `signed_digest` stores it.
-    static func signedDigest(_ jws: String?) -> String? {
-        guard let jws else { return nil }
-        return SignedDigest(jws).hex
+    /// The SHA-256 of a signed JWS's bytes, as `signed_digest` stores it.
+    static func signedDigest(_ jws: String?) -> Data? {
+        jws.map { SignedDigest($0).bytes }
     }
 
     /// The columns of `transactions`, in the order ``transaction(_:)`` reads them.

@@ -132,12 +132,14 @@ enum LedgerSchema {
                 """
             ]
         },
-        // The SHA-256 of each stored JWS (hex), so the same signed bytes posted again are found
-        // without decoding or verifying them; rows stored before it have none.
-        LedgerMigration(id: "0003_signed_digest") { _ in
+        // The SHA-256 of each stored JWS, so the same signed bytes posted again are found without
+        // decoding or verifying them (rows stored before it have none). The index by customer is
+        // a prefix of the one by customer and purchase date, which serves its queries as well.
+        LedgerMigration(id: "0003_signed_digest") { dialect in
             [
-                "ALTER TABLE transactions ADD COLUMN signed_digest TEXT",
+                "ALTER TABLE transactions ADD COLUMN signed_digest \(dialect.bytesType)",
                 "CREATE INDEX transactions_by_signed_digest ON transactions (signed_digest)",
+                "DROP INDEX transactions_by_customer",
             ]
         },
     ]

@@ -1,4 +1,5 @@
 public import Foundation
+import KakinWire
 import SQLKit
 
 /// The outbox event types the ledger writes.
@@ -12,7 +13,13 @@ enum LedgerEventType {
 }
 
 /// Body of `transaction.recorded` and `transaction.revoked` events.
-struct TransactionEventPayload: Encodable {
+/// An outbox event's body, written straight to JSON bytes on the writer (the same bytes
+/// `JSONEncoder` writes with sorted keys: a test compares them).
+protocol EventPayload: Encodable {
+    func write(to output: inout JSONOutput)
+}
+
+struct TransactionEventPayload: EventPayload {
     var transactionId: String
     var originalTransactionId: String
     var productId: String
@@ -24,27 +31,54 @@ struct TransactionEventPayload: Encodable {
     var revoked: Bool?
     var revocationDate: Int64?
     var revocationReason: Int?
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("environment", environment)
+            output.field("originalTransactionId", originalTransactionId)
+            output.field("ownerAssigned", ownerAssigned)
+            output.field("productId", productId)
+            output.field("productType", productType)
+            output.field("quantity", quantity)
+            output.field("revocationDate", revocationDate)
+            output.field("revocationReason", revocationReason)
+            output.field("revoked", revoked)
+            output.field("source", source)
+            output.field("transactionId", transactionId)
+        }
+    }
 }
 
 /// Body of `balance.*` events.
-struct BalanceEventPayload: Encodable {
+struct BalanceEventPayload: EventPayload {
     var currency: String
     var amount: Int64
     var balance: Int64
     var idempotencyKey: String
     var transactionId: String?
     var shortfall: Int64?
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("amount", amount)
+            output.field("balance", balance)
+            output.field("currency", currency)
+            output.field("idempotencyKey", idempotencyKey)
+            output.field("shortfall", shortfall)
+            output.field("transactionId", transactionId)
+        }
+    }
 }
 
 extension SQLLedgerStore {
     /// Appends an outbox event inside the caller's transaction.
     static func appendEvent(
-        _ type: String, bundleID: String, appUserID: String?, payload: some Encodable, at createdAt: Int64,
+        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at createdAt: Int64,
         on db: any SQLDatabase
     ) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
+        var output = JSONOutput(capacity: 256)
+        payload.write(to: &output)
+        let json = String(decoding: output.bytes, as: UTF8.self)
         try await db.raw(
             """
             INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)

@@ -98,7 +98,7 @@ extension SQLLedgerStore {
                 try await db.raw(
                     """
                     SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
-                    WHERE signed_digest = \(bind: digest.hex)
+                    WHERE signed_digest = \(bind: digest.bytes)
                     """
                 ).first()
             })

@@ -11,6 +11,7 @@ final class RunningProcess: Sendable {
     let process: Process
     private let stdout = TextBuffer()
     private let stderr = TextBuffer()
+    private let pipes: [(FileHandle, TextBuffer)]
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         guard let binary = BinaryTests.binary else { throw CancellationError() }
@@ -24,6 +25,7 @@ final class RunningProcess: Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         self.process = process
+        pipes = [(out.fileHandleForReading, stdout), (err.fileHandleForReading, stderr)]
         out.fileHandleForReading.readabilityHandler = { [stdout] handle in
             let data = handle.availableData
             stdout.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
@@ -57,13 +59,18 @@ final class RunningProcess: Sendable {
     /// Sends `signal` and waits for the exit status.
     func stop(signal: Int32 = SIGTERM) -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        return exitStatus()
     }
 
-    /// Waits for the process to end by itself.
+    /// Waits for the process to end by itself, then collects what it wrote last (the pipes'
+    /// handlers may not have run yet when it exits).
     func exitStatus() -> Int32 {
         process.waitUntilExit()
+        for (handle, buffer) in pipes {
+            handle.readabilityHandler = nil
+            let rest = (try? handle.readToEnd()) ?? nil
+            if let rest, !rest.isEmpty { buffer.text.withLock { $0 += String(decoding: rest, as: UTF8.self) } }
+        }
         return process.terminationStatus
     }
 }

@@ -30,6 +30,8 @@ final class SQLiteLedgerEngine: Sendable {
     let logger: Logger
     /// The most jobs one commit carries.
     static let maxGroup = 256
+    /// The writer's page cache, in KiB.
+    static let writerCacheKiB = 32 * 1024
 
     private struct Queue {
         var jobs: [Job] = []
@@ -51,9 +53,16 @@ final class SQLiteLedgerEngine: Sendable {
         eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let file = path.flatMap { $0 == ":memory:" ? nil : $0 }
         self.path = file
-        pragmas = ["PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON"]
+        // Temporary storage in memory: above all the journal of each job's savepoint, which would
+        // otherwise spill to a temporary file once a group's jobs have touched more than 64 KiB.
+        pragmas = [
+            "PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON",
+            "PRAGMA temp_store = MEMORY",
+        ]
         writer = try SQLiteHandle(path: file ?? ":memory:")
         for pragma in pragmas { try writer.execute(pragma) }
+        // A larger page cache for the writer, which touches index pages all over the file.
+        try writer.execute("PRAGMA cache_size = -\(Self.writerCacheKiB)")
         if file != nil {
             _ = try writer.query("PRAGMA journal_mode = WAL", [])
             // In WAL mode FULL syncs the log at every commit: a commit survives a power cut.

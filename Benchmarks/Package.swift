@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "KakinWire", package: "Kakin"),
                 .product(name: "Kakin", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Benchmarks/ServerPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -4,6 +4,7 @@ import Benchmark
 import Crypto
 import Foundation
 import Synchronization
+import X509
 import Kakin
 import KakinServer
 import KakinWire
@@ -38,10 +39,22 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Server path: duplicate (verify + read + signed answer)") { benchmark in
+    Benchmark("Server path: duplicate (digest lookup + read + signed answer)") { benchmark in
         let (jws, user) = fixture.duplicate
         for _ in benchmark.scaledIterations {
             blackHole(try await fixture.ingest(jws, user: user))
+        }
+    }
+
+    // An app receipt as the sandbox signs it (PKCS#7, ECDSA leaf, three-certificate chain) with
+    // 20 in-app purchases: parsed from base64 and verified against its root, device hash included.
+    let receipt = ReceiptFixture.make(purchases: 20)
+    Benchmark("Receipt: parse + verify (PKCS#7, chain, device hash)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let signed = try SignedAppReceipt(base64Encoded: receipt.base64)
+            blackHole(
+                try signed.verify(
+                    roots: [receipt.root], bundleID: "com.example.kakin", deviceIdentifier: receipt.device))
         }
     }
 
@@ -119,9 +132,9 @@ final class ServerFixture: Sendable {
                         identifier: $0.identifier, productId: $0.productID, isActive: $0.isActive,
                         transactionId: $0.transactionID, originalTransactionId: $0.originalTransactionID)
                 }, balances: summary.balances, transactions: [], transactionCount: summary.transactionCount))
-        let body = try KakinJSON.encoder().encode(answer)
+        let body = answer.jsonBytes()
         blackHole(try answerKey.signature(for: body))
-        return body
+        return Data(body)
     }
 
     static func make(purchases count: Int) -> ServerFixture {
@@ -179,4 +192,27 @@ func awaitResult<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
     }
     done.wait()
     return try result.withLock { $0! }.get()
+}
+
+/// A signed app receipt and what verifies it.
+struct ReceiptFixture: Sendable {
+    let base64: String
+    let root: Certificate
+    let device: Data
+
+    static func make(purchases: Int) -> ReceiptFixture {
+        let authority = try! SandboxCertificateAuthority.generate(now: Date())
+        let device = AppReceipt.deviceIdentifier(from: UUID())
+        let receipt = AppReceipt(
+            receiptType: .productionSandbox, bundleID: "com.example.kakin", applicationVersion: "3",
+            opaqueValue: Data((0..<16).map { UInt8($0) }), creationDate: Date(),
+            inAppPurchases: (0..<purchases).map { index in
+                InAppPurchaseReceipt(
+                    productID: "com.example.kakin.item\(index)", transactionID: "\(1_000 + index)",
+                    purchaseDate: Date())
+            })
+        let base64 = try! AppReceiptSigner(identity: authority.signingIdentity).signBase64(
+            receipt, deviceIdentifier: device)
+        return ReceiptFixture(base64: base64, root: authority.root, device: device)
+    }
 }

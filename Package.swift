@@ -68,6 +68,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "KakinHTTP",
+                "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

@@ -166,8 +166,8 @@ public struct RecordLog<Element: LoggedRecord>: Sequence, Sendable {
 
     /// The rows a store must write to catch up with this log: whether to drop every row first,
     /// then each changed ordinal with its record, or `nil` for a removed one.
-    var journal: (dropAll: Bool, rows: [(ordinal: Int64, element: Element?)]) {
-        (droppedAll, changedSlots.sorted().map { (ordinals[$0], slots[$0]) })
+    var journal: (dropAll: Bool, rows: [(key: SandboxStateChanges.RowKey, record: Element?)]) {
+        (droppedAll, changedSlots.sorted().map { (.ordinal(ordinals[$0]), slots[$0]) })
     }
 
     /// Whether anything changed since the journal was last cleared.

@@ -85,8 +85,8 @@ public struct RecordMap<Value: Codable & Hashable & Sendable>: Sequence, Sendabl
 
     /// The rows a store must write to catch up with this map: whether to drop every row first,
     /// then each changed key with its value, or `nil` for a removed one.
-    var journal: (dropAll: Bool, rows: [(key: String, value: Value?)]) {
-        (droppedAll, changedKeys.sorted().map { ($0, storage[$0]) })
+    var journal: (dropAll: Bool, rows: [(key: SandboxStateChanges.RowKey, record: Value?)]) {
+        (droppedAll, changedKeys.sorted().map { (.name($0), storage[$0]) })
     }
 
     /// Whether anything changed since the journal was last cleared.

@@ -55,17 +55,37 @@ public struct SandboxStateChanges: Sendable {
 
 /// A ``RecordLog`` or ``RecordMap``: a collection of the state that keeps a journal of its changes.
 protocol JournaledCollection {
+    /// What one row holds.
+    associatedtype Record: Codable
     static var tableKind: SandboxStateChanges.TableKind { get }
     /// Whether anything changed since the journal was last cleared.
     var hasChanges: Bool { get }
+    /// What changed: whether every row was dropped first, then each changed row with its record,
+    /// or `nil` for a removed one.
+    var journal: (dropAll: Bool, rows: [(key: SandboxStateChanges.RowKey, record: Record?)]) { get }
     /// Forgets what changed, once a store has written it.
     mutating func clearJournal()
     /// Marks everything as unsaved.
     mutating func markAllChanged()
-    /// The rows to write for what changed.
-    func tableChanges(_ name: String, encoder: JSONEncoder) throws -> SandboxStateChanges.Table
+    /// The collection read back from its rows, with nothing unsaved.
+    init(restoringRows rows: [(key: SandboxStateChanges.RowKey, record: Record)]) throws
+}
+
+extension JournaledCollection {
+    /// The rows to write for what changed, each record as JSON.
+    func tableChanges(_ name: String, encoder: JSONEncoder) throws -> SandboxStateChanges.Table {
+        let journal = self.journal
+        return SandboxStateChanges.Table(
+            name: name, dropsAll: journal.dropAll,
+            rows: try journal.rows.map { try .init(key: $0.key, body: $0.record.map(encoder.encode)) })
+    }
+
     /// Reads the collection back from rows that `read` hands over one at a time.
-    init(restoringWith read: RowReader, decoder: JSONDecoder) throws
+    init(restoringWith read: RowReader, decoder: JSONDecoder) throws {
+        var rows: [(key: SandboxStateChanges.RowKey, record: Record)] = []
+        try read { key, body in rows.append((key, try decoder.decode(Record.self, from: body))) }
+        try self.init(restoringRows: rows)
+    }
 }
 
 /// Hands a table's rows, one at a time, to the closure it is given.
@@ -210,38 +230,23 @@ struct SandboxRowError: Error, CustomStringConvertible {
 extension RecordLog: JournaledCollection {
     static var tableKind: SandboxStateChanges.TableKind { .log }
 
-    func tableChanges(_ name: String, encoder: JSONEncoder) throws -> SandboxStateChanges.Table {
-        let journal = self.journal
-        return SandboxStateChanges.Table(
-            name: name, dropsAll: journal.dropAll,
-            rows: try journal.rows.map { try .init(key: .ordinal($0.ordinal), body: $0.element.map(encoder.encode)) })
-    }
-
-    init(restoringWith read: RowReader, decoder: JSONDecoder) throws {
-        var rows: [(ordinal: Int64, element: Element)] = []
-        try read { key, body in
-            guard case .ordinal(let ordinal) = key else { throw SandboxRowError(table: "\(Element.self)") }
-            rows.append((ordinal, try decoder.decode(Element.self, from: body)))
-        }
-        self.init(restoring: rows)
+    init(restoringRows rows: [(key: SandboxStateChanges.RowKey, record: Element)]) throws {
+        self.init(
+            restoring: try rows.map { row in
+                guard case .ordinal(let ordinal) = row.key else { throw SandboxRowError(table: "\(Element.self)") }
+                return (ordinal, row.record)
+            })
     }
 }
 
 extension RecordMap: JournaledCollection {
     static var tableKind: SandboxStateChanges.TableKind { .map }
 
-    func tableChanges(_ name: String, encoder: JSONEncoder) throws -> SandboxStateChanges.Table {
-        let journal = self.journal
-        return SandboxStateChanges.Table(
-            name: name, dropsAll: journal.dropAll,
-            rows: try journal.rows.map { try .init(key: .name($0.key), body: $0.value.map(encoder.encode)) })
-    }
-
-    init(restoringWith read: RowReader, decoder: JSONDecoder) throws {
+    init(restoringRows rows: [(key: SandboxStateChanges.RowKey, record: Value)]) throws {
         var values: [String: Value] = [:]
-        try read { key, body in
-            guard case .name(let name) = key else { throw SandboxRowError(table: "\(Value.self)") }
-            values[name] = try decoder.decode(Value.self, from: body)
+        for row in rows {
+            guard case .name(let name) = row.key else { throw SandboxRowError(table: "\(Value.self)") }
+            values[name] = row.record
         }
         self.init(restoring: values)
     }

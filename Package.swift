@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -67,6 +68,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "KakinHTTP",
+                "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
@@ -91,6 +93,13 @@ let package = Package(
         ),
         // One C function the server's SQLite engine needs and Swift cannot call (a variadic one).
         .target(name: "CKakinSQLite"),
+        // One SQLite connection through SQLite's C API (the SQLite that sqlite-nio builds): cached
+        // prepared statements, binds, rows, a typed error. Used by the server's ledger and the sandbox.
+        .target(
+            name: "KakinSQLite",
+            dependencies: ["CKakinSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")],
+            swiftSettings: swiftSettings
+        ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
         .target(
             name: "KakinServer",
@@ -99,7 +108,7 @@ let package = Package(
                 "AppStoreSecurity",
                 "KakinHTTP",
                 "KakinWire",
-                "CKakinSQLite",
+                "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "SQLKit", package: "sql-kit"),

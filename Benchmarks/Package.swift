@@ -40,5 +40,17 @@ let package = Package(
             path: "Benchmarks/ServerPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "SandboxPurchase",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "StoreSandbox", package: "Kakin"),
+                .product(name: "AppStoreSecurity", package: "Kakin"),
+                .product(name: "AppStoreModels", package: "Kakin"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/SandboxPurchase",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

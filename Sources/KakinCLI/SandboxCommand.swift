@@ -15,7 +15,8 @@ struct SandboxCommand: AsyncParsableCommand {
         discussion: """
             The sandbox sells from the .storekit catalog, signs with its own certificate authority \
             (kept in DATA/ca, made on first start) and keeps its testers and transactions in \
-            DATA/state.json. Without --data everything lives in memory and a new CA is made.
+            DATA/state.db (SQLite; a DATA/state.json from an older version is imported once). \
+            Without --data everything lives in memory and a new CA is made.
             """)
 
     @Option(help: "The Xcode .storekit catalog to sell from.")
@@ -102,7 +103,7 @@ struct SandboxCommand: AsyncParsableCommand {
         if let data {
             let directory = URL(fileURLWithPath: data)
             authority = try SandboxCertificateAuthority.loadOrCreate(in: directory.appendingPathComponent("ca"))
-            store = FileStateStore(directory: directory)
+            store = try SQLiteStateStore(directory: directory)
         } else {
             authority = try SandboxCertificateAuthority.generate()
             store = MemoryStateStore()

@@ -70,7 +70,7 @@ struct ServeEnvironment {
         let catalog = try SandboxCatalog.load(storeKitFile: URL(fileURLWithPath: options.catalog))
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: options.bundleID, appAppleID: options.appAppleID),
-            clock: SandboxClock(), store: FileStateStore(directory: sandboxData),
+            clock: SandboxClock(), store: try SQLiteStateStore(directory: sandboxData),
             storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
         var settings = await engine.settings
         settings.notificationURL = URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple")

@@ -3,7 +3,7 @@ public import Foundation
 
 /// A notification the sandbox sent or will send, with every attempt: what the notification history
 /// endpoint and a test notification's status report.
-public struct NotificationRecord: Codable, Hashable, Sendable {
+public struct NotificationRecord: LoggedRecord {
     public var notificationUUID: String
     public var notificationType: NotificationTypeV2
     public var subtype: NotificationSubtype?
@@ -26,6 +26,11 @@ public struct NotificationRecord: Codable, Hashable, Sendable {
         attempts = []
         self.nextAttemptDate = nextAttemptDate
     }
+
+    /// Found by UUID.
+    public var recordKey: String? { notificationUUID }
+    /// Listed among the undelivered while an attempt is due.
+    public var recordGroups: [RecordGroup] { nextAttemptDate == nil ? [] : [.undelivered] }
 }
 
 /// Sends one notification body to the developer's server and says how it went.
@@ -70,30 +75,28 @@ extension SandboxEngine {
         try queueNotifications()
         let now = clock.now()
         var delivered: [NotificationRecord] = []
-        for index in state.notifications.indices {
-            guard let due = state.notifications[index].nextAttemptDate, due <= now else { continue }
-            let record = state.notifications[index]
+        for record in state.notifications.records(in: .undelivered) {
+            guard let due = record.nextAttemptDate, due <= now else { continue }
             let body = (try? JSONEncoder().encode(ResponseBodyV2(signedPayload: record.signedPayload))) ?? Data()
             let result = await transport.post(body, to: url)
             // The actor may have run other calls while awaiting: find the record again by UUID.
-            guard
-                let current = state.notifications.firstIndex(where: { $0.notificationUUID == record.notificationUUID })
-            else { continue }
-            state.notifications[current].attempts.append(SendAttemptItem(attemptDate: now, sendAttemptResult: result))
-            let failures = state.notifications[current].attempts.count
+            guard var current = state.notifications[record.notificationUUID] else { continue }
+            current.attempts.append(SendAttemptItem(attemptDate: now, sendAttemptResult: result))
+            let failures = current.attempts.count
             if result == .success || failures > Self.retryDelays.count {
-                state.notifications[current].nextAttemptDate = nil
+                current.nextAttemptDate = nil
             } else {
-                state.notifications[current].nextAttemptDate = now.addingTimeInterval(Self.retryDelays[failures - 1])
+                current.nextAttemptDate = now.addingTimeInterval(Self.retryDelays[failures - 1])
             }
-            delivered.append(state.notifications[current])
+            state.notifications[record.notificationUUID] = current
+            delivered.append(current)
         }
         if !delivered.isEmpty { try save() }
         return delivered
     }
 
     /// Every notification queued or sent, oldest first.
-    public func notificationHistory() -> [NotificationRecord] { state.notifications }
+    public func notificationHistory() -> [NotificationRecord] { state.notifications.elements }
 }
 
 /// Delivers notifications over HTTP with `URLSession`: 200–206 is success, as Apple counts it.

@@ -13,22 +13,20 @@ extension SandboxEngine {
     {
         guard (1...90).contains(days) else { throw SandboxError(.invalidRequest, "extendByDays must be 1 to 90") }
         guard state.subscriptions[originalTransactionID] != nil,
-            let index = state.transactions.lastIndex(where: {
-                $0.originalID == originalTransactionID && $0.productType == .autoRenewableSubscription
-            })
+            var latest = latestTransaction(of: originalTransactionID)
         else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
         let now = clock.now()
-        let latest = state.transactions[index]
         guard !latest.isRevoked, let expires = latest.expiresDate, expires > now else {
             throw SandboxError(.ineligible, "only an active subscription can be extended")
         }
         let recent = (state.extensions[originalTransactionID] ?? []).filter { now.timeIntervalSince($0) < 365 * 86_400 }
         guard recent.count < 2 else { throw SandboxError(.limitReached, "at most two extensions in 365 days") }
         let newExpiry = expires.addingTimeInterval(Double(days) * 86_400)
-        state.transactions[index].expiresDate = newExpiry
+        latest.expiresDate = newExpiry
+        state.transactions[latest.id] = latest
         state.extensions[originalTransactionID, default: []].append(now)
-        noteUpdate(state.transactions[index])
-        record(.renewalExtended, nil, state.transactions[index])
+        noteUpdate(latest)
+        record(.renewalExtended, nil, latest)
         try save()
         return ExtendRenewalDateResponse(
             originalTransactionID: originalTransactionID, webOrderLineItemID: latest.webOrderLineItemID, success: true,
@@ -102,7 +100,7 @@ extension SandboxEngine {
 
     /// Look Up Order ID: the transactions of an order, or none (status 1) for an unknown order.
     public func lookUpOrder(_ orderID: String) -> [SandboxTransaction] {
-        state.transactions.filter { $0.orderID == orderID }
+        state.transactions.records(in: .order(orderID))
     }
 }
 
@@ -110,11 +108,12 @@ extension SandboxEngine {
     /// Set App Account Token: attaches `token` to the purchase with this original transaction ID
     /// (every transaction of it, renewals included).
     public func setAppAccountToken(_ token: UUID, originalTransactionID: String) throws(SandboxError) {
-        let indices = state.transactions.indices.filter { state.transactions[$0].originalID == originalTransactionID }
-        guard !indices.isEmpty else {
+        guard state.transactions.first(in: .original(originalTransactionID)) != nil else {
             throw SandboxError(.unknownTransaction, "no purchase has original transaction ID \(originalTransactionID)")
         }
-        for index in indices { state.transactions[index].appAccountToken = token.uuidString.lowercased() }
+        state.transactions.update(in: .original(originalTransactionID)) {
+            $0.appAccountToken = token.uuidString.lowercased()
+        }
         try save()
     }
 

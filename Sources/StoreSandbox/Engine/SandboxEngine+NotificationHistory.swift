@@ -28,9 +28,7 @@ extension SandboxEngine {
     /// Get Test Notification Status.
     public func testNotificationStatus(token: String) throws(SandboxError) -> CheckTestNotificationResponse {
         guard
-            let record = state.notifications.first(where: {
-                $0.notificationUUID == token && $0.notificationType == .test
-            })
+            let record = state.notifications[token], record.notificationType == .test
         else { throw SandboxError(.unknownTransaction, "no test notification has token \(token)") }
         return CheckTestNotificationResponse(
             signedPayload: record.signedPayload, sendAttempts: record.attempts,
@@ -59,7 +57,7 @@ extension SandboxEngine {
             if let type = request.notificationType, record.notificationType != type { return false }
             if let subtype = request.notificationSubtype, record.subtype != subtype { return false }
             if request.transactionID != nil {
-                guard let transaction = state.transactions.first(where: { $0.id == record.transactionID }),
+                guard let transaction = state.transactions[record.transactionID],
                     originalIDs.contains(transaction.originalID)
                 else { return false }
             }

@@ -69,9 +69,10 @@ extension SandboxEngine {
     /// Finishes a transaction, as `finishTransaction` / `Transaction.finish()` do. A finished
     /// consumable no longer appears in the receipt or among unfinished transactions.
     public func finish(_ transactionID: String, testerID: String) throws(SandboxError) {
-        guard let index = state.transactions.firstIndex(where: { $0.id == transactionID && $0.testerID == testerID })
-        else { throw SandboxError(.unknownTransaction, "tester \(testerID) has no transaction \(transactionID)") }
-        state.transactions[index].isFinished = true
+        guard state.transactions[transactionID]?.testerID == testerID else {
+            throw SandboxError(.unknownTransaction, "tester \(testerID) has no transaction \(transactionID)")
+        }
+        state.transactions[transactionID]?.isFinished = true
         try save()
     }
 
@@ -97,13 +98,13 @@ extension SandboxEngine {
     )
         throws(SandboxError) -> SandboxTransaction
     {
-        guard let index = state.transactions.firstIndex(where: { $0.id == transactionID }) else {
+        guard var transaction = state.transactions[transactionID] else {
             throw SandboxError(.unknownTransaction, "no transaction has ID \(transactionID)")
         }
-        guard state.transactions[index].revocationDate == nil else { return state.transactions[index] }
-        state.transactions[index].revocationDate = clock.now()
-        state.transactions[index].revocationReason = reason
-        let transaction = state.transactions[index]
+        guard transaction.revocationDate == nil else { return transaction }
+        transaction.revocationDate = clock.now()
+        transaction.revocationReason = reason
+        state.transactions[transactionID] = transaction
         noteUpdate(transaction)
         if transaction.productType == .autoRenewableSubscription {
             state.subscriptions[transaction.originalID]?.autoRenewEnabled = false

@@ -15,9 +15,9 @@ extension SandboxEngine {
     /// The tester a transaction ID belongs to: a `transactionId`, `originalTransactionId` or
     /// `appTransactionId`, as Apple's endpoints accept.
     public func customer(of transactionID: String) throws(SandboxError) -> String {
-        if let transaction = state.transactions.first(where: {
-            $0.id == transactionID || $0.originalID == transactionID
-        }) {
+        if let transaction = state.transactions[transactionID]
+            ?? state.transactions.first(in: .original(transactionID))
+        {
             return transaction.testerID
         }
         if let (testerID, _) = state.appDownloads.first(where: { $0.value.appTransactionID == transactionID }) {

@@ -7,7 +7,7 @@ extension SandboxEngine {
 
     /// The latest transaction of a subscription.
     func latestTransaction(of originalID: String) -> SandboxTransaction? {
-        state.transactions.last { $0.originalID == originalID && $0.productType == .autoRenewableSubscription }
+        state.transactions.last(in: .original(originalID)) { $0.productType == .autoRenewableSubscription }
     }
 
     func subscribe(
@@ -42,7 +42,7 @@ extension SandboxEngine {
         }
 
         let originalID = existing?.originalTransactionID
-        let originalDate = originalID.flatMap { id in state.transactions.first { $0.id == id }?.purchaseDate }
+        let originalDate = originalID.flatMap { state.transactions[$0]?.purchaseDate }
         var transaction = newTransaction(
             request, product: product, tester: tester, originalID: originalID, originalPurchaseDate: originalDate)
         if let offer {
@@ -101,9 +101,10 @@ extension SandboxEngine {
         let currentLevel = products(subscription.productID, latest.storefront)?.groupLevel ?? Int.max
         let newLevel = product.groupLevel ?? Int.max
         if newLevel < currentLevel {
-            if let index = state.transactions.firstIndex(where: { $0.id == latest.id }) {
-                state.transactions[index].isUpgraded = true
-                noteUpdate(state.transactions[index])
+            if var upgraded = state.transactions[latest.id] {
+                upgraded.isUpgraded = true
+                state.transactions[latest.id] = upgraded
+                noteUpdate(upgraded)
             }
             let now = clock.now()
             let tester = try tester(latest.testerID)
@@ -130,16 +131,14 @@ extension SandboxEngine {
     /// periods, billing retry and expiries, each with its notification.
     @discardableResult
     public func processRenewals() throws(SandboxError) -> [SandboxEvent] {
-        let before = state.events.count
-        let unchanged = state
+        let mark = state.events.endMark
         let now = clock.now()
         for originalID in state.subscriptions.keys.sorted() {
             try advance(originalID, to: now)
         }
         // Written only when something renewed, failed or expired: an idle sandbox writes nothing.
-        // (Comparing is cheap when nothing changed: the collections still share their storage.)
-        if state != unchanged { try save() }
-        return Array(state.events[before...])
+        if state.hasUnsavedRows { try save() }
+        return state.events.records(since: mark)
     }
 
     private func advance(_ originalID: String, to now: Date) throws(SandboxError) {
@@ -303,14 +302,12 @@ extension SandboxEngine {
     /// "force a renewal"): the current period is cut short at the sandbox's present time.
     @discardableResult
     public func forceRenewal(originalTransactionID: String) throws(SandboxError) -> [SandboxEvent] {
-        guard
-            let index = state.transactions.lastIndex(where: {
-                $0.originalID == originalTransactionID && $0.productType == .autoRenewableSubscription
-            }), state.subscriptions[originalTransactionID] != nil
+        guard let latest = latestTransaction(of: originalTransactionID),
+            state.subscriptions[originalTransactionID] != nil
         else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
         let now = clock.now()
-        if let expires = state.transactions[index].expiresDate, expires > now {
-            state.transactions[index].expiresDate = now
+        if let expires = latest.expiresDate, expires > now {
+            state.transactions[latest.id]?.expiresDate = now
         }
         return try processRenewals()
     }

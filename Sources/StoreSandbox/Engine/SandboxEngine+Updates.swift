@@ -11,8 +11,8 @@ extension SandboxEngine {
         -> (transactions: [SandboxTransaction], lastSequence: Int)
     {
         _ = try tester(testerID)
-        let entries = state.updates.filter { $0.testerID == testerID && $0.sequence > sequence }
-        let transactions = entries.compactMap { entry in state.transactions.first { $0.id == entry.transactionID } }
+        let entries = state.updates.records(in: .tester(testerID)).filter { $0.sequence > sequence }
+        let transactions = entries.compactMap { state.transactions[$0.transactionID] }
         return (transactions, entries.last?.sequence ?? max(sequence, 0))
     }
 

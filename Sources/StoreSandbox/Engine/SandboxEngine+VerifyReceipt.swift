@@ -40,7 +40,7 @@ extension SandboxEngine {
         }
         let testerIDs = Set(
             receipt.inAppPurchases.compactMap { record in
-                state.transactions.first { $0.id == record.transactionID }?.testerID
+                state.transactions[record.transactionID]?.testerID
             })
         if !receipt.inAppPurchases.isEmpty, testerIDs.isEmpty {
             return VerifyReceiptResponse(status: .accountNotFound)
@@ -57,7 +57,7 @@ extension SandboxEngine {
             applicationVersion: receipt.applicationVersion, downloadID: 0,
             originalApplicationVersion: receipt.originalApplicationVersion,
             inApp: receipt.inAppPurchases.map { record in
-                Self.entry(state.transactions.first { $0.id == record.transactionID }, record: record)
+                Self.entry(state.transactions[record.transactionID], record: record)
             })
         body.receiptCreationDate = receipt.creationDate
         body.requestDate = now

@@ -44,6 +44,7 @@ public actor SandboxEngine {
         do { try store.save(state) } catch {
             throw SandboxError(.stateUnavailable, "cannot save the sandbox state: \(error)")
         }
+        state.clearJournal()
     }
 
     // MARK: - Testers
@@ -102,11 +103,11 @@ public actor SandboxEngine {
     }
 
     private func removeHistory(of testerID: String) {
-        state.transactions.removeAll { $0.testerID == testerID }
-        state.subscriptions = state.subscriptions.filter { $0.value.testerID != testerID }
-        state.pendingPurchases = state.pendingPurchases.filter { $0.value.request.testerID != testerID }
+        state.transactions.removeAll(in: .tester(testerID))
+        state.subscriptions.removeAll { $1.testerID == testerID }
+        state.pendingPurchases.removeAll { $1.request.testerID == testerID }
         state.appDownloads[testerID] = nil
-        state.updates.removeAll { $0.testerID == testerID }
+        state.updates.removeAll(in: .tester(testerID))
     }
 
     // MARK: - Settings
@@ -124,7 +125,7 @@ public actor SandboxEngine {
 
     /// A transaction by ID.
     public func transaction(_ id: String) throws(SandboxError) -> SandboxTransaction {
-        guard let transaction = state.transactions.first(where: { $0.id == id }) else {
+        guard let transaction = state.transactions[id] else {
             throw SandboxError(.unknownTransaction, "no transaction has ID \(id)")
         }
         return transaction
@@ -132,7 +133,7 @@ public actor SandboxEngine {
 
     /// A tester's transactions, oldest first.
     public func transactions(of testerID: String) -> [SandboxTransaction] {
-        state.transactions.filter { $0.testerID == testerID }
+        state.transactions.records(in: .tester(testerID))
     }
 
     /// Transactions the app has not finished yet (StoreKit's `Transaction.unfinished`).
@@ -180,11 +181,11 @@ public actor SandboxEngine {
     }
 
     /// Notifications recorded so far, oldest first.
-    public func events() -> [SandboxEvent] { state.events }
+    public func events() -> [SandboxEvent] { state.events.elements }
 
     /// Removes and returns the notifications recorded so far, for delivery.
     public func takeEvents() throws(SandboxError) -> [SandboxEvent] {
-        let events = state.events
+        let events = state.events.elements
         guard !events.isEmpty else { return [] }
         state.events.removeAll()
         try save()
@@ -203,11 +204,7 @@ extension SandboxEngine {
     /// Forgets everything: testers, transactions, notifications and settings. The CA and the
     /// catalog stay; transaction numbering goes on, so IDs are never reused.
     public func resetAll() throws(SandboxError) {
-        let next = state.nextTransactionNumber
-        let nextLineItem = state.nextWebOrderLineItemNumber
-        state = SandboxState()
-        state.nextTransactionNumber = next
-        state.nextWebOrderLineItemNumber = nextLineItem
+        state.removeAll()
         try save()
     }
 }

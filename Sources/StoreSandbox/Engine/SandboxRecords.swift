@@ -114,7 +114,7 @@ public enum PurchaseOutcome: Hashable, Sendable {
 }
 
 /// Something the App Store tells the developer's server about: one Notification V2.
-public struct SandboxEvent: Codable, Hashable, Sendable {
+public struct SandboxEvent: LoggedRecord {
     public var notificationType: NotificationTypeV2
     public var subtype: NotificationSubtype?
     /// The transaction the notification carries.
@@ -132,6 +132,10 @@ public struct SandboxEvent: Codable, Hashable, Sendable {
         self.testerID = testerID
         self.date = date
     }
+
+    /// Events are kept in order only.
+    public var recordKey: String? { nil }
+    public var recordGroups: [RecordGroup] { [] }
 }
 
 /// Sandbox-wide settings a test can change, like Xcode's StoreKit testing options.

@@ -1,45 +1,46 @@
 public import AppStoreModels
 public import Foundation
-import Synchronization
 
 /// Everything the sandbox remembers: testers, transactions and the counters that number them.
 ///
-/// A plain `Codable` value, so it is saved whole and atomically after each change (a sandbox holds
-/// test data, not millions of rows) and read back at start.
+/// The collections that grow with use are ``RecordLog``s and ``RecordMap``s: they find records by
+/// key or by tester without scanning, and remember what changed, so a store writes only the rows
+/// that changed since the last save (see ``changes(encoder:)``). The state still encodes as one
+/// plain JSON document, which is how older sandboxes kept it (`state.json`).
 public struct SandboxState: Codable, Hashable, Sendable {
     /// Testers by ID.
-    public var testers: [String: SandboxTester]
-    /// Every transaction, in the order they happened.
-    public var transactions: [SandboxTransaction]
+    public var testers: RecordMap<SandboxTester>
+    /// Every transaction, in the order they happened; by ID, tester, original transaction and order.
+    public var transactions: RecordLog<SandboxTransaction>
     /// Each tester's app download: its `appTransactionId` and original purchase date.
-    public var appDownloads: [String: AppDownload]
+    public var appDownloads: RecordMap<AppDownload>
     /// The next transaction number; IDs are numeric strings like Apple's.
     public var nextTransactionNumber: UInt64
     /// The next web order line item number.
     public var nextWebOrderLineItemNumber: UInt64
     /// Auto-renewable subscriptions by original transaction ID.
-    public var subscriptions: [String: SubscriptionState]
+    public var subscriptions: RecordMap<SubscriptionState>
     /// Purchases waiting for approval or completion, by ID.
-    public var pendingPurchases: [String: PendingPurchase]
+    public var pendingPurchases: RecordMap<PendingPurchase>
     /// Notifications to send, oldest first.
-    public var events: [SandboxEvent]
+    public var events: RecordLog<SandboxEvent>
     /// Sandbox-wide settings.
     public var settings: SandboxSettings
-    /// Notifications queued or sent, with their attempts.
-    public var notifications: [NotificationRecord]
+    /// Notifications queued or sent, with their attempts; by UUID, and those still to be attempted.
+    public var notifications: RecordLog<NotificationRecord>
     /// Every new or changed transaction, in order: what the device's update stream replays.
-    public var updates: [TransactionUpdate]
+    public var updates: RecordLog<TransactionUpdate>
     /// The sequence number of the next update.
     public var nextUpdateSequence: Int
     /// Renewal date extensions by original transaction ID: when each was granted.
-    public var extensions: [String: [Date]]
+    public var extensions: RecordMap<[Date]>
     /// Mass extensions by "productID/requestIdentifier".
-    public var massExtensions: [String: MassExtendRenewalDateStatusResponse]
+    public var massExtensions: RecordMap<MassExtendRenewalDateStatusResponse>
     /// Consumption information sent by the developer, by transaction ID.
-    public var consumptionReports: [String: ConsumptionRequest]
+    public var consumptionReports: RecordMap<ConsumptionRequest>
 
     /// One entry of the update stream.
-    public struct TransactionUpdate: Codable, Hashable, Sendable {
+    public struct TransactionUpdate: LoggedRecord {
         public var sequence: Int
         public var transactionID: String
         public var testerID: String
@@ -49,6 +50,9 @@ public struct SandboxState: Codable, Hashable, Sendable {
             self.transactionID = transactionID
             self.testerID = testerID
         }
+
+        public var recordKey: String? { nil }
+        public var recordGroups: [RecordGroup] { [.tester(testerID)] }
     }
 
     /// A tester's first download of the app, which the app transaction and receipt describe.
@@ -92,72 +96,24 @@ public struct SandboxState: Codable, Hashable, Sendable {
         defer { nextWebOrderLineItemNumber += 1 }
         return String(nextWebOrderLineItemNumber)
     }
-}
 
-/// Where the sandbox keeps its state.
-public protocol SandboxStateStore: Sendable {
-    /// The saved state, or `nil` when nothing was saved yet.
-    func load() throws -> SandboxState?
-    /// Saves the state; must be atomic (a crash leaves the old or the new state, never half).
-    func save(_ state: SandboxState) throws
-}
-
-/// Keeps the state in memory: for tests, and for `--data` left empty.
-public final class MemoryStateStore: SandboxStateStore {
-    private let state: Mutex<SandboxState?>
-
-    public init(_ state: SandboxState? = nil) {
-        self.state = Mutex(state)
+    /// Forgets testers, transactions, notifications and settings; numbering goes on, so IDs are
+    /// never reused. Stores drop every row on the next save.
+    public mutating func removeAll() {
+        testers.removeAll()
+        transactions.removeAll()
+        appDownloads.removeAll()
+        subscriptions.removeAll()
+        pendingPurchases.removeAll()
+        events.removeAll()
+        settings = SandboxSettings()
+        notifications.removeAll()
+        updates.removeAll()
+        nextUpdateSequence = 1
+        extensions.removeAll()
+        massExtensions.removeAll()
+        consumptionReports.removeAll()
     }
-
-    public func load() throws -> SandboxState? { state.withLock { $0 } }
-    public func save(_ newState: SandboxState) throws { state.withLock { $0 = newState } }
-}
-
-/// Keeps the state in a JSON file, replaced atomically on every save, so it survives a restart.
-public struct FileStateStore: SandboxStateStore {
-    /// The state file.
-    public let url: URL
-
-    /// Uses `state.json` in `directory` (created when needed).
-    public init(directory: URL) {
-        url = directory.appendingPathComponent("state.json")
-    }
-
-    public func load() throws -> SandboxState? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let data = try Data(contentsOf: url)
-        do {
-            return try Self.decoder.decode(SandboxState.self, from: data)
-        } catch {
-            throw SandboxStateError(url: url, reason: "\(error)")
-        }
-    }
-
-    public func save(_ state: SandboxState) throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Self.encoder.encode(state).write(to: url, options: .atomic)
-    }
-
-    private static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return encoder
-    }
-
-    private static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return decoder
-    }
-}
-
-/// The state file exists but cannot be read as a sandbox state.
-public struct SandboxStateError: Error, CustomStringConvertible {
-    public let url: URL
-    public let reason: String
-    public var description: String { "the sandbox state in \(url.path) cannot be read: \(reason)" }
 }
 
 extension SandboxState {
@@ -166,27 +122,28 @@ extension SandboxState {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init()
-        testers = try container.decodeIfPresent([String: SandboxTester].self, forKey: .testers) ?? [:]
-        transactions = try container.decodeIfPresent([SandboxTransaction].self, forKey: .transactions) ?? []
-        appDownloads = try container.decodeIfPresent([String: AppDownload].self, forKey: .appDownloads) ?? [:]
+        testers = try container.decodeIfPresent(RecordMap<SandboxTester>.self, forKey: .testers) ?? [:]
+        transactions = try container.decodeIfPresent(RecordLog<SandboxTransaction>.self, forKey: .transactions) ?? []
+        appDownloads = try container.decodeIfPresent(RecordMap<AppDownload>.self, forKey: .appDownloads) ?? [:]
         nextTransactionNumber =
             try container.decodeIfPresent(UInt64.self, forKey: .nextTransactionNumber) ?? nextTransactionNumber
         nextWebOrderLineItemNumber =
             try container.decodeIfPresent(UInt64.self, forKey: .nextWebOrderLineItemNumber)
             ?? nextWebOrderLineItemNumber
-        subscriptions = try container.decodeIfPresent([String: SubscriptionState].self, forKey: .subscriptions) ?? [:]
+        subscriptions = try container.decodeIfPresent(RecordMap<SubscriptionState>.self, forKey: .subscriptions) ?? [:]
         pendingPurchases =
-            try container.decodeIfPresent([String: PendingPurchase].self, forKey: .pendingPurchases) ?? [:]
-        events = try container.decodeIfPresent([SandboxEvent].self, forKey: .events) ?? []
+            try container.decodeIfPresent(RecordMap<PendingPurchase>.self, forKey: .pendingPurchases) ?? [:]
+        events = try container.decodeIfPresent(RecordLog<SandboxEvent>.self, forKey: .events) ?? []
         settings = try container.decodeIfPresent(SandboxSettings.self, forKey: .settings) ?? SandboxSettings()
-        notifications = try container.decodeIfPresent([NotificationRecord].self, forKey: .notifications) ?? []
-        updates = try container.decodeIfPresent([TransactionUpdate].self, forKey: .updates) ?? []
+        notifications = try container.decodeIfPresent(RecordLog<NotificationRecord>.self, forKey: .notifications) ?? []
+        updates = try container.decodeIfPresent(RecordLog<TransactionUpdate>.self, forKey: .updates) ?? []
         nextUpdateSequence = try container.decodeIfPresent(Int.self, forKey: .nextUpdateSequence) ?? 1
-        extensions = try container.decodeIfPresent([String: [Date]].self, forKey: .extensions) ?? [:]
+        extensions = try container.decodeIfPresent(RecordMap<[Date]>.self, forKey: .extensions) ?? [:]
         massExtensions =
-            try container.decodeIfPresent([String: MassExtendRenewalDateStatusResponse].self, forKey: .massExtensions)
+            try container.decodeIfPresent(
+                RecordMap<MassExtendRenewalDateStatusResponse>.self, forKey: .massExtensions)
             ?? [:]
         consumptionReports =
-            try container.decodeIfPresent([String: ConsumptionRequest].self, forKey: .consumptionReports) ?? [:]
+            try container.decodeIfPresent(RecordMap<ConsumptionRequest>.self, forKey: .consumptionReports) ?? [:]
     }
 }

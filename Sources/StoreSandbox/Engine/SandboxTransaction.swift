@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// This is the sandbox's own record, from which it produces what Apple produces: a signed
 /// `JWSTransactionDecodedPayload`, an in-app record in the app receipt, a `verifyReceipt` entry.
-public struct SandboxTransaction: Codable, Hashable, Sendable, Identifiable {
+public struct SandboxTransaction: LoggedRecord, Identifiable {
     /// The transaction ID (`transactionId`), numeric like Apple's.
     public var id: String
     /// The first transaction of this purchase (`originalTransactionId`); the same across renewals.
@@ -144,5 +144,15 @@ public struct SandboxTransaction: Codable, Hashable, Sendable, Identifiable {
             isTrialPeriod: offerType == .introductory && offerDiscountType == .freeTrial ? true : nil,
             isInIntroOfferPeriod: offerType == .introductory ? true : nil,
             promotionalOfferIdentifier: offerType == .promotional ? offerIdentifier : nil)
+    }
+}
+
+extension SandboxTransaction {
+    /// Found by transaction ID.
+    public var recordKey: String? { id }
+    /// Listed by tester, by original transaction (a subscription's renewals) and by order ID.
+    public var recordGroups: [RecordGroup] {
+        guard let orderID else { return [.tester(testerID), .original(originalID)] }
+        return [.tester(testerID), .original(originalID), .order(orderID)]
     }
 }

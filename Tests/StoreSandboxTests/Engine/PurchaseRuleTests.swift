@@ -142,15 +142,18 @@ import Testing
         #expect(try await fixture.engine.tester(tester.id).name == "a@example.com")
     }
 
-    @Test func stateSurvivesARestart() async throws {
+    @Test(arguments: ["state.db", "state.json"]) func stateSurvivesARestart(file: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "kakin-engine-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try EngineFixture(store: FileStateStore(directory: directory))
+        func store() throws -> any SandboxStateStore {
+            file == "state.db" ? try SQLiteStateStore(directory: directory) : FileStateStore(directory: directory)
+        }
+        let first = try EngineFixture(store: store())
         let tester = try await first.engine.createTester(name: "a@example.com", storefront: "JPN")
         let bought = try #require(
             try await first.engine.purchase(.init(testerID: tester.id, productID: "removeAd")).transaction)
-        let second = try EngineFixture(store: FileStateStore(directory: directory))
+        let second = try EngineFixture(store: store())
         #expect(try await second.engine.transaction(bought.id) == bought)
         #expect(try await second.engine.tester(tester.id).storefront == "JPN")
         let next = try #require(

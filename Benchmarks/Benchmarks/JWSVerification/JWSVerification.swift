@@ -15,9 +15,9 @@ import X509
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.throughput, .wallClock, .mallocCountTotal],
-        scalingFactor: .kilo,
+        scalingFactor: .one,
         maxDuration: .seconds(5),
-        maxIterations: 1_000
+        maxIterations: 100_000
     )
 
     let fixture = Fixture.make()

@@ -76,9 +76,11 @@ struct CatalogCommand: AsyncParsableCommand {
             let underlying = context.underlyingError.flatMap {
                 ($0 as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
             }
-            return [path.isEmpty ? nil : "at \(path.hasPrefix(".") ? String(path.dropFirst()) : path)",
-                context.debugDescription, underlying]
-                .compactMap { $0 }.joined(separator: ": ")
+            return [
+                path.isEmpty ? nil : "at \(path.hasPrefix(".") ? String(path.dropFirst()) : path)",
+                context.debugDescription, underlying,
+            ]
+            .compactMap { $0 }.joined(separator: ": ")
         }
 
         private func loadSideFile() throws -> CatalogOptions? {

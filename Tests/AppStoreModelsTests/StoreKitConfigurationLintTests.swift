@@ -24,7 +24,9 @@ import Testing
             """#
     }
 
-    private func problems(_ json: String, bundleID: String? = nil, hosted: Set<String> = []) throws
+    private func problems(
+        _ json: String, bundleID: String? = nil, hosted: Set<String> = []
+    ) throws
         -> [StoreKitConfigurationLint.Problem]
     {
         StoreKitConfigurationLint(bundleID: bundleID, hostedContentProductIDs: hosted)
@@ -56,11 +58,14 @@ import Testing
                 + #""nonRenewingSubscriptions":[\#(Self.product("a.coins", type: "NonRenewingSubscription"))]}"#)
         #expect(
             found == [
-                .init(severity: .error, productID: nil, path: "products[1].productID",
+                .init(
+                    severity: .error, productID: nil, path: "products[1].productID",
                     message: "the product has no product ID"),
-                .init(severity: .error, productID: "a.bad-id", path: "products[2].productID",
+                .init(
+                    severity: .error, productID: "a.bad-id", path: "products[2].productID",
                     message: "a product ID may contain only letters, digits, underscores and periods"),
-                .init(severity: .error, productID: "a.coins", path: "nonRenewingSubscriptions[0].productID",
+                .init(
+                    severity: .error, productID: "a.coins", path: "nonRenewingSubscriptions[0].productID",
                     message: "the product ID is already used at products[0]; product IDs must be unique"),
             ])
     }
@@ -83,9 +88,13 @@ import Testing
         let found = try problems(#"{"products":[\#(Self.product("a.coins", localizations: localizations))]}"#)
         #expect(
             found == [
-                .init(severity: .error, productID: "a.coins", path: "products[0].localizations[0].description",
-                    message: "the localization (en_US) has a description of 6 characters; App Store Connect needs at least 10"),
-                .init(severity: .error, productID: "a.coins", path: "products[0].localizations[1].displayName",
+                .init(
+                    severity: .error, productID: "a.coins", path: "products[0].localizations[0].description",
+                    message:
+                        "the localization (en_US) has a description of 6 characters; App Store Connect needs at least 10"
+                ),
+                .init(
+                    severity: .error, productID: "a.coins", path: "products[0].localizations[1].displayName",
                     message: "the localization (fr_FR) has no display name"),
             ])
     }
@@ -103,9 +112,11 @@ import Testing
         let found = try problems(json, hosted: ["a.coins", "a.pack", "a.gone"])
         #expect(
             found == [
-                .init(severity: .error, productID: "a.coins", path: "products[0]",
+                .init(
+                    severity: .error, productID: "a.coins", path: "products[0]",
                     message: "only non-consumables can have hosted content, and this is a Consumable"),
-                .init(severity: .warning, productID: "a.gone", path: "hostedContent",
+                .init(
+                    severity: .warning, productID: "a.gone", path: "hostedContent",
                     message: "hosted content is declared for a product the file does not have"),
             ])
     }
@@ -121,11 +132,14 @@ import Testing
         let found = try problems(json)
         #expect(
             found == [
-                .init(severity: .error, productID: "a.yearly", path: "subscriptionGroups[0].subscriptions[1].groupNumber",
+                .init(
+                    severity: .error, productID: "a.yearly", path: "subscriptionGroups[0].subscriptions[1].groupNumber",
                     message: "level 1 is already taken by a.monthly; each subscription in a group needs its own level"),
-                .init(severity: .error, productID: "a.weekly", path: "subscriptionGroups[0].subscriptions[2].groupNumber",
+                .init(
+                    severity: .error, productID: "a.weekly", path: "subscriptionGroups[0].subscriptions[2].groupNumber",
                     message: "the subscription has no level in its group"),
-                .init(severity: .error, productID: "a.daily", path: "subscriptionGroups[0].subscriptions[3].groupNumber",
+                .init(
+                    severity: .error, productID: "a.daily", path: "subscriptionGroups[0].subscriptions[3].groupNumber",
                     message: "the level 0 is not a positive number"),
             ])
     }
@@ -144,7 +158,8 @@ import Testing
 
     @Test func problemsReadAsOneLine() {
         let problem = StoreKitConfigurationLint.Problem(
-            severity: .error, productID: "a.coins", path: "products[0].displayPrice", message: "the product has no price")
+            severity: .error, productID: "a.coins", path: "products[0].displayPrice",
+            message: "the product has no price")
         #expect(problem.description == "error: a.coins (products[0].displayPrice): the product has no price")
         let anonymous = StoreKitConfigurationLint.Problem(
             severity: .warning, productID: nil, path: "products[1].productID", message: "m")

@@ -7,7 +7,8 @@ import Foundation
 public func fuzzStoreKit(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Data(UnsafeBufferPointer(start: data, count: size))
     guard let configuration = try? StoreKitConfiguration.load(from: bytes) else { return 0 }
-    let lint = StoreKitConfigurationLint(bundleID: "com.example.kakin", hostedContentProductIDs: ["com.example.kakin.soundPack"])
+    let lint = StoreKitConfigurationLint(
+        bundleID: "com.example.kakin", hostedContentProductIDs: ["com.example.kakin.soundPack"])
     _ = lint.problems(in: configuration).map(\.description)
     if let encoded = try? configuration.encodedJSON() {
         _ = try? StoreKitConfiguration.load(from: encoded)

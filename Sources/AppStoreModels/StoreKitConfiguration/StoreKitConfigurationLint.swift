@@ -146,7 +146,8 @@ public struct StoreKitConfigurationLint: Sendable {
         for identifier in hostedContentProductIDs.sorted() {
             let matches = products.filter { $0.productID == identifier }
             guard let product = matches.first else {
-                report.warning(identifier, "hostedContent", "hosted content is declared for a product the file does not have")
+                report.warning(
+                    identifier, "hostedContent", "hosted content is declared for a product the file does not have")
                 continue
             }
             if product.type != .nonConsumable {

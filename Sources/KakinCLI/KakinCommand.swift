@@ -7,7 +7,7 @@ public struct KakinCommand: AsyncParsableCommand {
         abstract: "Kakin (課金): Apple's in-app purchase formats, a local App Store and a purchase server.",
         subcommands: [
             ServeCommand.self, ServerCommand.self, SandboxCommand.self, TokenCommand.self, DemoCommand.self,
-            JWSCommand.self, ReceiptCommand.self, MintCommand.self,
+            JWSCommand.self, ReceiptCommand.self, CatalogCommand.self, MintCommand.self,
             CACommand.self,
         ]
     )

@@ -113,6 +113,28 @@ let verifyReceiptSamples: [RoundTripCase] = [
         #expect(VerifyReceiptDate.date(milliseconds: "x", gmt: "garbage") == nil)
     }
 
+    @Test func emptyDateStringsMeanNoDate() throws {
+        #expect(VerifyReceiptDate.date(milliseconds: "", gmt: "") == nil)
+        #expect(VerifyReceiptDate(gmt: "", milliseconds: "", pacific: "").date == nil)
+        let purchase = try JSONDecoder().decode(
+            VerifyReceiptInAppPurchase.self,
+            from: Data(
+                #"""
+                {"product_id":"p","transaction_id":"1","purchase_date":"2023-07-27 02:41:06 Etc/GMT",
+                 "purchase_date_ms":"1690425666000","expires_date":"","expires_date_ms":"","expires_date_pst":""}
+                """#.utf8))
+        #expect(purchase.purchaseDate == Date(epochMilliseconds: 1_690_425_666_000))
+        #expect(purchase.expiresDate == nil)
+    }
+
+    @Test(arguments: [
+        "2023-13-27 02:41:06 Etc/GMT", "2023-02-30 02:41:06 Etc/GMT", "2023-07-27 25:41:06 Etc/GMT",
+        "2023-07-27  02:41:06 Etc/GMT", "2023-07-27 02:41:06 America/Los_Angeles", "2023-07-27 02:41:06",
+    ])
+    func malformedGMTSpellingsAreNoDate(text: String) {
+        #expect(VerifyReceiptDate.date(milliseconds: nil, gmt: text) == nil)
+    }
+
     @Test func settingATypedDateFillsTheTriple() {
         var purchase = VerifyReceiptInAppPurchase(productID: "p")
         purchase.purchaseDate = Date(epochMilliseconds: 1_690_425_666_000)

@@ -1,13 +1,15 @@
 import Foundation
 
-/// The RFC 3339 dates of app receipts, such as `2023-10-19T01:45:36Z`.
+/// The dates of app receipts: RFC 3339, such as `2023-10-19T01:45:36Z`, and the forms older receipts use.
 ///
 /// Parsing and formatting are done by hand, with proleptic Gregorian arithmetic in UTC, so that
 /// they need no formatter state, behave the same on every platform, and accept Xcode's far-future
-/// `4001-01-01T00:00:00Z`. Fractional seconds of any length and numeric offsets (`+09:00`) are
-/// accepted; dates are written in UTC, with milliseconds only when the date has them.
+/// `4001-01-01T00:00:00Z`. Fractional seconds of any length and numeric offsets are accepted, with
+/// a colon (`+09:00`, RFC 3339) or without one (`+0900`, as older Xcode versions wrote receipts).
+/// An empty string is not a date here; the attribute decoder reads it as "no date" before asking.
+/// Dates are written in UTC, with milliseconds only when the date has them.
 enum ReceiptDate {
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is anything else.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`; `nil` when the text is anything else.
     static func parse(_ text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
@@ -30,10 +32,8 @@ enum ReceiptDate {
         var offsetSeconds = 0
         if scanner.skip("Z") || scanner.skip("z") {
             offsetSeconds = 0
-        } else if let sign = scanner.sign(), let offsetHours = scanner.number(digits: 2), scanner.skip(":"),
-            let offsetMinutes = scanner.number(digits: 2), offsetHours < 24, offsetMinutes < 60
-        {
-            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        } else if let offset = scanner.numericOffset() {
+            offsetSeconds = offset
         } else {
             return nil
         }
@@ -163,6 +163,14 @@ enum ReceiptDate {
             if skip("+") { return 1 }
             if skip("-") { return -1 }
             return nil
+        }
+
+        /// `±HH:MM` or `±HHMM` in seconds east of UTC.
+        mutating func numericOffset() -> Int? {
+            guard let sign = sign(), let hours = number(digits: 2) else { return nil }
+            _ = skip(":")
+            guard let minutes = number(digits: 2), hours < 24, minutes < 60 else { return nil }
+            return sign * (hours * 3600 + minutes * 60)
         }
     }
 }

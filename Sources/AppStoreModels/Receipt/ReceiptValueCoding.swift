@@ -58,11 +58,12 @@ enum ReceiptValueCoding {
         try decodeInteger(value, type: type) != 0
     }
 
-    /// An RFC 3339 date in a string value; an empty string means absent.
+    /// A date in a string value (see `ReceiptDate`); an empty string, or an attribute with no value
+    /// at all, means absent rather than malformed.
     static func decodeDate(_ value: Data, type: Int) throws(ReceiptPayloadError) -> Date? {
-        guard let text = try decodeOptionalString(value, type: type) else { return nil }
+        guard !value.isEmpty, let text = try decodeOptionalString(value, type: type) else { return nil }
         guard let date = ReceiptDate.parse(text) else {
-            throw ReceiptPayloadError("attribute \(type) holds \"\(text)\", which is not an RFC 3339 date")
+            throw ReceiptPayloadError("attribute \(type) holds \"\(text)\", which is not an RFC 3339 date or one of the older receipt date forms")
         }
         return date
     }

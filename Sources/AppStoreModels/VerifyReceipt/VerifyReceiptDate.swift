@@ -36,7 +36,8 @@ public struct VerifyReceiptDate: Hashable, Sendable {
     }
 
     /// The date the strings describe: from the milliseconds when they parse, otherwise from the UTC
-    /// spelling; `nil` when neither does.
+    /// spelling; `nil` when neither does. Apple leaves some dates as empty strings; those mean
+    /// "no date", not a malformed response.
     public static func date(milliseconds: String?, gmt: String?) -> Date? {
         if let milliseconds, let value = Int64(milliseconds) {
             return Date(epochMilliseconds: value)
@@ -69,15 +70,11 @@ public struct VerifyReceiptDate: Hashable, Sendable {
             + "\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2))"
     }
 
-    /// Reads `yyyy-MM-dd HH:mm:ss Etc/GMT`.
+    /// Reads `yyyy-MM-dd HH:mm:ss Etc/GMT`, checking every field's range (no rolling over of a
+    /// 13th month into the next year).
     private static func parseGMT(_ text: String) -> Date? {
-        let pieces = text.split(separator: " ")
+        let pieces = text.split(separator: " ", omittingEmptySubsequences: false)
         guard pieces.count == 3, pieces[2] == "Etc/GMT" else { return nil }
-        let day = pieces[0].split(separator: "-").compactMap { Int($0) }
-        let time = pieces[1].split(separator: ":").compactMap { Int($0) }
-        guard day.count == 3, time.count == 3 else { return nil }
-        let components = DateComponents(
-            year: day[0], month: day[1], day: day[2], hour: time[0], minute: time[1], second: time[2])
-        return calendar(in: utc).date(from: components)
+        return ReceiptDate.parse("\(pieces[0])T\(pieces[1])Z")
     }
 }

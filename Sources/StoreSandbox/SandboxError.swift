@@ -1,3 +1,5 @@
+public import AppStoreModels
+
 /// The one error type of StoreSandbox.
 ///
 /// Every failure has a ``code`` that a program can switch on and a ``message`` a developer can read.
@@ -23,6 +25,9 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
             case stateUnavailable
             case ineligible
             case limitReached
+            case invalidQuantity
+            case unknownOfferCode
+            case simulatedError
         }
 
         private let base: Base
@@ -59,6 +64,15 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A limit was reached (at most two renewal date extensions a year).
         public static let limitReached = Code(.limitReached)
 
+        /// A purchase asked for a quantity StoreKit refuses: below 1, above 1 for a product that is
+        /// not a consumable, or above ``SandboxEngine/maximumQuantity`` (StoreKit's `invalidQuantity`).
+        public static let invalidQuantity = Code(.invalidQuantity)
+        /// No offer code has the redeemed code.
+        public static let unknownOfferCode = Code(.unknownOfferCode)
+        /// A StoreKit API was made to fail on purpose (``SandboxEngine/setSimulatedError(_:for:)``);
+        /// ``SandboxError/storeKitCode`` says with which StoreKit error.
+        public static let simulatedError = Code(.simulatedError)
+
         /// The code's name, such as `duplicateProduct`.
         public var description: String { base.rawValue }
     }
@@ -67,11 +81,14 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     /// A sentence saying what went wrong, for a developer.
     public let message: String
+    /// The StoreKit error (`SKError.Code`) the device sees, when the failure is one StoreKit reports.
+    public let storeKitCode: StoreKitErrorCode?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String = "") {
+    public init(_ code: Code, _ message: String = "", storeKitCode: StoreKitErrorCode? = nil) {
         self.code = code
         self.message = message
+        self.storeKitCode = storeKitCode
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }

@@ -82,12 +82,30 @@ public struct SandboxBackend: StoreBackend {
         return components.url!
     }
 
+    /// The sandbox's error body: `{"error":{"code","message","storeKitCode"}}`.
+    struct ErrorBody: Decodable {
+        struct Detail: Decodable {
+            var code: String
+            var message: String
+            var storeKitCode: Int?
+        }
+        var error: Detail
+    }
+
+    /// Turns a failed answer into a ``KakinError`` carrying the sandbox's StoreKit code, if any: a
+    /// product the store does not have is ``KakinError/Code/productUnavailable``.
     func check(_ reply: JSONHTTP.Reply) throws(KakinError) {
         guard (200..<300).contains(reply.status) else {
+            let detail = try? JSONDecoder().decode(ErrorBody.self, from: reply.body).error
+            let storeKitCode = detail?.storeKitCode
+            let code: KakinError.Code =
+                reply.status >= 500
+                ? .network
+                : storeKitCode == StoreKitErrorCode.storeProductNotAvailable.rawValue
+                    ? .productUnavailable : .storeFailure
             throw KakinError(
-                reply.status >= 500 ? .network : .storeFailure,
-                "the sandbox answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))",
-                isRetryable: reply.status >= 500)
+                code, "the sandbox answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))",
+                storeKitCode: storeKitCode, isRetryable: reply.status >= 500)
         }
     }
 

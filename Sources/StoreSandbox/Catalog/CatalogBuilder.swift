@@ -51,8 +51,18 @@ struct CatalogBuilder {
         let named =
             Array(options.hostedContent.keys) + Array(options.notClearedForSale)
             + Array(options.unavailableStorefronts.keys) + Array(options.priceOverrides.keys)
+            + Array(options.codeOffers.keys) + options.offerCodes.values.map(\.productID)
         for productID in named.sorted() where positions[productID] == nil {
             throw SandboxError(.catalogInvalid, "The catalog options name \(productID), which is not in the catalog.")
+        }
+        for (code, entry) in options.offerCodes.sorted(by: { $0.key < $1.key }) {
+            guard let position = positions[entry.productID],
+                products[position].codeOffers.contains(where: { $0.offerID == entry.offerID })
+            else {
+                throw SandboxError(
+                    .catalogInvalid,
+                    "The offer code \(code) names the offer \(entry.offerID), which \(entry.productID) does not have.")
+            }
         }
         let countryCodes =
             options.unavailableStorefronts.values.flatMap { $0 } + options.priceOverrides.values.flatMap(\.keys)
@@ -90,11 +100,29 @@ struct CatalogBuilder {
         if hosted != nil, type != .nonConsumable {
             throw SandboxError(.catalogInvalid, "\(id) has hosted content but only non-consumables can.")
         }
-        return CatalogProduct(
+        var made = CatalogProduct(
             id: id, type: type, referenceName: entry.referenceName,
             price: try checkedPrice(entry.displayPriceValue, entry.displayPrice, of: id), currencyCode: currency,
             localizations: entry.localizations ?? [], isFamilyShareable: entry.familyShareable ?? false,
             hostedContent: hosted, configurationIdentifier: file)
+        made.codeOffers = options.codeOffers[id] ?? []
+        var offerIDs: Set<String> = []
+        for offer in made.codeOffers {
+            try checkOfferID(offer.offerID, kind: "offer-code", of: id, seen: &offerIDs)
+            if offer.displayPrice != nil, offer.displayPriceValue == nil {
+                throw SandboxError(
+                    .catalogInvalid, "The offer-code offer \(offer.offerID ?? "") of \(id) has no plain price.")
+            }
+        }
+        return made
+    }
+
+    private func checkOfferID(
+        _ offerID: String?, kind: String, of id: String, seen: inout Set<String>
+    ) throws(SandboxError) {
+        guard let offerID, !offerID.isEmpty, seen.insert(offerID).inserted else {
+            throw SandboxError(.catalogInvalid, "A \(kind) offer of \(id) has no ID or a repeated one.")
+        }
     }
 
     /// An auto-renewable subscription of a group.
@@ -128,15 +156,31 @@ struct CatalogBuilder {
             }
             try checkOffer(offer.paymentMode, offer.subscriptionPeriod, offer.displayPriceValue, name: offerID, of: id)
         }
-        let details = CatalogProduct.Subscription(
+        let codeOffers = (entry.codeOffers ?? []) + (options.codeOffers[id] ?? [])
+        var codeOfferIDs: Set<String> = []
+        for offer in codeOffers {
+            try checkOfferID(offer.offerID, kind: "offer-code", of: id, seen: &codeOfferIDs)
+            try checkOffer(
+                offer.paymentMode, offer.subscriptionPeriod, offer.displayPriceValue, name: offer.offerID ?? "", of: id)
+        }
+        var winBackIDs: Set<String> = []
+        for offer in entry.winbackOffers ?? [] {
+            try checkOfferID(offer.offerID, kind: "win-back", of: id, seen: &winBackIDs)
+            try checkOffer(
+                offer.paymentMode, offer.subscriptionPeriod, offer.displayPriceValue, name: offer.offerID ?? "", of: id)
+        }
+        var details = CatalogProduct.Subscription(
             groupID: groupID, groupName: group.name, groupLocalizations: group.localizations ?? [],
             groupLevel: entry.groupNumber ?? defaultLevel, period: period, introductoryOffer: entry.introductoryOffer,
             promotionalOffers: entry.adHocOffers ?? [])
-        return CatalogProduct(
+        details.winBackOffers = entry.winbackOffers ?? []
+        var made = CatalogProduct(
             id: id, type: .autoRenewableSubscription, referenceName: entry.referenceName,
             price: try checkedPrice(entry.displayPriceValue, entry.displayPrice, of: id), currencyCode: currency,
             localizations: entry.localizations ?? [], isFamilyShareable: entry.familyShareable ?? false,
             subscription: details, configurationIdentifier: file)
+        made.codeOffers = codeOffers
+        return made
     }
 
     private func checkedID(_ productID: String?, referenceName: String?) throws(SandboxError) -> String {

@@ -1,3 +1,4 @@
+public import AppStoreModels
 public import Foundation
 
 /// What the sandbox needs to know about a catalog that a `.storekit` file cannot say.
@@ -14,11 +15,17 @@ public import Foundation
 ///   "hostedContent": { "com.example.kakin.soundPack": { "contentVersion": "1.0", "contentLength": 4194304 } },
 ///   "notClearedForSale": [],
 ///   "unavailableStorefronts": { "com.example.kakin.seasonPass": ["CHN"] },
-///   "priceOverrides": { "com.example.kakin.removeAd": { "JPN": "120" } }
+///   "priceOverrides": { "com.example.kakin.removeAd": { "JPN": "120" } },
+///   "codeOffers": { "com.example.kakin.coins": [{ "offerID": "FREECOINS", "displayPrice": "0" }] },
+///   "offerCodes": { "COINS2026": { "productID": "com.example.kakin.coins", "offerID": "FREECOINS" } }
 /// }
 /// ```
 ///
-/// Prices in `priceOverrides` are strings, so that `0.99` stays exactly 0.99.
+/// Prices in `priceOverrides` are strings, so that `0.99` stays exactly 0.99. `codeOffers` adds
+/// offer-code offers to any product, in the `.storekit` file's own shape (a subscription's are added
+/// to its file's `codeOffers`; a one-time product's need only an `offerID` and a `displayPrice`, free
+/// when absent); `offerCodes` are the codes customers redeem, each naming a product and one of its
+/// offer-code offers, with an optional `maximumRedemptions` (1 for a one-time code).
 public struct CatalogOptions: Codable, Hashable, Sendable {
     /// The app's bundle ID. When set, every product ID must start with it and a dot, and a
     /// requested ID that does not is reported as ``InvalidProductReason/bundlePrefixMismatch``.
@@ -36,13 +43,40 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
     /// A simulated problem with the app or the developer account, which makes every requested ID
     /// invalid with this reason; it must be one whose ``InvalidProductReason/isAppLevel`` is true.
     public var appProblem: InvalidProductReason?
+    /// Offer-code offers per product ID, added to those of the `.storekit` file.
+    public var codeOffers: [String: [StoreKitConfiguration.SubscriptionOffer]]
+    /// Offer codes customers can redeem, by code.
+    public var offerCodes: [String: OfferCodeEntry]
+
+    /// An offer code of the side file: the product and offer it unlocks.
+    public struct OfferCodeEntry: Codable, Hashable, Sendable {
+        /// The product the code is for.
+        public var productID: String
+        /// One of the product's offer-code offers.
+        public var offerID: String
+        /// How many redemptions the code allows in all; unlimited when absent.
+        public var maximumRedemptions: Int?
+
+        public init(productID: String, offerID: String, maximumRedemptions: Int? = nil) {
+            self.productID = productID
+            self.offerID = offerID
+            self.maximumRedemptions = maximumRedemptions
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case productID
+            case offerID
+            case maximumRedemptions
+        }
+    }
 
     /// Creates options; by default the catalog has no bundle ID, no hosted content, and sells
     /// every product everywhere at the tier table's prices.
     public init(
         bundleID: String? = nil, hostedContent: [String: HostedContent] = [:], notClearedForSale: Set<String> = [],
         unavailableStorefronts: [String: Set<String>] = [:], priceOverrides: [String: [String: Decimal]] = [:],
-        appProblem: InvalidProductReason? = nil
+        appProblem: InvalidProductReason? = nil, codeOffers: [String: [StoreKitConfiguration.SubscriptionOffer]] = [:],
+        offerCodes: [String: OfferCodeEntry] = [:]
     ) {
         self.bundleID = bundleID
         self.hostedContent = hostedContent
@@ -50,6 +84,8 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         self.unavailableStorefronts = unavailableStorefronts
         self.priceOverrides = priceOverrides
         self.appProblem = appProblem
+        self.codeOffers = codeOffers
+        self.offerCodes = offerCodes
     }
 
     enum CodingKeys: String, CodingKey {
@@ -59,6 +95,8 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         case unavailableStorefronts
         case priceOverrides
         case appProblem
+        case codeOffers
+        case offerCodes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +107,10 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         unavailableStorefronts =
             try container.decodeIfPresent([String: Set<String>].self, forKey: .unavailableStorefronts) ?? [:]
         appProblem = try container.decodeIfPresent(InvalidProductReason.self, forKey: .appProblem)
+        codeOffers =
+            try container.decodeIfPresent([String: [StoreKitConfiguration.SubscriptionOffer]].self, forKey: .codeOffers)
+            ?? [:]
+        offerCodes = try container.decodeIfPresent([String: OfferCodeEntry].self, forKey: .offerCodes) ?? [:]
         let texts = try container.decodeIfPresent([String: [String: String]].self, forKey: .priceOverrides) ?? [:]
         var prices: [String: [String: Decimal]] = [:]
         for (productID, perStorefront) in texts {
@@ -93,6 +135,8 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         try container.encode(unavailableStorefronts.mapValues { $0.sorted() }, forKey: .unavailableStorefronts)
         try container.encode(priceOverrides.mapValues { $0.mapValues { "\($0)" } }, forKey: .priceOverrides)
         try container.encodeIfPresent(appProblem, forKey: .appProblem)
+        try container.encode(codeOffers, forKey: .codeOffers)
+        try container.encode(offerCodes, forKey: .offerCodes)
     }
 
     /// Pins the price of `productID` in `storefront`, replacing the tier table's price there.

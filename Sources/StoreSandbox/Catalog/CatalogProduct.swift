@@ -27,6 +27,9 @@ public struct CatalogProduct: Hashable, Sendable {
     public var hostedContent: CatalogOptions.HostedContent?
     /// The `identifier` of the `.storekit` file the product comes from.
     public var configurationIdentifier: String?
+    /// The offer-code offers: a subscription's `codeOffers` in its file, and those the catalog
+    /// options add (``CatalogOptions/codeOffers``) for any product.
+    public var codeOffers: [StoreKitConfiguration.SubscriptionOffer] = []
 
     /// Creates a product.
     public init(
@@ -63,6 +66,8 @@ public struct CatalogProduct: Hashable, Sendable {
         public var introductoryOffer: StoreKitConfiguration.IntroductoryOffer?
         /// The promotional offers (`adHocOffers` in the file).
         public var promotionalOffers: [StoreKitConfiguration.AdHocOffer]
+        /// The win-back offers (`winbackOffers` in the file), for customers whose subscription lapsed.
+        public var winBackOffers: [StoreKitConfiguration.SubscriptionOffer] = []
 
         /// Creates subscription details.
         public init(

@@ -16,11 +16,14 @@ extension LocalizedProduct {
         public var introductoryOffer: Offer?
         /// The promotional offers, which the app signs for customers it chooses.
         public var promotionalOffers: [Offer]
+        /// The win-back offers, for customers whose subscription lapsed (StoreKit 2's `winBackOffers`).
+        public var winBackOffers: [Offer]
 
         /// Creates subscription information.
         public init(
             subscriptionGroupID: String, subscriptionGroupDisplayName: String?, groupLevel: Int,
-            subscriptionPeriod: String, introductoryOffer: Offer?, promotionalOffers: [Offer]
+            subscriptionPeriod: String, introductoryOffer: Offer?, promotionalOffers: [Offer],
+            winBackOffers: [Offer] = []
         ) {
             self.subscriptionGroupID = subscriptionGroupID
             self.subscriptionGroupDisplayName = subscriptionGroupDisplayName
@@ -28,6 +31,7 @@ extension LocalizedProduct {
             self.subscriptionPeriod = subscriptionPeriod
             self.introductoryOffer = introductoryOffer
             self.promotionalOffers = promotionalOffers
+            self.winBackOffers = winBackOffers
         }
 
         enum CodingKeys: String, CodingKey {
@@ -37,6 +41,20 @@ extension LocalizedProduct {
             case subscriptionPeriod
             case introductoryOffer
             case promotionalOffers
+            case winBackOffers
+        }
+
+        /// Reads subscription information; `winBackOffers` defaults to none, as older answers lack it.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            subscriptionGroupID = try container.decode(String.self, forKey: .subscriptionGroupID)
+            subscriptionGroupDisplayName = try container.decodeIfPresent(
+                String.self, forKey: .subscriptionGroupDisplayName)
+            groupLevel = try container.decode(Int.self, forKey: .groupLevel)
+            subscriptionPeriod = try container.decode(String.self, forKey: .subscriptionPeriod)
+            introductoryOffer = try container.decodeIfPresent(Offer.self, forKey: .introductoryOffer)
+            promotionalOffers = try container.decode([Offer].self, forKey: .promotionalOffers)
+            winBackOffers = try container.decodeIfPresent([Offer].self, forKey: .winBackOffers) ?? []
         }
 
         /// ``subscriptionPeriod`` parsed.
@@ -95,5 +113,9 @@ extension LocalizedProduct {
         case introductory
         /// Signed by the app for customers it chooses.
         case promotional
+        /// For customers whose subscription lapsed.
+        case winBack
+        /// Redeemed with an offer code.
+        case offerCode
     }
 }

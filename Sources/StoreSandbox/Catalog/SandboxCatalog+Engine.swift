@@ -16,13 +16,40 @@ extension SandboxCatalog {
                 isAvailable: false)
         }
         let subscription = localized.subscription
+        var codeOffers: [SandboxProductInfo.Offer] = []
+        var oneTimeCodeOffers: [SandboxProductInfo.OneTimeOffer] = []
+        for offer in catalogProduct.codeOffers {
+            guard let offerID = offer.offerID else { continue }
+            if catalogProduct.type == .autoRenewableSubscription {
+                let made = self.offer(
+                    id: offerID, kind: .offerCode, mode: offer.paymentMode, period: offer.subscriptionPeriod,
+                    count: offer.numberOfPeriods, price: offer.displayPriceValue, of: catalogProduct, in: storefront)
+                if let engineOffer = made.flatMap(Self.engineOffer) { codeOffers.append(engineOffer) }
+            } else if let price = priceTable.convert(
+                offer.displayPriceValue ?? 0, from: catalogProduct.currencyCode, to: storefront.currencyCode)
+            {
+                oneTimeCodeOffers.append(.init(identifier: offerID, priceMilliunits: Self.milliunits(price)))
+            }
+        }
         return SandboxProductInfo(
             id: productID, type: localized.type, priceMilliunits: Self.milliunits(localized.price),
             currency: localized.currencyCode, subscriptionGroupID: subscription?.subscriptionGroupID,
             groupLevel: subscription?.groupLevel, period: subscription?.subscriptionPeriodValue,
             introductoryOffer: subscription?.introductoryOffer.flatMap(Self.engineOffer),
             promotionalOffers: subscription?.promotionalOffers.compactMap(Self.engineOffer) ?? [],
-            isAvailable: isAvailable(catalogProduct, in: storefront))
+            winBackOffers: subscription?.winBackOffers.compactMap(Self.engineOffer) ?? [], codeOffers: codeOffers,
+            oneTimeCodeOffers: oneTimeCodeOffers, isAvailable: isAvailable(catalogProduct, in: storefront))
+    }
+
+    /// The offer code `code` of the catalog options (``CatalogOptions/offerCodes``), matched
+    /// without regard to case; `nil` when the options define no such code.
+    public func offerCode(_ code: String) -> SandboxOfferCode? {
+        let key = SandboxOfferCode.key(code)
+        guard let entry = options.offerCodes.first(where: { SandboxOfferCode.key($0.key) == key })?.value else {
+            return nil
+        }
+        return SandboxOfferCode(
+            code: key, productID: entry.productID, offerID: entry.offerID, maximumRedemptions: entry.maximumRedemptions)
     }
 
     /// A lookup for ``SandboxEngine``.

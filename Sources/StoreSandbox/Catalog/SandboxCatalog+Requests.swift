@@ -136,15 +136,24 @@ extension SandboxCatalog {
             else { return nil }
             promotional.append(made)
         }
+        var winBack: [LocalizedProduct.Offer] = []
+        for offer in details.winBackOffers {
+            guard
+                let made = self.offer(
+                    id: offer.offerID, kind: .winBack, mode: offer.paymentMode, period: offer.subscriptionPeriod,
+                    count: offer.numberOfPeriods, price: offer.displayPriceValue, of: product, in: storefront)
+            else { return nil }
+            winBack.append(made)
+        }
         let groupTexts = LocalizationChooser.choose(details.groupLocalizations, for: storefront)
         return LocalizedProduct.SubscriptionInfo(
             subscriptionGroupID: details.groupID,
             subscriptionGroupDisplayName: groupTexts?.displayName ?? details.groupName,
             groupLevel: details.groupLevel, subscriptionPeriod: details.period.iso8601, introductoryOffer: introductory,
-            promotionalOffers: promotional)
+            promotionalOffers: promotional, winBackOffers: winBack)
     }
 
-    private func offer(
+    func offer(
         id: String?, kind: LocalizedProduct.OfferKind, mode: StoreKitConfiguration.PaymentMode?, period: String?,
         count: Int?, price: Decimal?, of product: CatalogProduct, in storefront: Storefront
     ) -> LocalizedProduct.Offer? {

@@ -34,7 +34,8 @@ extension SandboxEngine {
     }
 
     /// Extend Subscription Renewal Dates for All Active Subscribers of a product in the given
-    /// storefronts (all when empty). Runs at once; its status is kept under the request identifier.
+    /// storefronts (all when empty). Runs at once; its status is kept under the request identifier,
+    /// and when done the App Store sends RENEWAL_EXTENSION / SUMMARY with the counts.
     public func massExtendRenewalDate(
         productID: String, days: Int, requestIdentifier: String, storefronts: [String] = []
     ) throws(SandboxError) -> MassExtendRenewalDateStatusResponse {
@@ -61,6 +62,14 @@ extension SandboxEngine {
             requestIdentifier: requestIdentifier, complete: true, completeDate: now, succeededCount: succeeded,
             failedCount: failed)
         state.massExtensions[key] = status
+        state.events.append(
+            SandboxEvent(
+                notificationType: .renewalExtension, subtype: .summary, transactionID: "", testerID: "", date: now,
+                summary: Summary(
+                    environment: .sandbox, appAppleID: signer.appAppleID, bundleID: signer.bundleID,
+                    productID: productID, requestIdentifier: requestIdentifier,
+                    storefrontCountryCodes: storefronts.isEmpty ? nil : storefronts, succeededCount: succeeded,
+                    failedCount: failed)))
         try save()
         return status
     }

@@ -4,14 +4,28 @@ public import Foundation
 extension SandboxEngine {
     /// The Notification V2 payload the App Store sends for an event: type, subtype, a fresh
     /// `notificationUUID`, and `data` with the app, the signed transaction, and for subscriptions
-    /// the signed renewal info and status.
+    /// the signed renewal info and status. A RENEWAL_EXTENSION summary carries `summary` instead,
+    /// and RESCIND_CONSENT `appData` with the customer's signed app transaction.
     public func notificationPayload(
         for event: SandboxEvent, uuid: UUID = UUID()
     ) throws(SandboxError)
         -> ResponseBodyV2DecodedPayload
     {
-        let transaction = try transaction(event.transactionID)
         let now = clock.now()
+        var payload = ResponseBodyV2DecodedPayload(
+            notificationType: event.notificationType, subtype: event.subtype,
+            notificationUUID: uuid.uuidString.lowercased(), version: "2.0", signedDate: now)
+        if let summary = event.summary {
+            payload.summary = summary
+            return payload
+        }
+        if event.notificationType == .rescindConsent {
+            payload.appData = AppData(
+                appAppleID: signer.appAppleID, bundleID: signer.bundleID, environment: .sandbox,
+                signedAppTransactionInfo: try signedAppTransaction(for: event.testerID))
+            return payload
+        }
+        let transaction = try transaction(event.transactionID)
         var data = NotificationData(
             appAppleID: signer.appAppleID, bundleID: signer.bundleID, bundleVersion: signer.applicationVersion,
             environment: .sandbox)
@@ -27,9 +41,8 @@ extension SandboxEngine {
         } catch {
             throw SandboxError(.stateUnavailable, "cannot sign the notification: \(error)")
         }
-        return ResponseBodyV2DecodedPayload(
-            notificationType: event.notificationType, subtype: event.subtype,
-            notificationUUID: uuid.uuidString.lowercased(), data: data, version: "2.0", signedDate: now)
+        payload.data = data
+        return payload
     }
 
     /// The body Apple POSTs to the server: `{"signedPayload": "<JWS>"}`.

@@ -2,25 +2,43 @@ public import AppStoreModels
 public import Foundation
 
 extension SandboxEngine {
+    /// The largest quantity of a consumable one payment may buy, as StoreKit allows.
+    public static let maximumQuantity = 10
+
     /// Adds a payment, as `SKPaymentQueue.add` or `Product.purchase()` does, and says how it ended.
     ///
     /// Follows the App Store's rules: parental restrictions, products not for sale, injected
     /// failures, ask to buy and interrupted purchases defer; a non-consumable already owned is
-    /// returned, not charged again; subscriptions upgrade at once and downgrade at the next renewal.
+    /// returned, not charged again; subscriptions upgrade (and crossgrade to the same duration) at
+    /// once and downgrade at the next renewal.
+    ///
+    /// - Throws: ``SandboxError/Code/unknownProduct`` when the catalog has no such product, and
+    ///   ``SandboxError/Code/invalidQuantity`` for a quantity outside 1…``maximumQuantity`` (or above
+    ///   1 for anything but a consumable): StoreKit refuses both before any payment starts.
     public func purchase(_ request: PurchaseRequest) throws(SandboxError) -> PurchaseOutcome {
         let tester = try tester(request.testerID)
+        if let code = simulatedError(for: .purchase) { return .failed(code) }
         guard tester.canMakePayments else { return .failed(.paymentNotAllowed) }
-        guard let product = products(request.productID, tester.storefront), product.isAvailable else {
-            return .failed(.storeProductNotAvailable)
+        guard let product = products(request.productID, tester.storefront) else {
+            throw SandboxError(
+                .unknownProduct, "no product in the catalog has the ID \(request.productID)",
+                storeKitCode: .storeProductNotAvailable)
         }
-        guard request.quantity >= 1, product.type == .consumable || request.quantity == 1 else {
-            return .failed(.paymentInvalid)
-        }
+        guard product.isAvailable else { return .failed(.storeProductNotAvailable) }
+        try Self.checkQuantity(request.quantity, of: product)
         if let code = state.settings.failPurchasesWith { return .failed(code) }
         if let offerID = request.promotionalOfferID {
             guard product.type == .autoRenewableSubscription,
                 product.promotionalOffers.contains(where: { $0.identifier == offerID })
             else { return .failed(.invalidOfferIdentifier) }
+        }
+        if let offerID = request.winBackOfferID {
+            guard product.type == .autoRenewableSubscription,
+                product.winBackOffers.contains(where: { $0.identifier == offerID })
+            else { return .failed(.invalidOfferIdentifier) }
+            guard isEligibleForWinBack(offerID, product: product, testerID: tester.id) else {
+                return .failed(.ineligibleForOffer)
+            }
         }
         if tester.interruptsPurchases || tester.asksToBuy || state.settings.askToBuy || request.simulatesAskToBuy {
             let pending = PendingPurchase(
@@ -33,6 +51,21 @@ extension SandboxEngine {
         let transaction = try complete(request, product: product, tester: tester)
         try save()
         return .purchased(transaction)
+    }
+
+    static func checkQuantity(_ quantity: Int, of product: SandboxProductInfo) throws(SandboxError) {
+        if product.type == .consumable {
+            guard (1...maximumQuantity).contains(quantity) else {
+                throw SandboxError(
+                    .invalidQuantity,
+                    "the quantity \(quantity) of \(product.id) is outside 1 to \(maximumQuantity), what StoreKit allows",
+                    storeKitCode: .paymentInvalid)
+            }
+        } else if quantity != 1 {
+            throw SandboxError(
+                .invalidQuantity, "\(product.id) is not a consumable: its quantity must be 1, not \(quantity)",
+                storeKitCode: .paymentInvalid)
+        }
     }
 
     /// Approves a deferred purchase (a parent said yes, or the tester completed the interrupted
@@ -84,17 +117,17 @@ extension SandboxEngine {
     ) throws(SandboxError)
         -> SandboxTransaction
     {
-        try revoke(transactionID, reason: reason, notification: .refund)
+        try revoke(transactionID, reason: reason, type: .refundFull, notification: .refund)
     }
 
     /// Revokes a transaction without a refund to this customer (family sharing ended): REVOKE.
     @discardableResult
     public func revoke(_ transactionID: String) throws(SandboxError) -> SandboxTransaction {
-        try revoke(transactionID, reason: .other, notification: .revoke)
+        try revoke(transactionID, reason: .other, type: .familyRevoke, notification: .revoke)
     }
 
     private func revoke(
-        _ transactionID: String, reason: RevocationReason, notification: NotificationTypeV2
+        _ transactionID: String, reason: RevocationReason, type: RevocationType, notification: NotificationTypeV2
     )
         throws(SandboxError) -> SandboxTransaction
     {
@@ -104,7 +137,9 @@ extension SandboxEngine {
         guard transaction.revocationDate == nil else { return transaction }
         transaction.revocationDate = clock.now()
         transaction.revocationReason = reason
+        transaction.revocationType = type
         state.transactions[transactionID] = transaction
+        state.refundRequests[transactionID] = nil
         noteUpdate(transaction)
         if transaction.productType == .autoRenewableSubscription {
             state.subscriptions[transaction.originalID]?.autoRenewEnabled = false

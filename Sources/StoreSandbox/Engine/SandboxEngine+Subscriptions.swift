@@ -11,7 +11,8 @@ extension SandboxEngine {
     }
 
     func subscribe(
-        _ request: PurchaseRequest, product: SandboxProductInfo, tester: SandboxTester
+        _ request: PurchaseRequest, product: SandboxProductInfo, tester: SandboxTester,
+        codeOffer: SandboxProductInfo.Offer? = nil
     ) throws(SandboxError)
         -> SandboxTransaction
     {
@@ -23,17 +24,26 @@ extension SandboxEngine {
         let existing = state.subscriptions.values.first {
             $0.testerID == tester.id && $0.subscriptionGroupID == groupID
         }
+        // Still active (or in grace period or billing retry): a change within the group. Expired
+        // (billing retry given up included): a new period.
         if let existing, let latest = latestTransaction(of: existing.originalTransactionID),
-            !latest.isRevoked, latest.expiresDate.map({ $0 > now }) ?? false || existing.billingState != .ok
+            !latest.isRevoked, existing.expirationIntent == nil,
+            latest.expiresDate.map({ $0 > now }) ?? false || existing.billingState != .ok
         {
             return try change(existing, latest: latest, to: product, period: period)
         }
 
         var offer: SandboxProductInfo.Offer?
         var offerType: OfferType?
-        if let offerID = request.promotionalOfferID {
+        if let codeOffer {
+            offer = codeOffer
+            offerType = .offerCode
+        } else if let offerID = request.promotionalOfferID {
             offer = product.promotionalOffers.first { $0.identifier == offerID }
             offerType = .promotional
+        } else if let offerID = request.winBackOfferID {
+            offer = product.winBackOffers.first { $0.identifier == offerID }
+            offerType = .winBack
         } else if let intro = product.introductoryOffer,
             !transactions(of: tester.id).contains(where: { $0.subscriptionGroupID == groupID })
         {
@@ -45,14 +55,8 @@ extension SandboxEngine {
         let originalDate = originalID.flatMap { state.transactions[$0]?.purchaseDate }
         var transaction = newTransaction(
             request, product: product, tester: tester, originalID: originalID, originalPurchaseDate: originalDate)
-        if let offer {
-            transaction.offerType = offerType
-            transaction.offerIdentifier = offer.identifier
-            transaction.offerDiscountType = offer.discountType
-            transaction.offerPeriod = offer.period.iso8601
-            transaction.priceMilliunits = offer.priceMilliunits
-            transaction.expiresDate =
-                offer.discountType == .payAsYouGo ? offer.period.advance(now) : offer.end(from: now)
+        if let offer, let offerType {
+            transaction.apply(offer, type: offerType, from: now)
         } else {
             transaction.expiresDate = period.advance(now)
         }
@@ -69,21 +73,23 @@ extension SandboxEngine {
         subscription.gracePeriodExpiresDate = nil
         subscription.expirationIntent = nil
         subscription.offerIdentifier = offer?.identifier
-        subscription.offerPeriodsRemaining =
-            offer?.discountType == .payAsYouGo ? max(0, (offer?.periodCount ?? 1) - 1) : 0
+        subscription.offerType = offer == nil ? nil : offerType
+        subscription.offerPeriodsRemaining = offer?.remainingPeriods ?? 0
         if existing != nil, let lapseStart = latestTransaction(of: subscription.originalTransactionID)?.expiresDate,
             now.timeIntervalSince(lapseStart) > 60 * 86_400
         {
             subscription.recentSubscriptionStartDate = now
         }
         state.subscriptions[subscription.originalTransactionID] = subscription
-        let type: NotificationTypeV2 = offerType == .promotional ? .offerRedeemed : .subscribed
+        let type: NotificationTypeV2 =
+            offerType == .promotional || offerType == .winBack || offerType == .offerCode ? .offerRedeemed : .subscribed
         return append(transaction, event: type, subtype: existing == nil ? .initialBuy : .resubscribe)
     }
 
     /// A purchase inside a group the customer already subscribes to: the same product is already
     /// theirs; a higher level upgrades at once (the current period is refunded pro rata and marked
-    /// upgraded); the same or a lower level takes effect at the next renewal.
+    /// upgraded), and so does a crossgrade to the same level with the same duration; a crossgrade to
+    /// another duration and a lower level take effect at the next renewal.
     private func change(
         _ subscription: SubscriptionState, latest: SandboxTransaction, to product: SandboxProductInfo,
         period: SubscriptionPeriod
@@ -98,9 +104,11 @@ extension SandboxEngine {
             }
             return latest
         }
-        let currentLevel = products(subscription.productID, latest.storefront)?.groupLevel ?? Int.max
+        let current = products(subscription.productID, latest.storefront)
+        let currentLevel = current?.groupLevel ?? Int.max
         let newLevel = product.groupLevel ?? Int.max
-        if newLevel < currentLevel {
+        let immediateCrossgrade = newLevel == currentLevel && current?.period == period
+        if newLevel < currentLevel || immediateCrossgrade {
             if var upgraded = state.transactions[latest.id] {
                 upgraded.isUpgraded = true
                 state.transactions[latest.id] = upgraded
@@ -115,6 +123,7 @@ extension SandboxEngine {
             subscription.productID = product.id
             subscription.autoRenewProductID = product.id
             subscription.autoRenewEnabled = true
+            subscription.offerPeriodsRemaining = 0
             state.subscriptions[subscription.originalTransactionID] = subscription
             return append(transaction, event: .didChangeRenewalPref, subtype: .upgrade)
         }
@@ -169,6 +178,17 @@ extension SandboxEngine {
                 record(.expired, .productNotForSale, latest)
                 return
             }
+            if let increase = subscription.priceIncrease, increase.productID == product.id {
+                guard increase.consented || !increase.requiresConsent else {
+                    subscription.expirationIntent = .didNotConsentToPriceIncrease
+                    state.subscriptions[originalID] = subscription
+                    record(.expired, .priceIncrease, latest)
+                    return
+                }
+                subscription.renewalPriceMilliunits = increase.priceMilliunits
+                subscription.renewalPriceProductID = product.id
+                subscription.priceIncrease = nil
+            }
             let recovered = subscription.billingState != .ok
             var renewal = newTransaction(
                 PurchaseRequest(testerID: tester.id, productID: product.id), product: product, tester: tester,
@@ -176,19 +196,21 @@ extension SandboxEngine {
                 purchaseDate: recovered ? now : expires)
             renewal.reason = .renewal
             renewal.isFinished = false
+            if subscription.renewalPriceProductID == product.id, let price = subscription.renewalPriceMilliunits {
+                renewal.priceMilliunits = price
+            }
             if subscription.offerPeriodsRemaining > 0,
-                let offer = subscription.offerIdentifier.map({ id in
-                    product.promotionalOffers.first { $0.identifier == id }
-                })
-                    ?? product.introductoryOffer
+                let offer = product.offer(subscription.currentOfferType, identifier: subscription.offerIdentifier)
             {
                 subscription.offerPeriodsRemaining -= 1
-                renewal.offerType = subscription.offerIdentifier == nil ? .introductory : .promotional
+                renewal.offerType = subscription.currentOfferType
                 renewal.offerIdentifier = subscription.offerIdentifier
                 renewal.offerDiscountType = offer.discountType
                 renewal.offerPeriod = offer.period.iso8601
                 renewal.priceMilliunits = offer.priceMilliunits
-                renewal.expiresDate = offer.period.advance(renewal.purchaseDate)
+                renewal.expiresDate =
+                    offer.discountType == .payAsYouGo
+                    ? offer.period.advance(renewal.purchaseDate) : offer.end(from: renewal.purchaseDate)
             } else {
                 renewal.expiresDate = period.advance(renewal.purchaseDate)
             }
@@ -271,14 +293,39 @@ extension SandboxEngine {
             let latest = latestTransaction(of: originalTransactionID)
         else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
         let next = products(subscription.autoRenewProductID, latest.storefront)
+        var renewalPrice = next?.priceMilliunits
+        if subscription.renewalPriceProductID == subscription.autoRenewProductID,
+            let price = subscription.renewalPriceMilliunits
+        {
+            renewalPrice = price
+        }
+        var priceIncreaseStatus: PriceIncreaseStatus?
+        if let increase = subscription.priceIncrease, increase.productID == subscription.autoRenewProductID {
+            renewalPrice = increase.priceMilliunits
+            priceIncreaseStatus =
+                increase.consented || !increase.requiresConsent
+                ? .customerConsentedOrWasNotified : .customerHasNotResponded
+        }
+        var upcoming: (type: OfferType, offer: SandboxProductInfo.Offer)?
+        if subscription.offerPeriodsRemaining > 0,
+            let offer = next?.offer(subscription.currentOfferType, identifier: subscription.offerIdentifier)
+        {
+            upcoming = (subscription.currentOfferType, offer)
+            renewalPrice = offer.priceMilliunits
+        }
+        let winBack = eligibleWinBackOfferIDs(subscription, storefront: latest.storefront)
         return JWSRenewalInfoDecodedPayload(
             expirationIntent: subscription.expirationIntent, originalTransactionID: originalTransactionID,
             autoRenewProductID: subscription.autoRenewProductID, productID: subscription.productID,
             autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
             isInBillingRetryPeriod: subscription.billingState == .billingRetry,
-            gracePeriodExpiresDate: subscription.gracePeriodExpiresDate, environment: .sandbox,
-            recentSubscriptionStartDate: subscription.recentSubscriptionStartDate, renewalDate: latest.expiresDate,
-            currency: next?.currency, renewalPrice: next?.priceMilliunits, appTransactionID: latest.appTransactionID)
+            priceIncreaseStatus: priceIncreaseStatus, gracePeriodExpiresDate: subscription.gracePeriodExpiresDate,
+            offerType: upcoming?.type, offerIdentifier: upcoming == nil ? nil : subscription.offerIdentifier,
+            environment: .sandbox, recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,
+            renewalDate: latest.expiresDate, currency: next?.currency, renewalPrice: renewalPrice,
+            offerDiscountType: upcoming?.offer.discountType, eligibleWinBackOfferIDs: winBack.isEmpty ? nil : winBack,
+            appAccountToken: latest.appAccountToken, appTransactionID: latest.appTransactionID,
+            offerPeriod: upcoming?.offer.period.iso8601)
     }
 
     /// The App Store Server API status of a subscription: 1 active, 2 expired, 3 billing retry,

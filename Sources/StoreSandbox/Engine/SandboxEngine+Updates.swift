@@ -16,16 +16,45 @@ extension SandboxEngine {
         return (transactions, entries.last?.sequence ?? max(sequence, 0))
     }
 
-    /// Waits until the next update of any tester, or until `timeout` passes, whichever is first.
-    /// Long polling uses it; tests pass a zero timeout or trigger an update.
+    /// Each update after `sequence` with its own sequence number, oldest first: what the event
+    /// stream sends as one event each.
+    public func updateEntries(
+        of testerID: String, after sequence: Int
+    ) throws(SandboxError) -> [(sequence: Int, transaction: SandboxTransaction)] {
+        _ = try tester(testerID)
+        return state.updates.records(in: .tester(testerID)).filter { $0.sequence > sequence }.compactMap { entry in
+            state.transactions[entry.transactionID].map { (entry.sequence, $0) }
+        }
+    }
+
+    /// Waits until the next update of any tester, or until `timeout` passes, or until the task is
+    /// cancelled, whichever is first. Long polling uses it; tests pass a zero timeout or trigger an update.
     public func waitForUpdate(timeout: Duration) async {
+        await waitForUpdate(unless: { false }, timeout: timeout)
+    }
+
+    /// Like ``waitForUpdate(timeout:)``, but returns at once when the tester already has updates
+    /// after `sequence`: checked and registered in one step, so no update can slip in between.
+    public func waitForUpdate(of testerID: String, after sequence: Int, timeout: Duration) async {
+        await waitForUpdate(
+            unless: { (self.state.updates.last(in: .tester(testerID)) { _ in true }?.sequence ?? 0) > sequence },
+            timeout: timeout)
+    }
+
+    private func waitForUpdate(unless ready: () -> Bool, timeout: Duration) async {
+        guard !ready() else { return }
         let id = UUID()
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             await self?.resumeWaiter(id)
         }
-        await withCheckedContinuation { continuation in
-            updateWaiters[id] = continuation
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                updateWaiters[id] = continuation
+            }
+        } onCancel: {
+            timer.cancel()
+            Task { [weak self] in await self?.resumeWaiter(id) }
         }
         timer.cancel()
     }

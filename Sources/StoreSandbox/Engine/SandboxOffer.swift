@@ -31,11 +31,29 @@ public struct SandboxProductInfo: Hashable, Sendable {
             self.priceMilliunits = priceMilliunits
         }
 
+        /// The offer periods billed at renewals after the first: pay-as-you-go offers bill each
+        /// period; free trials and pay-up-front offers cover the whole offer with the first.
+        public var remainingPeriods: Int { discountType == .payAsYouGo ? max(0, periodCount - 1) : 0 }
+
         /// The whole duration of the offer, from `start`.
         public func end(from start: Date) -> Date {
             var date = start
             for _ in 0..<max(1, periodCount) { date = period.advance(date) }
             return date
+        }
+    }
+
+    /// An offer code's offer for a product that is not an auto-renewable subscription: the price the
+    /// customer pays instead of the product's (0 for a free offer).
+    public struct OneTimeOffer: Hashable, Sendable {
+        /// The offer's ID, which transactions carry as `offerIdentifier`.
+        public var identifier: String
+        /// The price paid with the offer, in milliunits.
+        public var priceMilliunits: Int64
+
+        public init(identifier: String, priceMilliunits: Int64 = 0) {
+            self.identifier = identifier
+            self.priceMilliunits = priceMilliunits
         }
     }
 
@@ -57,13 +75,20 @@ public struct SandboxProductInfo: Hashable, Sendable {
     public var introductoryOffer: Offer?
     /// Promotional offers, by identifier.
     public var promotionalOffers: [Offer]
+    /// Win-back offers, for customers whose subscription in the group expired.
+    public var winBackOffers: [Offer]
+    /// Offer-code offers of a subscription, by identifier.
+    public var codeOffers: [Offer]
+    /// Offer-code offers of a consumable, non-consumable or non-renewing subscription.
+    public var oneTimeCodeOffers: [OneTimeOffer]
     /// Whether the product is for sale in this storefront.
     public var isAvailable: Bool
 
     public init(
         id: String, type: ProductType, priceMilliunits: Int64, currency: String, subscriptionGroupID: String? = nil,
         groupLevel: Int? = nil, period: SubscriptionPeriod? = nil, introductoryOffer: Offer? = nil,
-        promotionalOffers: [Offer] = [], isAvailable: Bool = true
+        promotionalOffers: [Offer] = [], winBackOffers: [Offer] = [], codeOffers: [Offer] = [],
+        oneTimeCodeOffers: [OneTimeOffer] = [], isAvailable: Bool = true
     ) {
         self.id = id
         self.type = type
@@ -74,7 +99,21 @@ public struct SandboxProductInfo: Hashable, Sendable {
         self.period = period
         self.introductoryOffer = introductoryOffer
         self.promotionalOffers = promotionalOffers
+        self.winBackOffers = winBackOffers
+        self.codeOffers = codeOffers
+        self.oneTimeCodeOffers = oneTimeCodeOffers
         self.isAvailable = isAvailable
+    }
+
+    /// The subscription offer of `type` with `identifier` (the introductory offer has none).
+    public func offer(_ type: OfferType, identifier: String?) -> Offer? {
+        switch type {
+        case .introductory: introductoryOffer
+        case .promotional: promotionalOffers.first { $0.identifier == identifier }
+        case .winBack: winBackOffers.first { $0.identifier == identifier }
+        case .offerCode: codeOffers.first { $0.identifier == identifier }
+        default: nil
+        }
     }
 }
 
@@ -91,5 +130,18 @@ extension SubscriptionPeriod {
         case .year: components.year = value
         }
         return calendar.date(byAdding: components, to: date) ?? date.addingTimeInterval(Double(value) * 86_400)
+    }
+}
+
+extension SandboxTransaction {
+    /// Charges the first period of a subscription offer: its type, ID, terms and price, and the
+    /// end of what the payment covers (one period when paid as you go, the whole offer otherwise).
+    mutating func apply(_ offer: SandboxProductInfo.Offer, type: OfferType, from start: Date) {
+        offerType = type
+        offerIdentifier = offer.identifier
+        offerDiscountType = offer.discountType
+        offerPeriod = offer.period.iso8601
+        priceMilliunits = offer.priceMilliunits
+        expiresDate = offer.discountType == .payAsYouGo ? offer.period.advance(start) : offer.end(from: start)
     }
 }

@@ -34,6 +34,44 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     public var offerPeriodsRemaining: Int
     /// The offer those periods belong to (`nil` for the introductory offer).
     public var offerIdentifier: String?
+    /// The kind of offer those periods belong to; introductory or promotional when absent
+    /// (state saved before other kinds existed), as ``offerIdentifier`` says.
+    public var offerType: OfferType?
+    /// A price increase announced for this subscription and not yet applied by a renewal.
+    public var priceIncrease: PriceIncrease?
+    /// The price renewals of ``renewalPriceProductID`` charge since an increase took effect,
+    /// instead of the catalog's.
+    public var renewalPriceMilliunits: Int64?
+    /// The product ``renewalPriceMilliunits`` applies to.
+    public var renewalPriceProductID: String?
+
+    /// A price increase of a subscription, as App Store Connect announces one.
+    public struct PriceIncrease: Codable, Hashable, Sendable {
+        /// The product whose price rises.
+        public var productID: String
+        /// The new price, in milliunits of the storefront's currency.
+        public var priceMilliunits: Int64
+        /// Whether the customer must agree before a renewal charges the new price; without
+        /// consent by the renewal date the subscription expires.
+        public var requiresConsent: Bool
+        /// Whether the customer agreed (always true when no consent is needed).
+        public var consented: Bool
+        /// When the increase was announced.
+        public var announcedDate: Date
+
+        public init(
+            productID: String, priceMilliunits: Int64, requiresConsent: Bool, consented: Bool, announcedDate: Date
+        ) {
+            self.productID = productID
+            self.priceMilliunits = priceMilliunits
+            self.requiresConsent = requiresConsent
+            self.consented = consented
+            self.announcedDate = announcedDate
+        }
+    }
+
+    /// The kind of offer the remaining offer periods use.
+    var currentOfferType: OfferType { offerType ?? (offerIdentifier == nil ? .introductory : .promotional) }
 
     public init(
         originalTransactionID: String, testerID: String, subscriptionGroupID: String, productID: String,
@@ -88,10 +126,13 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     public var simulatesAskToBuy: Bool
     /// A promotional offer to apply.
     public var promotionalOfferID: String?
+    /// A win-back offer to apply (StoreKit 2's `.winBackOffer(_:)` purchase option).
+    public var winBackOfferID: String?
 
     public init(
         testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
-        applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil
+        applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil,
+        winBackOfferID: String? = nil
     ) {
         self.testerID = testerID
         self.productID = productID
@@ -100,6 +141,7 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
         self.applicationUsername = applicationUsername
         self.simulatesAskToBuy = simulatesAskToBuy
         self.promotionalOfferID = promotionalOfferID
+        self.winBackOfferID = winBackOfferID
     }
 }
 
@@ -117,20 +159,25 @@ public enum PurchaseOutcome: Hashable, Sendable {
 public struct SandboxEvent: LoggedRecord {
     public var notificationType: NotificationTypeV2
     public var subtype: NotificationSubtype?
-    /// The transaction the notification carries.
+    /// The transaction the notification carries; empty for notifications about no transaction
+    /// (`RESCIND_CONSENT`, the `RENEWAL_EXTENSION` summary).
     public var transactionID: String
+    /// The customer; empty for the `RENEWAL_EXTENSION` summary.
     public var testerID: String
     public var date: Date
+    /// The outcome of a mass renewal date extension, for `RENEWAL_EXTENSION` / `SUMMARY`.
+    public var summary: Summary?
 
     public init(
         notificationType: NotificationTypeV2, subtype: NotificationSubtype? = nil, transactionID: String,
-        testerID: String, date: Date
+        testerID: String, date: Date, summary: Summary? = nil
     ) {
         self.notificationType = notificationType
         self.subtype = subtype
         self.transactionID = transactionID
         self.testerID = testerID
         self.date = date
+        self.summary = summary
     }
 
     /// Events are kept in order only.

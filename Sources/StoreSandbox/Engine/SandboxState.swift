@@ -38,6 +38,12 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var massExtensions: RecordMap<MassExtendRenewalDateStatusResponse>
     /// Consumption information sent by the developer, by transaction ID.
     public var consumptionReports: RecordMap<ConsumptionRequest>
+    /// Offer codes defined through the engine or the control API, by upper-case code.
+    public var offerCodes: RecordMap<SandboxOfferCode>
+    /// StoreKit errors simulated per API (``StoreKitTestAPI`` raw value), as `SKTestSession` sets them.
+    public var simulatedErrors: RecordMap<StoreKitErrorCode>
+    /// Refund requests customers made and the App Store has not decided, by transaction ID: when.
+    public var refundRequests: RecordMap<Date>
 
     /// One entry of the update stream.
     public struct TransactionUpdate: LoggedRecord {
@@ -83,6 +89,9 @@ public struct SandboxState: Codable, Hashable, Sendable {
         extensions = [:]
         massExtensions = [:]
         consumptionReports = [:]
+        offerCodes = [:]
+        simulatedErrors = [:]
+        refundRequests = [:]
     }
 
     /// Takes the next transaction ID.
@@ -113,6 +122,9 @@ public struct SandboxState: Codable, Hashable, Sendable {
         extensions.removeAll()
         massExtensions.removeAll()
         consumptionReports.removeAll()
+        offerCodes.removeAll()
+        simulatedErrors.removeAll()
+        refundRequests.removeAll()
     }
 }
 
@@ -145,5 +157,9 @@ extension SandboxState {
             ?? [:]
         consumptionReports =
             try container.decodeIfPresent(RecordMap<ConsumptionRequest>.self, forKey: .consumptionReports) ?? [:]
+        offerCodes = try container.decodeIfPresent(RecordMap<SandboxOfferCode>.self, forKey: .offerCodes) ?? [:]
+        simulatedErrors =
+            try container.decodeIfPresent(RecordMap<StoreKitErrorCode>.self, forKey: .simulatedErrors) ?? [:]
+        refundRequests = try container.decodeIfPresent(RecordMap<Date>.self, forKey: .refundRequests) ?? [:]
     }
 }

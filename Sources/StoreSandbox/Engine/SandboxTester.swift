@@ -20,6 +20,9 @@ public struct SandboxTester: Codable, Hashable, Sendable, Identifiable {
     public var asksToBuy: Bool
     /// When the tester was created.
     public var createdAt: Date
+    /// When a parent or guardian withdrew consent for this tester to use the app
+    /// (RESCIND_CONSENT); `nil` while consent stands.
+    public var consentRescindedDate: Date?
 
     /// Creates a tester.
     public init(

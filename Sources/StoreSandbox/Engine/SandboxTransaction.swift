@@ -56,6 +56,8 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
     public var revocationDate: Date?
     /// Why it was refunded.
     public var revocationReason: RevocationReason?
+    /// How much was taken back: a full refund, or access ended by family sharing.
+    public var revocationType: RevocationType?
     /// Whether the app finished the transaction.
     public var isFinished: Bool
     /// The app download transaction this belongs to.
@@ -131,7 +133,7 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
             revocationDate: revocationDate, isUpgraded: isUpgraded ? true : nil, offerType: offerType,
             offerIdentifier: offerIdentifier, environment: .sandbox, storefront: storefront, storefrontID: storefrontID,
             transactionReason: reason, currency: currency, price: priceMilliunits, offerDiscountType: offerDiscountType,
-            appTransactionID: appTransactionID, offerPeriod: offerPeriod)
+            appTransactionID: appTransactionID, offerPeriod: offerPeriod, revocationType: revocationType)
     }
 
     /// The in-app purchase record of the app receipt.

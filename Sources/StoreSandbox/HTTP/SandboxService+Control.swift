@@ -40,6 +40,7 @@ extension SandboxService {
 
     func addControlRoutes(to router: Router<BasicRequestContext>) {
         let control = router.group("v1/control")
+        addStoreKitControlRoutes(to: control)
         control.get("testers") { _, _ in
             ServiceJSON.response(TestersResponse(testers: await engine.testers()))
         }
@@ -92,9 +93,16 @@ extension SandboxService {
         control.post("clock") { request, _ in
             await respond {
                 let body = try await ServiceJSON.decode(ClockBody.self, from: request)
+                if let rate = body.rate, !(rate.isFinite && rate >= 0) {
+                    throw SandboxError(.invalidRequest, "the clock's rate must be 0 or more, not \(rate)")
+                }
+                if let seconds = body.advanceSeconds, !(seconds.isFinite && seconds >= 0) {
+                    throw SandboxError(
+                        .invalidRequest,
+                        "the clock only moves forward: advanceSeconds must be 0 or more, not \(seconds)")
+                }
                 if let rate = body.rate { engine.clock.setMode(rate > 0 ? .running(rate: rate) : .manual) }
-                if let seconds = body.advanceSeconds { engine.clock.advance(by: seconds) }
-                let events = try await engine.processRenewals()
+                let events = try await engine.advanceClock(by: body.advanceSeconds ?? 0)
                 return ServiceJSON.response(ClockResponse(now: engine.clock.now(), events: events))
             }
         }

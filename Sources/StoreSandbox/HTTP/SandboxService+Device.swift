@@ -25,6 +25,7 @@ extension SandboxService {
         var applicationUsername: String?
         var simulatesAskToBuy: Bool?
         var promotionalOfferID: String?
+        var winBackOfferID: String?
     }
 
     struct PaymentResponse: Codable, Sendable {
@@ -59,10 +60,12 @@ extension SandboxService {
 
     func addDeviceRoutes(to router: Router<BasicRequestContext>) {
         let device = router.group("v1/device")
+        addStoreKitDeviceRoutes(to: device)
         device.get("products") { request, _ in
             await respond {
                 let testerID = request.uri.queryParameters.get("tester") ?? ""
                 let tester = try await engine.tester(testerID)
+                try await engine.checkSimulatedError(.loadProducts)
                 let storefront = try Storefront.named(tester.storefront)
                 let ids =
                     request.uri.queryParameters.getAll("id")
@@ -78,18 +81,10 @@ extension SandboxService {
                     PurchaseRequest(
                         testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
                         appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
-                        simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID)
+                        simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID,
+                        winBackOfferID: body.winBackOfferID)
                 )
-                switch outcome {
-                case .purchased(let transaction):
-                    return ServiceJSON.response(PaymentResponse(state: "purchased", transaction: try sign(transaction)))
-                case .deferred(let pending):
-                    return ServiceJSON.response(PaymentResponse(state: "deferred", pendingPurchaseID: pending.id))
-                case .failed(let code):
-                    return ServiceJSON.response(
-                        PaymentResponse(
-                            state: "failed", error: .init(code: code.rawValue, userCancelled: code.isUserCancellation)))
-                }
+                return try paymentResponse(outcome)
             }
         }
         device.get("testers/:tester") { _, context in
@@ -115,6 +110,7 @@ extension SandboxService {
             await respond {
                 let testerID = try context.parameters.require("tester")
                 _ = try await engine.tester(testerID)
+                try await engine.checkSimulatedError(.appStoreSync)
                 return ServiceJSON.response(
                     TransactionsResponse(transactions: try await engine.restorableTransactions(of: testerID).map(sign)))
             }
@@ -127,10 +123,13 @@ extension SandboxService {
             }
         }
         // Long polling: answers at once when there are updates after `after`, otherwise waits up to
-        // `timeout` seconds (at most 60) for one.
+        // `timeout` seconds (at most 60) for one. With `Accept: text/event-stream`, server-sent events.
         device.get("testers/:tester/updates") { request, context in
             await respond {
                 let testerID = try context.parameters.require("tester")
+                if request.headers[.accept]?.contains("text/event-stream") == true {
+                    return try await updateStream(testerID: testerID, request: request)
+                }
                 let after = request.uri.queryParameters.get("after").flatMap { Int($0) } ?? 0
                 let timeout = min(60, max(0, request.uri.queryParameters.get("timeout").flatMap { Double($0) } ?? 0))
                 var found = try await engine.updates(of: testerID, after: after)
@@ -144,7 +143,8 @@ extension SandboxService {
         }
         device.get("testers/:tester/app-transaction") { _, context in
             await respond {
-                ServiceJSON.response(
+                try await engine.checkSimulatedError(.appTransaction)
+                return ServiceJSON.response(
                     AppTransactionResponse(
                         jwsRepresentation: try await engine.signedAppTransaction(
                             for: try context.parameters.require("tester"))))
@@ -186,6 +186,21 @@ extension SandboxService {
                     for: try context.parameters.require("tester"), deviceIdentifier: device)
                 return ServiceJSON.response(ReceiptResponse(receipt: Data(bytes).base64EncodedString()))
             }
+        }
+    }
+
+    /// A payment's outcome as the device API answers it: `purchased` with the signed transaction,
+    /// `deferred` with the pending purchase, or `failed` with the StoreKit code.
+    func paymentResponse(_ outcome: PurchaseOutcome) throws -> Response {
+        switch outcome {
+        case .purchased(let transaction):
+            return ServiceJSON.response(PaymentResponse(state: "purchased", transaction: try sign(transaction)))
+        case .deferred(let pending):
+            return ServiceJSON.response(PaymentResponse(state: "deferred", pendingPurchaseID: pending.id))
+        case .failed(let code):
+            return ServiceJSON.response(
+                PaymentResponse(
+                    state: "failed", error: .init(code: code.rawValue, userCancelled: code.isUserCancellation)))
         }
     }
 

@@ -61,11 +61,13 @@ public struct SandboxService: Sendable {
     }
 }
 
-/// The error body of the device and control APIs: `{"error": {"code": …, "message": …}}`.
+/// The error body of the device and control APIs: `{"error": {"code": …, "message": …}}`, with
+/// `storeKitCode` (the `SKError.Code` number) when the failure is one StoreKit reports.
 struct ServiceErrorBody: Codable, Sendable {
     struct Detail: Codable, Sendable {
         var code: String
         var message: String
+        var storeKitCode: Int?
     }
     var error: Detail
 }
@@ -76,19 +78,27 @@ enum ServiceJSON {
         JSONBody.response(value, status: status)
     }
 
-    static func error(_ status: HTTPResponse.Status, code: String, message: String) -> Response {
-        response(ServiceErrorBody(error: .init(code: code, message: message)), status: status)
+    static func error(
+        _ status: HTTPResponse.Status, code: String, message: String, storeKitCode: StoreKitErrorCode? = nil
+    ) -> Response {
+        response(
+            ServiceErrorBody(error: .init(code: code, message: message, storeKitCode: storeKitCode?.rawValue)),
+            status: status)
     }
 
+    /// A simulated network failure answers 503, as an unreachable store would; every other
+    /// simulated StoreKit error, and every client mistake, 4xx.
     static func error(_ error: SandboxError) -> Response {
         let status: HTTPResponse.Status =
             switch error.code {
-            case .unknownTester, .unknownTransaction, .unknownPendingPurchase, .unknownProduct, .unknownStorefront:
+            case .unknownTester, .unknownTransaction, .unknownPendingPurchase, .unknownProduct, .unknownStorefront,
+                .unknownOfferCode:
                 .notFound
             case .stateUnavailable: .internalServerError
+            case .simulatedError where error.storeKitCode == .cloudServiceNetworkConnectionFailed: .serviceUnavailable
             default: .badRequest
             }
-        return self.error(status, code: "\(error.code)", message: error.message)
+        return self.error(status, code: "\(error.code)", message: error.message, storeKitCode: error.storeKitCode)
     }
 
     /// Reads a JSON body of at most 1 MiB.

@@ -113,6 +113,9 @@ extension SandboxState {
         try visitor.visit("extensions", &extensions)
         try visitor.visit("mass_extensions", &massExtensions)
         try visitor.visit("consumption_reports", &consumptionReports)
+        try visitor.visit("offer_codes", &offerCodes)
+        try visitor.visit("simulated_errors", &simulatedErrors)
+        try visitor.visit("refund_requests", &refundRequests)
     }
 
     /// The rows that changed since the journal was last cleared, and the scalars.

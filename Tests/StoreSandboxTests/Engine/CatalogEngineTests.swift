@@ -29,9 +29,9 @@ import Testing
             try await engine.purchase(.init(testerID: usa.id, productID: "com.example.kakin.removeAd")).transaction)
         #expect(dollars.currency == "USD")
         #expect(dollars.priceMilliunits == 990)
-        #expect(
-            try await engine.purchase(.init(testerID: usa.id, productID: "com.example.kakin.nothing")).failure
-                == .storeProductNotAvailable)
+        await #expect(throws: SandboxError(.unknownProduct)) {
+            try await engine.purchase(.init(testerID: usa.id, productID: "com.example.kakin.nothing"))
+        }
     }
 
     @Test func subscriptionsUseTheCatalogsGroupLevelsAndOffers() async throws {

@@ -9,8 +9,12 @@ struct EngineFixture {
     static let authority = try! SandboxCertificateAuthority.generate(now: start)
 
     static let catalog: [String: SandboxProductInfo] = [
-        "removeAd": SandboxProductInfo(id: "removeAd", type: .nonConsumable, priceMilliunits: 990, currency: "USD"),
-        "points": SandboxProductInfo(id: "points", type: .consumable, priceMilliunits: 1_990, currency: "USD"),
+        "removeAd": SandboxProductInfo(
+            id: "removeAd", type: .nonConsumable, priceMilliunits: 990, currency: "USD",
+            oneTimeCodeOffers: [.init(identifier: "halfOff", priceMilliunits: 490)]),
+        "points": SandboxProductInfo(
+            id: "points", type: .consumable, priceMilliunits: 1_990, currency: "USD",
+            oneTimeCodeOffers: [.init(identifier: "freePoints")]),
         "pass": SandboxProductInfo(id: "pass", type: .nonRenewingSubscription, priceMilliunits: 2_990, currency: "USD"),
         "hidden": SandboxProductInfo(
             id: "hidden", type: .nonConsumable, priceMilliunits: 990, currency: "USD", isAvailable: false),
@@ -22,7 +26,19 @@ struct EngineFixture {
                 .init(
                     identifier: "comeback", discountType: .payAsYouGo, period: .oneMonth, periodCount: 2,
                     priceMilliunits: 1_990)
-            ]),
+            ],
+            winBackOffers: [
+                .init(
+                    identifier: "winBack", discountType: .payUpFront, period: .oneMonth, periodCount: 2,
+                    priceMilliunits: 2_990)
+            ],
+            codeOffers: [.init(identifier: "spring", discountType: .freeTrial, period: .oneMonth)]),
+        "monthlyPlus": SandboxProductInfo(
+            id: "monthlyPlus", type: .autoRenewableSubscription, priceMilliunits: 5_990, currency: "USD",
+            subscriptionGroupID: "premium", groupLevel: 2, period: .oneMonth),
+        "weekly": SandboxProductInfo(
+            id: "weekly", type: .autoRenewableSubscription, priceMilliunits: 1_490, currency: "USD",
+            subscriptionGroupID: "premium", groupLevel: 2, period: .oneWeek),
         "yearly": SandboxProductInfo(
             id: "yearly", type: .autoRenewableSubscription, priceMilliunits: 49_990, currency: "USD",
             subscriptionGroupID: "premium", groupLevel: 1, period: .oneYear),

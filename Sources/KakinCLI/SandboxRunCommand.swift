@@ -84,9 +84,7 @@ struct SandboxRunCommand: AsyncParsableCommand {
             })
         let engine = service.engine
         if let notificationURL, let url = URL(string: notificationURL) {
-            var settings = await engine.settings
-            settings.notificationURL = url
-            try await engine.updateSettings(settings)
+            try await engine.updateSettings(SandboxSettingsUpdate(notificationURL: .set(url)))
         }
         let logger = Logger(label: "kakin.sandbox")
         let transport = URLSessionNotificationTransport()

@@ -31,14 +31,12 @@ import Testing
     ) async throws -> (HTTPResponse.Status, String) {
         let clock = fixture.clock
         let router = try DashboardTestSupport.router(fixture, sandbox: sandbox, now: { clock.now() })
-        var result: (HTTPResponse.Status, String) = (.ok, "")
-        try await Application(router: router).test(.router) { client in
+        return try await Application(router: router).test(.router) { client in
             var browser = Browser()
             _ = try #require(try await browser.signIn("sk_test", client))
             let response = try await browser.get(uri, client)
-            result = (response.status, String(buffer: response.body))
+            return (response.status, String(buffer: response.body))
         }
-        return result
     }
 
     @Test func theOverviewChartsRevenueAndActiveSubscriptions() async throws {

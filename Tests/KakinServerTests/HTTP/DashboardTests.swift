@@ -55,7 +55,8 @@ struct Browser {
 
     mutating func keep(_ response: TestResponse) {
         for header in response.headers[values: .setCookie] {
-            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map(String.init)
             guard pair.count == 2 else { continue }
             cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1]
         }
@@ -203,8 +204,13 @@ enum DashboardTestSupport {
             #expect(try await browser.get("/dashboard", client).headers[.location] == "/dashboard/login")
 
             let csrf = try #require(try await browser.signIn("sk_test", client))
+            let token = try #require(browser.cookies[DashboardTestSupport.sessionCookie])
             #expect(try await browser.post("/dashboard/logout", ["csrf": csrf], client).status == .seeOther)
             #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+            // The server forgot the session: the old cookie, sent again, is no session.
+            let replayed = try await client.execute(
+                uri: "/dashboard", method: .get, headers: [.cookie: "\(DashboardTestSupport.sessionCookie)=\(token)"])
+            #expect(replayed.headers[.location] == "/dashboard/login")
         }
     }
 

@@ -7,10 +7,10 @@ import Testing
 
 /// `PUT /v1/control/settings` changes only the keys it is given.
 @Suite struct SettingsUpdateTests {
-    static let fullSettings: [String: Any] = [
+    static var fullSettings: [String: Any] {[
         "askToBuy": true, "gracePeriodDays": 6, "failPurchasesWith": 2,
         "notificationURL": "http://127.0.0.1:8080/v1/notifications/apple",
-    ]
+    ]}
 
     func put(_ body: String, client: some TestClientProtocol) async throws -> TestResponse {
         try await client.execute(uri: "/v1/control/settings", method: .put, body: ByteBuffer(string: body))

@@ -186,7 +186,6 @@ def run(arguments):
         browser.find("#password").send_keys(server.secret)
         browser.find("form[action='/dashboard/login'] button").click()
         browser.wait_for("the overview", lambda: browser.finds("svg.chart"))
-        shots.append(browser.screenshot("overview"))
 
         # 2. Find the customer by user ID and see the entitlement.
         browser.go(f"{server.base}/dashboard/customers")
@@ -225,6 +224,10 @@ def run(arguments):
         browser.go(f"{server.base}/dashboard/activity")
         browser.wait_for("the REFUND notification", lambda: "REFUND" in browser.find("main").text, reload=True)
         shots.append(browser.screenshot("activity"))
+        browser.go(f"{server.base}/dashboard")
+        if browser.find("[data-figure='refunds']").text != "1":
+            raise Failure("the overview does not count the refund")
+        shots.append(browser.screenshot("overview"))
 
         # 5. Every page at 375 px: no horizontal overflow.
         browser.emulate(375)

@@ -8,8 +8,8 @@ enum DashboardCharts {
         var value: Double
     }
 
-    static let width = 600.0
-    static let height = 200.0
+    static let width = 900.0
+    static let height = 240.0
     static let left = 44.0
     static let bottom = 22.0
     static let top = 10.0

@@ -58,7 +58,11 @@ public struct DashboardRoutes: Sendable {
             + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
         self.sessions = DashboardSessions(lifetime: TimeInterval(configuration.sessionSeconds), now: now)
         var library = MustacheLibrary()
-        for (name, text) in DashboardTemplates.all { try library.register(text, named: name) }
+        // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
+        // is found from every form, however deep in a list it is.
+        for (name, text) in DashboardTemplates.all {
+            try library.register(name == "layout" ? text : "{{#page}}\(text){{/page}}", named: name)
+        }
         self.library = library
         self.now = now
         self.logger = logger
@@ -210,7 +214,7 @@ public struct DashboardRoutes: Sendable {
         _ template: String, _ view: Any, title: String, session: DashboardSessions.Session?, current: String?,
         notice: String? = nil, problem: String? = nil, status: HTTPResponse.Status = .ok
     ) -> Response {
-        let body = library.render(view, withTemplate: template) ?? ""
+        let body = library.render(PageContext(csrf: session?.csrf ?? "", page: view), withTemplate: template) ?? ""
         let layout = LayoutView(
             title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "", hasSandbox: sandbox != nil,
             isOverview: current == "overview", isCustomers: current == "customers",
@@ -298,6 +302,12 @@ struct LayoutView {
     var isSandbox: Bool
     var notice: String?
     var problem: String?
+}
+
+/// What a page's template sees: the page's own data, and the session's CSRF token for its forms.
+struct PageContext {
+    var csrf: String
+    var page: Any
 }
 
 struct LoginView {

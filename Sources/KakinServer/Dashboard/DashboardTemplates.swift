@@ -364,7 +364,7 @@ enum DashboardTemplates {
         .figures span+span{color:#677086;font-size:13px}
         figure{margin:0 0 1rem}
         figcaption{font-size:13px;color:#4a5368;margin-bottom:.25rem}
-        svg.chart{display:block;width:100%;height:auto;max-height:220px}
+        svg.chart{display:block;width:100%;height:auto}
         svg.chart .bar{fill:#5b84f0}
         svg.chart .line{fill:none;stroke:#1f9d55;stroke-width:2}
         svg.chart .area{fill:#1f9d5522}
@@ -385,6 +385,11 @@ enum DashboardTemplates {
         .login input{width:100%;margin-bottom:.7rem}
         ul.plain{list-style:none;padding:0;margin:0}
         ul.plain li{padding:.35rem 0;border-bottom:1px solid #edf0f5}
-        @media (max-width:600px){main{padding:.6rem}.card{padding:.75rem}h1{font-size:1.25rem}}
+        @media (max-width:600px){main{padding:.6rem}.card{padding:.75rem}h1{font-size:1.25rem}
+        td.details{min-width:9rem}
+        table.timeline thead{display:none}
+        table.timeline tr{display:block;padding:.4rem 0;border-bottom:1px solid #edf0f5}
+        table.timeline td{display:inline-block;border:0;padding:.1rem .4rem .1rem 0}
+        table.timeline td.details{display:block;min-width:0}}
         """
 }

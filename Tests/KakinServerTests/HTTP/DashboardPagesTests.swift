@@ -113,6 +113,11 @@ import Testing
         #expect(html.contains("running at 86400× real time"))
         #expect(html.contains("<option value=\"JPN\" selected>"))
         #expect(html.contains("ONE_TIME_CHARGE"))
+        let tokens = Set(
+            html.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) })
+        #expect(tokens.count == 1, "every form carries the session's token: \(tokens)")
+        #expect(tokens.first?.count == 64)
+        #expect(html.components(separatedBy: "name=\"csrf\"").count > 10)
         let (without, message) = try await Self.page("/dashboard/sandbox", fixture: fixture)
         #expect(without == .notFound)
         #expect(message.contains("without an embedded sandbox"))

@@ -87,11 +87,13 @@ struct Browser {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
-    /// The value of the first hidden `csrf` field on a page.
+    /// The value of the last hidden `csrf` field on a page (the page's own forms come after the
+    /// header's sign-out form).
     static func csrf(in response: TestResponse) -> String? {
         let html = String(buffer: response.body)
-        guard let range = html.range(of: "name=\"csrf\" value=\"") else { return nil }
-        return String(html[range.upperBound...].prefix { $0 != "\"" })
+        guard let range = html.range(of: "name=\"csrf\" value=\"", options: .backwards) else { return nil }
+        let token = String(html[range.upperBound...].prefix { $0 != "\"" })
+        return token.isEmpty ? nil : token
     }
 
     /// Signs in with `password`; returns the session's CSRF token.

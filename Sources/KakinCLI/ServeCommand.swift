@@ -13,9 +13,9 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
         discussion: """
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
-            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then a JSON file (--config or \
-            KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
-            clawbackPolicy, transferPolicy, webhooks), then defaults. Keys, the sandbox \
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD), then a JSON file \
+            (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
+            clawbackPolicy, transferPolicy, webhooks, adminPassword), then defaults. Keys, the sandbox \
             CA and the databases are made on first start and kept in the data directory.
             """)
 
@@ -37,6 +37,10 @@ struct ServeCommand: AsyncParsableCommand {
         help: "keepWithOriginal (default) or transferToNewUser: what a restore by another customer does.")
     var transferPolicy: String?
     @Option(name: .customLong("log-format"), help: "text (default) or json.") var logFormat: String?
+    @Option(
+        name: .customLong("admin-password"),
+        help: "A dashboard password besides the secret key, 12 characters or more (env KAKIN_ADMIN_PASSWORD).")
+    var adminPassword: String?
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -101,6 +105,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
             options.logFormat = format
         }
+        if let password = adminPassword ?? environment["KAKIN_ADMIN_PASSWORD"] ?? file.adminPassword {
+            guard password.count >= 12 else {
+                throw ValidationError("--admin-password must be at least 12 characters")
+            }
+            options.adminPassword = password
+        }
         options.webhooks = try (webhooks.isEmpty ? file.webhooks ?? [] : webhooks).map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let url = URL(string: parts[0]), url.scheme != nil, !parts[1].isEmpty else {
@@ -125,6 +135,7 @@ struct ServeCommand: AsyncParsableCommand {
         let banner = """
             Kakin is running.
               purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
+              dashboard:        \(environment.serverURL)/dashboard   (sign in with the secret key\(options.adminPassword == nil ? "" : " or the admin password"))
               sandbox App Store: \(environment.sandboxURL)  (device /v1/device, control /v1/control, /verifyReceipt, /inApps)
               data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json, api-key.p8)
               app:              \(options.bundleID)
@@ -140,6 +151,7 @@ struct ServeCommand: AsyncParsableCommand {
         var dependencies = ServerDependencies()
         dependencies.logger = Logger(label: "kakin.server")
         dependencies.onServerRunning = { port in await barrier.started("server", port: port) }
+        dependencies.sandboxControl = EngineSandboxControl(engine: environment.sandbox.engine)
         let server: any ApplicationProtocol
         do {
             server = try await buildApplication(configuration: environment.server, dependencies: dependencies)
@@ -176,4 +188,6 @@ struct ServeConfigurationFile: Decodable {
     var transferPolicy: String?
     /// `URL=SECRET` entries.
     var webhooks: [String]?
+    /// A dashboard password besides the secret key.
+    var adminPassword: String?
 }

@@ -27,6 +27,7 @@ struct ServeEnvironment {
         var transferPolicy: TransferPolicy = .keepWithOriginal
         var webhooks: [WebhookEndpoint] = []
         var logFormat: ServerConfiguration.LogFormat = .text
+        var adminPassword: String?
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -72,9 +73,10 @@ struct ServeEnvironment {
             signer: SandboxSigner(authority: authority, bundleID: options.bundleID, appAppleID: options.appAppleID),
             clock: SandboxClock(), store: try SQLiteStateStore(directory: sandboxData),
             storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
-        var settings = await engine.settings
-        settings.notificationURL = URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple")
-        try await engine.updateSettings(settings)
+        try await engine.updateSettings(
+            SandboxSettingsUpdate(
+                notificationURL: URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple").map { .set($0) }
+                    ?? .keep))
         let sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(
@@ -105,6 +107,7 @@ struct ServeEnvironment {
         server.logFormat = options.logFormat
         server.logLevel = "warning"
         server.reconcileIntervalSeconds = 600
+        server.dashboard.adminPassword = options.adminPassword
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }
 

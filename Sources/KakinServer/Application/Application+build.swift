@@ -22,6 +22,9 @@ public struct ServerDependencies: Sendable {
     public var metrics = ServerMetrics()
     /// Called with the bound port once the server listens (port 0 picks a free one).
     public var onServerRunning: @Sendable (Int) async -> Void = { _ in }
+    /// A sandbox App Store running in the same process, driven by the dashboard's transaction
+    /// manager; `nil` (the default) for a server in front of the real App Store.
+    public var sandboxControl: (any SandboxControl)?
 
     public init() {}
 }
@@ -83,8 +86,16 @@ public func buildApplication(
             })
     }
     let onServerRunning = dependencies.onServerRunning
+    let router = http.router()
+    if configuration.dashboard.enabled {
+        try DashboardRoutes(
+            service: parts.service, configuration: configuration.dashboard, reconciler: parts.reconciler,
+            sandbox: dependencies.sandboxControl, webhookEndpoints: configuration.webhooks.map(\.url.absoluteString),
+            now: dependencies.now, logger: logger
+        ).add(to: router)
+    }
     var application = Application(
-        router: http.router(),
+        router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
         configuration: .init(
             address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: "kakin"),

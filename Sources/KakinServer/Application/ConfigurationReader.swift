@@ -72,6 +72,13 @@ final class ConfigurationReader {
         return number
     }
 
+    func boolean(_ key: String) throws(ServerError) -> Bool? {
+        guard let value = try value(key) else { return nil }
+        if let text = value as? String, let flag = Bool(text) { return flag }
+        if let number = value as? NSNumber, String(cString: number.objCType) == "c" { return number.boolValue }
+        throw failure(key, "expected true or false")
+    }
+
     func url(_ key: String) throws(ServerError) -> URL? {
         guard let text = try string(key) else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),

@@ -119,6 +119,8 @@ public struct ServerConfiguration: Sendable {
     public var webhookIntervalSeconds = 5
     /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
     public var reconcileIntervalSeconds = 3600
+    /// The operators' dashboard at `/dashboard`.
+    public var dashboard = DashboardConfiguration()
 
     public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
         self.database = database
@@ -210,6 +212,19 @@ extension ServerConfiguration {
                 try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
                     ?? Int64(configuration.reconcileIntervalSeconds))
             try jobs.finish()
+        }
+        if let dashboard = try root.object("dashboard") {
+            configuration.dashboard.enabled = try dashboard.boolean("enabled") ?? configuration.dashboard.enabled
+            if let password = try dashboard.string("adminPassword") {
+                guard password.count >= 12 else {
+                    throw dashboard.failure("adminPassword", "must be at least 12 characters")
+                }
+                configuration.dashboard.adminPassword = password
+            }
+            configuration.dashboard.sessionSeconds = Int(
+                try dashboard.integer("sessionMinutes", in: 1...(30 * 24 * 60)).map { $0 * 60 }
+                    ?? Int64(configuration.dashboard.sessionSeconds))
+            try dashboard.finish()
         }
         try root.finish()
         return configuration

@@ -66,13 +66,33 @@ public struct Reconciler: Sendable {
         self.exchange = exchange
     }
 
-    /// Reconciles one app.
+    /// Reconciles one app, and records the run (what it did, or why it stopped) in the ledger.
     public func reconcile(bundleID: String) async throws -> Report {
         let app = try service.app(bundleID)
         guard let access = access[bundleID] ?? app.serverAPI else {
             throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
         }
+        let startedAt = service.now()
         var report = Report()
+        func record(failure: String?) async throws {
+            try await service.store.recordReconciliation(
+                ReconciliationRun(
+                    bundleID: bundleID, startedAt: startedAt, finishedAt: max(service.now(), startedAt),
+                    transactionsSeen: report.transactionsSeen, transactionsRecorded: report.transactionsRecorded,
+                    transactionsRevoked: report.transactionsRevoked, failure: failure))
+        }
+        do {
+            try await run(app: app, access: access, report: &report)
+        } catch {
+            try? await record(failure: ServerError(error).message)
+            throw error
+        }
+        try await record(failure: nil)
+        return report
+    }
+
+    private func run(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
+        let bundleID = app.bundleID
         var covered: Set<String> = []
         let known = try await service.store.transactions(bundleID: bundleID)
         for transaction in known where !covered.contains(transaction.originalTransactionID) {
@@ -109,7 +129,6 @@ public struct Reconciler: Sendable {
             } while revision != nil
             covered.insert(transaction.originalTransactionID)
         }
-        return report
     }
 
     private func history(

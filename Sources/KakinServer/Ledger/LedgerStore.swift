@@ -92,6 +92,28 @@ public protocol LedgerStore: Sendable {
     /// The latest version of a product's package and its bytes.
     func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)?
 
+    // MARK: Dashboard reads
+
+    /// Transactions of an app purchased before `end` that were bought, expired or revoked at or
+    /// after `start` (so subscriptions active in the period are included), with their signed JWS
+    /// (which carries the price), oldest first.
+    func transactions(bundleID: String, touching start: Date, before end: Date) async throws -> [RecordedTransaction]
+    /// Customers whose app user ID starts with `query` (case-insensitive), or who own a
+    /// transaction or original transaction with exactly that ID; newest purchase first. An
+    /// empty query lists the customers with the newest purchases.
+    func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch]
+    /// The newest notifications received, newest first; of one customer when `appUserID` is given.
+    func receivedNotifications(
+        bundleID: String?, appUserID: String?, limit: Int
+    ) async throws -> [ReceivedNotification]
+    /// The newest outbox events with their delivery state per endpoint, newest first; of one
+    /// customer when `appUserID` is given.
+    func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery]
+    /// Records a reconciliation run once it ended.
+    func recordReconciliation(_ run: ReconciliationRun) async throws
+    /// The newest reconciliation runs, newest first.
+    func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun]
+
     // MARK: Signed bytes seen before
 
     /// The transaction recorded with exactly these signed bytes (found by their SHA-256), or

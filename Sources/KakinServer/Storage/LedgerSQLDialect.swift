@@ -60,4 +60,23 @@ enum LedgerSQLDialect: Sendable {
         case .postgresql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
         }
     }
+
+    /// The pattern operator that ignores case: SQLite's `LIKE` already does for ASCII, PostgreSQL
+    /// needs `ILIKE`. Patterns escape `%`, `_` and `\` with `\` (``likePrefix(_:)``).
+    var caseInsensitiveLike: String {
+        switch self {
+        case .sqlite: "LIKE"
+        case .postgresql: "ILIKE"
+        }
+    }
+
+    /// A pattern matching text that starts with `prefix`, for `… LIKE ? ESCAPE '\'`.
+    static func likePrefix(_ prefix: String) -> String {
+        var pattern = ""
+        for character in prefix {
+            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+            pattern.append(character)
+        }
+        return pattern + "%"
+    }
 }

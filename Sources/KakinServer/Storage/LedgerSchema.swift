@@ -142,5 +142,26 @@ enum LedgerSchema {
                 "DROP INDEX transactions_by_customer",
             ]
         },
+        // Reconciliation runs, for the dashboard; and the lookups its pages make (events of a
+        // customer, notifications newest first).
+        LedgerMigration(id: "0004_dashboard") { dialect in
+            [
+                """
+                CREATE TABLE reconciliation_runs (
+                    id \(dialect.generatedPrimaryKey),
+                    bundle_id TEXT NOT NULL,
+                    started_at BIGINT NOT NULL,
+                    finished_at BIGINT NOT NULL,
+                    transactions_seen INTEGER NOT NULL CHECK (transactions_seen >= 0),
+                    transactions_recorded INTEGER NOT NULL CHECK (transactions_recorded >= 0),
+                    transactions_revoked INTEGER NOT NULL CHECK (transactions_revoked >= 0),
+                    failure TEXT,
+                    CHECK (finished_at >= started_at)
+                )
+                """,
+                "CREATE INDEX events_by_customer ON events (bundle_id, app_user_id, id)",
+                "CREATE INDEX notifications_by_received ON notifications (received_at)",
+            ]
+        },
     ]
 }

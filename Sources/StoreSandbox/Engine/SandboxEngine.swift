@@ -121,6 +121,17 @@ public actor SandboxEngine {
         try save()
     }
 
+    /// Changes only the settings the update names, and answers the settings as they are now.
+    @discardableResult
+    public func updateSettings(_ update: SandboxSettingsUpdate) throws(SandboxError) -> SandboxSettings {
+        if let days = update.gracePeriodDays, days < 0 {
+            throw SandboxError(.invalidRequest, "gracePeriodDays must be 0 or more, not \(days)")
+        }
+        state.settings = update.applied(to: state.settings)
+        try save()
+        return state.settings
+    }
+
     // MARK: - Queries
 
     /// A transaction by ID.

@@ -85,9 +85,8 @@ extension SandboxService {
         control.get("settings") { _, _ in ServiceJSON.response(await engine.settings) }
         control.put("settings") { request, _ in
             await respond {
-                let settings = try await ServiceJSON.decode(SandboxSettings.self, from: request)
-                try await engine.updateSettings(settings)
-                return ServiceJSON.response(settings)
+                let update = try await ServiceJSON.decode(SandboxSettingsUpdate.self, from: request)
+                return ServiceJSON.response(try await engine.updateSettings(update))
             }
         }
         control.post("clock") { request, _ in

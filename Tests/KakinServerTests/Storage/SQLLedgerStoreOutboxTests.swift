@@ -240,7 +240,7 @@ struct SQLLedgerStoreOutboxTests {
         try await withLedgerStore(.memory) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
             try await store.migrate()
-            #expect(try await store.appliedMigrations() == ["0001_ledger", "0002_customer_pages", "0003_signed_digest"])
+            #expect(try await store.appliedMigrations() == ["0001_ledger", "0002_customer_pages", "0003_signed_digest", "0004_dashboard"])
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }
         try await withLedgerStore(.memory) { store async throws in

@@ -1,0 +1,385 @@
+import AppStoreModels
+import AppStoreSecurity
+import Foundation
+import Hummingbird
+
+/// The pages over the ledger: overview, customers, one customer, activity.
+extension DashboardRoutes {
+    /// How many days the overview's charts cover.
+    static let overviewDays = 30
+
+    func overviewPage(_ session: DashboardSessions.Session) async throws -> Page {
+        let calendar = DashboardFormat.calendar
+        let today = calendar.startOfDay(for: now())
+        guard let start = calendar.date(byAdding: .day, value: -(Self.overviewDays - 1), to: today),
+            let end = calendar.date(byAdding: .day, value: 1, to: today)
+        else { throw ServerError(.internalError, "the overview's period cannot be computed") }
+        var apps: [OverviewView.App] = []
+        for bundleID in service.apps.keys.sorted() {
+            let transactions = try await service.store.transactions(bundleID: bundleID, touching: start, before: end)
+            apps.append(
+                DashboardOverview(transactions: transactions, start: start, days: Self.overviewDays, now: now())
+                    .view(bundleID: bundleID))
+        }
+        return Page(
+            template: "overview",
+            view: OverviewView(days: Self.overviewDays, today: DashboardFormat.day(today), apps: apps),
+            title: "Overview", current: "overview")
+    }
+
+    func customersPage(_ request: Request, _ session: DashboardSessions.Session) async throws -> Page {
+        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let matches = try await service.store.findCustomers(matching: String(query.prefix(256)), limit: 50)
+        let rows = matches.map { match in
+            CustomersView.Match(
+                appUserID: match.appUserID, bundleID: match.bundleID, transactionCount: match.transactionCount,
+                lastPurchase: DashboardFormat.time(match.lastPurchaseDate),
+                link: Self.customerLink(bundleID: match.bundleID, appUserID: match.appUserID))
+        }
+        let heading =
+            query.isEmpty ? "Recent customers" : "\(matches.count) match\(matches.count == 1 ? "" : "es") for “\(query)”"
+        return Page(
+            template: "customers",
+            view: CustomersView(query: query, heading: heading, matches: rows, hasMatches: !rows.isEmpty),
+            title: "Customers", current: "customers")
+    }
+
+    static func customerLink(bundleID: String, appUserID: String) -> String {
+        var components = URLComponents()
+        components.path = "/dashboard/customer"
+        components.queryItems = [URLQueryItem(name: "app", value: bundleID), URLQueryItem(name: "user", value: appUserID)]
+        return (components.string ?? "/dashboard/customers").replacingOccurrences(of: "+", with: "%2B")
+    }
+
+    func customerPage(_ request: Request, _ session: DashboardSessions.Session) async throws -> Page {
+        let query = request.uri.queryParameters
+        guard let bundleID = query.get("app"), let appUserID = query.get("user"), !appUserID.isEmpty else {
+            throw DashboardNotFound(message: "Name a customer: /dashboard/customer?app=BUNDLE_ID&user=APP_USER_ID.")
+        }
+        guard service.apps[bundleID] != nil else { throw DashboardNotFound(message: "No app is configured for \(bundleID).") }
+        let state = try await service.customer(bundleID: bundleID, appUserID: appUserID)
+        let notifications = try await service.store.receivedNotifications(
+            bundleID: bundleID, appUserID: appUserID, limit: 200)
+        let deliveries = try await service.store.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: 200)
+        guard !state.transactions.isEmpty || !state.ledger.isEmpty || !deliveries.isEmpty else {
+            throw DashboardNotFound(message: "The ledger has nothing for \(appUserID) in \(bundleID).")
+        }
+        let view = CustomerView(
+            state: state, notifications: notifications, deliveries: deliveries, now: now())
+        return Page(template: "customer", view: view, title: "Customer \(appUserID)", current: "customers")
+    }
+
+    func activityPage(_ session: DashboardSessions.Session) async throws -> Page {
+        let notifications = try await service.store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 100)
+        let deliveries = try await service.store.webhookDeliveries(bundleID: nil, appUserID: nil, limit: 100)
+        let runs = try await service.store.reconciliationRuns(limit: 50)
+        let view = ActivityView(
+            notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
+            endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },
+            hasDeliveries: !deliveries.isEmpty, runs: runs.map(ActivityView.Run.init), hasRuns: !runs.isEmpty,
+            canReconcile: reconciler != nil && service.apps.values.contains { $0.serverAPI != nil })
+        return Page(template: "activity", view: view, title: "Activity", current: "activity")
+    }
+}
+
+/// Dates and amounts as the dashboard shows them: UTC, minutes, two decimals.
+enum DashboardFormat {
+    static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }()
+
+    static func time(_ date: Date) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
+            parts.minute ?? 0)
+    }
+
+    static func day(_ date: Date) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    static func shortDay(_ date: Date) -> String {
+        let parts = calendar.dateComponents([.month, .day], from: date)
+        return String(format: "%02d-%02d", parts.month ?? 0, parts.day ?? 0)
+    }
+
+    static func amount(_ value: Double) -> String {
+        String(format: "%.2f", value)
+    }
+}
+
+struct OverviewView {
+    struct Total {
+        var currency: String
+        var amount: String
+    }
+    struct Chart {
+        var currency: String
+        var svg: String
+    }
+    struct App {
+        var bundleID: String
+        var purchases: Int
+        var refunds: Int
+        var activeSubscriptions: Int
+        var revenueTotals: [Total]
+        var revenueCharts: [Chart]
+        var subscriptionsSVG: String
+    }
+    var days: Int
+    var today: String
+    var apps: [App]
+}
+
+/// The overview's figures for one app, computed from the transactions that touch the period.
+struct DashboardOverview {
+    var purchases = 0
+    var refunds = 0
+    /// Revenue per day index by currency, in currency units (price × quantity).
+    var revenue: [String: [Double]] = [:]
+    /// Distinct subscriptions active at the end of each day.
+    var activeSubscriptions: [Int]
+    let start: Date
+    let days: Int
+    let activeNow: Int
+
+    init(transactions: [RecordedTransaction], start: Date, days: Int, now: Date) {
+        self.start = start
+        self.days = days
+        let end = start.addingTimeInterval(Double(days) * 86_400)
+        var active = [Set<String>](repeating: [], count: days)
+        var activeNow: Set<String> = []
+        for transaction in transactions {
+            if transaction.purchaseDate >= start, transaction.purchaseDate < end {
+                purchases += 1
+                let day = Int(transaction.purchaseDate.timeIntervalSince(start) / 86_400)
+                if let jws = transaction.signedTransaction,
+                    let payload = try? CompactJWS(jws).decodePayload(as: JWSTransactionDecodedPayload.self),
+                    let price = payload.price, let currency = payload.currency
+                {
+                    revenue[currency, default: [Double](repeating: 0, count: days)][day] +=
+                        Double(price) / 1000 * Double(transaction.quantity)
+                }
+            }
+            if let revoked = transaction.revocationDate, revoked >= start, revoked < end { refunds += 1 }
+            guard transaction.productType == .autoRenewableSubscription, let expires = transaction.expiresDate else {
+                continue
+            }
+            for day in 0..<days {
+                let endOfDay = start.addingTimeInterval(Double(day + 1) * 86_400)
+                let moment = min(endOfDay, now)
+                guard transaction.purchaseDate <= moment, expires > moment else { continue }
+                if let revoked = transaction.revocationDate, revoked <= moment { continue }
+                active[day].insert(transaction.originalTransactionID)
+            }
+            if transaction.purchaseDate <= now, expires > now, transaction.revocationDate == nil {
+                activeNow.insert(transaction.originalTransactionID)
+            }
+        }
+        activeSubscriptions = active.map(\.count)
+        self.activeNow = activeNow.count
+    }
+
+    func view(bundleID: String) -> OverviewView.App {
+        let labels = (0..<days).map { DashboardFormat.shortDay(start.addingTimeInterval(Double($0) * 86_400)) }
+        let currencies = revenue.keys.sorted()
+        return OverviewView.App(
+            bundleID: bundleID, purchases: purchases, refunds: refunds, activeSubscriptions: activeNow,
+            revenueTotals: currencies.map {
+                OverviewView.Total(currency: $0, amount: DashboardFormat.amount(revenue[$0, default: []].reduce(0, +)))
+            },
+            revenueCharts: currencies.map { currency in
+                OverviewView.Chart(
+                    currency: currency,
+                    svg: DashboardCharts.bars(
+                        zip(labels, revenue[currency, default: []]).map { DashboardCharts.Point(label: $0, value: $1) },
+                        title: "Revenue per day in \(currency)", format: DashboardFormat.amount))
+            },
+            subscriptionsSVG: DashboardCharts.line(
+                zip(labels, activeSubscriptions).map { DashboardCharts.Point(label: $0, value: Double($1)) },
+                title: "Active subscriptions per day", format: { String(Int($0)) }))
+    }
+}
+
+struct CustomersView {
+    struct Match {
+        var appUserID: String
+        var bundleID: String
+        var transactionCount: Int
+        var lastPurchase: String
+        var link: String
+    }
+    var query: String
+    var heading: String
+    var matches: [Match]
+    var hasMatches: Bool
+}
+
+struct CustomerView {
+    struct Entitlement {
+        var identifier: String
+        var productID: String
+        var state: String
+        var until: String?
+    }
+    struct Balance {
+        var currency: String
+        var amount: Int64
+    }
+    struct Event {
+        var date: String
+        var kind: String
+        var label: String
+        var details: String
+        var sortDate: Date
+        var order: Int
+    }
+    var bundleID: String
+    var appUserID: String
+    var transactionCount: Int
+    var entitlements: [Entitlement]
+    var hasEntitlements: Bool
+    var balances: [Balance]
+    var hasBalances: Bool
+    var timeline: [Event]
+
+    init(state: CustomerState, notifications: [ReceivedNotification], deliveries: [WebhookDelivery], now: Date) {
+        bundleID = state.bundleID
+        appUserID = state.appUserID
+        transactionCount = state.transactions.count
+        entitlements = state.entitlements.map { entitlement in
+            Entitlement(
+                identifier: entitlement.identifier, productID: entitlement.productID,
+                state: entitlement.isActive ? "active" : entitlement.revocationDate != nil ? "revoked" : "expired",
+                until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil)
+        }
+        hasEntitlements = !entitlements.isEmpty
+        balances = state.balances.keys.sorted().map { Balance(currency: $0, amount: state.balances[$0] ?? 0) }
+        hasBalances = !balances.isEmpty
+        var events: [Event] = []
+        func add(_ date: Date, _ kind: String, _ label: String, _ details: String) {
+            events.append(
+                Event(
+                    date: DashboardFormat.time(date), kind: kind, label: label, details: details, sortDate: date,
+                    order: events.count))
+        }
+        for transaction in state.transactions {
+            var details = "\(transaction.productID) · \(transaction.transactionID)"
+            if transaction.quantity > 1 { details += " × \(transaction.quantity)" }
+            if transaction.transactionID != transaction.originalTransactionID {
+                details += " (renews \(transaction.originalTransactionID))"
+            }
+            if let expires = transaction.expiresDate { details += " · expires \(DashboardFormat.time(expires))" }
+            details += " · from \(transaction.source.rawValue)"
+            add(transaction.purchaseDate, "transaction", "purchase", details)
+            if let revoked = transaction.revocationDate {
+                let reason = transaction.revocationReason.map { " (reason \($0.rawValue))" } ?? ""
+                add(revoked, "refunded", "refund", "\(transaction.productID) · \(transaction.transactionID)\(reason)")
+            }
+        }
+        for line in state.ledger {
+            var details = "\(line.amount > 0 ? "+" : "")\(line.amount) \(line.currency) · \(line.idempotencyKey)"
+            if line.shortfall > 0 { details += " · shortfall \(line.shortfall)" }
+            add(line.createdAt, "ledger", line.kind.rawValue, details)
+        }
+        for notification in notifications {
+            let subtype = notification.subtype.map { " / \($0)" } ?? ""
+            add(
+                notification.receivedAt, "notification", "notification",
+                "\(notification.type)\(subtype) · \(notification.transactionID ?? "no transaction")")
+        }
+        for delivery in deliveries {
+            add(
+                delivery.createdAt, "webhook", "webhook",
+                "\(delivery.type) · event #\(delivery.eventID) · \(ActivityView.Delivery(delivery, now: now).state)")
+        }
+        timeline = events.sorted { ($0.sortDate, $0.order) > ($1.sortDate, $1.order) }
+    }
+}
+
+struct ActivityView {
+    struct Notification {
+        var receivedAt: String
+        var type: String
+        var subtype: String
+        var outcome: String
+        var transactionID: String
+
+        init(_ notification: ReceivedNotification) {
+            receivedAt = DashboardFormat.time(notification.receivedAt)
+            type = notification.type
+            subtype = notification.subtype ?? ""
+            transactionID = notification.transactionID ?? ""
+            if notification.transactionID == nil {
+                outcome = "recorded"
+            } else if notification.transactionRevocationDate != nil {
+                outcome = "recorded; transaction revoked"
+            } else if let user = notification.appUserID {
+                outcome = "recorded; transaction of \(user)"
+            } else {
+                outcome = "recorded; owner not known yet"
+            }
+        }
+    }
+    struct Delivery {
+        var eventID: Int64
+        var type: String
+        var appUserID: String
+        var createdAt: String
+        var endpoint: String
+        var state: String
+        var stateClass: String
+        var attempts: Int
+
+        init(_ delivery: WebhookDelivery, now: Date) {
+            eventID = delivery.eventID
+            type = delivery.type
+            appUserID = delivery.appUserID ?? ""
+            createdAt = DashboardFormat.time(delivery.createdAt)
+            endpoint = delivery.endpoint ?? ""
+            attempts = delivery.attempts
+            if let delivered = delivery.deliveredAt {
+                state = "delivered \(DashboardFormat.time(delivered))"
+                stateClass = "delivered"
+            } else if delivery.endpoint == nil {
+                state = "waiting for the first attempt"
+                stateClass = "pending"
+            } else if let next = delivery.nextAttemptAt {
+                state = "retry at \(DashboardFormat.time(next))"
+                stateClass = "pending"
+            } else {
+                state = "given up"
+                stateClass = "failed"
+            }
+        }
+    }
+    struct Run {
+        var finishedAt: String
+        var bundleID: String
+        var seen: Int
+        var recorded: Int
+        var revoked: Int
+        var result: String
+
+        init(_ run: ReconciliationRun) {
+            finishedAt = DashboardFormat.time(run.finishedAt)
+            bundleID = run.bundleID
+            seen = run.transactionsSeen
+            recorded = run.transactionsRecorded
+            revoked = run.transactionsRevoked
+            result = run.failure.map { "stopped: \($0)" } ?? "completed"
+        }
+    }
+    var notifications: [Notification]
+    var hasNotifications: Bool
+    var endpoints: Bool
+    var deliveries: [Delivery]
+    var hasDeliveries: Bool
+    var runs: [Run]
+    var hasRuns: Bool
+    var canReconcile: Bool
+}

@@ -1,0 +1,320 @@
+public import Foundation
+import HTTPTypes
+public import Hummingbird
+import Logging
+import Mustache
+
+/// The dashboard's settings: who may sign in and for how long.
+public struct DashboardConfiguration: Sendable {
+    /// Whether `/dashboard` is served at all.
+    public var enabled = true
+    /// A password accepted at sign-in besides the secret keys (`nil`: the secret keys only).
+    public var adminPassword: String?
+    /// How long a session lasts, on the server's clock.
+    public var sessionSeconds = 12 * 3600
+
+    public init(enabled: Bool = true, adminPassword: String? = nil, sessionSeconds: Int = 12 * 3600) {
+        self.enabled = enabled
+        self.adminPassword = adminPassword
+        self.sessionSeconds = sessionSeconds
+    }
+}
+
+/// The operators' dashboard at `/dashboard`: server-rendered pages (Mustache) over the ledger,
+/// and, when a sandbox App Store runs in the same process, its transaction manager.
+///
+/// Nothing but the sign-in page and the style sheet is served without a session; every form
+/// carries the session's CSRF token, checked before anything is done.
+public struct DashboardRoutes: Sendable {
+    public let service: PurchaseService
+    public let reconciler: Reconciler?
+    public let sandbox: (any SandboxControl)?
+    /// The webhook endpoints deliveries are made to, for the activity page.
+    public let webhookEndpoints: [String]
+    let configuration: DashboardConfiguration
+    /// Every secret accepted at sign-in: the apps' secret keys and the admin password.
+    let secrets: [String]
+    let sessions: DashboardSessions
+    let library: MustacheLibrary
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    static let sessionCookie = "kakin_session"
+    static let loginCookie = "kakin_login"
+    static let maxFormBytes = 64 * 1024
+
+    public init(
+        service: PurchaseService, configuration: DashboardConfiguration, reconciler: Reconciler? = nil,
+        sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = KakinServerHTTP.quietLogger
+    ) throws {
+        self.service = service
+        self.configuration = configuration
+        self.reconciler = reconciler
+        self.sandbox = sandbox
+        self.webhookEndpoints = webhookEndpoints
+        self.secrets =
+            Array(Set(service.apps.values.map(\.secretKey))).sorted()
+            + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
+        self.sessions = DashboardSessions(lifetime: TimeInterval(configuration.sessionSeconds), now: now)
+        var library = MustacheLibrary()
+        // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
+        // is found from every form, however deep in a list it is.
+        for (name, text) in DashboardTemplates.all {
+            try library.register(name == "layout" ? text : "{{#page}}\(text){{/page}}", named: name)
+        }
+        self.library = library
+        self.now = now
+        self.logger = logger
+    }
+
+    /// Adds the dashboard's routes (and `GET /`, which leads to it) to `router`.
+    public func add(to router: Router<BasicRequestContext>) {
+        router.get("/") { _, _ in Self.redirect("/dashboard") }
+        router.get("dashboard/assets/dashboard.css") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300"],
+                body: .init(byteBuffer: ByteBuffer(string: DashboardTemplates.css)))
+        }
+        router.get("dashboard/login") { request, _ in await loginPage(request, problem: nil) }
+        router.post("dashboard/login") { request, _ in await login(request) }
+        router.post("dashboard/logout") { request, _ in
+            await action(request) { session, _ in
+                await sessions.end(session.token)
+                var response = Self.redirect("/dashboard/login")
+                response.headers[values: .setCookie] = [Self.expiredCookie(Self.sessionCookie)]
+                return response
+            }
+        }
+        router.get("dashboard") { request, _ in await page(request) { try await overviewPage($0) } }
+        router.get("dashboard/customers") { request, _ in
+            await page(request) { try await customersPage(request, $0) }
+        }
+        router.get("dashboard/customer") { request, _ in
+            await page(request) { try await customerPage(request, $0) }
+        }
+        router.get("dashboard/activity") { request, _ in await page(request) { try await activityPage($0) } }
+        router.post("dashboard/reconcile") { request, _ in
+            await action(request) { _, _ in
+                guard let reconciler else { return Self.redirect("/dashboard/activity", problem: "reconciliation is not configured") }
+                var lines: [String] = []
+                for bundleID in service.apps.values.filter({ $0.serverAPI != nil }).map(\.bundleID).sorted() {
+                    do {
+                        let report = try await reconciler.reconcile(bundleID: bundleID)
+                        lines.append("\(bundleID): \(report.transactionsSeen) seen, \(report.transactionsRecorded) recorded")
+                    } catch {
+                        return Self.redirect("/dashboard/activity", problem: "\(bundleID): \(ServerError(error).message)")
+                    }
+                }
+                return Self.redirect("/dashboard/activity", notice: "Reconciled. " + lines.joined(separator: "; "))
+            }
+        }
+        router.get("dashboard/sandbox") { request, _ in await page(request) { try await sandboxPage($0) } }
+        router.post("dashboard/sandbox/action") { request, _ in
+            await action(request) { _, form in await sandboxAction(form) }
+        }
+    }
+
+    // MARK: - Sign-in
+
+    func loginPage(_ request: Request, problem: String?) async -> Response {
+        if let token = Self.cookie(Self.sessionCookie, in: request), await sessions.session(token) != nil {
+            return Self.redirect("/dashboard")
+        }
+        let csrf = DashboardSessions.randomToken()
+        var response = render(
+            "login", LoginView(csrf: csrf), title: "Sign in", session: nil, current: nil, problem: problem,
+            status: problem == nil ? .ok : .unauthorized)
+        response.headers[values: .setCookie] = [
+            "\(Self.loginCookie)=\(csrf); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600"
+        ]
+        return response
+    }
+
+    func login(_ request: Request) async -> Response {
+        guard let form = await Self.form(request) else {
+            return await loginPage(request, problem: "The form could not be read.")
+        }
+        // Login CSRF: the form's token must match the cookie set with the form.
+        guard let expected = Self.cookie(Self.loginCookie, in: request), let posted = form["csrf"],
+            KakinServerHTTP.constantTimeEquals(expected, posted)
+        else { return await loginPage(request, problem: "The sign-in form expired; try again.") }
+        let password = form["password"] ?? ""
+        var accepted = false
+        for secret in secrets where KakinServerHTTP.constantTimeEquals(password, secret) { accepted = true }
+        guard accepted, !password.isEmpty else {
+            logger.warning("dashboard sign-in refused")
+            return await loginPage(request, problem: "That is not the secret key or the admin password.")
+        }
+        let session = await sessions.create()
+        var response = Self.redirect("/dashboard")
+        response.headers[values: .setCookie] = [
+            "\(Self.sessionCookie)=\(session.token); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(configuration.sessionSeconds)",
+            Self.expiredCookie(Self.loginCookie),
+        ]
+        return response
+    }
+
+    // MARK: - Guards
+
+    /// What a page handler returns: the template, its data and the page's title.
+    struct Page {
+        var template: String
+        var view: Any
+        var title: String
+        var current: String
+    }
+
+    /// Serves a page to a signed-in operator; everyone else is sent to the sign-in page.
+    func page(_ request: Request, _ body: (DashboardSessions.Session) async throws -> Page) async -> Response {
+        guard let token = Self.cookie(Self.sessionCookie, in: request), let session = await sessions.session(token)
+        else { return Self.redirect("/dashboard/login") }
+        let query = request.uri.queryParameters
+        do {
+            let page = try await body(session)
+            return render(
+                page.template, page.view, title: page.title, session: session, current: page.current,
+                notice: query.get("notice"), problem: query.get("problem"))
+        } catch let error as DashboardNotFound {
+            return render(
+                "message", MessageView(heading: "Not found", text: error.message), title: "Not found",
+                session: session, current: nil, status: .notFound)
+        } catch {
+            logger.error("dashboard page failed", metadata: ["error": "\(error)"])
+            return render(
+                "message", MessageView(heading: "Something went wrong", text: ServerError(error).message),
+                title: "Error", session: session, current: nil, status: .internalServerError)
+        }
+    }
+
+    /// Runs a form's action for a signed-in operator whose form carries the session's CSRF token.
+    func action(
+        _ request: Request, _ body: (DashboardSessions.Session, [String: String]) async -> Response
+    ) async -> Response {
+        guard let token = Self.cookie(Self.sessionCookie, in: request), let session = await sessions.session(token)
+        else { return Self.redirect("/dashboard/login") }
+        guard let form = await Self.form(request) else {
+            return render(
+                "message", MessageView(heading: "Bad request", text: "The form could not be read."),
+                title: "Bad request", session: session, current: nil, status: .badRequest)
+        }
+        guard let posted = form["csrf"], KakinServerHTTP.constantTimeEquals(posted, session.csrf) else {
+            logger.warning("dashboard form refused: CSRF token missing or wrong")
+            return render(
+                "message",
+                MessageView(heading: "Forbidden", text: "The form's security token is missing or stale; reload the page."),
+                title: "Forbidden", session: session, current: nil, status: .forbidden)
+        }
+        return await body(session, form)
+    }
+
+    // MARK: - Rendering
+
+    func render(
+        _ template: String, _ view: Any, title: String, session: DashboardSessions.Session?, current: String?,
+        notice: String? = nil, problem: String? = nil, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        let body = library.render(PageContext(csrf: session?.csrf ?? "", page: view), withTemplate: template) ?? ""
+        let layout = LayoutView(
+            title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "", hasSandbox: sandbox != nil,
+            isOverview: current == "overview", isCustomers: current == "customers",
+            isActivity: current == "activity", isSandbox: current == "sandbox", notice: notice, problem: problem)
+        let html = library.render(layout, withTemplate: "layout") ?? body
+        return Response(
+            status: status,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                HTTPField.Name("X-Frame-Options")!: "DENY",
+                HTTPField.Name("Content-Security-Policy")!:
+                    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
+                HTTPField.Name("Referrer-Policy")!: "same-origin",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func redirect(_ location: String, notice: String? = nil, problem: String? = nil) -> Response {
+        var target = location
+        var items: [URLQueryItem] = []
+        if let notice { items.append(URLQueryItem(name: "notice", value: notice)) }
+        if let problem { items.append(URLQueryItem(name: "problem", value: problem)) }
+        if !items.isEmpty, var components = URLComponents(string: location) {
+            components.queryItems = (components.queryItems ?? []) + items
+            target = components.percentEncodedQuery.map { "\(components.path)?\($0.replacingOccurrences(of: "+", with: "%2B"))" } ?? location
+        }
+        return Response(status: .seeOther, headers: [.location: target, .cacheControl: "no-store"])
+    }
+
+    static func expiredCookie(_ name: String) -> String {
+        "\(name)=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0"
+    }
+
+    // MARK: - Request parsing
+
+    /// A cookie's value.
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
+                    return String(parts[1]).trimmingCharacters(in: .whitespaces)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// An `application/x-www-form-urlencoded` body, at most ``maxFormBytes``; `nil` when unreadable.
+    static func form(_ request: Request) async -> [String: String]? {
+        guard let buffer = try? await request.body.collect(upTo: maxFormBytes) else { return nil }
+        return parseForm(String(buffer: buffer))
+    }
+
+    static func parseForm(_ text: String) -> [String: String]? {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? {
+                part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = decode(parts[0]), let value = parts.count == 2 ? decode(parts[1]) : "" else {
+                return nil
+            }
+            fields[name] = value
+        }
+        return fields
+    }
+}
+
+/// A page asked for something that does not exist (an unknown customer, no sandbox).
+struct DashboardNotFound: Error {
+    let message: String
+}
+
+struct LayoutView {
+    var title: String
+    var body: String
+    var signedIn: Bool
+    var csrf: String
+    var hasSandbox: Bool
+    var isOverview: Bool
+    var isCustomers: Bool
+    var isActivity: Bool
+    var isSandbox: Bool
+    var notice: String?
+    var problem: String?
+}
+
+/// What a page's template sees: the page's own data, and the session's CSRF token for its forms.
+struct PageContext {
+    var csrf: String
+    var page: Any
+}
+
+struct LoginView {
+    var csrf: String
+}
+
+struct MessageView {
+    var heading: String
+    var text: String
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import StoreSandbox
+import Testing
+
+@testable import KakinServer
+
+/// Each page renders what the ledger holds, escaped, for a signed-in operator.
+@Suite struct DashboardPagesTests {
+    /// A fixture with alice's purchases: remove ads (then refunded by a notification), 2 × 100
+    /// points, and a monthly subscription.
+    static func fixtureWithPurchases() async throws -> ServerFixture {
+        let fixture = try await ServerFixture()
+        let (removeAd, removeAdJWS) = try await fixture.buy("removeAd")
+        let (_, pointsJWS) = try await fixture.buy("increasePoints", quantity: 2)
+        let (_, monthlyJWS) = try await fixture.buy("premium.monthly")
+        for jws in [removeAdJWS, pointsJWS, monthlyJWS] {
+            _ = try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "alice")
+        }
+        _ = try await fixture.service.submit(
+            try await fixture.buy("unlock", tester: "other").1, bundleID: ServerFixture.bundleID, appUserID: "<b>bob</b>")
+        try await fixture.engine.refund(removeAd.id)
+        let refund = try #require(await fixture.engine.events().last)
+        _ = try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: refund))
+        return fixture
+    }
+
+    static func page(
+        _ uri: String, fixture: ServerFixture, sandbox: (any SandboxControl)? = nil
+    ) async throws -> (HTTPResponse.Status, String) {
+        let clock = fixture.clock
+        let router = try DashboardTestSupport.router(fixture, sandbox: sandbox, now: { clock.now() })
+        return try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            _ = try #require(try await browser.signIn("sk_test", client))
+            let response = try await browser.get(uri, client)
+            return (response.status, String(buffer: response.body))
+        }
+    }
+
+    @Test func theOverviewChartsRevenueAndActiveSubscriptions() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        let (status, html) = try await Self.page("/dashboard", fixture: fixture)
+        #expect(status == .ok)
+        #expect(html.contains("<h2>com.example.kakin</h2>"))
+        #expect(html.contains("data-figure=\"purchases\">4<"))
+        #expect(html.contains("data-figure=\"refunds\">1<"))
+        #expect(html.contains("data-figure=\"active\">1<"))
+        #expect(html.contains("<svg class=\"chart\""))
+        #expect(html.contains("Revenue per day, USD"))
+        #expect(html.contains("<polyline class=\"line\""))
+        #expect(html.contains("<rect class=\"bar\""))
+        try await fixture.store.shutdown()
+    }
+
+    @Test func customersAreFoundByUserIDOrTransactionID() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        let (_, byUser) = try await Self.page("/dashboard/customers?q=ali", fixture: fixture)
+        #expect(byUser.contains("/dashboard/customer?app=com.example.kakin&amp;user=alice"))
+        #expect(!byUser.contains("bob"))
+        let transactionID = try #require(
+            try await fixture.store.customer(bundleID: ServerFixture.bundleID, appUserID: "<b>bob</b>").transactions.first)
+            .transactionID
+        let (_, byTransaction) = try await Self.page("/dashboard/customers?q=\(transactionID)", fixture: fixture)
+        #expect(byTransaction.contains("&lt;b&gt;bob&lt;/b&gt;"), "user IDs are escaped")
+        #expect(!byTransaction.contains("<b>bob</b>"))
+        let (_, recent) = try await Self.page("/dashboard/customers", fixture: fixture)
+        #expect(recent.contains("Recent customers"))
+        #expect(recent.contains(">alice<"))
+        try await fixture.store.shutdown()
+    }
+
+    @Test func aCustomersTimelineEntitlementsAndBalances() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        let (status, html) = try await Self.page("/dashboard/customer?app=com.example.kakin&user=alice", fixture: fixture)
+        #expect(status == .ok)
+        #expect(html.contains("data-entitlement=\"removeAds\" data-state=\"revoked\""))
+        #expect(html.contains("data-entitlement=\"premium\" data-state=\"active\""))
+        #expect(html.contains("<strong>points</strong> 200"))
+        for kind in ["badge transaction", "badge refunded", "badge ledger", "badge notification", "badge webhook"] {
+            #expect(html.contains(kind), "\(kind)")
+        }
+        let (missing, _) = try await Self.page("/dashboard/customer?app=com.example.kakin&user=nobody", fixture: fixture)
+        #expect(missing == .notFound)
+        try await fixture.store.shutdown()
+    }
+
+    @Test func activityShowsNotificationsDeliveriesAndRuns() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        try await fixture.store.recordReconciliation(
+            ReconciliationRun(
+                bundleID: ServerFixture.bundleID, startedAt: ServerFixture.start, finishedAt: ServerFixture.start,
+                transactionsSeen: 4, transactionsRecorded: 0, transactionsRevoked: 0, failure: nil))
+        let (status, html) = try await Self.page("/dashboard/activity", fixture: fixture)
+        #expect(status == .ok)
+        #expect(html.contains("<td>REFUND</td>"))
+        #expect(html.contains("recorded; transaction revoked"))
+        #expect(html.contains("transaction.revoked"))
+        #expect(html.contains("waiting for the first attempt"))
+        #expect(html.contains("<td>completed</td>"))
+        try await fixture.store.shutdown()
+    }
+
+    @Test func theTransactionManagerShowsTheSandbox() async throws {
+        let fixture = try await ServerFixture()
+        let (status, html) = try await Self.page(
+            "/dashboard/sandbox", fixture: fixture, sandbox: RecordingSandboxControl())
+        #expect(status == .ok)
+        #expect(html.contains("data-transaction=\"2000000000000007\""))
+        #expect(html.contains("data-action=\"refund\""))
+        #expect(html.contains("pending-1"))
+        #expect(html.contains("running at 86400× real time"))
+        #expect(html.contains("<option value=\"JPN\" selected>"))
+        #expect(html.contains("ONE_TIME_CHARGE"))
+        let tokens = Set(
+            html.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) })
+        #expect(tokens.count == 1, "every form carries the session's token: \(tokens)")
+        #expect(tokens.first?.count == 64)
+        #expect(html.components(separatedBy: "name=\"csrf\"").count > 10)
+        let (without, message) = try await Self.page("/dashboard/sandbox", fixture: fixture)
+        #expect(without == .notFound)
+        #expect(message.contains("without an embedded sandbox"))
+        #expect(!message.contains("Transaction manager</a>"), "no link to a page that is not there")
+        try await fixture.store.shutdown()
+    }
+
+    @Test func everyPageIsOneStyleSheetAndNoScript() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        for uri in ["/dashboard", "/dashboard/customers", "/dashboard/activity"] {
+            let (_, html) = try await Self.page(uri, fixture: fixture)
+            #expect(html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
+            #expect(html.components(separatedBy: "rel=\"stylesheet\"").count == 2)
+            #expect(!html.contains("<script"))
+        }
+        try await fixture.store.shutdown()
+    }
+}

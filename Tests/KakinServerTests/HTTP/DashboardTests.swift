@@ -1,0 +1,299 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import KakinServer
+import StoreSandbox
+import Synchronization
+import Testing
+
+/// A sandbox stand-in that records what the dashboard asked of it.
+actor RecordingSandboxControl: SandboxControl {
+    var performed: [SandboxControlAction] = []
+    var refusal: String?
+
+    func refuse(with message: String?) { refusal = message }
+
+    func state() async throws -> SandboxControlState {
+        SandboxControlState(
+            now: Date(timeIntervalSince1970: 1_790_000_000), clockRate: 86_400,
+            settings: .init(askToBuy: false, gracePeriodDays: 16, failPurchasesWith: nil, notificationURL: nil),
+            testers: [.init(id: "jp", name: "jp@example.com", storefront: "JPN", asksToBuy: true, canMakePayments: true)],
+            transactions: [
+                .init(
+                    id: "2000000000000007", originalID: "2000000000000007", testerID: "jp",
+                    productID: "com.example.kakin.removeAd", productType: "Non-Consumable",
+                    purchaseDate: Date(timeIntervalSince1970: 1_789_990_000), expiresDate: nil, revocationDate: nil)
+            ],
+            pending: [.init(id: "pending-1", testerID: "jp", productID: "com.example.kakin.unlock", reason: "ask to buy")],
+            subscriptions: [],
+            notifications: [
+                .init(
+                    uuid: "u1", type: "ONE_TIME_CHARGE", subtype: nil, transactionID: "2000000000000007", attempts: 1,
+                    delivered: true, nextAttemptDate: nil)
+            ])
+    }
+
+    func perform(_ action: SandboxControlAction) async throws -> String {
+        if let refusal { throw ServerError(.invalidRequest, refusal) }
+        performed.append(action)
+        return "done <\(performed.count)>"
+    }
+}
+
+/// A signed-in browser: keeps the cookies the server sets.
+struct Browser {
+    var cookies: [String: String] = [:]
+
+    var cookieHeader: HTTPFields {
+        var fields = HTTPFields()
+        if !cookies.isEmpty {
+            fields[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        }
+        return fields
+    }
+
+    mutating func keep(_ response: TestResponse) {
+        for header in response.headers[values: .setCookie] {
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map(String.init)
+            guard pair.count == 2 else { continue }
+            cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1]
+        }
+    }
+
+    mutating func get(_ uri: String, _ client: some TestClientProtocol) async throws -> TestResponse {
+        let response = try await client.execute(uri: uri, method: .get, headers: cookieHeader)
+        keep(response)
+        return response
+    }
+
+    mutating func post(
+        _ uri: String, _ fields: [String: String], _ client: some TestClientProtocol
+    ) async throws -> TestResponse {
+        var headers = cookieHeader
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        let body = fields.sorted { $0.key < $1.key }.map { key, value in
+            "\(Self.encode(key))=\(Self.encode(value))"
+        }.joined(separator: "&")
+        let response = try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+        keep(response)
+        return response
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// The value of the last hidden `csrf` field on a page (the page's own forms come after the
+    /// header's sign-out form).
+    static func csrf(in response: TestResponse) -> String? {
+        let html = String(buffer: response.body)
+        guard let range = html.range(of: "name=\"csrf\" value=\"", options: .backwards) else { return nil }
+        let token = String(html[range.upperBound...].prefix { $0 != "\"" })
+        return token.isEmpty ? nil : token
+    }
+
+    /// Signs in with `password`; returns the session's CSRF token.
+    mutating func signIn(_ password: String, _ client: some TestClientProtocol) async throws -> String? {
+        let form = try await get("/dashboard/login", client)
+        let token = try #require(Self.csrf(in: form))
+        let answer = try await post("/dashboard/login", ["csrf": token, "password": password], client)
+        guard answer.status == .seeOther, cookies[DashboardTestSupport.sessionCookie] != nil else { return nil }
+        return Self.csrf(in: try await get("/dashboard", client))
+    }
+}
+
+enum DashboardTestSupport {
+    static let sessionCookie = "kakin_session"
+    static let adminPassword = "correct horse battery"
+
+    /// A router with the dashboard over the fixture's server.
+    static func router(
+        _ fixture: ServerFixture, sandbox: (any SandboxControl)?, now: @escaping @Sendable () -> Date
+    ) throws -> Router<BasicRequestContext> {
+        let router = fixture.http.router()
+        try DashboardRoutes(
+            service: fixture.service,
+            configuration: DashboardConfiguration(adminPassword: adminPassword, sessionSeconds: 3600),
+            sandbox: sandbox, now: now
+        ).add(to: router)
+        return router
+    }
+}
+
+@Suite struct DashboardTests {
+    @Test func nothingIsReadableWithoutSigningIn() async throws {
+        let fixture = try await ServerFixture()
+        let router = try DashboardTestSupport.router(fixture, sandbox: RecordingSandboxControl(), now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            for page in [
+                "/dashboard", "/dashboard/customers?q=alice", "/dashboard/customer?app=com.example.kakin&user=alice",
+                "/dashboard/activity", "/dashboard/sandbox",
+            ] {
+                let response = try await client.execute(uri: page, method: .get)
+                #expect(response.status == .seeOther, "\(page)")
+                #expect(response.headers[.location] == "/dashboard/login", "\(page)")
+            }
+            for action in ["/dashboard/sandbox/action", "/dashboard/logout", "/dashboard/reconcile"] {
+                let response = try await client.execute(
+                    uri: action, method: .post, body: ByteBuffer(string: "action=refund&id=1&csrf=x"))
+                #expect(response.headers[.location] == "/dashboard/login", "\(action)")
+            }
+            // A made-up session token is no session.
+            let forged = try await client.execute(
+                uri: "/dashboard", method: .get, headers: [.cookie: "kakin_session=\(String(repeating: "a", count: 64))"])
+            #expect(forged.headers[.location] == "/dashboard/login")
+            #expect(try await client.execute(uri: "/dashboard/assets/dashboard.css", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/", method: .get).headers[.location] == "/dashboard")
+        }
+    }
+
+    @Test func theSecretKeyOrTheAdminPasswordSignsIn() async throws {
+        let fixture = try await ServerFixture()
+        let router = try DashboardTestSupport.router(fixture, sandbox: nil, now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            var stranger = Browser()
+            #expect(try await stranger.signIn("sk_wrong", client) == nil)
+            #expect(try await stranger.signIn("pk_test", client) == nil, "the publishable key ships in apps")
+            #expect(stranger.cookies[DashboardTestSupport.sessionCookie] == nil)
+
+            var operator1 = Browser()
+            let form = try await operator1.get("/dashboard/login", client)
+            let token = try #require(Browser.csrf(in: form))
+            let signedIn = try await operator1.post("/dashboard/login", ["csrf": token, "password": "sk_test"], client)
+            #expect(signedIn.status == .seeOther)
+            let cookie = try #require(
+                signedIn.headers[values: .setCookie].first { $0.hasPrefix(DashboardTestSupport.sessionCookie + "=") })
+            #expect(cookie.contains("HttpOnly"))
+            #expect(cookie.contains("SameSite=Strict"))
+            let token64 = try #require(operator1.cookies[DashboardTestSupport.sessionCookie])
+            #expect(token64.count == 64)
+            let overview = try await operator1.get("/dashboard", client)
+            #expect(overview.status == .ok)
+            #expect(String(buffer: overview.body).contains("<h1>Overview</h1>"))
+
+            var admin = Browser()
+            #expect(try await admin.signIn(DashboardTestSupport.adminPassword, client) != nil)
+            #expect(admin.cookies[DashboardTestSupport.sessionCookie] != token64, "every session has its own token")
+        }
+    }
+
+    @Test func theSignInFormNeedsItsOwnToken() async throws {
+        let fixture = try await ServerFixture()
+        let router = try DashboardTestSupport.router(fixture, sandbox: nil, now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            _ = try await browser.get("/dashboard/login", client)
+            let forged = try await browser.post("/dashboard/login", ["csrf": "guess", "password": "sk_test"], client)
+            #expect(forged.status == .unauthorized)
+            #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+        }
+    }
+
+    @Test func sessionsExpireOnTheServersClockAndEndAtSignOut() async throws {
+        let fixture = try await ServerFixture()
+        let now = Mutex(Date(timeIntervalSince1970: 1_790_000_000))
+        let router = try DashboardTestSupport.router(fixture, sandbox: nil, now: { now.withLock { $0 } })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            #expect(try await browser.signIn("sk_test", client) != nil)
+            now.withLock { $0 += 3599 }
+            #expect(try await browser.get("/dashboard", client).status == .ok)
+            now.withLock { $0 += 2 }
+            #expect(try await browser.get("/dashboard", client).headers[.location] == "/dashboard/login")
+
+            let csrf = try #require(try await browser.signIn("sk_test", client))
+            let token = try #require(browser.cookies[DashboardTestSupport.sessionCookie])
+            #expect(try await browser.post("/dashboard/logout", ["csrf": csrf], client).status == .seeOther)
+            #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+            // The server forgot the session: the old cookie, sent again, is no session.
+            let replayed = try await client.execute(
+                uri: "/dashboard", method: .get, headers: [.cookie: "\(DashboardTestSupport.sessionCookie)=\(token)"])
+            #expect(replayed.headers[.location] == "/dashboard/login")
+        }
+    }
+
+    @Test func everyFormIsCheckedForTheSessionsCSRFToken() async throws {
+        let fixture = try await ServerFixture()
+        let sandbox = RecordingSandboxControl()
+        let router = try DashboardTestSupport.router(fixture, sandbox: sandbox, now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            let csrf = try #require(try await browser.signIn("sk_test", client))
+            let refund = ["action": "refund", "id": "2000000000000007", "reason": "1"]
+            let missing = try await browser.post("/dashboard/sandbox/action", refund, client)
+            #expect(missing.status == .forbidden)
+            var wrong = refund
+            wrong["csrf"] = String(repeating: "0", count: 64)
+            #expect(try await browser.post("/dashboard/sandbox/action", wrong, client).status == .forbidden)
+            #expect(try await browser.post("/dashboard/logout", [:], client).status == .forbidden)
+            #expect(await sandbox.performed.isEmpty)
+
+            var other = Browser()
+            let otherCSRF = try #require(try await other.signIn("sk_test", client))
+            var crossed = refund
+            crossed["csrf"] = otherCSRF
+            #expect(
+                try await browser.post("/dashboard/sandbox/action", crossed, client).status == .forbidden,
+                "a token is good for its own session only")
+
+            var good = refund
+            good["csrf"] = csrf
+            let done = try await browser.post("/dashboard/sandbox/action", good, client)
+            #expect(done.status == .seeOther)
+            #expect(done.headers[.location]?.hasPrefix("/dashboard/sandbox?notice=") == true)
+            #expect(await sandbox.performed == [.refund(transactionID: "2000000000000007", reason: 1)])
+        }
+    }
+
+    @Test(arguments: [
+        (["action": "advance", "seconds": "86400"], SandboxControlAction.advanceClock(seconds: 86_400)),
+        (["action": "rate", "rate": "0"], .setClockRate(0)),
+        (["action": "approve", "id": "p1"], .approve(pendingID: "p1")),
+        (["action": "decline", "id": "p1"], .decline(pendingID: "p1")),
+        (["action": "renew", "id": "o1"], .renew(originalTransactionID: "o1")),
+        (["action": "fail-renewals", "id": "o1"], .failRenewals(originalTransactionID: "o1")),
+        (["action": "resolve-billing", "id": "o1"], .resolveBilling(originalTransactionID: "o1")),
+        (["action": "revoke", "id": "t1"], .revoke(transactionID: "t1")),
+        (["action": "create-tester", "name": "gb@example.com", "storefront": "GBR"], .createTester(name: "gb@example.com", storefront: "GBR")),
+        (["action": "storefront", "id": "jp", "storefront": "USA"], .setStorefront(testerID: "jp", storefront: "USA")),
+        (["action": "ask-to-buy", "id": "jp", "enabled": "true"], .setAskToBuy(testerID: "jp", enabled: true)),
+        (["action": "clear", "id": "jp"], .clearPurchaseHistory(testerID: "jp")),
+        (
+            ["action": "settings", "askToBuy": "true", "gracePeriodDays": "6", "failPurchasesWith": "", "notificationURL": "http://127.0.0.1:1/n"],
+            .updateSettings(.init(askToBuy: true, gracePeriodDays: 6, failPurchasesWith: nil, notificationURL: "http://127.0.0.1:1/n"))
+        ),
+    ])
+    func formsBecomeSandboxActions(form: [String: String], action: SandboxControlAction) throws {
+        #expect(try DashboardRoutes.sandboxAction(from: form) == action)
+    }
+
+    @Test(arguments: [
+        ["action": "refund"], ["action": "refund", "id": "1", "reason": "7"], ["action": "advance", "seconds": "-1"],
+        ["action": "rate", "rate": "fast"], ["action": "storefront", "id": "jp", "storefront": "ATL"],
+        ["action": "explode"], ["id": "1"],
+    ])
+    func badFormsAreRefused(form: [String: String]) {
+        #expect(throws: ServerError.self) { try DashboardRoutes.sandboxAction(from: form) }
+    }
+
+    @Test func aRefusalFromTheSandboxIsShownOnThePage() async throws {
+        let fixture = try await ServerFixture()
+        let sandbox = RecordingSandboxControl()
+        await sandbox.refuse(with: "no transaction has ID 42")
+        let router = try DashboardTestSupport.router(fixture, sandbox: sandbox, now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            let csrf = try #require(try await browser.signIn("sk_test", client))
+            let refused = try await browser.post(
+                "/dashboard/sandbox/action", ["csrf": csrf, "action": "refund", "id": "42"], client)
+            let location = try #require(refused.headers[.location])
+            #expect(location.hasPrefix("/dashboard/sandbox?problem="))
+            let page = String(buffer: try await browser.get(location, client).body)
+            #expect(page.contains("no transaction has ID 42"))
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import AppStoreModels
+import Foundation
+import KakinServer
+import Testing
+
+@Suite("SQL ledger: the dashboard's reads")
+struct SQLLedgerStoreDashboardTests {
+    @Test("customers are found by user ID prefix (any case, wildcards literal) or by transaction ID", arguments: StoreKind.allCases)
+    func findCustomers(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("t1", user: "alice", purchasedAt: 0), grants: Fixture.coins)
+            _ = try await store.record(Fixture.transaction("t2", user: "alice", purchasedAt: 50), grants: Fixture.coins)
+            _ = try await store.record(Fixture.transaction("t3", user: "al_x", purchasedAt: 20), grants: [])
+            _ = try await store.record(Fixture.transaction("t4", user: "bob", purchasedAt: 30), grants: [])
+            _ = try await store.record(Fixture.transaction("t5", original: "t4", user: nil, purchasedAt: 40), grants: [])
+
+            let byPrefix = try await store.findCustomers(matching: "AL", limit: 10)
+            #expect(byPrefix.map(\.appUserID) == ["alice", "al_x"])
+            #expect(byPrefix.first?.transactionCount == 2)
+            #expect(byPrefix.first?.lastPurchaseDate == Fixture.at(50))
+            #expect(try await store.findCustomers(matching: "al_", limit: 10).map(\.appUserID) == ["al_x"])
+            #expect(try await store.findCustomers(matching: "a%", limit: 10).isEmpty)
+            #expect(try await store.findCustomers(matching: "t3", limit: 10).map(\.appUserID) == ["al_x"])
+            #expect(try await store.findCustomers(matching: "t4", limit: 10).map(\.appUserID) == ["bob"])
+            #expect(try await store.findCustomers(matching: "", limit: 2).map(\.appUserID) == ["alice", "bob"])
+        }
+    }
+
+    @Test("the period's transactions include subscriptions that started before it", arguments: StoreKind.allCases)
+    func periodTransactions(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let day = 86_400.0
+            _ = try await store.record(
+                Fixture.transaction("old", user: "a", purchasedAt: -100 * day), grants: [])
+            _ = try await store.record(
+                Fixture.transaction("sub", user: "a", type: .autoRenewableSubscription, purchasedAt: -10 * day),
+                grants: [])
+            _ = try await store.record(
+                Fixture.transaction("refunded", user: "a", purchasedAt: -50 * day, revokedAt: 2 * day), grants: [])
+            _ = try await store.record(Fixture.transaction("new", user: "a", purchasedAt: day), grants: [])
+            _ = try await store.record(Fixture.transaction("later", user: "a", purchasedAt: 40 * day), grants: [])
+            let ids = try await store.transactions(
+                bundleID: Fixture.bundleID, touching: Fixture.at(0), before: Fixture.at(30 * day)
+            ).map(\.transactionID)
+            #expect(ids == ["refunded", "sub", "new"])
+        }
+    }
+
+    @Test("notifications, deliveries and reconciliation runs, newest first, by customer", arguments: StoreKind.allCases)
+    func activity(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            _ = try await store.record(Fixture.transaction("t2", user: "bob"), grants: [])
+            _ = try await store.revoke(
+                transactionID: "t1", at: Fixture.at(5), reason: 1, grants: [], policy: .clampAtZero)
+            _ = try await store.recordNotification(
+                uuid: "n1", type: "ONE_TIME_CHARGE", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t2",
+                signedPayload: "jws", receivedAt: Fixture.at(1))
+            _ = try await store.recordNotification(
+                uuid: "n2", type: "REFUND", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t1",
+                signedPayload: "jws", receivedAt: Fixture.at(6))
+            let all = try await store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 10)
+            #expect(all.map(\.notificationUUID) == ["n2", "n1"])
+            #expect(all.first?.transactionRevocationDate == Fixture.at(5))
+            #expect(all.first?.appUserID == "alice")
+            let alices = try await store.receivedNotifications(
+                bundleID: Fixture.bundleID, appUserID: "alice", limit: 10)
+            #expect(alices.map(\.type) == ["REFUND"])
+
+            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(10), limit: 10)
+            let first = try #require(events.first)
+            try await store.markDelivery(
+                eventID: first.id, endpoint: "https://hooks.example/a", delivered: false, at: Fixture.at(11),
+                retryAt: Fixture.at(70))
+            let deliveries = try await store.webhookDeliveries(bundleID: nil, appUserID: "alice", limit: 50)
+            #expect(!deliveries.isEmpty)
+            #expect(deliveries.allSatisfy { $0.appUserID == "alice" })
+            let attempted = try #require(deliveries.first { $0.eventID == first.id })
+            #expect(attempted.attempts == 1)
+            #expect(attempted.nextAttemptAt == Fixture.at(70))
+            #expect(attempted.deliveredAt == nil)
+            #expect(deliveries.map(\.eventID) == deliveries.map(\.eventID).sorted(by: >))
+
+            try await store.recordReconciliation(
+                ReconciliationRun(
+                    bundleID: Fixture.bundleID, startedAt: Fixture.at(20), finishedAt: Fixture.at(21),
+                    transactionsSeen: 3, transactionsRecorded: 1, transactionsRevoked: 0, failure: nil))
+            try await store.recordReconciliation(
+                ReconciliationRun(
+                    bundleID: Fixture.bundleID, startedAt: Fixture.at(30), finishedAt: Fixture.at(30),
+                    transactionsSeen: 0, transactionsRecorded: 0, transactionsRevoked: 0, failure: "the API did not answer"))
+            let runs = try await store.reconciliationRuns(limit: 10)
+            #expect(runs.map(\.failure) == ["the API did not answer", nil])
+            #expect(runs.last?.transactionsSeen == 3)
+        }
+    }
+}

@@ -10,6 +10,9 @@ import VaporCSQLite
 public final class SQLiteDirectConnection {
     private let raw: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// Pages in the write-ahead log after this connection's last commit, once
+    /// ``trackWriteAheadLog()`` was called (written by SQLite's WAL hook, on the committing thread).
+    private let walPagesAfterCommit: UnsafeMutablePointer<Int32>
     /// The file this connection opened (`:memory:` for a private in-memory database).
     public let path: String
 
@@ -28,11 +31,14 @@ public final class SQLiteDirectConnection {
         }
         raw = handle
         self.path = path
+        walPagesAfterCommit = .allocate(capacity: 1)
+        walPagesAfterCommit.initialize(to: 0)
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
         _ = kakin_sqlite_enable_qpsg(UnsafeMutableRawPointer(handle))
     }
 
     deinit {
+        walPagesAfterCommit.deallocate()
         for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
         sqlite_nio_sqlite3_close_v2(raw)
     }
@@ -67,6 +73,22 @@ public final class SQLiteDirectConnection {
         }
         if let failure { throw failure }
     }
+
+    /// Takes over checkpointing from SQLite: from now on a commit on this connection only records
+    /// how many pages the write-ahead log holds (``writeAheadLogPages``) and never copies them back
+    /// into the database itself, so the caller decides when and on which connection that happens.
+    public func trackWriteAheadLog() {
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context, _, _, pages in
+            context?.assumingMemoryBound(to: Int32.self).pointee = pages
+            return SQLITE_OK
+        }
+        _ = sqlite_nio_sqlite3_wal_hook(raw, hook, UnsafeMutableRawPointer(walPagesAfterCommit))
+    }
+
+    /// Pages in the write-ahead log after the last commit on this connection (see
+    /// ``trackWriteAheadLog()``); 0 before the first.
+    public var writeAheadLogPages: Int { Int(walPagesAfterCommit.pointee) }
 
     /// The number of rows the last insert, update or delete changed.
     public var changes: Int { Int(sqlite_nio_sqlite3_changes(raw)) }

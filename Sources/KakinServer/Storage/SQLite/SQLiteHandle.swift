@@ -34,6 +34,15 @@ final class SQLiteHandle: Sendable {
         return result.rows.map { SQLiteResultRow(columns: result.columns, values: $0) }
     }
 
+    /// From now on commits on this connection leave checkpoints to the caller and record the
+    /// size of the write-ahead log (``writeAheadLogPages``).
+    func trackWriteAheadLog() {
+        connection.withLock { $0.trackWriteAheadLog() }
+    }
+
+    /// Pages in the write-ahead log after this connection's last commit.
+    var writeAheadLogPages: Int { connection.withLock { $0.writeAheadLogPages } }
+
     /// How often each cached statement was compiled again since it was prepared.
     func reprepareCounts() -> [String: Int32] {
         connection.withLock { $0.reprepareCounts() }

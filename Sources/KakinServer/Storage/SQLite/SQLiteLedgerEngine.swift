@@ -18,6 +18,12 @@ import Synchronization
 /// - **Prepared statements** stay prepared on every connection, and nothing hops between threads
 ///   per statement.
 ///
+/// - **Checkpoints beside it.** The writer does not copy the write-ahead log back into the
+///   database file at its commits: a ``SQLiteCheckpointer`` does, on its own connection and
+///   thread, once the log holds ``checkpointPages`` pages. When the log reaches
+///   ``restartPages`` and no checkpoint is running, the writer copies the little that is left
+///   itself, so the log starts over instead of growing without end.
+///
 /// An in-memory database has a single connection, so reads go through the writer too.
 final class SQLiteLedgerEngine: Sendable {
     private let writer: SQLiteHandle
@@ -25,6 +31,7 @@ final class SQLiteLedgerEngine: Sendable {
     private let queue = Mutex(Queue())
     private let readers: Mutex<[SQLiteHandle]>
     private let path: String?
+    private let checkpointer: SQLiteCheckpointer?
     private let pragmas: [String]
     let eventLoop: any EventLoop
     let logger: Logger
@@ -32,6 +39,10 @@ final class SQLiteLedgerEngine: Sendable {
     static let maxGroup = 256
     /// The writer's page cache, in KiB.
     static let writerCacheKiB = 32 * 1024
+    /// Log size (pages) from which the checkpointer is asked to run: SQLite's own default.
+    static let checkpointPages = 1000
+    /// Log size (pages) from which the writer finishes a checkpoint itself, so the log can reset.
+    static let restartPages = 4000
 
     private struct Queue {
         var jobs: [Job] = []
@@ -67,7 +78,10 @@ final class SQLiteLedgerEngine: Sendable {
             _ = try writer.query("PRAGMA journal_mode = WAL", [])
             // In WAL mode FULL syncs the log at every commit: a commit survives a power cut.
             try writer.execute("PRAGMA synchronous = FULL")
+            writer.trackWriteAheadLog()
         }
+        let pragmas = self.pragmas
+        checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
         readers = Mutex([])
         writerExecutor = SQLiteThreadExecutor(name: "kakin.sqlite.writer")
     }
@@ -84,6 +98,7 @@ final class SQLiteLedgerEngine: Sendable {
             if idle { done.resume() }
         }
         writerExecutor.stop()
+        await checkpointer?.close()
         readers.withLock { $0.removeAll() }
     }
 
@@ -175,6 +190,21 @@ final class SQLiteLedgerEngine: Sendable {
                 continue
             }
             for (job, result) in zip(group, results) { job.continuation.resume(with: result) }
+            checkpointIfLarge()
+        }
+    }
+
+    /// After a commit: hands a grown log to the checkpointer, or, when it is large and the
+    /// checkpointer idle, copies the rest on the writer so that the next write starts the log over.
+    private func checkpointIfLarge() {
+        guard let checkpointer else { return }
+        let pages = writer.writeAheadLogPages
+        guard pages >= Self.checkpointPages else { return }
+        guard pages >= Self.restartPages else { return checkpointer.request() }
+        // No more requests: the running pass ends soon, and the next commit finishes the rest.
+        guard !checkpointer.isRunning else { return }
+        do { try writer.execute("PRAGMA wal_checkpoint(PASSIVE)") } catch {
+            logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
         }
     }
 

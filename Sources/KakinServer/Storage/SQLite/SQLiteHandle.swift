@@ -59,23 +59,40 @@ extension SQLiteDirectError {
 
 extension SQLiteValue {
     /// The SQLite value of a bound Swift value (optionals unwrapped, dates as seconds).
+    ///
+    /// A cast from the existential to a concrete type also sees through an `Optional` holding a
+    /// value, so the common types are tried first; only what matches none of them (a `nil`, or a
+    /// type SQLite cannot store) pays for the look-up of the `Optional` conformance.
     init(_ bind: any Encodable & Sendable) throws {
+        if let value = Self.concrete(bind) {
+            self = value
+            return
+        }
         switch Self.unwrap(bind) {
         case nil: self = .null
-        case let value as String: self = .text(value)
-        case let value as Int: self = .integer(Int64(value))
-        case let value as Int64: self = .integer(value)
-        case let value as Int32: self = .integer(Int64(value))
-        case let value as UInt32: self = .integer(Int64(value))
-        case let value as Bool: self = .integer(value ? 1 : 0)
-        case let value as Double: self = .real(value)
-        case let value as Float: self = .real(Double(value))
-        case let value as Data: self = .blob(value)
-        case let value as [UInt8]: self = .blob(Data(value))
-        case let value as UUID: self = .text(value.uuidString)
-        case let value as Date: self = .real(value.timeIntervalSince1970)
         case let value?:
-            throw LedgerStoreError(.invalidArgument, "SQLite cannot store a \(type(of: value))")
+            guard let stored = Self.concrete(value) else {
+                throw LedgerStoreError(.invalidArgument, "SQLite cannot store a \(type(of: value))")
+            }
+            self = stored
+        }
+    }
+
+    private static func concrete(_ bind: Any) -> SQLiteValue? {
+        switch bind {
+        case let value as String: .text(value)
+        case let value as Int: .integer(Int64(value))
+        case let value as Int64: .integer(value)
+        case let value as Int32: .integer(Int64(value))
+        case let value as UInt32: .integer(Int64(value))
+        case let value as Bool: .integer(value ? 1 : 0)
+        case let value as Double: .real(value)
+        case let value as Float: .real(Double(value))
+        case let value as Data: .blob(value)
+        case let value as [UInt8]: .blob(Data(value))
+        case let value as UUID: .text(value.uuidString)
+        case let value as Date: .real(value.timeIntervalSince1970)
+        default: nil
         }
     }
 

@@ -13,10 +13,11 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
         discussion: """
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
-            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID), then a JSON file (--config or \
-            KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
-            clawbackPolicy, transferPolicy, webhooks), then defaults. Keys, the sandbox \
-            CA and the databases are made on first start and kept in the data directory.
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_DATABASE), then a JSON file \
+            (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
+            clawbackPolicy, transferPolicy, webhooks, database), then defaults. Keys, the sandbox \
+            CA and the databases are made on first start and kept in the data directory; --database \
+            postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead.
             """)
 
     @Option(help: "A JSON configuration file (env KAKIN_CONFIG).") var config: String?
@@ -37,6 +38,12 @@ struct ServeCommand: AsyncParsableCommand {
         help: "keepWithOriginal (default) or transferToNewUser: what a restore by another customer does.")
     var transferPolicy: String?
     @Option(name: .customLong("log-format"), help: "text (default) or json.") var logFormat: String?
+    @Option(
+        help: """
+            The purchase ledger: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE \
+            (env KAKIN_DATABASE; default SQLite in the data directory).
+            """)
+    var database: String?
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -72,6 +79,12 @@ struct ServeCommand: AsyncParsableCommand {
         options.catalog = catalog ?? environment["KAKIN_CATALOG"] ?? options.catalog
         options.grants = grants ?? environment["KAKIN_GRANTS"] ?? options.grants
         options.bundleID = bundleID ?? environment["KAKIN_BUNDLE_ID"] ?? options.bundleID
+        options.database = database ?? environment["KAKIN_DATABASE"] ?? file.database
+        if let database = options.database, !database.hasPrefix("sqlite:") {
+            do { _ = try PostgresConnectionOptions(url: database) } catch {
+                throw ValidationError("--database: \(error.message)")
+            }
+        }
         for (name, value) in [("--port", options.port), ("--sandbox-port", options.sandboxPort)] {
             guard (1...65_535).contains(value) else { throw ValidationError("\(name) must be between 1 and 65535") }
         }
@@ -176,4 +189,5 @@ struct ServeConfigurationFile: Decodable {
     var transferPolicy: String?
     /// `URL=SECRET` entries.
     var webhooks: [String]?
+    var database: String?
 }

@@ -27,6 +27,8 @@ struct ServeEnvironment {
         var transferPolicy: TransferPolicy = .keepWithOriginal
         var webhooks: [WebhookEndpoint] = []
         var logFormat: ServerConfiguration.LogFormat = .text
+        /// The purchase ledger's URL; SQLite in the data directory when `nil`.
+        var database: String?
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -96,7 +98,7 @@ struct ServeEnvironment {
         app.endpoints.serverAPIProduction = URL(string: sandboxBase)!
         app.endpoints.serverAPISandbox = URL(string: sandboxBase)!
         var server = ServerConfiguration(
-            database: "sqlite:" + data.appendingPathComponent(Files.ledger).path,
+            database: options.database ?? "sqlite:" + data.appendingPathComponent(Files.ledger).path,
             serverKeyPath: data.appendingPathComponent(Files.serverKey).path,
             keys: .init(publishable: keys.publicKey, secret: keys.secretKey), apps: [app])
         server.listen = .init(host: options.host, port: options.port)

@@ -103,8 +103,20 @@ import FoundationNetworking
         return answer?.status ?? 0
     }
 
-    @Test(.enabled(if: enabled, "\(skipMessage)"))
-    func threeReplicasGrantOnceNeverOverdrawAndDeliverEachWebhookOnce() async throws {
+    /// Three replicas, a sandbox that sold `purchases` purchases of 100 points to `tester`, and a
+    /// webhook receiver counting deliveries.
+    struct Cluster: Sendable {
+        let replicas: [RunningProcess]
+        let urls: [String]
+        let store: SQLLedgerStore
+        let deliveries: DeliveryCounter
+        let webhookEndpoint: String
+        let purchases: [(id: String, jws: String)]
+    }
+
+    static func withReplicas(
+        purchases count: Int, tester: String, _ body: @escaping @Sendable (Cluster) async throws -> Void
+    ) async throws {
         let scratch = try ScratchDirectory()
         let database = try await Database()
         let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
@@ -112,22 +124,38 @@ import FoundationNetworking
         let counter = DeliveryCounter()
         let receiver = Application(
             router: counter.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await receiver.test(.live) { client in
-            let replicas = try await Self.startReplicas(
-                3, database: database, sandbox: sandbox, scratch: scratch, webhookPort: try #require(client.port))
-            defer { for replica in replicas { _ = replica.process.stop() } }
-            let urls = replicas.map(\.url)
+        do {
+            try await receiver.test(.live) { client in
+                let port = try #require(client.port)
+                let replicas = try await startReplicas(
+                    3, database: database, sandbox: sandbox, scratch: scratch, webhookPort: port)
+                defer { for replica in replicas { _ = replica.process.stop() } }
+                var minted: [(id: String, jws: String)] = []
+                for _ in 0..<count { minted.append(try await buyPoints(tester: tester, sandbox: sandbox)) }
+                try await body(
+                    Cluster(
+                        replicas: replicas.map(\.process), urls: replicas.map(\.url), store: database.store,
+                        deliveries: counter, webhookEndpoint: "http://127.0.0.1:\(port)/hook", purchases: minted))
+            }
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"))
+    func threeReplicasGrantOnceNeverOverdrawAndDeliverEachWebhookOnce() async throws {
+        try await Self.withReplicas(purchases: 10, tester: "alice") { cluster in
+            let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)
 
             // 100 posts of each of 10 purchases, all at once, spread over the replicas.
-            var minted: [(id: String, jws: String)] = []
-            for _ in 0..<10 { minted.append(try await Self.buyPoints(tester: "alice", sandbox: sandbox)) }
-            let purchases = minted
             let statuses = await concurrently(purchases.count * 100, width: 48) { index in
                 await Self.post(purchases[index % purchases.count].jws, user: "alice", to: urls[index % urls.count])
             }
             #expect(
                 statuses.allSatisfy { $0 == 200 }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
-            var customer = try await database.store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
+            var customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
             #expect(Set(customer.transactions.map(\.transactionID)) == Set(purchases.map(\.id)))
             #expect(customer.ledger.filter { $0.kind == .credit }.count == purchases.count, "one grant each")
             #expect(customer.balances["points"] == 1000)
@@ -142,47 +170,32 @@ import FoundationNetworking
             }
             #expect(spends.filter { $0 == 200 }.count == 100)
             #expect(spends.filter { $0 == 422 }.count == 50, "the others are refused: never overdrawn")
-            customer = try await database.store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
+            customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
             #expect(customer.balances["points"] == 0)
             #expect(customer.ledger.reduce(0) { $0 + $1.amount } == 0)
 
             // Every ledger event reaches the receiver once, whichever replica sent it.
-            let endpoint = "http://127.0.0.1:\(try #require(client.port))/hook"
+            let endpoint = cluster.webhookEndpoint
             let deadline = ContinuousClock.now + .seconds(120)
-            while try await database.store.undeliveredEventCount(endpoint: endpoint) > 0, ContinuousClock.now < deadline
-            {
+            while try await store.undeliveredEventCount(endpoint: endpoint) > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
             }
-            let events = try await database.store.dueEvents(endpoint: "never-delivered", now: Date(), limit: 100_000)
-            let counts = counter.counts.withLock { $0 }
+            let events = try await store.dueEvents(endpoint: "never-delivered", now: Date(), limit: 100_000)
+            let counts = cluster.deliveries.counts.withLock { $0 }
             #expect(events.count >= 10 + 10 + 100, "recorded, credited and spent events")
             #expect(Set(counts.keys) == Set(events.map(\.id)), "every event delivered")
             #expect(counts.values.allSatisfy { $0 == 1 }, "each once: \(counts.filter { $0.value != 1 })")
         }
-        await database.drop()
     }
 
     @Test(.enabled(if: enabled, "\(skipMessage)"))
     func aReplicaKilledMidLoadLosesNoPurchaseAndGrantsNoneTwice() async throws {
-        let scratch = try ScratchDirectory()
-        let database = try await Database()
-        let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
-        defer { _ = sandbox.process.stop() }
-        let receiver = Application(
-            router: DeliveryCounter().router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await receiver.test(.live) { client in
-            let replicas = try await Self.startReplicas(
-                3, database: database, sandbox: sandbox, scratch: scratch, webhookPort: try #require(client.port))
-            defer { for replica in replicas { _ = replica.process.stop() } }
-            let urls = replicas.map(\.url)
-
-            // 90 purchases by 90 customers, each posted 3 times, spread over the replicas; the
-            // third replica is killed once 60 answers have come back.
-            var minted: [(id: String, jws: String)] = []
-            for _ in 0..<90 { minted.append(try await Self.buyPoints(tester: "bob", sandbox: sandbox)) }
-            let purchases = minted
+        // 90 purchases by 90 customers, each posted 3 times, spread over the replicas; the third
+        // replica is killed once 60 answers have come back.
+        try await Self.withReplicas(purchases: 90, tester: "bob") { cluster in
+            let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)
             let answered = Atomic<Int>(0)
-            let victim = replicas[2].process
+            let victim = cluster.replicas[2]
             let statuses = await concurrently(purchases.count * 3, width: 24) { index in
                 let purchase = index % purchases.count
                 let status = await Self.post(
@@ -200,7 +213,7 @@ import FoundationNetworking
             // Every purchase that was answered 200 is in the ledger now, before any retry.
             let acknowledged = Set(statuses.filter { $0.1 == 200 }.map(\.0))
             for purchase in acknowledged {
-                #expect(try await database.store.transaction(id: purchases[purchase].id) != nil)
+                #expect(try await store.transaction(id: purchases[purchase].id) != nil)
             }
             // The others are retried through the surviving replicas, as a client does.
             for (purchase, _) in failed {
@@ -208,14 +221,13 @@ import FoundationNetworking
                 #expect(status == 200, "the retry of purchase \(purchase) succeeds")
             }
             for (index, purchase) in purchases.enumerated() {
-                let customer = try await database.store.customer(
+                let customer = try await store.customer(
                     bundleID: ServerCommandTests.bundleID, appUserID: "user-\(index)")
                 #expect(customer.transactions.map(\.transactionID) == [purchase.id], "purchase \(index) is recorded")
                 #expect(customer.ledger.filter { $0.kind == .credit }.count == 1, "and granted once")
                 #expect(customer.balances["points"] == 100)
             }
         }
-        await database.drop()
     }
 }
 

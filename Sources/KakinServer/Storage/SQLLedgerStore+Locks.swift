@@ -20,14 +20,23 @@ enum LedgerLock: Int32 {
 }
 
 extension SQLLedgerStore {
-    /// Runs `body` holding `lock` on `session` (one connection), waiting for it when another
-    /// connection holds it.
+    /// Runs `body` holding `lock` on `session` (one connection). With `waiting`, waits for the
+    /// lock when another connection holds it; without, returns `nil` at once instead of running
+    /// `body`. The lock is released when `body` returns or throws.
+    @discardableResult
     static func holdingAdvisoryLock<R: Sendable>(
-        _ lock: LedgerLock, on session: any SQLDatabase, _ body: () async throws -> R
-    ) async throws -> R {
-        try await session.raw(
-            "SELECT pg_advisory_lock(\(bind: LedgerLock.namespace), \(bind: lock.rawValue))"
-        ).run()
+        _ lock: LedgerLock, on session: any SQLDatabase, waiting: Bool, _ body: () async throws -> R
+    ) async throws -> R? {
+        if waiting {
+            try await session.raw(
+                "SELECT pg_advisory_lock(\(bind: LedgerLock.namespace), \(bind: lock.rawValue))"
+            ).run()
+        } else {
+            let acquired = try await session.raw(
+                "SELECT pg_try_advisory_lock(\(bind: LedgerLock.namespace), \(bind: lock.rawValue)) AS acquired"
+            ).first()?.decode(column: "acquired", as: Bool.self)
+            guard acquired == true else { return nil }
+        }
         let result: R
         do { result = try await body() } catch {
             try? await releaseAdvisoryLock(lock, on: session)
@@ -52,21 +61,7 @@ extension SQLLedgerStore {
         guard dialect == .postgresql, engine == nil else { return try await body() }
         let lock = LedgerLock(job)
         return try await database.withSession { session -> R? in
-            let acquired = try await session.raw(
-                "SELECT pg_try_advisory_lock(\(bind: LedgerLock.namespace), \(bind: lock.rawValue)) AS acquired"
-            ).first()?.decode(column: "acquired", as: Bool.self)
-            guard acquired == true else { return nil }
-            let result: R
-            do { result = try await body() } catch {
-                try? await releaseLock(lock, on: session)
-                throw error
-            }
-            try await releaseLock(lock, on: session)
-            return result
+            try await Self.holdingAdvisoryLock(lock, on: session, waiting: false, body)
         }
-    }
-
-    private func releaseLock(_ lock: LedgerLock, on session: any SQLDatabase) async throws {
-        try await Self.releaseAdvisoryLock(lock, on: session)
     }
 }

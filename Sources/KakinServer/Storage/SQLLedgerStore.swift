@@ -133,7 +133,7 @@ public struct SQLLedgerStore: LedgerStore {
         }
         let dialect = self.dialect
         try await database.withSession { session in
-            try await Self.holdingAdvisoryLock(LedgerLock.migrations, on: session) {
+            try await Self.holdingAdvisoryLock(LedgerLock.migrations, on: session, waiting: true) {
                 try await Self.applyMigrations(dialect: dialect, on: session) { body in
                     try await Self.transaction(on: session, begin: dialect.beginWrite, body)
                 }

@@ -139,7 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
             Kakin is running.
               purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
               sandbox App Store: \(environment.sandboxURL)  (device /v1/device, control /v1/control, /verifyReceipt, /inApps)
-              data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json, api-key.p8)
+              data:             \(options.data) (\(options.database == nil ? "SQLite ledger kakin.sqlite, " : "")sandbox state and CA, keys.json, api-key.p8)
               app:              \(options.bundleID)
               publishable key:  \(environment.keys.publicKey)
               secret key:       \(environment.keys.secretKey)

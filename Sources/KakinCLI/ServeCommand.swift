@@ -13,10 +13,11 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
         discussion: """
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
-            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD), then a JSON file \
-            (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, grants, bundleId, \
-            clawbackPolicy, transferPolicy, webhooks, adminPassword), then defaults. Keys, the sandbox \
-            CA and the databases are made on first start and kept in the data directory.
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE), \
+            then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, \
+            grants, bundleId, clawbackPolicy, transferPolicy, webhooks, adminPassword, database), then \
+            defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
+            directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead.
             """)
 
     @Option(help: "A JSON configuration file (env KAKIN_CONFIG).") var config: String?
@@ -41,6 +42,12 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("admin-password"),
         help: "A dashboard password besides the secret key, 12 characters or more (env KAKIN_ADMIN_PASSWORD).")
     var adminPassword: String?
+    @Option(
+        help: """
+            The purchase ledger: sqlite:PATH, or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE \
+            (env KAKIN_DATABASE; default SQLite in the data directory).
+            """)
+    var database: String?
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -76,6 +83,12 @@ struct ServeCommand: AsyncParsableCommand {
         options.catalog = catalog ?? environment["KAKIN_CATALOG"] ?? options.catalog
         options.grants = grants ?? environment["KAKIN_GRANTS"] ?? options.grants
         options.bundleID = bundleID ?? environment["KAKIN_BUNDLE_ID"] ?? options.bundleID
+        options.database = database ?? environment["KAKIN_DATABASE"] ?? file.database
+        if let database = options.database, !database.hasPrefix("sqlite:") {
+            do { _ = try PostgresConnectionOptions(url: database) } catch {
+                throw ValidationError("--database: \(error.message)")
+            }
+        }
         for (name, value) in [("--port", options.port), ("--sandbox-port", options.sandboxPort)] {
             guard (1...65_535).contains(value) else { throw ValidationError("\(name) must be between 1 and 65535") }
         }
@@ -137,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
               purchase server:  \(environment.serverURL)   (API: \(environment.serverURL)/openapi.yaml)
               dashboard:        \(environment.serverURL)/dashboard   (sign in with the secret key\(options.adminPassword == nil ? "" : " or the admin password"))
               sandbox App Store: \(environment.sandboxURL)  (device /v1/device, control /v1/control, /verifyReceipt, /inApps)
-              data:             \(options.data) (SQLite ledger kakin.sqlite, sandbox state and CA, keys.json, api-key.p8)
+              data:             \(options.data) (\(options.database == nil ? "SQLite ledger kakin.sqlite, " : "")sandbox state and CA, keys.json, api-key.p8)
               app:              \(options.bundleID)
               publishable key:  \(environment.keys.publicKey)
               secret key:       \(environment.keys.secretKey)
@@ -190,4 +203,5 @@ struct ServeConfigurationFile: Decodable {
     var webhooks: [String]?
     /// A dashboard password besides the secret key.
     var adminPassword: String?
+    var database: String?
 }

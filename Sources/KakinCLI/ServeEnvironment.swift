@@ -28,6 +28,8 @@ struct ServeEnvironment {
         var webhooks: [WebhookEndpoint] = []
         var logFormat: ServerConfiguration.LogFormat = .text
         var adminPassword: String?
+        /// The purchase ledger's URL; SQLite in the data directory when `nil`.
+        var database: String?
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -98,7 +100,7 @@ struct ServeEnvironment {
         app.endpoints.serverAPIProduction = URL(string: sandboxBase)!
         app.endpoints.serverAPISandbox = URL(string: sandboxBase)!
         var server = ServerConfiguration(
-            database: "sqlite:" + data.appendingPathComponent(Files.ledger).path,
+            database: options.database ?? "sqlite:" + data.appendingPathComponent(Files.ledger).path,
             serverKeyPath: data.appendingPathComponent(Files.serverKey).path,
             keys: .init(publishable: keys.publicKey, secret: keys.secretKey), apps: [app])
         server.listen = .init(host: options.host, port: options.port)

@@ -10,12 +10,14 @@ struct ServerCommand: AsyncParsableCommand {
         commandName: "server",
         abstract: "Run the purchase server alone, in front of the real App Store (no sandbox).",
         discussion: """
-            FILE is JSON with the keys listen {host, port}, database (sqlite:PATH), serverKey (PEM path, \
+            FILE is JSON with the keys listen {host, port}, database (sqlite:PATH or \
+            postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), postgres {maxConnections, tls, caFile, schema}, \
+            serverKey (PEM path, \
             made on first start), keys {publishable, secret}, webhooks [{url, secret}], apps [{bundleId, \
             appAppleId, environments, sharedSecret, appStoreServerAPI {keyId, issuerId, privateKey}, catalog, \
             grants, transferPolicy, extraRoots, endpoints, keys}], clawbackPolicy, logging {format, level}, \
             limits {maxBodyBytes, maxContentBytes, idleTimeoutSeconds} and jobs {webhookIntervalSeconds, \
-            reconcileIntervalSeconds}. Any value may be env:NAME to read it from the environment. Relative \
+            webhookLeaseSeconds, reconcileIntervalSeconds}. Several servers may share one PostgreSQL database. Any value may be env:NAME to read it from the environment. Relative \
             paths are taken from the file's directory. Unknown keys stop the start.
             """)
 

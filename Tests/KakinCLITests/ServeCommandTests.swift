@@ -13,6 +13,16 @@ import Testing
         }
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["serve", "--clawback-policy", "maybe"]) }
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["serve", "--webhook", "no-secret"]) }
+        #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["serve", "--database", "mysql://db/x"]) }
+        #expect(throws: (any Error).self) {
+            try KakinCommand.parseAsRoot(["serve", "--database", "postgres://kakin@db/x?sslmode=sometimes"])
+        }
+    }
+
+    @Test func aPostgreSQLLedgerIsAccepted() throws {
+        _ = try KakinCommand.parseAsRoot([
+            "serve", "--database", "postgres://kakin@127.0.0.1:5432/kakin?sslmode=disable",
+        ])
     }
 
     @Test func defaultsParse() throws {

@@ -38,9 +38,10 @@ import Testing
     }
 
     static func configuration(
-        port: Int, sandbox: Sandbox, scratch: borrowing ScratchDirectory, name: String, trustSandbox: Bool = true
+        port: Int, sandbox: Sandbox, scratch: borrowing ScratchDirectory, name: String, trustSandbox: Bool = true,
+        overriding extra: [String: Any] = [:]
     ) throws -> String {
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "listen": ["host": "127.0.0.1", "port": port],
             "database": "sqlite:\(name).sqlite",
             "serverKey": "\(name)-key.pem",
@@ -64,6 +65,7 @@ import Testing
                 ]
             ],
         ]
+        object.merge(extra) { _, new in new }
         return try scratch.write(
             String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), to: "\(name).json")
     }

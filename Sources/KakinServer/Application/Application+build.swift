@@ -74,15 +74,20 @@ public func buildApplication(
                 name: "reconciliation", every: .seconds(configuration.reconcileIntervalSeconds), waitsFirst: true,
                 logger: logger
             ) {
-                for bundleID in reconciled {
-                    let report = try await reconciler.reconcile(bundleID: bundleID)
-                    logger.info(
-                        "reconciled",
-                        metadata: [
-                            "bundle_id": "\(bundleID)", "seen": "\(report.transactionsSeen)",
-                            "recorded": "\(report.transactionsRecorded)", "revoked": "\(report.transactionsRevoked)",
-                        ])
+                // Servers sharing a PostgreSQL database take turns: one reconciles, the others skip.
+                let ran = try await store.exclusively(.reconciliation) {
+                    for bundleID in reconciled {
+                        let report = try await reconciler.reconcile(bundleID: bundleID)
+                        logger.info(
+                            "reconciled",
+                            metadata: [
+                                "bundle_id": "\(bundleID)", "seen": "\(report.transactionsSeen)",
+                                "recorded": "\(report.transactionsRecorded)",
+                                "revoked": "\(report.transactionsRevoked)",
+                            ])
+                    }
                 }
+                if ran == nil { logger.debug("reconciliation skipped: another server is reconciling") }
             })
     }
     let onServerRunning = dependencies.onServerRunning
@@ -120,7 +125,7 @@ struct ServerParts {
         for (index, app) in configuration.apps.enumerated() {
             apps.append(try appConfiguration(app, index: index, server: configuration))
         }
-        let store = try await openStore(configuration.database)
+        let store = try await openStore(configuration, logger: dependencies.logger)
         let service = PurchaseService(
             store: store, apps: apps, clawbackPolicy: configuration.clawbackPolicy,
             verifyReceiptClient: dependencies.verifyReceiptClient, now: dependencies.now,
@@ -130,13 +135,13 @@ struct ServerParts {
             reconciler: Reconciler(service: service, exchange: dependencies.exchange),
             webhooks: WebhookDispatcher(
                 store: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
-                now: dependencies.now))
+                leaseDuration: TimeInterval(configuration.webhookLeaseSeconds), now: dependencies.now))
     }
 
-    static func openStore(_ database: String) async throws -> SQLLedgerStore {
+    static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLLedgerStore {
+        let database = configuration.database
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            throw ServerError(
-                .invalidConfiguration, "database: PostgreSQL is not supported by this build; use sqlite:PATH")
+            return try SQLLedgerStore.postgres(configuration.postgresOptions(), logger: logger)
         }
         let path = String(database.dropFirst("sqlite:".count))
         guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }

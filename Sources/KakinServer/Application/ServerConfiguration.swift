@@ -98,8 +98,17 @@ public struct ServerConfiguration: Sendable {
     }
 
     public var listen = Listen()
-    /// `sqlite:PATH`, or `sqlite::memory:` for a throwaway ledger.
+    /// `sqlite:PATH`, `sqlite::memory:` for a throwaway ledger, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`
+    /// for a ledger that several servers share (see ``PostgresConnectionOptions``).
     public var database: String
+    /// The `postgres` object: the pool size and TLS settings of a PostgreSQL database, over what
+    /// its URL says.
+    public var postgresMaxConnections: Int?
+    public var postgresTLS: PostgresConnectionOptions.TLSMode?
+    /// A PEM file of the certificate authority of the PostgreSQL server.
+    public var postgresCAFile: String?
+    /// The PostgreSQL schema of the ledger's tables.
+    public var postgresSchema: String?
     /// The PEM file of the key that signs customer answers; made on first start when absent.
     public var serverKeyPath: String
     public var keys: Keys
@@ -117,6 +126,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeoutSeconds = 30
     /// How often undelivered webhooks are retried and sent.
     public var webhookIntervalSeconds = 5
+    /// How long a server holds the webhook events it took before another server may send them
+    /// (when it died before reporting).
+    public var webhookLeaseSeconds = 300
     /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
     public var reconcileIntervalSeconds = 3600
     /// The operators' dashboard at `/dashboard`.
@@ -168,6 +180,18 @@ extension ServerConfiguration {
                 ? "sqlite:" + path(String(database.dropFirst(7))) : database,
             serverKeyPath: serverKey, keys: keys, apps: [])
         configuration.listen = listen
+        if let postgres = try root.object("postgres") {
+            guard !database.hasPrefix("sqlite:") else {
+                throw root.failure("postgres", "applies only to a postgres:// database")
+            }
+            configuration.postgresMaxConnections = try postgres.integer("maxConnections", in: 1...1000).map { Int($0) }
+            configuration.postgresTLS = try postgres.choice(
+                "tls", PostgresConnectionOptions.TLSMode.self, allowed: PostgresConnectionOptions.TLSMode.allCases)
+            configuration.postgresCAFile = try postgres.string("caFile").map(path)
+            configuration.postgresSchema = try postgres.string("schema")
+            try postgres.finish()
+        }
+        if !database.hasPrefix("sqlite:") { _ = try configuration.postgresOptions() }
         for reader in try root.objects("webhooks") {
             guard let url = try reader.url("url") else { throw reader.failure("url", "is required") }
             configuration.webhooks.append(WebhookEndpoint(url: url, secret: try reader.requiredString("secret")))
@@ -211,6 +235,8 @@ extension ServerConfiguration {
             configuration.reconcileIntervalSeconds = Int(
                 try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
                     ?? Int64(configuration.reconcileIntervalSeconds))
+            configuration.webhookLeaseSeconds = Int(
+                try jobs.integer("webhookLeaseSeconds", in: 10...86_400) ?? Int64(configuration.webhookLeaseSeconds))
             try jobs.finish()
         }
         if let dashboard = try root.object("dashboard") {
@@ -228,6 +254,16 @@ extension ServerConfiguration {
         }
         try root.finish()
         return configuration
+    }
+
+    /// The PostgreSQL connection settings: the URL's, then the `postgres` object's.
+    public func postgresOptions() throws(ServerError) -> PostgresConnectionOptions {
+        var options = try PostgresConnectionOptions(url: database)
+        if let postgresMaxConnections { options.maxConnections = postgresMaxConnections }
+        if let postgresTLS { options.tls = postgresTLS }
+        if let postgresCAFile { options.caFile = postgresCAFile }
+        if let postgresSchema { options.schema = postgresSchema }
+        return options
     }
 
     private static func readKeys(_ reader: ConfigurationReader) throws(ServerError) -> Keys {

@@ -16,6 +16,11 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// failures with backoff. An event is delivered at least once per endpoint; receivers deduplicate
 /// by its `id`.
 ///
+/// Several servers sharing one database can all run it: each run leases the events it takes
+/// (``LedgerStore/claimDueEvents(endpoint:now:limit:leaseUntil:)``), so each event is sent by one
+/// server, once, in the normal case. When a server dies holding a lease, the lease expires after
+/// ``leaseDuration`` and another server sends the event.
+///
 /// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 public struct WebhookDispatcher: Sendable {
     public let store: any LedgerStore
@@ -24,15 +29,20 @@ public struct WebhookDispatcher: Sendable {
     public let now: @Sendable () -> Date
     /// Delay before the next attempt after a failure.
     public let retryDelay: TimeInterval
+    /// How long a run holds the events it took. Events of a batch not sent before their lease
+    /// ends are left for the next run, so no other server can be sending them at the same time.
+    public let leaseDuration: TimeInterval
 
     public init(
         store: any LedgerStore, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
-        retryDelay: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() }
+        retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.endpoints = endpoints
         self.exchange = exchange
         self.retryDelay = retryDelay
+        self.leaseDuration = leaseDuration
         self.now = now
     }
 
@@ -41,8 +51,13 @@ public struct WebhookDispatcher: Sendable {
     public func deliverDue(limit: Int = 100) async throws -> Int {
         var delivered = 0
         for endpoint in endpoints {
-            let date = now()
-            for event in try await store.dueEvents(endpoint: endpoint.url.absoluteString, now: date, limit: limit) {
+            let claimed = now()
+            let leaseUntil = claimed.addingTimeInterval(leaseDuration)
+            let events = try await store.claimDueEvents(
+                endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
+            for event in events {
+                let date = now()
+                guard date < leaseUntil else { break }
                 let body = Self.body(event)
                 let timestamp = Int64(date.timeIntervalSince1970)
                 let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)

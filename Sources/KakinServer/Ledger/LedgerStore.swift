@@ -82,8 +82,20 @@ public protocol LedgerStore: Sendable {
     func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent]
     /// Events not yet delivered to `endpoint`, for the backlog metric.
     func undeliveredEventCount(endpoint: String) async throws -> Int
-    /// Records a delivery attempt; on failure, the next attempt is at `retryAt`.
+    /// Records a delivery attempt; on failure, the next attempt is at `retryAt`. Releases the
+    /// lease taken by ``claimDueEvents(endpoint:now:limit:leaseUntil:)``.
     func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws
+    /// Takes the due events for `endpoint` that no one else holds, leased until `leaseUntil`:
+    /// until then no other caller (in this process or another replica) gets them, so each is sent
+    /// once in the normal case. A holder that dies before ``markDelivery(eventID:endpoint:delivered:at:retryAt:)``
+    /// leaves the lease to expire, and the event is due again for everyone.
+    func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
+
+    // MARK: Background work
+
+    /// Runs `body` unless another server sharing the database runs `job` now; `nil` when it did not run.
+    func exclusively<R: Sendable>(_ job: ExclusiveJob, _ body: @escaping @Sendable () async throws -> R)
+        async throws -> R?
 
     // MARK: Hosted content
 
@@ -120,6 +132,12 @@ public protocol LedgerStore: Sendable {
     /// `nil`. Bytes the ledger stored were verified when they arrived, and verification depends
     /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
     func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
+}
+
+/// Background work that one server at a time runs, when several share a database.
+public enum ExclusiveJob: String, Sendable, CaseIterable {
+    /// Reconciling the ledger with the App Store Server API.
+    case reconciliation
 }
 
 /// The SHA-256 of a signed JWS's bytes.

@@ -79,4 +79,15 @@ enum LedgerSQLDialect: Sendable {
         }
         return pattern + "%"
     }
+
+    /// Appended to a `SELECT` of events that a transaction is about to lease: on PostgreSQL it
+    /// locks the rows it returns and skips rows another transaction has locked, so concurrent
+    /// servers take different events without waiting for each other. SQLite has one writer at a
+    /// time, so the transaction alone keeps others out.
+    var lockSkippingLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgresql: "FOR UPDATE OF e SKIP LOCKED"
+        }
+    }
 }

@@ -163,5 +163,20 @@ enum LedgerSchema {
                 "CREATE INDEX notifications_by_received ON notifications (received_at)",
             ]
         },
+        // Leases on outbox deliveries: a server that takes due events holds them until
+        // `leased_until`, so servers sharing the database do not send the same event twice; a
+        // lease left by a server that died expires and the event is due again.
+        LedgerMigration(id: "0005_event_leases") { _ in
+            [
+                """
+                CREATE TABLE event_leases (
+                    event_id BIGINT NOT NULL REFERENCES events (id),
+                    endpoint TEXT NOT NULL,
+                    leased_until BIGINT NOT NULL,
+                    PRIMARY KEY (event_id, endpoint)
+                )
+                """
+            ]
+        },
     ]
 }

@@ -116,7 +116,58 @@ extension SQLLedgerStore {
         ).first()?.decode(column: "n", as: Int.self) ?? 0
     }
 
-    /// Records one delivery attempt of an event to an endpoint in a single upsert.
+    /// Takes the due events for `endpoint` that no one holds, leased until `leaseUntil`, oldest
+    /// first, in one write transaction: the due rows are selected (on PostgreSQL locked, skipping
+    /// rows other servers are leasing at that moment), then a lease is written for each unless a
+    /// live one exists; only the events whose lease this call wrote are returned. The upsert's
+    /// condition is checked against the latest committed lease, so two servers never both hold
+    /// one, whatever they read before.
+    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
+    {
+        guard limit > 0 else { return [] }
+        let nowMilliseconds = LedgerTime.milliseconds(now)
+        let until = LedgerTime.milliseconds(leaseUntil)
+        guard until > nowMilliseconds else {
+            throw LedgerStoreError(.invalidArgument, "a lease must end after now")
+        }
+        let locking = dialect.lockSkippingLocked
+        return try await writing { db in
+            let candidates = try await db.raw(
+                """
+                SELECT e.id FROM events e
+                LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = \(bind: endpoint)
+                LEFT JOIN event_leases l ON l.event_id = e.id AND l.endpoint = \(bind: endpoint)
+                WHERE (d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at <= \(bind: nowMilliseconds)))
+                  AND (l.event_id IS NULL OR l.leased_until <= \(bind: nowMilliseconds))
+                ORDER BY e.id
+                LIMIT \(bind: limit)
+                \(unsafeRaw: locking)
+                """
+            ).all().map { try $0.decode(column: "id", as: Int64.self) }
+            guard !candidates.isEmpty else { return [] }
+            let leased = try await db.raw(
+                """
+                INSERT INTO event_leases (event_id, endpoint, leased_until)
+                SELECT id, \(bind: endpoint), \(bind: until) FROM events WHERE id IN (\(binds: candidates))
+                ON CONFLICT (event_id, endpoint) DO UPDATE SET leased_until = excluded.leased_until
+                WHERE event_leases.leased_until <= \(bind: nowMilliseconds)
+                RETURNING event_id
+                """
+            ).all().map { try $0.decode(column: "event_id", as: Int64.self) }
+            guard !leased.isEmpty else { return [] }
+            let rows = try await db.raw(
+                """
+                SELECT id, type, bundle_id, app_user_id, payload, created_at FROM events
+                WHERE id IN (\(binds: leased))
+                ORDER BY id
+                """
+            ).all()
+            return try rows.map(LedgerRows.event)
+        }
+    }
+
+    /// Records one delivery attempt of an event to an endpoint in a single upsert, and releases
+    /// the event's lease for that endpoint.
     ///
     /// Attempts are counted; once delivered, an event stays delivered (a late failure report
     /// changes nothing but the count). A failure schedules the next attempt at `retryAt`, or
@@ -127,21 +178,26 @@ extension SQLLedgerStore {
         let attemptedAt = LedgerTime.milliseconds(date)
         let deliveredAt: Int64? = delivered ? attemptedAt : nil
         let nextAttemptAt: Int64? = delivered ? nil : retryAt.map(LedgerTime.milliseconds)
-        try await database.raw(
-            """
-            INSERT INTO event_deliveries (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
-            VALUES (\(bind: eventID), \(bind: endpoint), 1, \(bind: attemptedAt), \(bind: deliveredAt), \
-            \(bind: nextAttemptAt))
-            ON CONFLICT (event_id, endpoint) DO UPDATE SET
-                attempts = event_deliveries.attempts + 1,
-                last_attempt_at = excluded.last_attempt_at,
-                delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
-                next_attempt_at = CASE
-                    WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
-                    THEN excluded.next_attempt_at
-                    ELSE NULL
-                END
-            """
-        ).run()
+        try await writing { database in
+            try await database.raw(
+                """
+                INSERT INTO event_deliveries (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
+                VALUES (\(bind: eventID), \(bind: endpoint), 1, \(bind: attemptedAt), \(bind: deliveredAt), \
+                \(bind: nextAttemptAt))
+                ON CONFLICT (event_id, endpoint) DO UPDATE SET
+                    attempts = event_deliveries.attempts + 1,
+                    last_attempt_at = excluded.last_attempt_at,
+                    delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
+                    next_attempt_at = CASE
+                        WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
+                        THEN excluded.next_attempt_at
+                        ELSE NULL
+                    END
+                """
+            ).run()
+            try await database.raw(
+                "DELETE FROM event_leases WHERE event_id = \(bind: eventID) AND endpoint = \(bind: endpoint)"
+            ).run()
+        }
     }
 }

@@ -52,6 +52,8 @@ public struct SQLLedgerStore: LedgerStore {
     let dialect: LedgerSQLDialect
     /// The SQLite engine this store opened itself (group commit, readers), closed by ``shutdown()``.
     let engine: SQLiteLedgerEngine?
+    /// The PostgreSQL pool this store opened itself, closed by ``shutdown()``.
+    let postgres: PostgresLedgerEngine?
 
     /// A store on a database someone else opened and will close.
     ///
@@ -60,12 +62,31 @@ public struct SQLLedgerStore: LedgerStore {
         self.database = database
         self.dialect = LedgerSQLDialect(database.dialect)
         self.engine = nil
+        self.postgres = nil
     }
 
     private init(engine: SQLiteLedgerEngine) {
         self.database = SQLiteEngineDatabase(engine: engine)
         self.dialect = LedgerSQLDialect(database.dialect)
         self.engine = engine
+        self.postgres = nil
+    }
+
+    private init(postgres: PostgresLedgerEngine) {
+        self.database = postgres.database
+        self.dialect = .postgresql
+        self.engine = nil
+        self.postgres = postgres
+    }
+
+    /// Opens a PostgreSQL ledger through a pool of at most `options.maxConnections` connections,
+    /// shared by every request of this process. Connections are made when first needed, so a
+    /// database that is down is reported by the first operation (``migrate()`` at start).
+    /// Call ``shutdown()`` at the end.
+    public static func postgres(
+        _ options: PostgresConnectionOptions, logger: Logger = Logger(label: "kakin.ledger.postgres")
+    ) throws -> SQLLedgerStore {
+        SQLLedgerStore(postgres: try PostgresLedgerEngine(options: options, logger: logger))
     }
 
     /// Opens a SQLite ledger. Call ``migrate()`` before first use and ``shutdown()`` at the end.
@@ -94,6 +115,7 @@ public struct SQLLedgerStore: LedgerStore {
     /// opened. Does nothing for a store made with ``init(database:)``.
     public func shutdown() async throws {
         await engine?.close()
+        await postgres?.close()
     }
 
     // MARK: Schema
@@ -101,13 +123,40 @@ public struct SQLLedgerStore: LedgerStore {
     /// Applies the migrations this database has not seen, each in its own transaction.
     ///
     /// A migration's ID is inserted first, with `ON CONFLICT DO NOTHING`: two stores migrating
-    /// at once wait on that key, and only the one that inserted it runs the statements.
+    /// at once wait on that key, and only the one that inserted it runs the statements. On
+    /// PostgreSQL the whole run also holds an advisory lock, so replicas starting together
+    /// migrate one after the other (creating the same table at once can fail there even with
+    /// `IF NOT EXISTS`); the others find everything applied.
     public func migrate() async throws {
+        guard dialect == .postgresql, engine == nil else {
+            return try await applyMigrations(on: database, writing: writing)
+        }
+        let dialect = self.dialect
+        try await database.withSession { session in
+            try await Self.holdingAdvisoryLock(LedgerLock.migrations, on: session, waiting: true) {
+                try await Self.applyMigrations(dialect: dialect, on: session) { body in
+                    try await Self.transaction(on: session, begin: dialect.beginWrite, body)
+                }
+            }
+        }
+    }
+
+    /// Runs every migration not applied yet; `writing` runs one transaction.
+    private func applyMigrations(
+        on database: any SQLDatabase,
+        writing: (@escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Void
+    ) async throws {
+        try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
+    }
+
+    private static func applyMigrations(
+        dialect: LedgerSQLDialect, on database: any SQLDatabase,
+        writing: (@escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Void
+    ) async throws {
         try await database.raw(
             "CREATE TABLE IF NOT EXISTS \(unsafeRaw: LedgerSchema.migrationsTable) (id TEXT PRIMARY KEY)"
         ).run()
         for migration in LedgerSchema.migrations {
-            let dialect = self.dialect
             try await writing { db in
                 let claimed = try await db.raw(
                     """
@@ -135,29 +184,36 @@ public struct SQLLedgerStore: LedgerStore {
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
     func writing<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         if let engine { return try await engine.write(body) }
+        if let postgres { return try await postgres.transaction(begin: dialect.beginWrite, body) }
         return try await inTransaction(begin: dialect.beginWrite, body)
     }
 
     /// Runs `body` in one read-only transaction, so it sees a single consistent state.
     func reading<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         if let engine { return try await engine.read(body) }
+        if let postgres { return try await postgres.transaction(begin: dialect.beginRead, body) }
         return try await inTransaction(begin: dialect.beginRead, body)
     }
 
     private func inTransaction<R: Sendable>(
         begin: String, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
-        try await database.withSession { session in
-            try await session.raw("\(unsafeRaw: begin)").run()
-            do {
-                let result = try await body(session)
-                try await session.raw("COMMIT").run()
-                return result
-            } catch {
-                // When COMMIT itself failed the transaction may already be gone; nothing to add.
-                try? await session.raw("ROLLBACK").run()
-                throw error
-            }
+        try await database.withSession { session in try await Self.transaction(on: session, begin: begin, body) }
+    }
+
+    /// Runs `body` in one transaction on `session`, a single connection.
+    static func transaction<R: Sendable>(
+        on session: any SQLDatabase, begin: String, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await session.raw("\(unsafeRaw: begin)").run()
+        do {
+            let result = try await body(session)
+            try await session.raw("COMMIT").run()
+            return result
+        } catch {
+            // When COMMIT itself failed the transaction may already be gone; nothing to add.
+            try? await session.raw("ROLLBACK").run()
+            throw error
         }
     }
 }

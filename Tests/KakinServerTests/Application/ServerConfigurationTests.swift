@@ -136,6 +136,37 @@ import Testing
         #expect(Self.failure { $0["logging"] = ["format": "xml"] }?.hasPrefix("logging.format:") == true)
     }
 
+    @Test func aPostgreSQLDatabaseTakesItsPoolAndTLSSettings() throws {
+        var object = Self.minimal
+        object["database"] = "env:DATABASE_URL"
+        object["postgres"] = ["maxConnections": 32, "tls": "require", "caFile": "db-ca.pem", "schema": "ledger"]
+        object["jobs"] = ["webhookLeaseSeconds": 60]
+        let configuration = try ServerConfiguration.parse(
+            try JSONSerialization.data(withJSONObject: object),
+            environment: ["DATABASE_URL": "postgres://kakin:secret@db.internal/kakin?sslmode=disable&pool_max_conns=4"],
+            relativeTo: URL(fileURLWithPath: "/etc/kakin"))
+        let options = try configuration.postgresOptions()
+        #expect(options.host == "db.internal" && options.port == 5432 && options.database == "kakin")
+        #expect(options.username == "kakin" && options.password == "secret")
+        #expect(options.maxConnections == 32 && options.tls == .require, "the postgres object overrides the URL")
+        #expect(options.caFile == "/etc/kakin/db-ca.pem" && options.schema == "ledger")
+        #expect(configuration.webhookLeaseSeconds == 60)
+
+        #expect(
+            Self.failure {
+                $0["database"] = "postgres://kakin@db/kakin"
+                $0["postgres"] = ["tls": "sometimes"]
+            }?.hasPrefix("postgres.tls:") == true)
+        #expect(
+            Self.failure {
+                $0["database"] = "postgres://kakin@db/kakin"
+                $0["postgres"] = ["maxConnections": 0]
+            }?.hasPrefix("postgres.maxConnections:") == true)
+        #expect(Self.failure { $0["postgres"] = ["maxConnections": 4] }?.hasPrefix("postgres:") == true)
+        #expect(Self.failure { $0["database"] = "postgres://db/kakin" }?.hasPrefix("database:") == true)
+        #expect(Self.failure { $0["database"] = "postgres://kakin@db/kakin?sslmode=often" }?.hasPrefix("database:") == true)
+    }
+
     @Test func missingAndBadFilesStopTheStartNamingTheKey() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-config-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

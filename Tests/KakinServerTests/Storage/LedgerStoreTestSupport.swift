@@ -1,34 +1,92 @@
 import AppStoreModels
 import Foundation
-import KakinServer
 import Testing
 
-/// Where a test's ledger lives: a private in-memory SQLite database (one connection), or a
-/// temporary file in WAL mode with several connections, where only SQLite's locks keep writers
-/// apart.
+@testable import KakinServer
+
+/// Where a test's ledger lives: a private in-memory SQLite database (one connection), a
+/// temporary SQLite file in WAL mode with several connections, where only SQLite's locks keep
+/// writers apart, or a schema of its own in the PostgreSQL database named by
+/// `KAKIN_TEST_POSTGRES_URL`, reached through a pool of connections.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case file
+    case postgres
 
     var testDescription: String { rawValue }
+
+    /// Every kind this machine can run: PostgreSQL only when `KAKIN_TEST_POSTGRES_URL` is set
+    /// (`scripts/test` starts a cluster and sets it).
+    static var allCases: [StoreKind] {
+        PostgresTestDatabase.url == nil ? [.memory, .file] : [.memory, .file, .postgres]
+    }
+
+    /// One SQLite kind and PostgreSQL when available: for tests that do not need the file kind.
+    static var backends: [StoreKind] {
+        PostgresTestDatabase.url == nil ? [.memory] : [.memory, .postgres]
+    }
+}
+
+/// The PostgreSQL database the tests may use, and a schema of its own for each test.
+enum PostgresTestDatabase {
+    static let url = ProcessInfo.processInfo.environment["KAKIN_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let skipMessage =
+        "KAKIN_TEST_POSTGRES_URL is not set, so the PostgreSQL cases are skipped (scripts/test starts a cluster and sets it)"
+
+    /// Connection settings for `url`, with a small pool.
+    static func options(schema: String? = nil, maxConnections: Int = 8) throws -> PostgresConnectionOptions {
+        guard let url else { throw LedgerStoreError(.unavailable, skipMessage) }
+        var options = try PostgresConnectionOptions(url: url)
+        options.schema = schema
+        options.maxConnections = maxConnections
+        return options
+    }
+
+    /// Runs `body` with the name of a new, empty schema, dropped with everything in it afterwards.
+    static func withSchema(_ body: (String) async throws -> Void) async throws {
+        let schema = "kakin_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+        let admin = try SQLLedgerStore.postgres(options(maxConnections: 1))
+        do {
+            try await admin.database.raw("CREATE SCHEMA \(unsafeRaw: schema)").run()
+            do { try await body(schema) } catch {
+                try? await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+                throw error
+            }
+            try await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+        } catch {
+            try? await admin.shutdown()
+            throw error
+        }
+        try await admin.shutdown()
+    }
 }
 
 /// A fresh, migrated store for one test, removed afterwards.
 func withLedgerStore(
     _ kind: StoreKind, _ body: (SQLLedgerStore) async throws -> Void
 ) async throws {
+    if kind == .postgres {
+        try await PostgresTestDatabase.withSchema { schema in
+            try await withMigratedStore(SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema)), body)
+        }
+        return
+    }
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("kakin-ledger-\(UUID().uuidString)", isDirectory: true)
     let path: String?
     switch kind {
-    case .memory:
+    case .memory, .postgres:
         path = nil
     case .file:
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("ledger.sqlite").path
     }
     defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try await SQLLedgerStore.sqlite(path: path)
+    try await withMigratedStore(SQLLedgerStore.sqlite(path: path), body)
+}
+
+/// Migrates `store`, runs `body`, and shuts the store down whatever happens.
+func withMigratedStore(_ store: SQLLedgerStore, _ body: (SQLLedgerStore) async throws -> Void) async throws {
     do {
         try await store.migrate()
         try await body(store)
@@ -38,7 +96,6 @@ func withLedgerStore(
     }
     try await store.shutdown()
 }
-
 /// Test data: one app, fixed instants.
 enum Fixture {
     static let bundleID = "com.example.kakin"

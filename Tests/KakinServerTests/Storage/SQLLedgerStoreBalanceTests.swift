@@ -66,9 +66,9 @@ struct SQLLedgerStoreBalanceTests {
         }
     }
 
-    @Test("revoking an unknown or ownerless transaction claws nothing back")
-    func revokeWithoutCredits() async throws {
-        try await withLedgerStore(.memory) { store in
+    @Test("revoking an unknown or ownerless transaction claws nothing back", arguments: StoreKind.backends)
+    func revokeWithoutCredits(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
             #expect(try await revoke(store, "missing", policy: .allowNegative) == false)
             _ = try await store.record(Fixture.transaction("t1", source: .notification), grants: Fixture.coins)
             #expect(try await revoke(store, "t1", policy: .allowNegative))
@@ -94,9 +94,9 @@ struct SQLLedgerStoreBalanceTests {
         }
     }
 
-    @Test("a spend never goes below zero and happens once per key")
-    func spendRules() async throws {
-        try await withLedgerStore(.memory) { store in
+    @Test("a spend never goes below zero and happens once per key", arguments: StoreKind.backends)
+    func spendRules(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
             #expect(try await spend(store, 1, key: "s0") == .insufficientBalance(balance: 0))
             _ = try await store.record(
                 Fixture.transaction("t1", user: "alice"), grants: [.currency("coins", amount: 20)])

@@ -65,9 +65,9 @@ struct SQLLedgerStoreOutboxTests {
         }
     }
 
-    @Test("deliveries are tracked per endpoint with retry times")
-    func deliveries() async throws {
-        try await withLedgerStore(.memory) { store in
+    @Test("deliveries are tracked per endpoint with retry times", arguments: StoreKind.backends)
+    func deliveries(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
             for index in 0..<3 {
                 _ = try await store.record(Fixture.transaction("t\(index)", user: "alice"), grants: [])
             }
@@ -123,9 +123,9 @@ struct SQLLedgerStoreOutboxTests {
         }
     }
 
-    @Test("content versions are kept and the last upload is the latest")
-    func contentPackages() async throws {
-        try await withLedgerStore(.memory) { store in
+    @Test("content versions are kept and the last upload is the latest", arguments: StoreKind.backends)
+    func contentPackages(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
             func package(_ version: String, _ bytes: Data, at seconds: TimeInterval) -> ContentPackage {
                 ContentPackage(
                     bundleID: Fixture.bundleID, productID: "level-pack", version: version,
@@ -240,7 +240,11 @@ struct SQLLedgerStoreOutboxTests {
         try await withLedgerStore(.memory) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
             try await store.migrate()
-            #expect(try await store.appliedMigrations() == ["0001_ledger", "0002_customer_pages", "0003_signed_digest", "0004_dashboard"])
+            #expect(
+                try await store.appliedMigrations() == [
+                    "0001_ledger", "0002_customer_pages", "0003_signed_digest", "0004_dashboard",
+                    "0005_event_leases",
+                ])
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }
         try await withLedgerStore(.memory) { store async throws in

@@ -110,7 +110,7 @@ struct SQLLedgerStoreRecordTests {
         }
     }
 
-    @Test("a renewal seen before its owner was known gets the owner when seen again", arguments: [StoreKind.memory])
+    @Test("a renewal seen before its owner was known gets the owner when seen again", arguments: StoreKind.backends)
     func renewalOwnerFilledInFromLineage(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             let original = Fixture.transaction("o1", product: "bonus", source: .notification)
@@ -152,9 +152,9 @@ struct SQLLedgerStoreRecordTests {
         }
     }
 
-    @Test("grants add up per currency and multiply by quantity; bad input changes nothing")
-    func grantArithmetic() async throws {
-        try await withLedgerStore(.memory) { store in
+    @Test("grants add up per currency and multiply by quantity; bad input changes nothing", arguments: StoreKind.backends)
+    func grantArithmetic(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
             let grants: [Grant] = [
                 .currency("coins", amount: 10), .currency("gems", amount: 2), .currency("coins", amount: 5),
                 .entitlement("noAds"), .content, .currency("stars", amount: 0),

@@ -1,0 +1,256 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+
+@testable import KakinServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Three real `kakin server` processes on one PostgreSQL database, as replicas behind a load
+/// balancer: requests are spread over them by the test, a webhook receiver on loopback counts
+/// what they send, and one replica is killed with SIGKILL in the middle of the load.
+@Suite(.serialized) struct ReplicaTests {
+    static let postgresURL = ProcessInfo.processInfo.environment["KAKIN_TEST_POSTGRES_URL"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
+    static let enabled = BinaryTests.binary != nil && postgresURL != nil
+    static let skipMessage =
+        "needs the kakin binary (swift build) and KAKIN_TEST_POSTGRES_URL (scripts/test starts a PostgreSQL cluster and sets it)"
+    static let appKey = ["X-Kakin-Key": ServerCommandTests.publishable]
+    static let secretKey = ["Authorization": "Bearer \(ServerCommandTests.secret)"]
+
+    /// Webhook deliveries received, by event ID.
+    final class DeliveryCounter: Sendable {
+        let counts = Mutex<[Int64: Int]>([:])
+
+        func router() -> Router<BasicRequestContext> {
+            let router = Router()
+            router.post("hook") { request, _ -> HTTPResponse.Status in
+                let body = try await request.body.collect(upTo: 1 << 20)
+                let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+                guard let id = (object?["id"] as? NSNumber)?.int64Value else { return .badRequest }
+                self.counts.withLock { $0[id, default: 0] += 1 }
+                return .ok
+            }
+            return router
+        }
+    }
+
+    /// A schema of its own in the test database, and a store on it for checking the ledger.
+    struct Database {
+        let schema: String
+        let store: SQLLedgerStore
+        private let admin: SQLLedgerStore
+
+        init() async throws {
+            let url = try #require(ReplicaTests.postgresURL)
+            schema = "kakin_replicas_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
+            var options = try PostgresConnectionOptions(url: url)
+            options.maxConnections = 1
+            admin = try SQLLedgerStore.postgres(options)
+            try await admin.database.raw("CREATE SCHEMA \(unsafeRaw: schema)").run()
+            options.schema = schema
+            options.maxConnections = 4
+            store = try SQLLedgerStore.postgres(options)
+        }
+
+        func drop() async {
+            try? await store.shutdown()
+            try? await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+            try? await admin.shutdown()
+        }
+    }
+
+    /// `count` replicas on `database`, each with its own port, key file and configuration.
+    static func startReplicas(
+        _ count: Int, database: Database, sandbox: ServerCommandTests.Sandbox, scratch: borrowing ScratchDirectory,
+        webhookPort: Int
+    ) async throws -> [(process: RunningProcess, url: String)] {
+        // One server key for all: the first replica makes it, the others read it.
+        let keyPath = scratch.path("replica-key.pem")
+        var replicas: [(RunningProcess, String)] = []
+        for index in 0..<count {
+            let config = try ServerCommandTests.configuration(
+                port: 0, sandbox: sandbox, scratch: scratch, name: "replica\(index)",
+                overriding: [
+                    "database": try #require(postgresURL),
+                    "postgres": ["schema": database.schema, "maxConnections": 8],
+                    "serverKey": keyPath,
+                    "webhooks": [["url": "http://127.0.0.1:\(webhookPort)/hook", "secret": "whsec_replicas"]],
+                    "jobs": ["webhookIntervalSeconds": 1, "reconcileIntervalSeconds": 0],
+                    "logging": ["format": "json", "level": "warning"],
+                ])
+            replicas.append(try await ServerCommandTests.startServer(config))
+        }
+        return replicas
+    }
+
+    /// A signed purchase of 100 points from the sandbox.
+    static func buyPoints(tester: String, sandbox: ServerCommandTests.Sandbox) async throws -> (id: String, jws: String)
+    {
+        try await ServerCommandTests.buy("increasePoints", tester: tester, sandbox: sandbox)
+    }
+
+    /// Posts a signed transaction for `user`; the HTTP status, or 0 when there was no answer.
+    static func post(_ jws: String, user: String, to url: String) async -> Int {
+        let answer = try? await exchange(
+            "POST", "\(url)/v1/transactions", headers: appKey,
+            json: ["bundleId": ServerCommandTests.bundleID, "appUserId": user, "signedTransaction": jws])
+        return answer?.status ?? 0
+    }
+
+    /// Three replicas, a sandbox that sold `purchases` purchases of 100 points to `tester`, and a
+    /// webhook receiver counting deliveries.
+    struct Cluster: Sendable {
+        let replicas: [RunningProcess]
+        let urls: [String]
+        let store: SQLLedgerStore
+        let deliveries: DeliveryCounter
+        let webhookEndpoint: String
+        let purchases: [(id: String, jws: String)]
+    }
+
+    static func withReplicas(
+        purchases count: Int, tester: String, _ body: @escaping @Sendable (Cluster) async throws -> Void
+    ) async throws {
+        let scratch = try ScratchDirectory()
+        let database = try await Database()
+        let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        let counter = DeliveryCounter()
+        let receiver = Application(
+            router: counter.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        do {
+            try await receiver.test(.live) { client in
+                let port = try #require(client.port)
+                let replicas = try await startReplicas(
+                    3, database: database, sandbox: sandbox, scratch: scratch, webhookPort: port)
+                defer { for replica in replicas { _ = replica.process.stop() } }
+                var minted: [(id: String, jws: String)] = []
+                for _ in 0..<count { minted.append(try await buyPoints(tester: tester, sandbox: sandbox)) }
+                try await body(
+                    Cluster(
+                        replicas: replicas.map(\.process), urls: replicas.map(\.url), store: database.store,
+                        deliveries: counter, webhookEndpoint: "http://127.0.0.1:\(port)/hook", purchases: minted))
+            }
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"))
+    func threeReplicasGrantOnceNeverOverdrawAndDeliverEachWebhookOnce() async throws {
+        try await Self.withReplicas(purchases: 10, tester: "alice") { cluster in
+            let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)
+
+            // 100 posts of each of 10 purchases, all at once, spread over the replicas.
+            let statuses = await concurrently(purchases.count * 100, width: 48) { index in
+                await Self.post(purchases[index % purchases.count].jws, user: "alice", to: urls[index % urls.count])
+            }
+            #expect(
+                statuses.allSatisfy { $0 == 200 }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+            var customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
+            #expect(Set(customer.transactions.map(\.transactionID)) == Set(purchases.map(\.id)))
+            #expect(customer.ledger.filter { $0.kind == .credit }.count == purchases.count, "one grant each")
+            #expect(customer.balances["points"] == 1000)
+
+            // 150 spends of 10 against a balance of 1000, spread over the replicas: exactly 100 pass.
+            let spends = await concurrently(150, width: 48) { index in
+                let answer = try? await exchange(
+                    "POST", "\(urls[index % urls.count])/v1/customers/alice/balances/points/spend",
+                    headers: Self.secretKey,
+                    json: ["bundleId": ServerCommandTests.bundleID, "amount": 10, "idempotencyKey": "spend-\(index)"])
+                return answer?.status ?? 0
+            }
+            #expect(spends.filter { $0 == 200 }.count == 100)
+            #expect(spends.filter { $0 == 422 }.count == 50, "the others are refused: never overdrawn")
+            customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: "alice")
+            #expect(customer.balances["points"] == 0)
+            #expect(customer.ledger.reduce(0) { $0 + $1.amount } == 0)
+
+            // Every ledger event reaches the receiver once, whichever replica sent it.
+            let endpoint = cluster.webhookEndpoint
+            let deadline = ContinuousClock.now + .seconds(120)
+            while try await store.undeliveredEventCount(endpoint: endpoint) > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let events = try await store.dueEvents(endpoint: "never-delivered", now: Date(), limit: 100_000)
+            let counts = cluster.deliveries.counts.withLock { $0 }
+            #expect(events.count >= 10 + 10 + 100, "recorded, credited and spent events")
+            #expect(Set(counts.keys) == Set(events.map(\.id)), "every event delivered")
+            #expect(counts.values.allSatisfy { $0 == 1 }, "each once: \(counts.filter { $0.value != 1 })")
+        }
+    }
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"))
+    func aReplicaKilledMidLoadLosesNoPurchaseAndGrantsNoneTwice() async throws {
+        // 90 purchases by 90 customers, each posted 3 times, spread over the replicas; the third
+        // replica is killed once 60 answers have come back.
+        try await Self.withReplicas(purchases: 90, tester: "bob") { cluster in
+            let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)
+            let answered = Atomic<Int>(0)
+            let victim = cluster.replicas[2]
+            let statuses = await concurrently(purchases.count * 3, width: 24) { index in
+                let purchase = index % purchases.count
+                let status = await Self.post(
+                    purchases[purchase].jws, user: "user-\(purchase)", to: urls[(index + index / purchases.count) % 3])
+                if answered.add(1, ordering: .relaxed).newValue == 60 {
+                    kill(victim.process.processIdentifier, SIGKILL)
+                }
+                return (purchase, status)
+            }
+            #expect(victim.exitStatus() == SIGKILL, "the replica was killed")
+            let failed = statuses.filter { $0.1 != 200 }
+            #expect(!failed.isEmpty, "some requests went to the killed replica")
+            #expect(failed.allSatisfy { $0.1 == 0 }, "a failure is a lost connection, never an error answer")
+
+            // Every purchase that was answered 200 is in the ledger now, before any retry.
+            let acknowledged = Set(statuses.filter { $0.1 == 200 }.map(\.0))
+            for purchase in acknowledged {
+                #expect(try await store.transaction(id: purchases[purchase].id) != nil)
+            }
+            // The others are retried through the surviving replicas, as a client does.
+            for (purchase, _) in failed {
+                let status = await Self.post(purchases[purchase].jws, user: "user-\(purchase)", to: urls[purchase % 2])
+                #expect(status == 200, "the retry of purchase \(purchase) succeeds")
+            }
+            for (index, purchase) in purchases.enumerated() {
+                let customer = try await store.customer(
+                    bundleID: ServerCommandTests.bundleID, appUserID: "user-\(index)")
+                #expect(customer.transactions.map(\.transactionID) == [purchase.id], "purchase \(index) is recorded")
+                #expect(customer.ledger.filter { $0.kind == .credit }.count == 1, "and granted once")
+                #expect(customer.balances["points"] == 100)
+            }
+        }
+    }
+}
+
+/// Runs `count` operations with at most `width` at a time; their results in index order.
+func concurrently<T: Sendable>(
+    _ count: Int, width: Int, _ operation: @escaping @Sendable (Int) async -> T
+) async -> [T] {
+    await withTaskGroup(of: (Int, T).self) { group in
+        var results: [T?] = Array(repeating: nil, count: count)
+        var next = 0
+        while next < min(width, count) {
+            let index = next
+            group.addTask { (index, await operation(index)) }
+            next += 1
+        }
+        for await (index, result) in group {
+            results[index] = result
+            if next < count {
+                let index = next
+                group.addTask { (index, await operation(index)) }
+                next += 1
+            }
+        }
+        return results.compactMap { $0 }
+    }
+}

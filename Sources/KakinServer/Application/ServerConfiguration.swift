@@ -104,6 +104,8 @@ public struct ServerConfiguration: Sendable {
     /// The `postgres` object: the pool size and TLS settings of a PostgreSQL database, over what
     /// its URL says.
     public var postgresMaxConnections: Int?
+    /// `postgres.connectionWaitSeconds`: how long a request waits for a pooled connection.
+    public var postgresConnectionWaitSeconds: Int?
     public var postgresTLS: PostgresConnectionOptions.TLSMode?
     /// A PEM file of the certificate authority of the PostgreSQL server.
     public var postgresCAFile: String?
@@ -185,6 +187,8 @@ extension ServerConfiguration {
                 throw root.failure("postgres", "applies only to a postgres:// database")
             }
             configuration.postgresMaxConnections = try postgres.integer("maxConnections", in: 1...1000).map { Int($0) }
+            configuration.postgresConnectionWaitSeconds = try postgres.integer("connectionWaitSeconds", in: 1...600)
+                .map { Int($0) }
             configuration.postgresTLS = try postgres.choice(
                 "tls", PostgresConnectionOptions.TLSMode.self, allowed: PostgresConnectionOptions.TLSMode.allCases)
             configuration.postgresCAFile = try postgres.string("caFile").map(path)
@@ -260,6 +264,7 @@ extension ServerConfiguration {
     public func postgresOptions() throws(ServerError) -> PostgresConnectionOptions {
         var options = try PostgresConnectionOptions(url: database)
         if let postgresMaxConnections { options.maxConnections = postgresMaxConnections }
+        if let postgresConnectionWaitSeconds { options.connectionWait = .seconds(postgresConnectionWaitSeconds) }
         if let postgresTLS { options.tls = postgresTLS }
         if let postgresCAFile { options.caFile = postgresCAFile }
         if let postgresSchema { options.schema = postgresSchema }

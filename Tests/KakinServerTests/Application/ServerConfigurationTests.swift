@@ -139,7 +139,9 @@ import Testing
     @Test func aPostgreSQLDatabaseTakesItsPoolAndTLSSettings() throws {
         var object = Self.minimal
         object["database"] = "env:DATABASE_URL"
-        object["postgres"] = ["maxConnections": 32, "tls": "require", "caFile": "db-ca.pem", "schema": "ledger"]
+        object["postgres"] = [
+            "maxConnections": 32, "connectionWaitSeconds": 3, "tls": "require", "caFile": "db-ca.pem", "schema": "ledger",
+        ]
         object["jobs"] = ["webhookLeaseSeconds": 60]
         let configuration = try ServerConfiguration.parse(
             try JSONSerialization.data(withJSONObject: object),
@@ -150,6 +152,7 @@ import Testing
         #expect(options.username == "kakin" && options.password == "secret")
         #expect(options.maxConnections == 32 && options.tls == .require, "the postgres object overrides the URL")
         #expect(options.caFile == "/etc/kakin/db-ca.pem" && options.schema == "ledger")
+        #expect(options.connectionWait == .seconds(3))
         #expect(configuration.webhookLeaseSeconds == 60)
 
         #expect(

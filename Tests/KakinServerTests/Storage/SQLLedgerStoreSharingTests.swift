@@ -178,6 +178,7 @@ struct SQLLedgerStoreSharingTests {
     func unreachable() async throws {
         var options = try PostgresConnectionOptions(url: "postgres://kakin@127.0.0.1:1/kakin?sslmode=disable")
         options.maxConnections = 1
+        options.connectionWait = .milliseconds(300)
         let store = try SQLLedgerStore.postgres(options)
         await #expect(throws: LedgerStoreError(.unavailable)) { try await store.transaction(id: "t1") }
         try await store.shutdown()

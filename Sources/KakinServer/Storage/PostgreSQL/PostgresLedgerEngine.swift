@@ -5,6 +5,7 @@ import NIOSSL
 import PostgresKit
 import PostgresNIO
 import SQLKit
+import Synchronization
 
 /// Where and how the server connects to PostgreSQL: the URL's parts and the pool's settings.
 ///
@@ -35,6 +36,10 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     public var caFile: String?
     /// The most connections this process opens (each replica has its own pool).
     public var maxConnections: Int
+    /// How long a transaction waits for a connection of the pool (all busy, or PostgreSQL not
+    /// reachable) before the store answers ``LedgerStoreError/Code/unavailable``: requests fail in
+    /// bounded time while the database is down, and clients retry.
+    public var connectionWait: Duration = .seconds(10)
     /// The schema that holds the ledger's tables (PostgreSQL's `search_path`); the user's default
     /// (`public`) when `nil`. The schema must exist.
     public var schema: String?
@@ -116,7 +121,6 @@ final class PostgresLedgerEngine: Sendable {
     /// How many times a transaction chosen as a deadlock victim (or failing to serialize) runs
     /// again before its error is reported.
     static let attempts = 5
-
     init(options: PostgresConnectionOptions, logger: Logger) throws(ServerError) {
         var configuration = PostgresClient.Configuration(
             host: options.host, port: options.port, username: options.username, password: options.password,
@@ -127,7 +131,7 @@ final class PostgresLedgerEngine: Sendable {
         if let schema = options.schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
-        self.database = PostgresClientDatabase(client: client, logger: logger)
+        self.database = PostgresClientDatabase(client: client, logger: logger, connectionWait: options.connectionWait)
         // Started at once, so the pool runs before the first lease asks for a connection.
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             self.running = Task.immediate { await client.run() }
@@ -179,12 +183,19 @@ final class PostgresLedgerEngine: Sendable {
     }
 }
 
+/// Whether a connection was leased, shared by a lease and its time limit.
+private final class LeaseFlag: Sendable {
+    let state = Mutex(false)
+}
+
 /// A SQLKit database over a PostgresNIO client: each statement runs on a connection leased for
 /// it, and each ``withSession(_:)`` closure keeps one leased connection throughout, so a
 /// transaction's statements never mix with another's.
 struct PostgresClientDatabase: SQLDatabase {
     let client: PostgresClient
     let logger: Logger
+    /// How long a statement or a session waits for a connection of the pool.
+    let connectionWait: Duration
 
     var eventLoop: any EventLoop { PostgresClient.defaultEventLoopGroup.any() }
     var dialect: any SQLDialect { PostgresDialect() }
@@ -214,16 +225,39 @@ struct PostgresClientDatabase: SQLDatabase {
         }
     }
 
-    /// Runs `body` on a leased connection; when no connection can be had (the database is down,
-    /// refuses connections, or the pool gave up), that is ``LedgerStoreError/Code/unavailable``.
-    private func leasing<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
-        var leased = false
+    /// Runs `body` on a leased connection. When no connection comes within ``connectionWait``
+    /// (the pool is busy, or the database is down or refuses connections), or the pool gives up,
+    /// that is ``LedgerStoreError/Code/unavailable``; once `body` runs it is never cut short.
+    private func leasing<R: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        let leased = LeaseFlag()
+        let (client, wait) = (self.client, connectionWait)
         do {
-            return try await client.withConnection { connection in
-                leased = true
-                return try await body(connection)
+            return try await withThrowingTaskGroup(of: R?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        leased.state.withLock { $0 = true }
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: wait)
+                    guard leased.state.withLock({ $0 }) || Task.isCancelled else {
+                        throw LedgerStoreError(
+                            .unavailable, "no PostgreSQL connection within \(wait): the database is unreachable or busy")
+                    }
+                    return nil
+                }
+                while let next = try await group.next() {
+                    guard let result = next else { continue }
+                    group.cancelAll()
+                    return result
+                }
+                throw LedgerStoreError(.inconsistentState, "a PostgreSQL lease ended without a result")
             }
-        } catch  where !leased {
+        } catch where !leased.state.withLock({ $0 }) {
+            if let error = error as? LedgerStoreError { throw error }
             if let error = error as? PSQLError { throw PostgresLedgerEngine.ledgerError(error) }
             throw LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")
         }

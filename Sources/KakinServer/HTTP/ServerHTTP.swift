@@ -119,6 +119,14 @@ public struct KakinServerHTTP: Sendable {
         do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
             throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
         }
+        // The SDK's most frequent body, read without JSONDecoder when it is in the simple form.
+        if T.self == TransactionSubmission.self,
+            let submission = buffer.readableBytesView.withContiguousStorageIfAvailable({
+                TransactionSubmission(flatJSON: $0)
+            }) ?? nil, let typed = submission as? T
+        {
+            return typed
+        }
         do { return try JSONDecoder().decode(T.self, from: Data(buffer: buffer)) } catch {
             throw ServerError(.invalidRequest, "the body is not a valid request: \(JWSVerifier.describe(error))")
         }

@@ -53,11 +53,6 @@ actor DashboardSessions {
 
     /// 32 random bytes as 64 hex digits.
     static func randomToken() -> String {
-        SymmetricKey(size: .bits256).withUnsafeBytes { bytes in
-            bytes.map { byte in
-                let digits = Array("0123456789abcdef")
-                return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-            }.joined()
-        }
+        SymmetricKey(size: .bits256).withUnsafeBytes { $0.hexDigits }
     }
 }

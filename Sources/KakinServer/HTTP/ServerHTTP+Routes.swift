@@ -15,7 +15,7 @@ extension KakinServerHTTP {
     func addPurchaseRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
         table.on(.submitTransaction, router) { request, _ in
             let caller = try authenticate(request, secret: false)
-            let body = try await decode(TransactionSubmission.self, from: request)
+            let body = try await decodeSubmission(from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
             try await service.submit(body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId)

@@ -115,18 +115,25 @@ public struct KakinServerHTTP: Sendable {
 
     /// Reads a JSON body no larger than ``maxBodySize`` (413 beyond it).
     func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws(ServerError) -> T {
-        let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
+        try Self.decodeJSON(T.self, from: try await body(of: request))
+    }
+
+    /// Reads a transaction submission, the SDK's most frequent body: through ``FlatJSONObject``
+    /// when it is in that simple form, through `JSONDecoder` otherwise.
+    func decodeSubmission(from request: Request) async throws(ServerError) -> TransactionSubmission {
+        let buffer = try await body(of: request)
+        if let submission = TransactionSubmission(flatJSON: buffer.readableBytesView) { return submission }
+        return try Self.decodeJSON(TransactionSubmission.self, from: buffer)
+    }
+
+    /// The whole body, no larger than ``maxBodySize`` (413 beyond it).
+    private func body(of request: Request) async throws(ServerError) -> ByteBuffer {
+        do { return try await request.body.collect(upTo: maxBodySize) } catch {
             throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
         }
-        // The SDK's most frequent body, read without JSONDecoder when it is in the simple form.
-        if T.self == TransactionSubmission.self,
-            let submission = buffer.readableBytesView.withContiguousStorageIfAvailable({
-                TransactionSubmission(flatJSON: $0)
-            }) ?? nil, let typed = submission as? T
-        {
-            return typed
-        }
+    }
+
+    private static func decodeJSON<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws(ServerError) -> T {
         do { return try JSONDecoder().decode(T.self, from: Data(buffer: buffer)) } catch {
             throw ServerError(.invalidRequest, "the body is not a valid request: \(JWSVerifier.describe(error))")
         }

@@ -166,20 +166,20 @@ public struct KnownSignedTransaction: Hashable, Sendable {
     }
 }
 
-extension SHA256.Digest {
-    /// Lowercase hex digits.
+extension Sequence<UInt8> {
+    /// Lowercase hex digits, two per byte.
     var hexDigits: String {
         var text = ""
-        text.reserveCapacity(64)
+        text.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            text.append(Self.digits[Int(byte >> 4)])
-            text.append(Self.digits[Int(byte & 0x0F)])
+            text.append(lowercaseHexDigits[Int(byte >> 4)])
+            text.append(lowercaseHexDigits[Int(byte & 0x0F)])
         }
         return text
     }
-
-    private static let digits = Array("0123456789abcdef")
 }
+
+private let lowercaseHexDigits = Array("0123456789abcdef")
 
 extension LedgerStore {
     /// Stores without a digest index know no signed bytes: every submission is verified.

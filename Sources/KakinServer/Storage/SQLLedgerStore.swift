@@ -128,8 +128,8 @@ public struct SQLLedgerStore: LedgerStore {
     /// migrate one after the other (creating the same table at once can fail there even with
     /// `IF NOT EXISTS`); the others find everything applied.
     public func migrate() async throws {
-        guard dialect == .postgresql, engine == nil else {
-            return try await applyMigrations(on: database, writing: writing)
+        guard dialect == .postgresql else {
+            return try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
         }
         let dialect = self.dialect
         try await database.withSession { session in
@@ -142,13 +142,6 @@ public struct SQLLedgerStore: LedgerStore {
     }
 
     /// Runs every migration not applied yet; `writing` runs one transaction.
-    private func applyMigrations(
-        on database: any SQLDatabase,
-        writing: (@escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Void
-    ) async throws {
-        try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
-    }
-
     private static func applyMigrations(
         dialect: LedgerSQLDialect, on database: any SQLDatabase,
         writing: (@escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Void

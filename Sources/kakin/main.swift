@@ -1,3 +1,4 @@
 import KakinCLI
 
+KakinCommand.runTasksOnEventLoops()
 await KakinCommand.run()

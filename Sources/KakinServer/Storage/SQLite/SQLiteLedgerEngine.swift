@@ -162,25 +162,23 @@ final class SQLiteLedgerEngine: Sendable {
                 for waiter in waiters { waiter.resume() }
                 return
             }
-            var results: [Result<any Sendable, any Error>] = []
-            results.reserveCapacity(group.count)
             do {
                 try writer.execute("BEGIN IMMEDIATE")
             } catch {
                 for job in group { job.continuation.resume(throwing: error) }
                 continue
             }
-            for job in group {
-                do {
-                    try writer.execute("SAVEPOINT job")
-                    let value = try await Self.$writerDatabase.withValue(database) { try await job.body(database) }
-                    try writer.execute("RELEASE job")
-                    results.append(.success(value))
-                } catch {
-                    try? writer.execute("ROLLBACK TO job")
-                    try? writer.execute("RELEASE job")
-                    results.append(.failure(error))
+            // First without savepoints: jobs almost never fail, and a savepoint copies every page a
+            // job touches first. When one does fail, the group is undone and run again with one
+            // savepoint per job, so that only the failed job's changes are lost.
+            var results = await run(group, on: database, isolated: false)
+            if results.contains(where: { if case .failure = $0 { true } else { false } }) {
+                try? writer.execute("ROLLBACK")
+                if group.count == 1, let job = group.first, let failure = results.first {
+                    job.continuation.resume(with: failure)
+                    continue
                 }
+                results = await run(group, on: database, isolated: true)
             }
             do {
                 try writer.execute("COMMIT")
@@ -192,6 +190,32 @@ final class SQLiteLedgerEngine: Sendable {
             for (job, result) in zip(group, results) { job.continuation.resume(with: result) }
             checkpointIfLarge()
         }
+    }
+
+    /// Runs a group's jobs in the open transaction (beginning it again when it was rolled back),
+    /// each in a savepoint of its own when `isolated`; stops at the first failure otherwise.
+    private func run(
+        _ group: [Job], on database: SQLiteHandleDatabase, isolated: Bool
+    ) async -> [Result<any Sendable, any Error>] {
+        var results: [Result<any Sendable, any Error>] = []
+        results.reserveCapacity(group.count)
+        if isolated {
+            do { try writer.execute("BEGIN IMMEDIATE") } catch { return group.map { _ in .failure(error) } }
+        }
+        for job in group {
+            do {
+                if isolated { try writer.execute("SAVEPOINT job") }
+                let value = try await Self.$writerDatabase.withValue(database) { try await job.body(database) }
+                if isolated { try writer.execute("RELEASE job") }
+                results.append(.success(value))
+            } catch {
+                results.append(.failure(error))
+                guard isolated else { return results }
+                try? writer.execute("ROLLBACK TO job")
+                try? writer.execute("RELEASE job")
+            }
+        }
+        return results
     }
 
     /// After a commit: hands a grown log to the checkpointer, or, when it is large and the

@@ -29,7 +29,7 @@ final class SQLiteLedgerEngine: Sendable {
     private let writer: SQLiteHandle
     private let writerExecutor: SQLiteThreadExecutor
     private let queue = Mutex(Queue())
-    private let readers: Mutex<[SQLiteHandle]>
+    private let readers = Mutex(ReaderPool())
     private let path: String?
     private let checkpointer: SQLiteCheckpointer?
     private let pragmas: [String]
@@ -43,6 +43,24 @@ final class SQLiteLedgerEngine: Sendable {
     static let checkpointPages = 1000
     /// Log size (pages) from which the writer finishes a checkpoint itself, so the log can reset.
     static let restartPages = 4000
+
+    /// At most this many reader connections are open; more reads at once wait for one. A read
+    /// holds its connection while its task waits to be run again between statements, so under
+    /// load many are open at once; each keeps a page cache, so the bound is one on memory too.
+    static let maxReaders = 64
+
+    /// A reader's page cache, in KiB. Small: SQLite drops a reader's cache whenever another
+    /// connection committed since its last read, so the operating system's cache does most of
+    /// the work, and many readers with SQLite's default cache (2 MiB) each add up.
+    static let readerCacheKiB = 128
+
+    /// The reader connections: idle ones, how many are open in all, and who waits for one.
+    private struct ReaderPool {
+        var idle: [SQLiteHandle] = []
+        var open = 0
+        /// Resumed with a reader, or with `nil` to open one in a place another caller gave up.
+        var waiters: [CheckedContinuation<SQLiteHandle?, Never>] = []
+    }
 
     private struct Queue {
         var jobs: [Job] = []
@@ -82,7 +100,6 @@ final class SQLiteLedgerEngine: Sendable {
         }
         let pragmas = self.pragmas
         checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
-        readers = Mutex([])
         writerExecutor = SQLiteThreadExecutor(name: "kakin.sqlite.writer")
     }
 
@@ -99,7 +116,7 @@ final class SQLiteLedgerEngine: Sendable {
         }
         writerExecutor.stop()
         await checkpointer?.close()
-        readers.withLock { $0.removeAll() }
+        readers.withLock { $0.idle.removeAll() }
     }
 
     // MARK: Writes
@@ -241,8 +258,8 @@ final class SQLiteLedgerEngine: Sendable {
         guard !queue.withLock({ $0.closed }) else {
             throw LedgerStoreError(.unavailable, "the SQLite store was shut down")
         }
-        let handle = try leaseReader(path)
-        defer { readers.withLock { $0.append(handle) } }
+        let handle = try await leaseReader(path)
+        defer { returnReader(handle) }
         try handle.execute("BEGIN")
         do {
             let result = try await body(SQLiteHandleDatabase(handle: handle, eventLoop: eventLoop, logger: logger))
@@ -259,15 +276,56 @@ final class SQLiteLedgerEngine: Sendable {
         var counts = try await write { db -> [String: Int32] in
             (db as? SQLiteHandleDatabase)?.handle.reprepareCounts() ?? [:]
         }
-        for reader in readers.withLock({ $0 }) { counts.merge(reader.reprepareCounts()) { $0 + $1 } }
+        for reader in readers.withLock({ $0.idle }) { counts.merge(reader.reprepareCounts()) { $0 + $1 } }
         return counts
     }
 
-    private func leaseReader(_ path: String) throws -> SQLiteHandle {
-        if let handle = readers.withLock({ $0.popLast() }) { return handle }
-        let handle = try SQLiteHandle(path: path)
-        for pragma in pragmas { try handle.execute(pragma) }
-        return handle
+    /// An idle reader, a new one while fewer than ``maxReaders`` are open, or else the next one
+    /// given back.
+    private func leaseReader(_ path: String) async throws -> SQLiteHandle {
+        let leased: SQLiteHandle? = await withCheckedContinuation { continuation in
+            let now = readers.withLock { pool -> SQLiteHandle?? in
+                if let handle = pool.idle.popLast() { return .some(handle) }
+                if pool.open < Self.maxReaders {
+                    pool.open += 1
+                    return .some(nil)
+                }
+                pool.waiters.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+        if let leased { return leased }
+        // This caller holds one of the open places: it opens the connection, or gives the place
+        // to the next waiter when that fails.
+        do {
+            let handle = try SQLiteHandle(path: path)
+            for pragma in pragmas { try handle.execute(pragma) }
+            try handle.execute("PRAGMA cache_size = -\(Self.readerCacheKiB)")
+            return handle
+        } catch {
+            let waiter = readers.withLock { pool in
+                guard !pool.waiters.isEmpty else {
+                    pool.open -= 1
+                    return nil as CheckedContinuation<SQLiteHandle?, Never>?
+                }
+                return pool.waiters.removeFirst()
+            }
+            waiter?.resume(returning: nil)
+            throw error
+        }
+    }
+
+    /// Hands a reader to the longest waiting caller, or puts it back with the idle ones.
+    private func returnReader(_ handle: SQLiteHandle) {
+        let waiter = readers.withLock { pool in
+            guard !pool.waiters.isEmpty else {
+                pool.idle.append(handle)
+                return nil as CheckedContinuation<SQLiteHandle?, Never>?
+            }
+            return pool.waiters.removeFirst()
+        }
+        waiter?.resume(returning: handle)
     }
 }
 

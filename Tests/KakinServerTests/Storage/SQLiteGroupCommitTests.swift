@@ -41,4 +41,33 @@ struct SQLiteGroupCommitTests {
         #expect(Set(stored) == Set(kept + kept.map { 1_000 + $0 }))
         try await store.shutdown()
     }
+
+    @Test("more reads at once than there may be reader connections wait for one, and all of them answer")
+    func readersAreBounded() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kakin-readers-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try await SQLLedgerStore.sqlite(path: directory.appendingPathComponent("ledger.sqlite").path)
+        let engine = try #require(store.engine)
+        try await store.writing { db in
+            try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run()
+            try await db.raw("INSERT INTO scratch (id) VALUES (7)").run()
+        }
+        // Each read keeps its connection across suspensions, as a read does while its task
+        // waits to run again.
+        let reads = SQLiteLedgerEngine.maxReaders * 4
+        let answers = try await concurrently(reads) { _ in
+            try await store.reading { db -> Int in
+                await Task.yield()
+                let id = try await db.raw("SELECT id FROM scratch").first()?.decode(column: "id", as: Int.self)
+                await Task.yield()
+                return id ?? 0
+            }
+        }
+        #expect(answers == Array(repeating: 7, count: reads))
+        #expect(engine.openReaders > 0)
+        #expect(engine.openReaders <= SQLiteLedgerEngine.maxReaders)
+        try await store.shutdown()
+    }
 }

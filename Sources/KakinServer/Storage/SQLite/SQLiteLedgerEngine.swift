@@ -280,6 +280,9 @@ final class SQLiteLedgerEngine: Sendable {
         return counts
     }
 
+    /// How many reader connections are open (a check for tests).
+    var openReaders: Int { readers.withLock { $0.open } }
+
     /// An idle reader, a new one while fewer than ``maxReaders`` are open, or else the next one
     /// given back.
     private func leaseReader(_ path: String) async throws -> SQLiteHandle {

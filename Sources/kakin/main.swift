@@ -1,4 +1,4 @@
 import KakinCLI
 
-KakinCommand.runTasksOnEventLoops()
+KakinCommand.runTasksOnEventLoops(arguments: CommandLine.arguments)
 await KakinCommand.run()

@@ -10,11 +10,12 @@ import Synchronization
 ///
 /// - **One writer, group commit.** Every write transaction is a job for the single writer
 ///   connection, which runs on a thread of its own. The writer takes every job waiting, runs them
-///   in one SQLite transaction (each inside a savepoint, so one job's failure undoes only that
-///   job) and commits once: one fsync for the whole group. A job's caller hears back only after
+///   in one SQLite transaction and commits once: one fsync for the whole group. When a job fails,
+///   the group is undone and run again with each job inside a savepoint, so that one job's
+///   failure undoes only that job. A job's caller hears back only after
 ///   that commit, so an answer still means the write is on disk (`synchronous = FULL`).
 /// - **Readers beside it.** In WAL mode readers never wait for the writer; each read runs on a
-///   connection leased from a small pool, on the caller's own thread.
+///   connection leased from a bounded pool, on the caller's own thread.
 /// - **Prepared statements** stay prepared on every connection, and nothing hops between threads
 ///   per statement.
 ///
@@ -82,8 +83,9 @@ final class SQLiteLedgerEngine: Sendable {
         eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let file = path.flatMap { $0 == ":memory:" ? nil : $0 }
         self.path = file
-        // Temporary storage in memory: above all the journal of each job's savepoint, which would
-        // otherwise spill to a temporary file once a group's jobs have touched more than 64 KiB.
+        // Temporary storage in memory: above all the journal of each job's savepoint (when a group
+        // runs again after a failure), which would otherwise spill to a temporary file once a
+        // group's jobs have touched more than 64 KiB.
         pragmas = [
             "PRAGMA busy_timeout = \(max(busyTimeoutMilliseconds, 0))", "PRAGMA foreign_keys = ON",
             "PRAGMA temp_store = MEMORY",

@@ -4,70 +4,62 @@ import Testing
 
 @testable import KakinServer
 
-@Suite("SQLite group commit")
+@Suite("SQLite group commit and readers")
 struct SQLiteGroupCommitTests {
     struct Refused: Error {}
 
     @Test("a job that fails after writing leaves nothing, and the jobs committed with it keep everything")
     func failedJobsAreUndoneAlone() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("kakin-group-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try await SQLLedgerStore.sqlite(path: directory.appendingPathComponent("ledger.sqlite").path)
-        try await store.writing { db in
-            try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)").run()
-        }
-
-        // 400 writes at once, so that they are committed in groups; every third one writes two
-        // rows and then fails.
-        let outcomes = try await concurrently(400) { index -> (Int, Bool) in
-            do {
-                try await store.writing { db in
-                    try await db.raw("INSERT INTO scratch (id, note) VALUES (\(bind: index), 'first')").run()
-                    try await db.raw("INSERT INTO scratch (id, note) VALUES (\(bind: 1_000 + index), 'second')").run()
-                    if index % 3 == 0 { throw Refused() }
-                }
-                return (index, true)
-            } catch is Refused {
-                return (index, false)
+        try await withLedgerStore(.file) { store in
+            try await store.writing { db in
+                try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)").run()
             }
+            // 400 writes at once, so that they are committed in groups; every third one writes
+            // two rows and then fails.
+            let outcomes = try await concurrently(400) { index -> (Int, Bool) in
+                do {
+                    try await store.writing { db in
+                        try await db.raw("INSERT INTO scratch (id, note) VALUES (\(bind: index), 'first')").run()
+                        try await db.raw("INSERT INTO scratch (id, note) VALUES (\(bind: 1_000 + index), 'second')")
+                            .run()
+                        if index % 3 == 0 { throw Refused() }
+                    }
+                    return (index, true)
+                } catch is Refused {
+                    return (index, false)
+                }
+            }
+            let stored = try await store.reading { db in
+                try await db.raw("SELECT id FROM scratch").all().map { try $0.decode(column: "id", as: Int.self) }
+            }
+            let kept = (0..<400).filter { $0 % 3 != 0 }
+            #expect(outcomes.sorted { $0.0 < $1.0 }.map(\.1) == (0..<400).map { $0 % 3 != 0 })
+            #expect(Set(stored) == Set(kept + kept.map { 1_000 + $0 }))
         }
-        let stored = try await store.reading { db in
-            try await db.raw("SELECT id FROM scratch").all().map { try $0.decode(column: "id", as: Int.self) }
-        }
-        let kept = (0..<400).filter { $0 % 3 != 0 }
-        #expect(outcomes.sorted { $0.0 < $1.0 }.map(\.1) == (0..<400).map { $0 % 3 != 0 })
-        #expect(Set(stored) == Set(kept + kept.map { 1_000 + $0 }))
-        try await store.shutdown()
     }
 
     @Test("more reads at once than there may be reader connections wait for one, and all of them answer")
     func readersAreBounded() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("kakin-readers-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try await SQLLedgerStore.sqlite(path: directory.appendingPathComponent("ledger.sqlite").path)
-        let engine = try #require(store.engine)
-        try await store.writing { db in
-            try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run()
-            try await db.raw("INSERT INTO scratch (id) VALUES (7)").run()
-        }
-        // Each read keeps its connection across suspensions, as a read does while its task
-        // waits to run again.
-        let reads = SQLiteLedgerEngine.maxReaders * 4
-        let answers = try await concurrently(reads) { _ in
-            try await store.reading { db -> Int in
-                await Task.yield()
-                let id = try await db.raw("SELECT id FROM scratch").first()?.decode(column: "id", as: Int.self)
-                await Task.yield()
-                return id ?? 0
+        try await withLedgerStore(.file) { store in
+            let engine = try #require(store.engine)
+            try await store.writing { db in
+                try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run()
+                try await db.raw("INSERT INTO scratch (id) VALUES (7)").run()
             }
+            // Each read keeps its connection across suspensions, as a read does while its task
+            // waits to run again.
+            let reads = SQLiteLedgerEngine.maxReaders * 4
+            let answers = try await concurrently(reads) { _ in
+                try await store.reading { db -> Int in
+                    await Task.yield()
+                    let id = try await db.raw("SELECT id FROM scratch").first()?.decode(column: "id", as: Int.self)
+                    await Task.yield()
+                    return id ?? 0
+                }
+            }
+            #expect(answers == Array(repeating: 7, count: reads))
+            #expect(engine.openReaders > 0)
+            #expect(engine.openReaders <= SQLiteLedgerEngine.maxReaders)
         }
-        #expect(answers == Array(repeating: 7, count: reads))
-        #expect(engine.openReaders > 0)
-        #expect(engine.openReaders <= SQLiteLedgerEngine.maxReaders)
-        try await store.shutdown()
     }
 }

@@ -288,21 +288,34 @@ final class SQLiteLedgerEngine: Sendable {
     /// An idle reader, a new one while fewer than ``maxReaders`` are open, or else the next one
     /// given back.
     private func leaseReader(_ path: String) async throws -> SQLiteHandle {
+        // Without suspending when a reader is free: a suspension would send the task through
+        // the executor's queue once more.
+        if let now = readers.withLock({ pool in Self.lease(from: &pool) }) {
+            return try now ?? openReader(path)
+        }
         let leased: SQLiteHandle? = await withCheckedContinuation { continuation in
             let now = readers.withLock { pool -> SQLiteHandle?? in
-                if let handle = pool.idle.popLast() { return .some(handle) }
-                if pool.open < Self.maxReaders {
-                    pool.open += 1
-                    return .some(nil)
-                }
+                if let now = Self.lease(from: &pool) { return now }
                 pool.waiters.append(continuation)
                 return nil
             }
             if let now { continuation.resume(returning: now) }
         }
-        if let leased { return leased }
-        // This caller holds one of the open places: it opens the connection, or gives the place
-        // to the next waiter when that fails.
+        return try leased ?? openReader(path)
+    }
+
+    /// An idle reader, `.some(nil)` for a place to open a new one, or `nil` when the caller must
+    /// wait.
+    private static func lease(from pool: inout ReaderPool) -> SQLiteHandle?? {
+        if let handle = pool.idle.popLast() { return .some(handle) }
+        guard pool.open < maxReaders else { return nil }
+        pool.open += 1
+        return .some(nil)
+    }
+
+    /// Opens a reader in a place this caller holds, or gives the place to the next waiter when
+    /// that fails.
+    private func openReader(_ path: String) throws -> SQLiteHandle {
         do {
             let handle = try SQLiteHandle(path: path)
             for pragma in pragmas { try handle.execute(pragma) }

@@ -85,8 +85,8 @@ struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    @concurrent func handle(
+        _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
         let clock = ContinuousClock()
         let start = clock.now

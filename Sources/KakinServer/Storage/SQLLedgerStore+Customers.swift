@@ -24,7 +24,7 @@ extension SQLLedgerStore {
                   AND product_type <> 'Consumable'
                 ORDER BY purchase_date, transaction_id
                 """
-            ).all().map(LedgerRows.transaction)
+            ).rows().map(LedgerRows.transaction)
             let newest = try await Self.page(
                 bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
             let count =
@@ -33,7 +33,7 @@ extension SQLLedgerStore {
                     SELECT COUNT(*) AS n FROM transactions
                     WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
                     """
-                ).first()?.decode(column: "n", as: Int.self) ?? 0
+                ).row()?.decode(column: "n", as: Int.self) ?? 0
             let balances = try await Self.balances(bundleID: bundleID, appUserID: appUserID, on: db)
             return CustomerSummary(
                 bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
@@ -68,7 +68,7 @@ extension SQLLedgerStore {
                 ORDER BY purchase_date DESC, transaction_id DESC
                 LIMIT \(bind: limit)
                 """
-            ).all().map(LedgerRows.transaction)
+            ).rows().map(LedgerRows.transaction)
         }
         return try await db.raw(
             """
@@ -77,6 +77,6 @@ extension SQLLedgerStore {
             ORDER BY purchase_date DESC, transaction_id DESC
             LIMIT \(bind: limit)
             """
-        ).all().map(LedgerRows.transaction)
+        ).rows().map(LedgerRows.transaction)
     }
 }

@@ -18,7 +18,7 @@ extension SQLLedgerStore {
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING notification_uuid
             """
-        ).first() != nil
+        ).row() != nil
     }
 
     /// The customer's transactions (by purchase date), ledger lines (in the order written) and
@@ -31,14 +31,14 @@ extension SQLLedgerStore {
                 WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
                 ORDER BY purchase_date, recorded_at, transaction_id
                 """
-            ).all().map(LedgerRows.transaction)
+            ).rows().map(LedgerRows.transaction)
             let ledger = try await db.raw(
                 """
                 SELECT \(unsafeRaw: LedgerRows.ledgerColumns) FROM ledger_entries
                 WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
                 ORDER BY id
                 """
-            ).all().map(LedgerRows.ledgerEntry)
+            ).rows().map(LedgerRows.ledgerEntry)
             let balances = try await Self.balances(bundleID: bundleID, appUserID: appUserID, on: db)
             return CustomerState(
                 bundleID: bundleID, appUserID: appUserID, entitlements: [], balances: balances,
@@ -50,7 +50,7 @@ extension SQLLedgerStore {
     public func transaction(id: String) async throws -> RecordedTransaction? {
         try await database.raw(
             "SELECT \(unsafeRaw: LedgerRows.transactionColumns) FROM transactions WHERE transaction_id = \(bind: id)"
-        ).first().map(LedgerRows.transaction)
+        ).row().map(LedgerRows.transaction)
     }
 
     /// Every transaction of an app, by purchase date, for reconciliation.
@@ -61,14 +61,14 @@ extension SQLLedgerStore {
             WHERE bundle_id = \(bind: bundleID)
             ORDER BY purchase_date, recorded_at, transaction_id
             """
-        ).all().map(LedgerRows.transaction)
+        ).rows().map(LedgerRows.transaction)
     }
 }
 
 extension SQLLedgerStore {
     /// Answers when the database does: `SELECT 1`, for readiness checks.
     public func ping() async throws {
-        _ = try await database.raw("SELECT 1 AS one").first()
+        _ = try await database.raw("SELECT 1 AS one").row()
     }
 }
 
@@ -80,7 +80,7 @@ extension SQLLedgerStore {
             SELECT currency, amount FROM balances
             WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
             """
-        ).all()
+        ).rows()
         var balances: [String: Int64] = [:]
         for row in rows {
             balances[try row.decode(column: "currency", as: String.self)] = try row.decode(
@@ -100,7 +100,7 @@ extension SQLLedgerStore {
                     SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
                     WHERE signed_digest = \(bind: digest.bytes)
                     """
-                ).first()
+                ).row()
             })
         else { return nil }
         return KnownSignedTransaction(

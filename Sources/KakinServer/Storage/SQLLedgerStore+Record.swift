@@ -67,7 +67,7 @@ extension SQLLedgerStore {
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING transaction_id
             """
-        ).first()
+        ).row()
 
         if inserted != nil {
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
@@ -96,7 +96,7 @@ extension SQLLedgerStore {
             WHERE transaction_id = \(bind: transaction.transactionID) AND app_user_id IS NULL
             RETURNING quantity, revocation_date
             """
-        ).first()
+        ).row()
         guard let assigned else {
             // Another writer assigned an owner between the read and the update (PostgreSQL's
             // READ COMMITTED allows it): its owner stands.
@@ -135,7 +135,7 @@ extension SQLLedgerStore {
             ORDER BY purchase_date, recorded_at, transaction_id
             LIMIT 1
             """
-        ).first()?.decode(column: "app_user_id", as: String.self)
+        ).row()?.decode(column: "app_user_id", as: String.self)
     }
 
     /// Who owns a recorded transaction, as far as the ledger knows.
@@ -149,7 +149,7 @@ extension SQLLedgerStore {
         guard
             let row = try await db.raw(
                 "SELECT app_user_id FROM transactions WHERE transaction_id = \(bind: transactionID)"
-            ).first()
+            ).row()
         else { return .missing }
         return try row.optional("app_user_id", as: String.self).map(StoredOwner.known) ?? .unknown
     }
@@ -187,7 +187,7 @@ extension SQLLedgerStore {
                 ON CONFLICT (idempotency_key) DO NOTHING
                 RETURNING id
                 """
-            ).first()
+            ).row()
             guard entry != nil else { continue }
             let balance = try await addToBalance(
                 amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
@@ -212,7 +212,7 @@ extension SQLLedgerStore {
                 ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
                 RETURNING amount
                 """
-            ).first()
+            ).row()
         else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
         return try row.decode(column: "amount", as: Int64.self)
     }
@@ -226,6 +226,6 @@ extension SQLLedgerStore {
             SELECT amount FROM balances
             WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID) AND currency = \(bind: currency)
             """
-        ).first()?.decode(column: "amount", as: Int64.self) ?? 0
+        ).row()?.decode(column: "amount", as: Int64.self) ?? 0
     }
 }

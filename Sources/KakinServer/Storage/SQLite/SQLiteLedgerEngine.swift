@@ -410,3 +410,25 @@ struct SQLiteEngineDatabase: SQLDatabase {
         try await closure(self)
     }
 }
+
+extension SQLRawBuilder {
+    /// The statement's rows. On a connection of the SQLite engine the statement runs at once on
+    /// the calling thread; SQLKit's `all()` would first leave the caller's executor (its
+    /// `execute` is a concurrent `async` requirement), which on an event loop means queueing the
+    /// task again for every statement. Any other database goes through SQLKit.
+    func rows() async throws -> [any SQLRow] {
+        let (database, query) = (self.database, self.query)
+        guard let connection = database as? SQLiteHandleDatabase else {
+            let rows = Mutex<[any SQLRow]>([])
+            try await database.execute(sql: query) { row in rows.withLock { $0.append(row) } }
+            return rows.withLock { $0 }
+        }
+        let (sql, binds) = connection.serialize(query)
+        return try connection.handle.query(sql, binds)
+    }
+
+    /// The statement's first row, as ``rows()`` runs it.
+    func row() async throws -> (any SQLRow)? {
+        try await rows().first
+    }
+}

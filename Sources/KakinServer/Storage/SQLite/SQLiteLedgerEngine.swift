@@ -181,22 +181,18 @@ final class SQLiteLedgerEngine: Sendable {
                 for waiter in waiters { waiter.resume() }
                 return
             }
-            do {
-                try writer.execute("BEGIN IMMEDIATE")
-            } catch {
-                for job in group { job.continuation.resume(throwing: error) }
-                continue
-            }
+            guard begin(group) else { continue }
             // First without savepoints: jobs almost never fail, and a savepoint copies every page a
-            // job touches first. When one does fail, the group is undone and run again with one
-            // savepoint per job, so that only the failed job's changes are lost.
+            // job touches first. When one does fail (it is the last run), the group is undone and
+            // run again with one savepoint per job, so that only the failed job's changes are lost.
             var results = await run(group, on: database, isolated: false)
-            if results.contains(where: { if case .failure = $0 { true } else { false } }) {
+            if case .failure? = results.last {
                 try? writer.execute("ROLLBACK")
-                if group.count == 1, let job = group.first, let failure = results.first {
+                if group.count == 1, let job = group.first, let failure = results.last {
                     job.continuation.resume(with: failure)
                     continue
                 }
+                guard begin(group) else { continue }
                 results = await run(group, on: database, isolated: true)
             }
             do {
@@ -211,16 +207,24 @@ final class SQLiteLedgerEngine: Sendable {
         }
     }
 
-    /// Runs a group's jobs in the open transaction (beginning it again when it was rolled back),
-    /// each in a savepoint of its own when `isolated`; stops at the first failure otherwise.
+    /// Opens the group's transaction, or fails every job of the group when it cannot.
+    private func begin(_ group: [Job]) -> Bool {
+        do {
+            try writer.execute("BEGIN IMMEDIATE")
+            return true
+        } catch {
+            for job in group { job.continuation.resume(throwing: error) }
+            return false
+        }
+    }
+
+    /// Runs a group's jobs in the open transaction, each in a savepoint of its own when
+    /// `isolated`; stops at the first failure otherwise.
     private func run(
         _ group: [Job], on database: SQLiteHandleDatabase, isolated: Bool
     ) async -> [Result<any Sendable, any Error>] {
         var results: [Result<any Sendable, any Error>] = []
         results.reserveCapacity(group.count)
-        if isolated {
-            do { try writer.execute("BEGIN IMMEDIATE") } catch { return group.map { _ in .failure(error) } }
-        }
         for job in group {
             do {
                 if isolated { try writer.execute("SAVEPOINT job") }
@@ -261,7 +265,7 @@ final class SQLiteLedgerEngine: Sendable {
             throw LedgerStoreError(.unavailable, "the SQLite store was shut down")
         }
         let handle = try await leaseReader(path)
-        defer { returnReader(handle) }
+        defer { handOver(handle) }
         try handle.execute("BEGIN")
         do {
             let result = try await body(SQLiteHandleDatabase(handle: handle, eventLoop: eventLoop, logger: logger))
@@ -322,26 +326,18 @@ final class SQLiteLedgerEngine: Sendable {
             try handle.execute("PRAGMA cache_size = -\(Self.readerCacheKiB)")
             return handle
         } catch {
-            let waiter = readers.withLock { pool in
-                guard !pool.waiters.isEmpty else {
-                    pool.open -= 1
-                    return nil as CheckedContinuation<SQLiteHandle?, Never>?
-                }
-                return pool.waiters.removeFirst()
-            }
-            waiter?.resume(returning: nil)
+            handOver(nil)
             throw error
         }
     }
 
-    /// Hands a reader to the longest waiting caller, or puts it back with the idle ones.
-    private func returnReader(_ handle: SQLiteHandle) {
-        let waiter = readers.withLock { pool in
-            guard !pool.waiters.isEmpty else {
-                pool.idle.append(handle)
-                return nil as CheckedContinuation<SQLiteHandle?, Never>?
-            }
-            return pool.waiters.removeFirst()
+    /// Passes a reader, or with `nil` the place of one that could not be opened, to the longest
+    /// waiting caller; without one, the reader goes idle and the place is freed.
+    private func handOver(_ handle: SQLiteHandle?) {
+        let waiter = readers.withLock { pool -> CheckedContinuation<SQLiteHandle?, Never>? in
+            guard pool.waiters.isEmpty else { return pool.waiters.removeFirst() }
+            if let handle { pool.idle.append(handle) } else { pool.open -= 1 }
+            return nil
         }
         waiter?.resume(returning: handle)
     }
@@ -356,17 +352,21 @@ struct SQLiteHandleDatabase: SQLDatabase {
     var dialect: any SQLDialect { SQLiteDialect() }
     var queryLogLevel: Logger.Level? { nil }
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+    /// Runs `query` at once on the connection and returns its rows.
+    func rows(_ query: any SQLExpression) throws -> [SQLiteResultRow] {
         let (sql, binds) = serialize(query)
-        for row in try handle.query(sql, binds) { onRow(row) }
+        return try handle.query(sql, binds)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        for row in try rows(query) { onRow(row) }
     }
 
     func execute(
         sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
     ) -> EventLoopFuture<Void> {
-        let (sql, binds) = serialize(query)
         do {
-            for row in try handle.query(sql, binds) { onRow(row) }
+            for row in try rows(query) { onRow(row) }
             return eventLoop.makeSucceededVoidFuture()
         } catch {
             return eventLoop.makeFailedFuture(error)
@@ -423,8 +423,7 @@ extension SQLRawBuilder {
             try await database.execute(sql: query) { row in rows.withLock { $0.append(row) } }
             return rows.withLock { $0 }
         }
-        let (sql, binds) = connection.serialize(query)
-        return try connection.handle.query(sql, binds)
+        return try connection.rows(query)
     }
 
     /// The statement's first row, as ``rows()`` runs it.

@@ -36,7 +36,8 @@ struct MintCommand: AsyncParsableCommand {
         let signer = SandboxSigner(
             authority: try SandboxCertificateAuthority.loadOrCreate(in: caDirectory), bundleID: bundleID,
             appAppleID: appAppleID)
-        let now = Date()
+        // Whole milliseconds, as the App Store signs dates.
+        let now = Date(epochMilliseconds: Date().epochMilliseconds)
         let encoder = KakinJSON.encoder()
         var output = Data()
         output.reserveCapacity(count * 2_600)

@@ -1,4 +1,5 @@
 public import Crypto
+import AppStoreModels
 public import Foundation
 
 /// A JWS in compact serialization, split into its three parts but not yet trusted.
@@ -94,6 +95,11 @@ public struct CompactJWS: Sendable, Hashable {
     /// verifier, then pass it to ``JWSVerifier/verify(_:decoded:at:)`` so nothing is decoded twice.
     public func decodePayload<Payload: Decodable>(as type: Payload.Type) throws(AppStoreSecurityError) -> Payload {
         let data = try payloadData()
+        if let flat = Payload.self as? any FlatJSONDecodable.Type,
+            let payload = data.withUnsafeBytes({ flat.init(flatJSON: $0) }) as? Payload
+        {
+            return payload
+        }
         do { return try JSONDecoder().decode(Payload.self, from: data) } catch {
             throw AppStoreSecurityError(
                 .malformedInput, "the payload is not a valid \(Payload.self): \(JWSVerifier.describe(error))")

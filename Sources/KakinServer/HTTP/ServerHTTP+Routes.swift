@@ -18,8 +18,10 @@ extension KakinServerHTTP {
             let body = try await decodeSubmission(from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
-            try await service.submit(body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId)
-            return try await customerAnswer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+            let (_, summary, entitlements) = try await service.submit(
+                body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId,
+                recent: try Self.recentCount(request), withJWS: Self.includesJWS(request))
+            return signedCustomerAnswer(request, summary: summary, entitlements: entitlements)
         }
         table.on(.submitReceipt, router) { request, _ in
             let caller = try authenticate(request, secret: false)
@@ -96,17 +98,27 @@ extension KakinServerHTTP {
     /// The signed customer answer: entitlements, balances and the newest transactions
     /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
     func customerAnswer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
-        let recent = try Self.count(
-            request.uri.queryParameters.get(KakinQuery.transactions), name: "transactions",
-            default: Self.defaultRecentTransactions,
-            allowZero: true)
-        let includeJWS = Self.includesJWS(request)
         let (summary, entitlements) = try await service.customerSummary(
-            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: includeJWS)
+            bundleID: bundleID, appUserID: appUserID, recent: try Self.recentCount(request),
+            withJWS: Self.includesJWS(request))
+        return signedCustomerAnswer(request, summary: summary, entitlements: entitlements)
+    }
+
+    /// The signed answer made of a summary that was read as `request` asked.
+    func signedCustomerAnswer(
+        _ request: Request, summary: CustomerSummary, entitlements: [Entitlement]
+    ) -> Response {
         let answer = SignedCustomerAnswer(
             nonce: request.uri.queryParameters.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()),
-            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: includeJWS))
+            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
         return signed(answer.jsonBytes())
+    }
+
+    /// How many transactions a customer answer carries (`?transactions=N`).
+    static func recentCount(_ request: Request) throws(ServerError) -> Int {
+        try count(
+            request.uri.queryParameters.get(KakinQuery.transactions), name: "transactions",
+            default: defaultRecentTransactions, allowZero: true)
     }
 
     /// An answer with `X-Kakin-Signature`: base64 of the ES256 signature (raw R‖S) over the exact

@@ -178,6 +178,14 @@ public enum RecordOutcome: Hashable, Sendable {
     case duplicate(ownerAssigned: Bool)
     /// Seen before for another customer: refused, nothing changed.
     case ownedByAnotherCustomer(String)
+
+    /// Whose summary ``LedgerStore/recordAndSummarize(_:grants:recent:withJWS:)`` reads after
+    /// this outcome: the owner of a transaction that needs no transfer and no revocation.
+    static func summarizedOwner(of transaction: RecordedTransaction, _ outcome: RecordOutcome) -> String? {
+        if case .ownedByAnotherCustomer = outcome { return nil }
+        guard transaction.revocationDate == nil else { return nil }
+        return transaction.appUserID
+    }
 }
 
 /// What a spend did.

@@ -30,6 +30,16 @@ public protocol LedgerStore: Sendable {
     ///   `originalTransactionId` is used (renewals, restores).
     func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome
 
+    /// Records like ``record(_:grants:)`` and, when the transaction has an owner and no
+    /// revocation and the outcome is not ``RecordOutcome/ownedByAnotherCustomer(_:)``, reads the
+    /// owner's summary (see ``customerSummary(bundleID:appUserID:recent:withJWS:)``) as it stands
+    /// once the record is in. The summary is `nil` otherwise: the caller has more to change first.
+    ///
+    /// This is what answering an upload takes; a store may do both in one transaction.
+    func recordAndSummarize(
+        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
+
     /// Marks a transaction refunded or revoked and claws its currency back under `policy`, once.
     /// Returns false when the transaction is unknown (the caller records it first) or was already revoked.
     func revoke(
@@ -182,6 +192,17 @@ extension Sequence<UInt8> {
 private let lowercaseHexDigits = Array("0123456789abcdef")
 
 extension LedgerStore {
+    /// The record, then the summary read on its own.
+    public func recordAndSummarize(
+        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        let outcome = try await record(transaction, grants: grants)
+        guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
+        let summary = try await customerSummary(
+            bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS)
+        return (outcome, summary)
+    }
+
     /// Stores without a digest index know no signed bytes: every submission is verified.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
 

@@ -101,6 +101,32 @@ public struct PurchaseService: Sendable {
         return try await ingest(record, app: app)
     }
 
+    /// Verifies and records a signed transaction for `appUserID`, then returns the customer's
+    /// summary as ``customerSummary(bundleID:appUserID:recent:withJWS:)`` would: what an upload
+    /// is answered with. A new purchase is recorded and summarized in one trip to the ledger.
+    public func submit(
+        _ jws: String, bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
+        let app = try app(bundleID)
+        var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
+        var recorded: CustomerSummary?
+        if try await !isKnownDuplicate(jws, app: app, appUserID: appUserID) {
+            let payload = try verifyTransaction(jws, app: app)
+            let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
+            (outcome, recorded) = try await ingest(record, app: app, summarizing: (recent, withJWS))
+        }
+        let summary: CustomerSummary
+        if let recorded {
+            summary = recorded
+        } else {
+            summary = try await store.customerSummary(
+                bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
+        }
+        let entitlements = EntitlementRules.entitlements(
+            transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
+        return (outcome, summary, entitlements)
+    }
+
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
     /// an environment the app still accepts: then there is nothing to verify, record or grant.
     /// Bytes the ledger stored passed verification when they arrived, and the same bytes verify
@@ -125,9 +151,25 @@ public struct PurchaseService: Sendable {
     /// notifications, receipts and reconciliation: record once and grant once; apply the app's
     /// transfer policy when another customer owns it; revoke when it carries a revocation.
     public func ingest(_ record: RecordedTransaction, app: AppConfiguration) async throws -> IngestOutcome {
+        try await ingest(record, app: app, summarizing: nil).outcome
+    }
+
+    /// ``ingest(_:app:)``, reading the owner's summary (`recent` newest transactions, JWS when
+    /// `withJWS`) with the record when `summarizing` says so and nothing else changes after it.
+    func ingest(
+        _ record: RecordedTransaction, app: AppConfiguration, summarizing: (recent: Int, withJWS: Bool)?
+    ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         let productGrants = grants(for: record.productID, of: app)
         var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        switch try await store.record(record, grants: productGrants) {
+        let recorded: RecordOutcome
+        var summary: CustomerSummary?
+        if let summarizing {
+            (recorded, summary) = try await store.recordAndSummarize(
+                record, grants: productGrants, recent: summarizing.recent, withJWS: summarizing.withJWS)
+        } else {
+            recorded = try await store.record(record, grants: productGrants)
+        }
+        switch recorded {
         case .recorded:
             outcome.isNew = true
         case .duplicate:
@@ -156,7 +198,7 @@ public struct PurchaseService: Sendable {
             ledgerEvent(
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
-        return outcome
+        return (outcome, summary)
     }
 
     func ledgerEvent(

@@ -14,31 +14,28 @@ extension SQLLedgerStore {
     public func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
-        let columns = LedgerRows.transactionColumns(withJWS: withJWS)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         return try await reading { db in
-            let access = try await db.raw(
-                """
-                SELECT \(unsafeRaw: columns) FROM transactions
-                WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-                  AND product_type <> 'Consumable'
-                ORDER BY purchase_date, transaction_id
-                """
-            ).rows().map(LedgerRows.transaction)
-            let newest = try await Self.page(
-                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
-            let count =
-                try await db.raw(
-                    """
-                    SELECT COUNT(*) AS n FROM transactions
-                    WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-                    """
-                ).row()?.decode(column: "n", as: Int.self) ?? 0
-            let balances = try await Self.balances(bundleID: bundleID, appUserID: appUserID, on: db)
-            return CustomerSummary(
-                bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
-                recentTransactions: newest, transactionCount: count)
+            try await Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, on: db)
         }
+    }
+
+    /// The summary as `db` sees it (a transaction's snapshot).
+    static func summary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on db: any SQLDatabase
+    ) async throws -> CustomerSummary {
+        let access = try await db.run(
+            .accessTransactions(withJWS: withJWS), .text(bundleID), .text(appUserID)
+        ).map(LedgerRows.transaction)
+        let newest = try await page(
+            bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
+        let count =
+            try await db.first(.transactionCount, .text(bundleID), .text(appUserID))?
+            .decode(column: "n", as: Int.self) ?? 0
+        let balances = try await balances(bundleID: bundleID, appUserID: appUserID, on: db)
+        return CustomerSummary(
+            bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
+            recentTransactions: newest, transactionCount: count)
     }
 
     /// A customer's transactions, newest first (by purchase date, then transaction ID), at most
@@ -70,13 +67,8 @@ extension SQLLedgerStore {
                 """
             ).rows().map(LedgerRows.transaction)
         }
-        return try await db.raw(
-            """
-            SELECT \(unsafeRaw: columns) FROM transactions
-            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-            ORDER BY purchase_date DESC, transaction_id DESC
-            LIMIT \(bind: limit)
-            """
-        ).rows().map(LedgerRows.transaction)
+        return try await db.run(
+            .newestTransactions(withJWS: withJWS), .text(bundleID), .text(appUserID), .integer(limit)
+        ).map(LedgerRows.transaction)
     }
 }

@@ -79,12 +79,8 @@ extension SQLLedgerStore {
         var output = JSONOutput(capacity: 256)
         payload.write(to: &output)
         let json = String(decoding: output.bytes, as: UTF8.self)
-        try await db.raw(
-            """
-            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-            VALUES (\(bind: type), \(bind: bundleID), \(bind: appUserID), \(bind: json), \(bind: createdAt))
-            """
-        ).run()
+        _ = try await db.run(
+            .appendEvent, .text(type), .text(bundleID), .text(appUserID), .text(json), .integer(createdAt))
     }
 
     /// Events with no delivery to `endpoint` yet, or whose last attempt failed and whose retry

@@ -75,12 +75,7 @@ extension SQLLedgerStore {
 extension SQLLedgerStore {
     /// A customer's balances by currency.
     static func balances(bundleID: String, appUserID: String, on db: any SQLDatabase) async throws -> [String: Int64] {
-        let rows = try await db.raw(
-            """
-            SELECT currency, amount FROM balances
-            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID)
-            """
-        ).rows()
+        let rows = try await db.run(.balances, .text(bundleID), .text(appUserID))
         var balances: [String: Int64] = [:]
         for row in rows {
             balances[try row.decode(column: "currency", as: String.self)] = try row.decode(

@@ -9,10 +9,7 @@ extension SQLLedgerStore {
     /// one with `UPDATE … WHERE app_user_id IS NULL`, so only one caller assigns it and credits.
     /// Credits are ledger lines under the unique key `grant:<transactionId>:<currency>`.
     public func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome {
-        guard transaction.quantity > 0 else {
-            throw LedgerStoreError(.invalidArgument, "quantity must be at least 1, not \(transaction.quantity)")
-        }
-        let unitCredits = try Self.unitCredits(grants)
+        let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
         // A purchase the ledger already holds for this very customer changes nothing: answered
         // from a read, without waiting for the writer. Owners never go back to unknown and rows
         // are never deleted, so what the read saw is still true when the caller acts on it.
@@ -23,9 +20,39 @@ extension SQLLedgerStore {
         {
             return .duplicate(ownerAssigned: false)
         }
+        let digest = LedgerRows.signedDigest(transaction.signedTransaction)
         return try await writing { db in
-            try await Self.record(transaction, unitCredits: unitCredits, on: db)
+            try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
         }
+    }
+
+    /// Records and summarizes in one write transaction. The writer's connection has every page it
+    /// needs cached, where a reader would start cold after each commit, so the summary costs
+    /// little there; no read ahead of the write either, as an upload is almost always new (the
+    /// server answers the same signed bytes again before it gets here).
+    public func recordAndSummarize(
+        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
+        guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
+        let digest = LedgerRows.signedDigest(transaction.signedTransaction)
+        return try await writing { db in
+            let outcome = try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
+            guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
+            let summary = try await Self.summary(
+                bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS, on: db)
+            return (outcome, summary)
+        }
+    }
+
+    /// ``unitCredits(_:)`` once the quantity is known to be valid.
+    private static func unitCredits(
+        _ grants: [Grant], quantity: Int
+    ) throws -> [(currency: String, amount: Int64)] {
+        guard quantity > 0 else {
+            throw LedgerStoreError(.invalidArgument, "quantity must be at least 1, not \(quantity)")
+        }
+        return try unitCredits(grants)
     }
 
     /// Currency per unit bought, one entry per currency (the same currency listed twice adds up),
@@ -43,8 +70,11 @@ extension SQLLedgerStore {
         return byCurrency.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
+    /// `digest` is the SHA-256 of the signed JWS (``LedgerRows/signedDigest(_:)``), hashed
+    /// before the writer's turn so that the writer does not spend its time on it.
     private static func record(
-        _ transaction: RecordedTransaction, unitCredits: [(currency: String, amount: Int64)], on db: any SQLDatabase
+        _ transaction: RecordedTransaction, digest: Data?, unitCredits: [(currency: String, amount: Int64)],
+        on db: any SQLDatabase
     ) async throws -> RecordOutcome {
         let now = LedgerTime.milliseconds(transaction.recordedAt)
         var owner = transaction.appUserID
@@ -52,22 +82,16 @@ extension SQLLedgerStore {
             owner = try await inheritedOwner(of: transaction, on: db)
         }
 
-        let inserted = try await db.raw(
-            """
-            INSERT INTO transactions (\(unsafeRaw: LedgerRows.transactionColumns), signed_digest)
-            VALUES (\(bind: transaction.transactionID), \(bind: transaction.originalTransactionID), \
-            \(bind: transaction.bundleID), \(bind: owner), \(bind: transaction.productID), \
-            \(bind: transaction.productType.rawValue), \(bind: transaction.quantity), \
-            \(bind: LedgerTime.milliseconds(transaction.purchaseDate)), \
-            \(bind: transaction.expiresDate.map(LedgerTime.milliseconds)), \
-            \(bind: transaction.revocationDate.map(LedgerTime.milliseconds)), \
-            \(bind: transaction.revocationReason?.rawValue), \(bind: transaction.environment.rawValue), \
-            \(bind: transaction.appAccountToken), \(bind: transaction.signedTransaction), \
-            \(bind: transaction.source.rawValue), \(bind: now), \(bind: LedgerRows.signedDigest(transaction.signedTransaction)))
-            ON CONFLICT (transaction_id) DO NOTHING
-            RETURNING transaction_id
-            """
-        ).row()
+        let inserted = try await db.first(
+            .insertTransaction, .text(transaction.transactionID),
+            .text(transaction.originalTransactionID), .text(transaction.bundleID), .text(owner),
+            .text(transaction.productID), .text(transaction.productType.rawValue), .integer(transaction.quantity),
+            .integer(LedgerTime.milliseconds(transaction.purchaseDate)),
+            .integer(transaction.expiresDate.map(LedgerTime.milliseconds)),
+            .integer(transaction.revocationDate.map(LedgerTime.milliseconds)),
+            .integer(transaction.revocationReason?.rawValue), .text(transaction.environment.rawValue),
+            .text(transaction.appAccountToken), .text(transaction.signedTransaction),
+            .text(transaction.source.rawValue), .integer(now), .blob(digest))
 
         if inserted != nil {
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
@@ -90,13 +114,7 @@ extension SQLLedgerStore {
         }
         guard let owner else { return .duplicate(ownerAssigned: false) }
 
-        let assigned = try await db.raw(
-            """
-            UPDATE transactions SET app_user_id = \(bind: owner)
-            WHERE transaction_id = \(bind: transaction.transactionID) AND app_user_id IS NULL
-            RETURNING quantity, revocation_date
-            """
-        ).row()
+        let assigned = try await db.first(.assignOwner, .text(owner), .text(transaction.transactionID))
         guard let assigned else {
             // Another writer assigned an owner between the read and the update (PostgreSQL's
             // READ COMMITTED allows it): its owner stands.
@@ -126,16 +144,9 @@ extension SQLLedgerStore {
     private static func inheritedOwner(
         of transaction: RecordedTransaction, on db: any SQLDatabase
     ) async throws -> String? {
-        try await db.raw(
-            """
-            SELECT app_user_id FROM transactions
-            WHERE bundle_id = \(bind: transaction.bundleID)
-              AND original_transaction_id = \(bind: transaction.originalTransactionID)
-              AND app_user_id IS NOT NULL
-            ORDER BY purchase_date, recorded_at, transaction_id
-            LIMIT 1
-            """
-        ).row()?.decode(column: "app_user_id", as: String.self)
+        try await db.first(
+            .inheritedOwner, .text(transaction.bundleID), .text(transaction.originalTransactionID)
+        )?.decode(column: "app_user_id", as: String.self)
     }
 
     /// Who owns a recorded transaction, as far as the ledger knows.
@@ -147,9 +158,7 @@ extension SQLLedgerStore {
 
     static func storedOwner(of transactionID: String, on db: any SQLDatabase) async throws -> StoredOwner {
         guard
-            let row = try await db.raw(
-                "SELECT app_user_id FROM transactions WHERE transaction_id = \(bind: transactionID)"
-            ).row()
+            let row = try await db.first(.storedOwner, .text(transactionID))
         else { return .missing }
         return try row.optional("app_user_id", as: String.self).map(StoredOwner.known) ?? .unknown
     }
@@ -179,15 +188,9 @@ extension SQLLedgerStore {
                 throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
             }
             let key = "grant:\(transaction.transactionID):\(currency)"
-            let entry = try await db.raw(
-                """
-                INSERT INTO ledger_entries (\(unsafeRaw: LedgerRows.ledgerColumns))
-                VALUES ('credit', \(bind: transaction.bundleID), \(bind: owner), \(bind: currency), \(bind: amount), \
-                \(bind: transaction.transactionID), \(bind: key), 0, \(bind: now))
-                ON CONFLICT (idempotency_key) DO NOTHING
-                RETURNING id
-                """
-            ).row()
+            let entry = try await db.first(
+                .insertCredit, .text(transaction.bundleID), .text(owner), .text(currency),
+                .integer(amount), .text(transaction.transactionID), .text(key), .integer(now))
             guard entry != nil else { continue }
             let balance = try await addToBalance(
                 amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
@@ -205,14 +208,8 @@ extension SQLLedgerStore {
         _ delta: Int64, bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
     ) async throws -> Int64 {
         guard
-            let row = try await db.raw(
-                """
-                INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-                VALUES (\(bind: bundleID), \(bind: appUserID), \(bind: currency), \(bind: delta))
-                ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-                RETURNING amount
-                """
-            ).row()
+            let row = try await db.first(
+                .addToBalance, .text(bundleID), .text(appUserID), .text(currency), .integer(delta))
         else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
         return try row.decode(column: "amount", as: Int64.self)
     }
@@ -221,11 +218,87 @@ extension SQLLedgerStore {
     static func balance(
         bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
     ) async throws -> Int64 {
-        try await db.raw(
-            """
-            SELECT amount FROM balances
-            WHERE bundle_id = \(bind: bundleID) AND app_user_id = \(bind: appUserID) AND currency = \(bind: currency)
-            """
-        ).row()?.decode(column: "amount", as: Int64.self) ?? 0
+        try await db.first(.balance, .text(bundleID), .text(appUserID), .text(currency))?
+            .decode(column: "amount", as: Int64.self) ?? 0
     }
+}
+
+/// The statements of recording a purchase and answering with the customer's summary.
+extension LedgerStatement {
+    static let insertTransaction = LedgerStatement(
+        """
+        INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (transaction_id) DO NOTHING
+        RETURNING transaction_id
+        """)
+    static let assignOwner = LedgerStatement(
+        """
+        UPDATE transactions SET app_user_id = ?
+        WHERE transaction_id = ? AND app_user_id IS NULL
+        RETURNING quantity, revocation_date
+        """)
+    static let inheritedOwner = LedgerStatement(
+        """
+        SELECT app_user_id FROM transactions
+        WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id IS NOT NULL
+        ORDER BY purchase_date, recorded_at, transaction_id
+        LIMIT 1
+        """)
+    static let storedOwner = LedgerStatement("SELECT app_user_id FROM transactions WHERE transaction_id = ?")
+    static let insertCredit = LedgerStatement(
+        """
+        INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
+        VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING id
+        """)
+    static let addToBalance = LedgerStatement(
+        """
+        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+        VALUES (?, ?, ?, ?)
+        ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+        RETURNING amount
+        """)
+    static let balance = LedgerStatement(
+        "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?")
+    static let balances = LedgerStatement(
+        "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?")
+    static let appendEvent = LedgerStatement(
+        "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)")
+    static let transactionCount = LedgerStatement(
+        "SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?")
+
+    /// The transactions of a customer that can grant access, oldest first, with or without the JWS.
+    static func accessTransactions(withJWS: Bool) -> LedgerStatement {
+        withJWS ? accessWithJWS : accessWithoutJWS
+    }
+
+    /// The newest `LIMIT ?` transactions of a customer, with or without the JWS.
+    static func newestTransactions(withJWS: Bool) -> LedgerStatement {
+        withJWS ? newestWithJWS : newestWithoutJWS
+    }
+
+    private static func access(_ columns: String) -> LedgerStatement {
+        LedgerStatement(
+            """
+            SELECT \(columns) FROM transactions
+            WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
+            ORDER BY purchase_date, transaction_id
+            """)
+    }
+    private static let accessWithJWS = access(LedgerRows.transactionColumns(withJWS: true))
+    private static let accessWithoutJWS = access(LedgerRows.transactionColumns(withJWS: false))
+
+    private static func newest(_ columns: String) -> LedgerStatement {
+        LedgerStatement(
+            """
+            SELECT \(columns) FROM transactions
+            WHERE bundle_id = ? AND app_user_id = ?
+            ORDER BY purchase_date DESC, transaction_id DESC
+            LIMIT ?
+            """)
+    }
+    private static let newestWithJWS = newest(LedgerRows.transactionColumns(withJWS: true))
+    private static let newestWithoutJWS = newest(LedgerRows.transactionColumns(withJWS: false))
 }

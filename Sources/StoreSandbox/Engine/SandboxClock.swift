@@ -62,10 +62,11 @@ public final class SandboxClock: Sendable {
         SandboxClock(mode: .manual, start: date)
     }
 
-    /// The current sandbox time.
+    /// The current sandbox time, in whole milliseconds: the App Store's dates have no finer unit.
     public func now() -> Date {
         let real = realNow()
-        return state.withLock { $0.current(realNow: real) }
+        let current = state.withLock { $0.current(realNow: real) }
+        return Date(epochMilliseconds: current.epochMilliseconds)
     }
 
     /// The current mode.

@@ -219,3 +219,49 @@ extension PurchaseServiceTests {
         try await fixture.store.shutdown()
     }
 }
+
+/// An upload answered with the customer's summary: the same summary a separate read gives,
+/// whether the purchase is new, posted again, moved to its new owner, or refused.
+@Suite struct SubmitAndSummarizeTests {
+    func expectSameAsARead(
+        _ fixture: ServerFixture, _ jws: String, user: String, recent: Int = 10, withJWS: Bool = false
+    ) async throws -> PurchaseService.IngestOutcome {
+        let answer = try await fixture.service.submit(
+            jws, bundleID: ServerFixture.bundleID, appUserID: user, recent: recent, withJWS: withJWS)
+        let read = try await fixture.service.customerSummary(
+            bundleID: ServerFixture.bundleID, appUserID: user, recent: recent, withJWS: withJWS)
+        #expect(answer.summary == read.summary)
+        #expect(answer.entitlements == read.entitlements)
+        return answer.outcome
+    }
+
+    @Test func newThenPostedAgain() async throws {
+        let fixture = try await ServerFixture()
+        let (_, points) = try await fixture.buy("increasePoints")
+        let (_, removeAds) = try await fixture.buy("removeAd")
+        #expect(try await expectSameAsARead(fixture, points, user: "user-1").isNew)
+        #expect(try await expectSameAsARead(fixture, removeAds, user: "user-1", recent: 1, withJWS: true).isNew)
+        #expect(try await !expectSameAsARead(fixture, points, user: "user-1").isNew)
+        let summary = try await fixture.service.submit(
+            points, bundleID: ServerFixture.bundleID, appUserID: "user-1", recent: 0, withJWS: false)
+        #expect(summary.summary.balances["points"] == 100)
+        #expect(summary.entitlements.map(\.identifier) == ["removeAds"])
+        await #expect(throws: ServerError.self) {
+            try await fixture.service.submit(
+                points, bundleID: ServerFixture.bundleID, appUserID: "user-2", recent: 0, withJWS: false)
+        }
+        try await fixture.store.shutdown()
+    }
+
+    @Test func movedToTheCustomerWhoRestoredIt() async throws {
+        let fixture = try await ServerFixture(transferPolicy: .transferToNewUser)
+        let (_, removeAds) = try await fixture.buy("removeAd")
+        #expect(try await expectSameAsARead(fixture, removeAds, user: "user-1").isNew)
+        let moved = try await expectSameAsARead(fixture, removeAds, user: "user-2")
+        #expect(moved.transferredFrom == "user-1")
+        let answer = try await fixture.service.submit(
+            removeAds, bundleID: ServerFixture.bundleID, appUserID: "user-2", recent: 5, withJWS: false)
+        #expect(answer.entitlements.map(\.identifier) == ["removeAds"])
+        try await fixture.store.shutdown()
+    }
+}

@@ -181,3 +181,67 @@ struct SQLLedgerStoreRecordTests {
         }
     }
 }
+
+@Suite("SQL ledger: recording and summarizing in one transaction")
+struct SQLLedgerStoreRecordAndSummarizeTests {
+    @Test(
+        "the summary read with the record is the one a separate read gives, for every kind of outcome",
+        arguments: StoreKind.allCases)
+    func summaryMatchesASeparateRead(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let subscription = Fixture.transaction(
+                "s1", user: "alice", product: "monthly", type: .autoRenewableSubscription, purchasedAt: 5)
+            _ = try await store.record(subscription, grants: [])
+            for (index, recent) in [0, 1, 10].enumerated() {
+                for withJWS in [false, true] {
+                    let purchase = Fixture.transaction("c\(index)\(withJWS)", user: "alice", quantity: 2)
+                    let (outcome, summary) = try await store.recordAndSummarize(
+                        purchase, grants: Fixture.coins, recent: recent, withJWS: withJWS)
+                    #expect(outcome == .recorded)
+                    let separate = try await store.customerSummary(
+                        bundleID: Fixture.bundleID, appUserID: "alice", recent: recent, withJWS: withJWS)
+                    #expect(summary == separate)
+                    // The same transaction again (other bytes, same ID): a duplicate, same summary.
+                    let again = try await store.recordAndSummarize(
+                        purchase, grants: Fixture.coins, recent: recent, withJWS: withJWS)
+                    #expect(again.outcome == .duplicate(ownerAssigned: false))
+                    #expect(again.summary == separate)
+                }
+            }
+            let alice = try #require(
+                try await store.recordAndSummarize(
+                    Fixture.transaction("c9", user: "alice"), grants: Fixture.coins, recent: 2, withJWS: false
+                ).summary)
+            #expect(alice.balances == ["coins": 6 * 200 + 100])
+            #expect(alice.transactionCount == 8)
+            #expect(alice.accessTransactions.map(\.transactionID) == ["s1"])
+            #expect(alice.accessTransactions.first?.signedTransaction == nil)
+            #expect(alice.recentTransactions.count == 2)
+        }
+    }
+
+    @Test("no summary when another customer owns it, it is revoked, or it has no owner", arguments: StoreKind.backends)
+    func noSummaryWhenMoreFollows(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            let bob = try await store.recordAndSummarize(
+                Fixture.transaction("t1", user: "bob"), grants: Fixture.coins, recent: 1, withJWS: false)
+            #expect(bob.outcome == .ownedByAnotherCustomer("alice"))
+            #expect(bob.summary == nil)
+            let revoked = try await store.recordAndSummarize(
+                Fixture.transaction("t2", user: "alice", revokedAt: 60), grants: Fixture.coins, recent: 1,
+                withJWS: false)
+            #expect(revoked.outcome == .recorded)
+            #expect(revoked.summary == nil)
+            let ownerless = try await store.recordAndSummarize(
+                Fixture.transaction("t3"), grants: Fixture.coins, recent: 1, withJWS: false)
+            #expect(ownerless.outcome == .recorded)
+            #expect(ownerless.summary == nil)
+            await #expect(throws: LedgerStoreError.self) {
+                try await store.recordAndSummarize(
+                    Fixture.transaction("t4", user: "alice"), grants: Fixture.coins, recent: -1, withJWS: false)
+            }
+            #expect(try await store.transaction(id: "t4") == nil, "nothing is recorded when the request is wrong")
+        }
+    }
+}

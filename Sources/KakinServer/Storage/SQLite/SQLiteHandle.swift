@@ -27,7 +27,11 @@ final class SQLiteHandle: Sendable {
 
     /// Runs one statement with `binds` and returns its rows.
     func query(_ sql: String, _ binds: [any Encodable & Sendable]) throws -> [SQLiteResultRow] {
-        let values = try binds.map(SQLiteValue.init)
+        try query(sql, values: try binds.map(SQLiteValue.init))
+    }
+
+    /// Runs one statement with values SQLite stores as they are, and returns its rows.
+    func query(_ sql: String, values: [SQLiteValue]) throws -> [SQLiteResultRow] {
         let result = try connection.withLock { connection throws(LedgerStoreError) -> SQLiteDirectResult in
             do throws(SQLiteDirectError) { return try connection.query(sql, values) } catch { throw error.ledgerError }
         }

@@ -1,0 +1,97 @@
+import Foundation
+import KakinSQLite
+import SQLKit
+import Synchronization
+
+/// One SQL statement of the ledger's busiest paths, written once for both engines with `?` for
+/// each value and run with typed values.
+///
+/// On a connection of the SQLite engine the text goes to the connection's statement cache as it
+/// is and the values are bound as they are: no query string is built, no placeholder asked of a
+/// dialect, no value cast from `Encodable`. Any other database gets the same text and values
+/// through SQLKit, which writes the placeholders its dialect uses (`$1`, `$2`, … on PostgreSQL).
+/// The text must not contain `?` anywhere but in the places of values.
+struct LedgerStatement: Sendable {
+    /// The text with `?` placeholders, as SQLite takes it.
+    let text: String
+    /// The text split at each placeholder: one part more than there are values.
+    let parts: [String]
+
+    init(_ text: String) {
+        self.text = text
+        parts = text.split(separator: "?", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// How many values the statement takes.
+    var valueCount: Int { parts.count - 1 }
+}
+
+/// A value bound to a ``LedgerStatement``: its SQL type is known even when it is `NULL`, as
+/// PostgreSQL needs to be told.
+enum LedgerValue: Sendable {
+    case text(String?)
+    case integer(Int64?)
+    case blob(Data?)
+
+    static func integer(_ value: Int?) -> Self { .integer(value.map(Int64.init)) }
+
+    /// The value as SQLite stores it.
+    var sqlite: SQLiteValue {
+        switch self {
+        case .text(let text?): .text(text)
+        case .integer(let number?): .integer(number)
+        case .blob(let data?): .blob(data)
+        case .text(nil), .integer(nil), .blob(nil): .null
+        }
+    }
+
+    /// The value as SQLKit binds it.
+    var encodable: any Encodable & Sendable {
+        switch self {
+        case .text(let text): text
+        case .integer(let number): number
+        case .blob(let data): data
+        }
+    }
+}
+
+/// A ``LedgerStatement`` with its values, written through SQLKit's serializer.
+private struct BoundLedgerStatement: SQLExpression {
+    let statement: LedgerStatement
+    let values: [LedgerValue]
+
+    func serialize(to serializer: inout SQLSerializer) {
+        for (index, part) in statement.parts.enumerated() {
+            serializer.write(part)
+            if index < values.count { serializer.write(bind: values[index].encodable) }
+        }
+    }
+}
+
+extension SQLDatabase {
+    /// Runs `statement` with `values` and returns its rows: at once on the calling thread on a
+    /// connection of the SQLite engine, through SQLKit elsewhere.
+    func run(_ statement: LedgerStatement, _ values: LedgerValue...) async throws -> [any SQLRow] {
+        try await rows(statement, values)
+    }
+
+    /// The first row ``run(_:_:)`` returns.
+    func first(_ statement: LedgerStatement, _ values: LedgerValue...) async throws -> (any SQLRow)? {
+        try await rows(statement, values).first
+    }
+
+    private func rows(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
+        guard values.count == statement.valueCount else {
+            throw LedgerStoreError(
+                .invalidArgument, "a statement with \(statement.valueCount) values was given \(values.count)")
+        }
+        if let connection = self as? SQLiteHandleDatabase {
+            return try connection.handle.query(statement.text, values: values.map(\.sqlite))
+        }
+        let rows = Mutex<[any SQLRow]>([])
+        try await execute(sql: BoundLedgerStatement(statement: statement, values: values)) { row in
+            rows.withLock { $0.append(row) }
+        }
+        return rows.withLock { $0 }
+    }
+}

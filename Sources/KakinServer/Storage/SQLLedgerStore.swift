@@ -101,13 +101,23 @@ public struct SQLLedgerStore: LedgerStore {
     public static func sqlite(
         path: String?, connections: Int = 4, busyTimeout: Duration = .seconds(10)
     ) async throws -> SQLLedgerStore {
+        try await sqlite(path: path, connections: connections, busyTimeout: busyTimeout, logLimits: .standard)
+    }
+
+    /// ``sqlite(path:connections:busyTimeout:)`` with the write-ahead log's limits chosen (tests
+    /// use small ones).
+    static func sqlite(
+        path: String?, connections: Int = 4, busyTimeout: Duration = .seconds(10),
+        logLimits: SQLiteLedgerEngine.LogLimits
+    ) async throws -> SQLLedgerStore {
         guard connections > 0 else {
             throw LedgerStoreError(.invalidArgument, "a SQLite store needs at least one connection")
         }
         let logger = Logger(label: "kakin.ledger.sqlite")
         let timeout = busyTimeout.components
         let timeoutMilliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
-        let engine = try SQLiteLedgerEngine(path: path, busyTimeoutMilliseconds: timeoutMilliseconds, logger: logger)
+        let engine = try SQLiteLedgerEngine(
+            path: path, busyTimeoutMilliseconds: timeoutMilliseconds, logLimits: logLimits, logger: logger)
         return SQLLedgerStore(engine: engine)
     }
 

@@ -13,7 +13,9 @@ struct SQLiteCheckpointTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ledger.sqlite").path
-        let store = try await SQLLedgerStore.sqlite(path: path)
+        // SQLite's own checkpoint size, so a few thousand rows go past the limits.
+        let limits = SQLiteLedgerEngine.LogLimits(checkpointPages: 1_000, restartPages: 4_000)
+        let store = try await SQLLedgerStore.sqlite(path: path, logLimits: limits)
         try await store.migrate()
 
         // About 6 KB per row, as a signed transaction with its certificate chain: 8,000 rows
@@ -21,7 +23,7 @@ struct SQLiteCheckpointTests {
         let padding = String(repeating: "x", count: 6_000)
         let rows = 8_000
         let written = rows * padding.utf8.count
-        #expect(written > SQLiteLedgerEngine.restartPages * 4096 * 2)
+        #expect(written > limits.restartPages * 4096 * 2)
         _ = try await concurrently(32) { worker in
             for index in stride(from: worker, to: rows, by: 32) {
                 var transaction = Fixture.transaction("t\(index)", user: "user-\(index % 50)")

@@ -65,7 +65,8 @@ struct Fixture: Sendable {
     let signingInput: Data
 
     static func make() -> Fixture {
-        let now = Date()
+        // Whole milliseconds, as the App Store signs dates.
+        let now = Date(epochMilliseconds: Date().epochMilliseconds)
         let authority = try! SandboxCertificateAuthority.generate(now: now)
         let transaction = JWSTransactionDecodedPayload(
             transactionID: "2000000123456789", originalTransactionID: "2000000123456789",

@@ -117,12 +117,12 @@ final class ServerFixture: Sendable {
     /// The next purchase never posted before.
     func next() -> (String, String) { purchases[cursor.next() % purchases.count] }
 
-    /// What `POST /v1/transactions` does past HTTP: verify and record, read the customer, encode
-    /// and sign the answer.
+    /// What `POST /v1/transactions` does past HTTP: verify, record and read the customer (one
+    /// write transaction for a new purchase, one read for the same bytes again), encode and sign
+    /// the answer.
     func ingest(_ jws: String, user: String) async throws -> Data {
-        try await service.submit(jws, bundleID: "com.example.kakin", appUserID: user)
-        let (summary, entitlements) = try await service.customerSummary(
-            bundleID: "com.example.kakin", appUserID: user, recent: 0, withJWS: false)
+        let (_, summary, entitlements) = try await service.submit(
+            jws, bundleID: "com.example.kakin", appUserID: user, recent: 0, withJWS: false)
         let answer = SignedCustomerAnswer(
             nonce: "n", signedDate: 0,
             customer: CustomerAnswer(
@@ -138,7 +138,8 @@ final class ServerFixture: Sendable {
     }
 
     static func make(purchases count: Int) -> ServerFixture {
-        let now = Date()
+        // Whole milliseconds, as the App Store signs dates.
+        let now = Date(epochMilliseconds: Date().epochMilliseconds)
         let authority = try! SandboxCertificateAuthority.generate(now: now)
         let signer = JWSSigner(identity: authority.signingIdentity)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-bench-\(UUID()).sqlite").path

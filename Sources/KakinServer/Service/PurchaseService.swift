@@ -205,6 +205,8 @@ public struct PurchaseService: Sendable {
         _ type: String, _ record: RecordedTransaction, source: String, extra: Logger.Metadata = [:]
     ) {
         metrics?.ledgerEvent(type)
+        // The line's metadata is built only when the line is written.
+        guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "event": "\(type)", "bundle_id": "\(record.bundleID)", "transaction_id": "\(record.transactionID)",
             "product_id": "\(record.productID)", "app_user_id": "\(record.appUserID ?? "")", "source": "\(source)",

@@ -89,14 +89,7 @@ extension SQLLedgerStore {
     /// The transaction stored with exactly these signed bytes, found by their digest.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
         guard
-            let row = try await reading({ db in
-                try await db.raw(
-                    """
-                    SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
-                    WHERE signed_digest = \(bind: digest.bytes)
-                    """
-                ).row()
-            })
+            let row = try await reading({ db in try await db.first(.signedTransaction, .blob(digest.bytes)) })
         else { return nil }
         return KnownSignedTransaction(
             transactionID: try row.decode(column: "transaction_id", as: String.self),

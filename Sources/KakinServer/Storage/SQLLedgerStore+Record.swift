@@ -223,7 +223,8 @@ extension SQLLedgerStore {
     }
 }
 
-/// The statements of recording a purchase and answering with the customer's summary.
+/// The statements of recording a purchase, finding the same signed bytes again, and answering
+/// with the customer's summary.
 extension LedgerStatement {
     static let insertTransaction = LedgerStatement(
         """
@@ -246,6 +247,8 @@ extension LedgerStatement {
         LIMIT 1
         """)
     static let storedOwner = LedgerStatement("SELECT app_user_id FROM transactions WHERE transaction_id = ?")
+    static let signedTransaction = LedgerStatement(
+        "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?")
     static let insertCredit = LedgerStatement(
         """
         INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))

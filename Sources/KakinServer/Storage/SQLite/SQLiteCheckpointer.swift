@@ -22,7 +22,7 @@ final class SQLiteCheckpointer: Sendable {
     private let path: String
     private let pragmas: [String]
     private let logger: Logger
-    private let executor = SQLiteThreadExecutor(name: "kakin.sqlite.checkpointer")
+    private let executor = SQLiteThreadExecutor(name: "ledger.checkpt")
     private let state = Mutex(State())
 
     init(path: String, pragmas: [String], logger: Logger) {

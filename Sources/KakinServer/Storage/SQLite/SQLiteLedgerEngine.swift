@@ -116,7 +116,7 @@ final class SQLiteLedgerEngine: Sendable {
         }
         let pragmas = self.pragmas
         checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
-        writerExecutor = SQLiteThreadExecutor(name: "kakin.sqlite.writer")
+        writerExecutor = SQLiteThreadExecutor(name: "ledger.writer")
     }
 
     /// Stops taking jobs, lets the writer finish what it has, and stops its thread.

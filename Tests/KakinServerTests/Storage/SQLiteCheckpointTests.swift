@@ -14,7 +14,7 @@ struct SQLiteCheckpointTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ledger.sqlite").path
         // SQLite's own checkpoint size, so a few thousand rows go past the limits.
-        let limits = SQLiteLedgerEngine.LogLimits(checkpointPages: 1_000, restartPages: 4_000)
+        let limits = SQLiteLedgerEngine.LogLimits(checkpointPages: 1_000, restartPages: 4_000, stepPages: 250)
         let store = try await SQLLedgerStore.sqlite(path: path, logLimits: limits)
         try await store.migrate()
 

@@ -92,13 +92,7 @@ public struct PurchaseService: Sendable {
     /// Verifies and records a signed transaction for `appUserID`, without reading the customer.
     @discardableResult
     public func submit(_ jws: String, bundleID: String, appUserID: String) async throws -> IngestOutcome {
-        let app = try app(bundleID)
-        if try await isKnownDuplicate(jws, app: app, appUserID: appUserID) {
-            return IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        }
-        let payload = try verifyTransaction(jws, app: app)
-        let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
-        return try await ingest(record, app: app)
+        try await verifyAndIngest(jws, app: try app(bundleID), appUserID: appUserID, summarizing: nil).outcome
     }
 
     /// Verifies and records a signed transaction for `appUserID`, then returns the customer's
@@ -108,23 +102,25 @@ public struct PurchaseService: Sendable {
         _ jws: String, bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
         let app = try app(bundleID)
-        var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        var recorded: CustomerSummary?
-        if try await !isKnownDuplicate(jws, app: app, appUserID: appUserID) {
-            let payload = try verifyTransaction(jws, app: app)
-            let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
-            (outcome, recorded) = try await ingest(record, app: app, summarizing: (recent, withJWS))
-        }
-        let summary: CustomerSummary
-        if let recorded {
-            summary = recorded
-        } else {
-            summary = try await store.customerSummary(
-                bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
-        }
-        let entitlements = EntitlementRules.entitlements(
-            transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
+        let (outcome, recorded) = try await verifyAndIngest(
+            jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS))
+        if let recorded { return (outcome, recorded, entitlements(of: recorded, app: app)) }
+        let (summary, entitlements) = try await customerSummary(
+            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
         return (outcome, summary, entitlements)
+    }
+
+    /// Verifies and records an upload, unless exactly these bytes are already recorded for this
+    /// customer: then nothing changes and no summary is read.
+    private func verifyAndIngest(
+        _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
+    ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
+        if try await isKnownDuplicate(jws, app: app, appUserID: appUserID) {
+            return (IngestOutcome(isNew: false, revoked: false, transferredFrom: nil), nil)
+        }
+        let payload = try verifyTransaction(jws, app: app)
+        let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
+        return try await ingest(record, app: app, summarizing: summarizing)
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
@@ -232,9 +228,12 @@ public struct PurchaseService: Sendable {
         let app = try app(bundleID)
         let summary = try await store.customerSummary(
             bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
-        let entitlements = EntitlementRules.entitlements(
-            transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
-        return (summary, entitlements)
+        return (summary, entitlements(of: summary, app: app))
+    }
+
+    /// What the transactions of `summary` that can grant access grant now.
+    private func entitlements(of summary: CustomerSummary, app: AppConfiguration) -> [Entitlement] {
+        EntitlementRules.entitlements(transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
     }
 
     /// Spends currency, once per idempotency key, never below zero.

@@ -1,7 +1,6 @@
 import Foundation
 import KakinSQLite
 import SQLKit
-import Synchronization
 
 /// One SQL statement of the ledger's busiest paths, written once for both engines with `?` for
 /// each value and run with typed values.
@@ -88,10 +87,6 @@ extension SQLDatabase {
         if let connection = self as? SQLiteHandleDatabase {
             return try connection.handle.query(statement.text, values: values.map(\.sqlite))
         }
-        let rows = Mutex<[any SQLRow]>([])
-        try await execute(sql: BoundLedgerStatement(statement: statement, values: values)) { row in
-            rows.withLock { $0.append(row) }
-        }
-        return rows.withLock { $0 }
+        return try await collectRows(BoundLedgerStatement(statement: statement, values: values))
     }
 }

@@ -265,12 +265,9 @@ final class SQLiteLedgerEngine: Sendable {
     private func checkpointIfLarge() {
         guard let checkpointer else { return }
         let pages = writer.writeAheadLogPages
-        var last = lastCheckpointRequest.load(ordering: .relaxed)
-        if pages < last {
-            // The log started over.
-            last = 0
-            lastCheckpointRequest.store(0, ordering: .relaxed)
-        }
+        // A log shorter than at the last request has started over since: no request counts yet.
+        let requested = lastCheckpointRequest.load(ordering: .relaxed)
+        let last = pages < requested ? 0 : requested
         guard pages >= logLimits.checkpointPages else { return }
         guard pages >= logLimits.restartPages else {
             // A pass every `stepPages`, and after every commit near the end, so that little is
@@ -443,6 +440,15 @@ struct SQLiteEngineDatabase: SQLDatabase {
     }
 }
 
+extension SQLDatabase {
+    /// Every row of `query`, run through SQLKit.
+    func collectRows(_ query: any SQLExpression) async throws -> [any SQLRow] {
+        let rows = Mutex<[any SQLRow]>([])
+        try await execute(sql: query) { row in rows.withLock { $0.append(row) } }
+        return rows.withLock { $0 }
+    }
+}
+
 extension SQLRawBuilder {
     /// The statement's rows. On a connection of the SQLite engine the statement runs at once on
     /// the calling thread; SQLKit's `all()` would first leave the caller's executor (its
@@ -450,11 +456,7 @@ extension SQLRawBuilder {
     /// task again for every statement. Any other database goes through SQLKit.
     func rows() async throws -> [any SQLRow] {
         let (database, query) = (self.database, self.query)
-        guard let connection = database as? SQLiteHandleDatabase else {
-            let rows = Mutex<[any SQLRow]>([])
-            try await database.execute(sql: query) { row in rows.withLock { $0.append(row) } }
-            return rows.withLock { $0 }
-        }
+        guard let connection = database as? SQLiteHandleDatabase else { return try await database.collectRows(query) }
         return try connection.rows(query)
     }
 

@@ -12,6 +12,9 @@ final class ChainCache: Sendable {
         /// When all certificates are valid; `nil` for Xcode's self-signed certificate.
         let window: ClosedRange<Date>?
         let certificates: [Certificate]
+        /// The key's table for fast checks, made once the key has been used enough; shared by the
+        /// entries of one key.
+        let preparedKey: P256PreparedKeySlot
 
         var isXcodeSigned: Bool { window == nil }
     }

@@ -116,7 +116,16 @@ public struct CompactJWS: Sendable, Hashable {
 
     /// Checks the ES256 signature (raw 64-byte R‖S, as JOSE requires) with `key`.
     public func verifySignature(with key: P256.Signing.PublicKey) throws(AppStoreSecurityError) {
+        try verifySignature(with: key, prepared: nil)
+    }
+
+    /// ``verifySignature(with:)``, through `prepared` (the same key's table) when there is one;
+    /// swift-crypto decides whatever the table does not accept.
+    func verifySignature(with key: P256.Signing.PublicKey, prepared: P256PreparedKey?) throws(AppStoreSecurityError) {
         let bytes = try signatureData()
+        if let prepared, prepared.isValidSignature(bytes, digest: SHA256.hash(data: signingInput)) == true {
+            return
+        }
         guard bytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: bytes) else {
             throw AppStoreSecurityError(
                 .badSignature, "an ES256 signature is 64 bytes (R‖S)", expected: "64 bytes",

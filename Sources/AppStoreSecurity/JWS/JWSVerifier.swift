@@ -87,10 +87,10 @@ public struct JWSVerifier: Sendable {
                 } else {
                     try prepareHeader(of: compact)
                 }
-            entry = try trustEntry(for: prepared, at: time)
+            entry = try trustEntry(for: prepared, at: time, reusing: cached)
             cache.store(entry, forHeader: compact.encodedHeader)
         }
-        try compact.verifySignature(with: entry.key)
+        try compact.verifySignature(with: entry.key, prepared: entry.preparedKey.preparedKey(for: entry.key))
         return Verified(
             header: entry.header, payload: payload, payloadData: (try? compact.payloadData()) ?? Data(),
             validationTime: time,
@@ -139,21 +139,30 @@ public struct JWSVerifier: Sendable {
         return PreparedHeader(header: header, certificates: certificates)
     }
 
+    /// A trusted entry for a header's chain at `time`; `previous`, the entry the cache held for
+    /// the same header, passes on its prepared key.
     private func trustEntry(
-        for prepared: PreparedHeader, at time: Date
+        for prepared: PreparedHeader, at time: Date, reusing previous: ChainCache.Entry?
     ) throws(AppStoreSecurityError)
         -> ChainCache.Entry
     {
         let certificates = prepared.certificates
         let key = try Self.signingKey(of: certificates[0])
+        let slot =
+            if let previous, previous.key.rawRepresentation == key.rawRepresentation {
+                previous.preparedKey
+            } else {
+                P256PreparedKeySlot()
+            }
         if certificates.count == 1 {
             // Xcode signs with one self-signed certificate: no chain to check, only the signature.
-            return ChainCache.Entry(header: prepared.header, key: key, window: nil, certificates: certificates)
+            return ChainCache.Entry(
+                header: prepared.header, key: key, window: nil, certificates: certificates, preparedKey: slot)
         }
         let validated = try chainVerifier.verify(leaf: certificates[0], intermediate: certificates[1], at: time)
         return ChainCache.Entry(
             header: prepared.header, key: key, window: validated.validFrom...validated.validUntil,
-            certificates: certificates)
+            certificates: certificates, preparedKey: slot)
     }
 
     static func signingKey(of certificate: Certificate) throws(AppStoreSecurityError) -> P256.Signing.PublicKey {

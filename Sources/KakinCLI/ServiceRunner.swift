@@ -13,7 +13,7 @@ enum ServiceRunner {
         let logLevel = Logger.Level(rawValue: level) ?? .info
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler =
-                format == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+                format == .json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = logLevel
             return handler
         }

@@ -25,6 +25,24 @@ struct LedgerStatement: Sendable {
     var valueCount: Int { parts.count - 1 }
 }
 
+/// A write of at most one row whose caller needs to know whether it wrote the row.
+///
+/// SQLite runs a `RETURNING` clause as a trigger program that fills a temporary table, and keeps
+/// a statement journal of every page the write touches so that it could undo the statement
+/// alone: on SQLite the write runs without the clause and SQLite's change count answers.
+/// Elsewhere the clause answers, as the change count is not read through SQLKit.
+struct LedgerWrite: Sendable {
+    /// The write as it is, without `RETURNING`.
+    let statement: LedgerStatement
+    /// The write followed by `RETURNING` and a column.
+    let returning: LedgerStatement
+
+    init(_ text: String, returning column: String) {
+        statement = LedgerStatement(text)
+        returning = LedgerStatement(text + "\nRETURNING " + column)
+    }
+}
+
 /// A value bound to a ``LedgerStatement``: its SQL type is known even when it is `NULL`, as
 /// PostgreSQL needs to be told.
 enum LedgerValue: Sendable {
@@ -79,11 +97,38 @@ extension SQLDatabase {
         try await rows(statement, values).first
     }
 
-    private func rows(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
+    /// ``first(_:_:)`` with the values in an array.
+    func first(_ statement: LedgerStatement, values: [LedgerValue]) async throws -> (any SQLRow)? {
+        try await rows(statement, values).first
+    }
+
+    /// Runs `write` with `values` and tells whether it wrote its row.
+    func wrote(_ write: LedgerWrite, _ values: LedgerValue...) async throws -> Bool {
+        try await wrote(write, values: values)
+    }
+
+    /// ``wrote(_:_:)`` with the values in an array.
+    func wrote(_ write: LedgerWrite, values: [LedgerValue]) async throws -> Bool {
+        if let connection = self as? SQLiteHandleDatabase {
+            try Self.check(values, for: write.statement)
+            return try connection.handle.write(write.statement.text, values: values.map(\.sqlite)) > 0
+        }
+        return try await !rows(write.returning, values).isEmpty
+    }
+
+    /// Whether a write is better followed by a read of what it wrote than given a `RETURNING`
+    /// clause (see ``LedgerWrite``): on a connection of the SQLite engine.
+    var readsBackWrites: Bool { self is SQLiteHandleDatabase }
+
+    private static func check(_ values: [LedgerValue], for statement: LedgerStatement) throws {
         guard values.count == statement.valueCount else {
             throw LedgerStoreError(
                 .invalidArgument, "a statement with \(statement.valueCount) values was given \(values.count)")
         }
+    }
+
+    private func rows(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
+        try Self.check(values, for: statement)
         if let connection = self as? SQLiteHandleDatabase {
             return try connection.handle.query(statement.text, values: values.map(\.sqlite))
         }

@@ -82,7 +82,7 @@ extension SQLLedgerStore {
             owner = try await inheritedOwner(of: transaction, on: db)
         }
 
-        let inserted = try await db.first(
+        let inserted = try await db.wrote(
             .insertTransaction, .text(transaction.transactionID),
             .text(transaction.originalTransactionID), .text(transaction.bundleID), .text(owner),
             .text(transaction.productID), .text(transaction.productType.rawValue), .integer(transaction.quantity),
@@ -93,7 +93,7 @@ extension SQLLedgerStore {
             .text(transaction.appAccountToken), .text(transaction.signedTransaction),
             .text(transaction.source.rawValue), .integer(now), .blob(digest))
 
-        if inserted != nil {
+        if inserted {
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
             if let owner, transaction.revocationDate == nil {
                 try await credit(
@@ -188,10 +188,10 @@ extension SQLLedgerStore {
                 throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
             }
             let key = "grant:\(transaction.transactionID):\(currency)"
-            let entry = try await db.first(
+            let credited = try await db.wrote(
                 .insertCredit, .text(transaction.bundleID), .text(owner), .text(currency),
                 .integer(amount), .text(transaction.transactionID), .text(key), .integer(now))
-            guard entry != nil else { continue }
+            guard credited else { continue }
             let balance = try await addToBalance(
                 amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
             try await appendEvent(
@@ -207,10 +207,16 @@ extension SQLLedgerStore {
     static func addToBalance(
         _ delta: Int64, bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
     ) async throws -> Int64 {
-        guard
-            let row = try await db.first(
-                .addToBalance, .text(bundleID), .text(appUserID), .text(currency), .integer(delta))
-        else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
+        let values: [LedgerValue] = [.text(bundleID), .text(appUserID), .text(currency), .integer(delta)]
+        if db.readsBackWrites {
+            guard try await db.wrote(.addToBalance, values: values) else {
+                throw LedgerStoreError(.inconsistentState, "the balance upsert changed nothing")
+            }
+            return try await balance(bundleID: bundleID, appUserID: appUserID, currency: currency, on: db)
+        }
+        guard let row = try await db.first(LedgerWrite.addToBalance.returning, values: values) else {
+            throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing")
+        }
         return try row.decode(column: "amount", as: Int64.self)
     }
 
@@ -226,13 +232,6 @@ extension SQLLedgerStore {
 /// The statements of recording a purchase, finding the same signed bytes again, and answering
 /// with the customer's summary.
 extension LedgerStatement {
-    static let insertTransaction = LedgerStatement(
-        """
-        INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (transaction_id) DO NOTHING
-        RETURNING transaction_id
-        """)
     static let assignOwner = LedgerStatement(
         """
         UPDATE transactions SET app_user_id = ?
@@ -249,20 +248,6 @@ extension LedgerStatement {
     static let storedOwner = LedgerStatement("SELECT app_user_id FROM transactions WHERE transaction_id = ?")
     static let signedTransaction = LedgerStatement(
         "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?")
-    static let insertCredit = LedgerStatement(
-        """
-        INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
-        VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
-        ON CONFLICT (idempotency_key) DO NOTHING
-        RETURNING id
-        """)
-    static let addToBalance = LedgerStatement(
-        """
-        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-        VALUES (?, ?, ?, ?)
-        ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-        RETURNING amount
-        """)
     static let balance = LedgerStatement(
         "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?")
     static let balances = LedgerStatement(
@@ -304,4 +289,26 @@ extension LedgerStatement {
     }
     private static let newestWithJWS = newest(LedgerRows.transactionColumns(withJWS: true))
     private static let newestWithoutJWS = newest(LedgerRows.transactionColumns(withJWS: false))
+}
+
+/// The writes of recording a purchase that only need to know whether they wrote their row.
+extension LedgerWrite {
+    static let insertTransaction = LedgerWrite(
+        """
+        INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (transaction_id) DO NOTHING
+        """, returning: "transaction_id")
+    static let insertCredit = LedgerWrite(
+        """
+        INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
+        VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
+        ON CONFLICT (idempotency_key) DO NOTHING
+        """, returning: "id")
+    static let addToBalance = LedgerWrite(
+        """
+        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+        VALUES (?, ?, ?, ?)
+        ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+        """, returning: "amount")
 }

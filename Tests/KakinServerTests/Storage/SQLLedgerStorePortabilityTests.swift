@@ -45,6 +45,9 @@ struct SQLLedgerStorePortabilityTests {
         #expect(all.contains("VALUES ($1, $2, $3"), "typed statements get the dialect's placeholders")
         #expect(!all.contains("?"), "no SQLite placeholder reaches PostgreSQL")
         #expect(all.contains("app_user_id ILIKE $1 ESCAPE"), "customer search ignores case on PostgreSQL too")
+        for returning in ["DO NOTHING\nRETURNING transaction_id", "DO NOTHING\nRETURNING id", "excluded.amount\nRETURNING amount"] {
+            #expect(all.contains(returning), "PostgreSQL learns what a write wrote from RETURNING")
+        }
         #expect(!all.contains("IS NULL OR"), "optional filters are left out, not bound as untyped NULLs")
         for sqliteOnly in [
             "AUTOINCREMENT", "BLOB", "IMMEDIATE", "PRAGMA", "?1", "INSERT OR", "REPLACE", "last_insert_rowid",
@@ -67,6 +70,28 @@ struct SQLLedgerStorePortabilityTests {
             #expect(rows.isEmpty)
             await #expect(throws: LedgerStoreError.self) {
                 try await store.reading { db in try await db.run(statement, .text("t")) }
+            }
+        }
+    }
+
+    @Test("a write tells whether it wrote its row: by the change count on SQLite, by RETURNING elsewhere")
+    func writesTellWhetherTheyWrote() async throws {
+        let write = LedgerWrite(
+            "INSERT INTO balances (bundle_id, app_user_id, currency, amount) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            returning: "amount")
+        #expect(!write.statement.text.contains("RETURNING"))
+        #expect(write.returning.text.hasSuffix("\nRETURNING amount"))
+        #expect(write.returning.valueCount == 4)
+        for kind in StoreKind.allCases {
+            try await withLedgerStore(kind) { store in
+                let values: [LedgerValue] = [.text("b"), .text("u"), .text("coins"), .integer(5)]
+                let first = try await store.writing { db in try await db.wrote(write, values: values) }
+                let again = try await store.writing { db in try await db.wrote(write, values: values) }
+                #expect(first)
+                #expect(!again, "ON CONFLICT DO NOTHING wrote nothing the second time")
+                await #expect(throws: LedgerStoreError.self) {
+                    try await store.writing { db in try await db.wrote(write, .text("b")) }
+                }
             }
         }
     }

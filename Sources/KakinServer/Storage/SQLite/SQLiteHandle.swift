@@ -38,6 +38,17 @@ final class SQLiteHandle: Sendable {
         return result.rows.map { SQLiteResultRow(columns: result.columns, values: $0) }
     }
 
+    /// Runs one statement that returns no rows and tells how many rows it inserted, updated or
+    /// deleted (read before anyone else can use the connection).
+    func write(_ sql: String, values: [SQLiteValue]) throws -> Int {
+        try connection.withLock { connection throws(LedgerStoreError) -> Int in
+            do throws(SQLiteDirectError) {
+                _ = try connection.query(sql, values)
+                return connection.changes
+            } catch { throw error.ledgerError }
+        }
+    }
+
     /// From now on commits on this connection leave checkpoints to the caller and record the
     /// size of the write-ahead log (``writeAheadLogPages``).
     func trackWriteAheadLog() {

@@ -18,10 +18,11 @@ extension KakinServerHTTP {
             let body = try await decodeSubmission(from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
+            let asked = try AnswerQuery(request)
             let (_, summary, entitlements) = try await service.submit(
                 body.signedTransaction, bundleID: app.bundleID, appUserID: body.appUserId,
-                recent: try Self.recentCount(request), withJWS: Self.includesJWS(request))
-            return signedCustomerAnswer(request, summary: summary, entitlements: entitlements)
+                recent: asked.recent, withJWS: asked.withJWS)
+            return signedCustomerAnswer(asked, summary: summary, entitlements: entitlements)
         }
         table.on(.submitReceipt, router) { request, _ in
             let caller = try authenticate(request, secret: false)
@@ -68,7 +69,7 @@ extension KakinServerHTTP {
             let rows = try await service.store.transactions(
                 bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
             let page = Array(rows.prefix(limit))
-            let includeJWS = Self.includesJWS(request)
+            let includeJWS = Self.includesJWS(query)
             let answer = TransactionPage(
                 nonce: query.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
                 appUserId: user, transactions: page.map { CustomerAnswer.Transaction(recorded: $0, includeJWS: includeJWS) },
@@ -98,27 +99,37 @@ extension KakinServerHTTP {
     /// The signed customer answer: entitlements, balances and the newest transactions
     /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
     func customerAnswer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
+        let asked = try AnswerQuery(request)
         let (summary, entitlements) = try await service.customerSummary(
-            bundleID: bundleID, appUserID: appUserID, recent: try Self.recentCount(request),
-            withJWS: Self.includesJWS(request))
-        return signedCustomerAnswer(request, summary: summary, entitlements: entitlements)
+            bundleID: bundleID, appUserID: appUserID, recent: asked.recent, withJWS: asked.withJWS)
+        return signedCustomerAnswer(asked, summary: summary, entitlements: entitlements)
     }
 
-    /// The signed answer made of a summary that was read as `request` asked.
+    /// The signed answer made of a summary that was read as `asked`.
     func signedCustomerAnswer(
-        _ request: Request, summary: CustomerSummary, entitlements: [Entitlement]
+        _ asked: AnswerQuery, summary: CustomerSummary, entitlements: [Entitlement]
     ) -> Response {
         let answer = SignedCustomerAnswer(
-            nonce: request.uri.queryParameters.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()),
-            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: Self.includesJWS(request)))
+            nonce: asked.nonce, signedDate: epochMilliseconds(service.now()),
+            customer: CustomerAnswer(summary: summary, entitlements: entitlements, includeJWS: asked.withJWS))
         return signed(answer.jsonBytes())
     }
 
-    /// How many transactions a customer answer carries (`?transactions=N`).
-    static func recentCount(_ request: Request) throws(ServerError) -> Int {
-        try count(
-            request.uri.queryParameters.get(KakinQuery.transactions), name: "transactions",
-            default: defaultRecentTransactions, allowZero: true)
+    /// What a customer answer carries, as the query asks: `?transactions=N` (default 10),
+    /// `?include=signedTransaction`, `?nonce=`. The query is parsed once per request.
+    struct AnswerQuery {
+        let recent: Int
+        let withJWS: Bool
+        let nonce: String?
+
+        init(_ request: Request) throws(ServerError) {
+            let query = request.uri.queryParameters
+            recent = try KakinServerHTTP.count(
+                query.get(KakinQuery.transactions), name: "transactions", default: defaultRecentTransactions,
+                allowZero: true)
+            withJWS = KakinServerHTTP.includesJWS(query)
+            nonce = query.get(KakinQuery.nonce)
+        }
     }
 
     /// An answer with `X-Kakin-Signature`: base64 of the ES256 signature (raw R‖S) over the exact
@@ -133,8 +144,8 @@ extension KakinServerHTTP {
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    static func includesJWS(_ request: Request) -> Bool {
-        request.uri.queryParameters.get(KakinQuery.include)?.split(separator: ",").contains("signedTransaction") == true
+    static func includesJWS(_ query: Parameters) -> Bool {
+        query.get(KakinQuery.include)?.split(separator: ",").contains("signedTransaction") == true
     }
 
     static func count(

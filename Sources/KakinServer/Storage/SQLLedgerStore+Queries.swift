@@ -88,6 +88,7 @@ extension SQLLedgerStore {
 extension SQLLedgerStore {
     /// The transaction stored with exactly these signed bytes, found by their digest.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
+        if signedDigests?.mayContain(digest.bytes) == false { return nil }
         guard
             let row = try await reading({ db in try await db.first(.signedTransaction, .blob(digest.bytes)) })
         else { return nil }

@@ -21,8 +21,10 @@ extension SQLLedgerStore {
             return .duplicate(ownerAssigned: false)
         }
         let digest = LedgerRows.signedDigest(transaction.signedTransaction)
+        let signedDigests = self.signedDigests
         return try await writing { db in
-            try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
+            if let digest { signedDigests?.insert(digest) }
+            return try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
         }
     }
 
@@ -36,7 +38,9 @@ extension SQLLedgerStore {
         let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         let digest = LedgerRows.signedDigest(transaction.signedTransaction)
+        let signedDigests = self.signedDigests
         return try await writing { db in
+            if let digest { signedDigests?.insert(digest) }
             let outcome = try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
             guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
             let summary = try await Self.summary(
@@ -248,6 +252,14 @@ extension LedgerStatement {
     static let storedOwner = LedgerStatement("SELECT app_user_id FROM transactions WHERE transaction_id = ?")
     static let signedTransaction = LedgerStatement(
         "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?")
+    static let signedDigestCount = LedgerStatement(
+        "SELECT COUNT(*) AS n FROM transactions WHERE signed_digest IS NOT NULL")
+    /// The next page of digests: rows after rowid `?`, at most `?` of them (SQLite only).
+    static let signedDigestPage = LedgerStatement(
+        """
+        SELECT rowid, signed_digest FROM transactions
+        WHERE rowid > ? AND signed_digest IS NOT NULL ORDER BY rowid LIMIT ?
+        """)
     static let balance = LedgerStatement(
         "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?")
     static let balances = LedgerStatement(

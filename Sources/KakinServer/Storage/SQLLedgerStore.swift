@@ -54,6 +54,9 @@ public struct SQLLedgerStore: LedgerStore {
     let engine: SQLiteLedgerEngine?
     /// The PostgreSQL pool this store opened itself, closed by ``shutdown()``.
     let postgres: PostgresLedgerEngine?
+    /// The digests of the stored signed transactions, on a SQLite ledger this store opened
+    /// (loaded by ``migrate()``); `nil` where other processes write too.
+    let signedDigests: SignedDigestSet?
 
     /// A store on a database someone else opened and will close.
     ///
@@ -63,6 +66,7 @@ public struct SQLLedgerStore: LedgerStore {
         self.dialect = LedgerSQLDialect(database.dialect)
         self.engine = nil
         self.postgres = nil
+        self.signedDigests = nil
     }
 
     private init(engine: SQLiteLedgerEngine) {
@@ -70,6 +74,7 @@ public struct SQLLedgerStore: LedgerStore {
         self.dialect = LedgerSQLDialect(database.dialect)
         self.engine = engine
         self.postgres = nil
+        self.signedDigests = SignedDigestSet()
     }
 
     private init(postgres: PostgresLedgerEngine) {
@@ -77,6 +82,7 @@ public struct SQLLedgerStore: LedgerStore {
         self.dialect = .postgresql
         self.engine = nil
         self.postgres = postgres
+        self.signedDigests = nil
     }
 
     /// Opens a PostgreSQL ledger through a pool of at most `options.maxConnections` connections,
@@ -139,7 +145,8 @@ public struct SQLLedgerStore: LedgerStore {
     /// `IF NOT EXISTS`); the others find everything applied.
     public func migrate() async throws {
         guard dialect == .postgresql else {
-            return try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
+            try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
+            return try await loadSignedDigests()
         }
         let dialect = self.dialect
         try await database.withSession { session in
@@ -180,6 +187,29 @@ public struct SQLLedgerStore: LedgerStore {
         let rows = try await database.raw("SELECT id FROM \(unsafeRaw: LedgerSchema.migrationsTable)").all()
         let applied = Set(try rows.map { try $0.decode(column: "id", as: String.self) })
         return LedgerSchema.migrations.map(\.id).filter(applied.contains)
+    }
+
+    /// Loads ``signedDigests`` on the writer, so that no row is written while they are read,
+    /// `pageSize` rows at a time.
+    func loadSignedDigests(pageSize: Int = 10_000) async throws {
+        guard let signedDigests else { return }
+        try await writing { db in
+            guard let connection = db as? SQLiteHandleDatabase else { return }
+            let count = try await db.first(.signedDigestCount)?.decode(column: "n", as: Int.self) ?? 0
+            // In pages of rows by rowid, so that a large ledger is never held in memory at once.
+            try signedDigests.load(count: count) { add in
+                var after: Int64 = 0
+                while true {
+                    let rows = try connection.handle.query(
+                        LedgerStatement.signedDigestPage.text, values: [.integer(after), .integer(Int64(pageSize))])
+                    for row in rows {
+                        after = try row.decode(column: "rowid", as: Int64.self)
+                        if let digest = try row.optional("signed_digest", as: Data.self) { add(digest) }
+                    }
+                    guard rows.count == pageSize else { return }
+                }
+            }
+        }
     }
 
     // MARK: Transactions

@@ -59,6 +59,8 @@ import Testing
         #"{"advancedCommerceInfo":{"a":1}}"#,  // a nested object
         #"{"someFutureField":[1,2]}"#,  // a nested array, even in an unknown member
         #"{"transactionId":"1","transactionId":"2"}"#,  // a known member twice
+        #"{"quantity":null,"quantity":1}"#,  // twice, first null
+        #"{"deviceVerificationNonce":"a","productId":"p","deviceVerificationNonce":"b"}"#,
         #"{"transactionId":1}"#,  // the wrong kind
         #"{"quantity":"1"}"#,
         #"{"isUpgraded":1}"#,

@@ -5,19 +5,31 @@ extension JWSTransactionDecodedPayload: FlatJSONDecodable {
     /// ``commitmentInfo``, which send the payload to `JSONDecoder`). Unknown members are skipped,
     /// as `JSONDecoder` skips them; a known member given twice sends the payload to `JSONDecoder`.
     public init?(flatJSON bytes: UnsafeRawBufferPointer) {
+        guard let keys = Self.flatKeys else { return nil }
         self.init()
         var scanner = FlatJSONScanner(bytes)
-        var seen = Set<CodingKeys>(minimumCapacity: 40)
+        var seen: UInt64 = 0
         while true {
             switch scanner.next() {
             case .declined: return nil
             case .end: return
             case .member(let name, let value):
-                guard let key = CodingKeys(rawValue: name) else { continue }
-                guard seen.insert(key).inserted, read(key, value) else { return nil }
+                guard let (key, bit) = keys[name] else { continue }
+                guard seen & bit == 0, read(key, value) else { return nil }
+                seen |= bit
             }
         }
     }
+
+    /// Each member name with its key and a bit of its own, to tell a member given twice; `nil`
+    /// if there were more keys than bits, and then every payload goes to `JSONDecoder`.
+    static let flatKeys: [String: (key: CodingKeys, bit: UInt64)]? =
+        CodingKeys.allCases.count > 64
+        ? nil
+        : Dictionary(
+            uniqueKeysWithValues: CodingKeys.allCases.enumerated().map { index, key in
+                (key.rawValue, (key, UInt64(1) << UInt64(index)))
+            })
 
     /// Sets the field of `key` from `value`; false when the value is not of the field's kind.
     private mutating func read(_ key: CodingKeys, _ value: FlatJSONValue) -> Bool {

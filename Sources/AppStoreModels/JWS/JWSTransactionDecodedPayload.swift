@@ -132,7 +132,7 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         self.deviceVerificationNonce = deviceVerificationNonce
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transactionId"
         case originalTransactionID = "originalTransactionId"
         case webOrderLineItemID = "webOrderLineItemId"

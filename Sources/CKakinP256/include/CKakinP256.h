@@ -29,4 +29,8 @@ int kakin_p256_table_build(const uint8_t xy[64], uint64_t *table);
 int kakin_p256_verify(
     const uint64_t *generator_table, const uint64_t *key_table, const uint8_t digest[32], const uint8_t rs[64]);
 
+/// Checks the inverse modulo the group order that verification uses: 1 when a·a⁻¹ ≡ 1 (mod n)
+/// for `a` (32 bytes, big-endian), 0 when not, -1 when `a` is 0 or not below n. For tests.
+int kakin_p256_check_inverse(const uint8_t a[32]);
+
 #endif

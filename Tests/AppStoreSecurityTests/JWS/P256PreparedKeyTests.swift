@@ -1,3 +1,4 @@
+import CKakinP256
 import Crypto
 import Foundation
 import Testing
@@ -105,6 +106,41 @@ struct P256PreparedKeyTests {
             #expect(prepared.isValidSignature(Data(candidate), digest: digest) == false)
         }
         #expect(prepared.isValidSignature(Data(signature.prefix(63)), digest: digest) == nil)
+    }
+
+    /// The inverse modulo the order (a variable-time GCD) on edge values and random ones.
+    @Test func inversesModuloTheOrderAreInverses() {
+        func check(_ bytes: [UInt8]) -> Int32 {
+            bytes.withUnsafeBufferPointer { kakin_p256_check_inverse($0.baseAddress) }
+        }
+        /// `value` · 256^`bytes`, as 32 big-endian bytes.
+        func number(_ value: UInt64, shiftedBy bytes: Int = 0) -> [UInt8] {
+            var result = [UInt8](repeating: 0, count: 32)
+            for index in 0..<8 where 31 - bytes - index >= 0 {
+                result[31 - bytes - index] = UInt8((value >> (8 * UInt64(index))) & 0xff)
+            }
+            return result
+        }
+        let one = number(1)
+        var edges: [[UInt8]] = [
+            one, number(2), number(3), Self.subtract(Self.order, one), Self.subtract(Self.order, number(2)),
+        ]
+        for bytes in 0..<32 {
+            edges.append(number(1, shiftedBy: bytes))
+            edges.append(number(0x80, shiftedBy: bytes))
+        }
+        edges.append(Self.subtract(Self.order, number(0x80, shiftedBy: 31)))
+        for value in edges { #expect(check(value) == 1, "\(value)") }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            var value = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+            value[0] &= 0x7f  // below n
+            if value.allSatisfy({ $0 == 0 }) { continue }
+            #expect(check(value) == 1, "\(value)")
+        }
+        #expect(check(number(0)) == -1)
+        #expect(check(Self.order) == -1)
+        #expect(check([UInt8](repeating: 0xff, count: 32)) == -1)
     }
 
     @Test func pointsOffTheCurveAreRefused() throws {

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import SQLKit
 import Testing
 
@@ -35,6 +37,54 @@ struct SQLiteGroupCommitTests {
             let kept = (0..<400).filter { $0 % 3 != 0 }
             #expect(outcomes.sorted { $0.0 < $1.0 }.map(\.1) == (0..<400).map { $0 % 3 != 0 })
             #expect(Set(stored) == Set(kept + kept.map { 1_000 + $0 }))
+        }
+    }
+
+    /// Runs the jobs of a task on one event loop, as the server's tasks run.
+    final class EventLoopTaskExecutor: TaskExecutor {
+        let loop: any EventLoop
+        init(_ loop: any EventLoop) { self.loop = loop }
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
+    @Test("writes sent from the event loops get their answers there, each exactly once, failures included")
+    func writesFromEventLoopsAreAnsweredOnTheirLoops() async throws {
+        try await withLedgerStore(.file) { store in
+            try await store.writing { db in
+                try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run()
+            }
+            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+            // Half the writes from tasks that run on an event loop, half from the shared pool;
+            // every fifth one fails.
+            let outcomes = try await concurrently(300) { index -> (Int, Bool, Bool) in
+                let write: @Sendable () async throws -> Bool = {
+                    do {
+                        try await store.writing { db in
+                            try await db.raw("INSERT INTO scratch (id) VALUES (\(bind: index))").run()
+                            if index % 5 == 0 { throw Refused() }
+                        }
+                        return true
+                    } catch is Refused {
+                        return false
+                    }
+                }
+                guard index % 2 == 0 else { return (index, try await write(), true) }
+                let loop = loops[index % loops.count]
+                return try await Task(executorPreference: EventLoopTaskExecutor(loop)) {
+                    let wrote = try await write()
+                    return (index, wrote, loop.inEventLoop)
+                }.value
+            }
+            #expect(outcomes.count == 300)
+            #expect(outcomes.allSatisfy { $0.2 }, "a task that runs on a loop is back on it")
+            #expect(outcomes.sorted { $0.0 < $1.0 }.map(\.1) == (0..<300).map { $0 % 5 != 0 })
+            let stored = try await store.reading { db in
+                try await db.raw("SELECT id FROM scratch").all().map { try $0.decode(column: "id", as: Int.self) }
+            }
+            #expect(Set(stored) == Set((0..<300).filter { $0 % 5 != 0 }))
         }
     }
 

@@ -91,7 +91,13 @@ final class SQLiteLedgerEngine: Sendable {
     private struct Job: Sendable {
         let body: @Sendable (any SQLDatabase) async throws -> any Sendable
         let continuation: CheckedContinuation<any Sendable, any Error>
+        /// The event loop the caller waits on, where its answer is handed back (`nil`: any).
+        let home: (any EventLoop)?
     }
+
+    /// The event loops of the process-wide group, which never shut down: a job submitted from one
+    /// of them is answered on it.
+    private static let homeLoops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
 
     /// Opens the database (`nil` or `:memory:` for memory) and sets it up for WAL and durability.
     init(
@@ -161,7 +167,9 @@ final class SQLiteLedgerEngine: Sendable {
             }
         }
         let result = try await withCheckedThrowingContinuation { continuation in
-            let job = Job(body: { try await body($0) }, continuation: continuation)
+            let current = MultiThreadedEventLoopGroup.currentEventLoop
+            let home = current.flatMap { current in Self.homeLoops.first { $0 === current } }
+            let job = Job(body: { try await body($0) }, continuation: continuation, home: home)
             let start = queue.withLock { state -> Bool? in
                 guard !state.closed else { return nil }
                 state.jobs.append(job)
@@ -221,8 +229,32 @@ final class SQLiteLedgerEngine: Sendable {
                 for job in group { job.continuation.resume(throwing: error) }
                 continue
             }
-            for (job, result) in zip(group, results) { job.continuation.resume(with: result) }
+            Self.answer(group, results)
             checkpointIfLarge()
+        }
+    }
+
+    /// Hands each job its result on the event loop it was submitted from, one hop per loop for the
+    /// whole group. Resumed from the writer's thread, a task would go to whichever loop comes next
+    /// and, for its answer, hop again to its connection's loop; and each resumption would wake a
+    /// loop of its own.
+    private static func answer(_ group: [Job], _ results: [Result<any Sendable, any Error>]) {
+        var batches: [(loop: any EventLoop, answers: [(Job, Result<any Sendable, any Error>)])] = []
+        for (job, result) in zip(group, results) {
+            guard let home = job.home else {
+                job.continuation.resume(with: result)
+                continue
+            }
+            if let index = batches.firstIndex(where: { $0.loop === home }) {
+                batches[index].answers.append((job, result))
+            } else {
+                batches.append((home, [(job, result)]))
+            }
+        }
+        for (loop, answers) in batches {
+            loop.execute {
+                for (job, result) in answers { job.continuation.resume(with: result) }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 public import CoreMetrics
 import Foundation
 public import Prometheus
+import Synchronization
 
 /// The server's metrics, made with swift-metrics on a Prometheus registry of their own (no
 /// process-wide bootstrap, so several servers in one process, as in tests, never mix their numbers).
@@ -28,13 +29,44 @@ public final class ServerMetrics: Sendable {
         self.factory = factory
     }
 
+    /// The instruments of each label set seen, so that a request or an event does not look them
+    /// up in the registry again (which checks the names and takes the registry's lock); at most
+    /// ``maxCachedLabelSets`` of each kind, then made anew each time.
+    private let requestInstruments = Mutex<[RequestLabels: RequestInstruments]>([:])
+    private let ledgerEventCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    static let maxCachedLabelSets = 1_000
+
+    private struct RequestLabels: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private struct RequestInstruments: Sendable {
+        let count: CoreMetrics.Counter
+        let duration: CoreMetrics.Timer
+    }
+
     /// One HTTP request answered.
     public func request(route: String, method: String, status: Int, duration: Duration) {
-        let dimensions = [("route", route), ("method", method), ("status", "\(status)")]
-        Counter(label: "kakin_http_requests_total", dimensions: dimensions, factory: factory).increment()
+        let labels = RequestLabels(route: route, method: method, status: status)
+        let instruments =
+            requestInstruments.withLock { $0[labels] }
+            ?? {
+                let dimensions = [("route", route), ("method", method), ("status", "\(status)")]
+                let made = RequestInstruments(
+                    count: CoreMetrics.Counter(
+                        label: "kakin_http_requests_total", dimensions: dimensions, factory: factory),
+                    duration: CoreMetrics.Timer(
+                        label: "kakin_http_request_duration_seconds", dimensions: dimensions, factory: factory))
+                requestInstruments.withLock { cache in
+                    if cache.count < Self.maxCachedLabelSets { cache[labels] = made }
+                }
+                return made
+            }()
+        instruments.count.increment()
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        CoreMetrics.Timer(label: "kakin_http_request_duration_seconds", dimensions: dimensions, factory: factory)
-            .recordNanoseconds(nanoseconds)
+        instruments.duration.recordNanoseconds(nanoseconds)
     }
 
     /// A signed payload refused, by the verifier's code.
@@ -45,7 +77,17 @@ public final class ServerMetrics: Sendable {
 
     /// A ledger event written (`transaction.recorded`, `transaction.revoked`, …).
     public func ledgerEvent(_ type: String) {
-        Counter(label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory).increment()
+        let counter =
+            ledgerEventCounters.withLock { $0[type] }
+            ?? {
+                let made = CoreMetrics.Counter(
+                    label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory)
+                ledgerEventCounters.withLock { cache in
+                    if cache.count < Self.maxCachedLabelSets { cache[type] = made }
+                }
+                return made
+            }()
+        counter.increment()
     }
 
     /// Ledger events still waiting for delivery to some webhook endpoint.

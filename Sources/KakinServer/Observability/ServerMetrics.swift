@@ -50,23 +50,29 @@ public final class ServerMetrics: Sendable {
     /// One HTTP request answered.
     public func request(route: String, method: String, status: Int, duration: Duration) {
         let labels = RequestLabels(route: route, method: method, status: status)
-        let instruments =
-            requestInstruments.withLock { $0[labels] }
-            ?? {
-                let dimensions = [("route", route), ("method", method), ("status", "\(status)")]
-                let made = RequestInstruments(
-                    count: CoreMetrics.Counter(
-                        label: "kakin_http_requests_total", dimensions: dimensions, factory: factory),
-                    duration: CoreMetrics.Timer(
-                        label: "kakin_http_request_duration_seconds", dimensions: dimensions, factory: factory))
-                requestInstruments.withLock { cache in
-                    if cache.count < Self.maxCachedLabelSets { cache[labels] = made }
-                }
-                return made
-            }()
+        let instruments = Self.cached(labels, in: requestInstruments) {
+            let dimensions = [("route", route), ("method", method), ("status", "\(status)")]
+            return RequestInstruments(
+                count: CoreMetrics.Counter(
+                    label: "kakin_http_requests_total", dimensions: dimensions, factory: factory),
+                duration: CoreMetrics.Timer(
+                    label: "kakin_http_request_duration_seconds", dimensions: dimensions, factory: factory))
+        }
         instruments.count.increment()
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
         instruments.duration.recordNanoseconds(nanoseconds)
+    }
+
+    /// The instruments kept for `key`, or new ones from `make`, kept while there is room.
+    private static func cached<Key: Hashable & Sendable, Value: Sendable>(
+        _ key: Key, in cache: borrowing Mutex<[Key: Value]>, make: () -> Value
+    ) -> Value {
+        if let kept = cache.withLock({ $0[key] }) { return kept }
+        let made = make()
+        cache.withLock { kept in
+            if kept.count < maxCachedLabelSets { kept[key] = made }
+        }
+        return made
     }
 
     /// A signed payload refused, by the verifier's code.
@@ -77,17 +83,9 @@ public final class ServerMetrics: Sendable {
 
     /// A ledger event written (`transaction.recorded`, `transaction.revoked`, …).
     public func ledgerEvent(_ type: String) {
-        let counter =
-            ledgerEventCounters.withLock { $0[type] }
-            ?? {
-                let made = CoreMetrics.Counter(
-                    label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory)
-                ledgerEventCounters.withLock { cache in
-                    if cache.count < Self.maxCachedLabelSets { cache[type] = made }
-                }
-                return made
-            }()
-        counter.increment()
+        Self.cached(type, in: ledgerEventCounters) {
+            CoreMetrics.Counter(label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory)
+        }.increment()
     }
 
     /// Ledger events still waiting for delivery to some webhook endpoint.

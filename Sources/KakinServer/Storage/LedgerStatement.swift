@@ -97,11 +97,6 @@ extension SQLDatabase {
         try await rows(statement, values).first
     }
 
-    /// ``first(_:_:)`` with the values in an array.
-    func first(_ statement: LedgerStatement, values: [LedgerValue]) async throws -> (any SQLRow)? {
-        try await rows(statement, values).first
-    }
-
     /// Runs `write` with `values` and tells whether it wrote its row.
     func wrote(_ write: LedgerWrite, _ values: LedgerValue...) async throws -> Bool {
         try await wrote(write, values: values)
@@ -116,9 +111,16 @@ extension SQLDatabase {
         return try await !rows(write.returning, values).isEmpty
     }
 
-    /// Whether a write is better followed by a read of what it wrote than given a `RETURNING`
-    /// clause (see ``LedgerWrite``): on a connection of the SQLite engine.
-    var readsBackWrites: Bool { self is SQLiteHandleDatabase }
+    /// Runs `write` with `values` and returns the row it wrote: on SQLite, `readBack` with
+    /// `readValues` once the write changed a row (see ``LedgerWrite``), elsewhere its
+    /// `RETURNING` row. `readBack` must select the columns `RETURNING` names.
+    func written(
+        _ write: LedgerWrite, values: [LedgerValue], readBack: LedgerStatement, _ readValues: [LedgerValue]
+    ) async throws -> (any SQLRow)? {
+        guard self is SQLiteHandleDatabase else { return try await rows(write.returning, values).first }
+        guard try await wrote(write, values: values) else { return nil }
+        return try await rows(readBack, readValues).first
+    }
 
     private static func check(_ values: [LedgerValue], for statement: LedgerStatement) throws {
         guard values.count == statement.valueCount else {

@@ -23,8 +23,8 @@ extension SQLLedgerStore {
         let digest = LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
         return try await writing { db in
-            if let digest { signedDigests?.insert(digest) }
-            return try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
+            try await Self.record(
+                transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
         }
     }
 
@@ -40,8 +40,8 @@ extension SQLLedgerStore {
         let digest = LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
         return try await writing { db in
-            if let digest { signedDigests?.insert(digest) }
-            let outcome = try await Self.record(transaction, digest: digest, unitCredits: unitCredits, on: db)
+            let outcome = try await Self.record(
+                transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
             guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
             let summary = try await Self.summary(
                 bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS, on: db)
@@ -75,10 +75,11 @@ extension SQLLedgerStore {
     }
 
     /// `digest` is the SHA-256 of the signed JWS (``LedgerRows/signedDigest(_:)``), hashed
-    /// before the writer's turn so that the writer does not spend its time on it.
+    /// before the writer's turn so that the writer does not spend its time on it; it joins
+    /// `digests` when the row is written.
     private static func record(
         _ transaction: RecordedTransaction, digest: Data?, unitCredits: [(currency: String, amount: Int64)],
-        on db: any SQLDatabase
+        noting digests: SignedDigestSet?, on db: any SQLDatabase
     ) async throws -> RecordOutcome {
         let now = LedgerTime.milliseconds(transaction.recordedAt)
         var owner = transaction.appUserID
@@ -98,6 +99,7 @@ extension SQLLedgerStore {
             .text(transaction.source.rawValue), .integer(now), .blob(digest))
 
         if inserted {
+            if let digest { digests?.insert(digest) }
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
             if let owner, transaction.revocationDate == nil {
                 try await credit(
@@ -211,16 +213,10 @@ extension SQLLedgerStore {
     static func addToBalance(
         _ delta: Int64, bundleID: String, appUserID: String, currency: String, on db: any SQLDatabase
     ) async throws -> Int64 {
-        let values: [LedgerValue] = [.text(bundleID), .text(appUserID), .text(currency), .integer(delta)]
-        if db.readsBackWrites {
-            guard try await db.wrote(.addToBalance, values: values) else {
-                throw LedgerStoreError(.inconsistentState, "the balance upsert changed nothing")
-            }
-            return try await balance(bundleID: bundleID, appUserID: appUserID, currency: currency, on: db)
-        }
-        guard let row = try await db.first(LedgerWrite.addToBalance.returning, values: values) else {
-            throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing")
-        }
+        let key: [LedgerValue] = [.text(bundleID), .text(appUserID), .text(currency)]
+        guard
+            let row = try await db.written(.addToBalance, values: key + [.integer(delta)], readBack: .balance, key)
+        else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
         return try row.decode(column: "amount", as: Int64.self)
     }
 

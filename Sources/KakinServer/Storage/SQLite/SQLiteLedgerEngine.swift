@@ -12,8 +12,12 @@ import Synchronization
 ///   connection, which runs on a thread of its own. The writer takes every job waiting, runs them
 ///   in one SQLite transaction and commits once: one fsync for the whole group. When a job fails,
 ///   the group is undone and run again with each job inside a savepoint, so that one job's
-///   failure undoes only that job. A job's caller hears back only after
-///   that commit, so an answer still means the write is on disk (`synchronous = FULL`).
+///   failure undoes only that job.
+/// - **Flushes beside it.** The writer commits without waiting for the disk (`synchronous =
+///   NORMAL`) and hands each commit to a ``SQLiteLogSyncer``, which flushes the log on a thread of
+///   its own while the writer runs the next group, and answers the commit's jobs only then: an
+///   answer still means the write is on disk. A read that may have seen a commit not yet flushed
+///   waits for that flush before it answers.
 /// - **Readers beside it.** In WAL mode readers never wait for the writer; each read runs on a
 ///   connection leased from a bounded pool, on the caller's own thread.
 /// - **Prepared statements** stay prepared on every connection, and nothing hops between threads
@@ -34,6 +38,8 @@ final class SQLiteLedgerEngine: Sendable {
     private let readers = Mutex(ReaderPool())
     private let path: String?
     private let checkpointer: SQLiteCheckpointer?
+    /// Flushes the log after the writer's commits (`nil` for a database in memory).
+    private let syncer: SQLiteLogSyncer?
     private let pragmas: [String]
     let eventLoop: any EventLoop
     let logger: Logger
@@ -100,8 +106,11 @@ final class SQLiteLedgerEngine: Sendable {
     private static let homeLoops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
 
     /// Opens the database (`nil` or `:memory:` for memory) and sets it up for WAL and durability.
+    ///
+    /// `flush` replaces the flush of the write-ahead log (for tests).
     init(
-        path: String?, busyTimeoutMilliseconds: Int64, logLimits: LogLimits = .standard, logger: Logger
+        path: String?, busyTimeoutMilliseconds: Int64, logLimits: LogLimits = .standard, logger: Logger,
+        flush: SQLiteLogSyncer.Flush? = nil
     ) throws {
         self.logger = logger
         self.logLimits = logLimits
@@ -121,14 +130,22 @@ final class SQLiteLedgerEngine: Sendable {
         try writer.execute("PRAGMA cache_size = -\(Self.writerCacheKiB)")
         if file != nil {
             _ = try writer.query("PRAGMA journal_mode = WAL", [])
-            // In WAL mode FULL syncs the log at every commit: a commit survives a power cut.
-            try writer.execute("PRAGMA synchronous = FULL")
+            // In WAL mode NORMAL writes the log at a commit and flushes it only before a
+            // checkpoint; the syncer flushes it after every commit, before anyone is answered.
+            try writer.execute("PRAGMA synchronous = NORMAL")
             writer.trackWriteAheadLog()
+        }
+        syncer = file.map { file in
+            if let flush { SQLiteLogSyncer(name: "ledger.sync", flush: flush) }
+            else { SQLiteLogSyncer(name: "ledger.sync", databasePath: file) }
         }
         let pragmas = self.pragmas
         checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
         writerExecutor = SQLiteThreadExecutor(name: "ledger.writer")
     }
+
+    /// Whether the writer has jobs waiting or running (a check for tests).
+    var isWriting: Bool { queue.withLock { $0.draining || !$0.jobs.isEmpty } }
 
     /// Stops taking jobs, lets the writer finish what it has, and stops its thread.
     func close() async {
@@ -141,6 +158,7 @@ final class SQLiteLedgerEngine: Sendable {
             }
             if idle { done.resume() }
         }
+        await syncer?.close()
         writerExecutor.stop()
         await checkpointer?.close()
         readers.withLock { $0.idle.removeAll() }
@@ -222,14 +240,29 @@ final class SQLiteLedgerEngine: Sendable {
                 guard begin(group) else { continue }
                 results = await run(group, on: database, isolated: true)
             }
+            // Numbered before SQLite makes the commit visible, so a read that sees it waits for it.
+            let number = syncer?.beginCommit()
             do {
                 try writer.execute("COMMIT")
             } catch {
                 try? writer.execute("ROLLBACK")
-                for job in group { job.continuation.resume(throwing: error) }
+                let failure = [Result<any Sendable, any Error>](repeating: .failure(error), count: group.count)
+                if let syncer, let number {
+                    syncer.committed(number, needsFlush: false) { _ in Self.answer(group, failure) }
+                } else {
+                    Self.answer(group, failure)
+                }
                 continue
             }
-            Self.answer(group, results)
+            if let syncer, let number {
+                let results = results
+                syncer.committed(number) { error in
+                    guard let error else { return Self.answer(group, results) }
+                    Self.answer(group, [Result](repeating: .failure(error), count: group.count))
+                }
+            } else {
+                Self.answer(group, results)
+            }
             checkpointIfLarge()
         }
     }
@@ -326,16 +359,21 @@ final class SQLiteLedgerEngine: Sendable {
             throw LedgerStoreError(.unavailable, "the SQLite store was shut down")
         }
         let handle = try await leaseReader(path)
-        defer { handOver(handle) }
-        try handle.execute("BEGIN")
+        let result: R
         do {
-            let result = try await body(SQLiteHandleDatabase(handle: handle, eventLoop: eventLoop, logger: logger))
-            try handle.execute("COMMIT")
-            return result
-        } catch {
-            try? handle.execute("ROLLBACK")
-            throw error
+            defer { handOver(handle) }
+            try handle.execute("BEGIN")
+            do {
+                result = try await body(SQLiteHandleDatabase(handle: handle, eventLoop: eventLoop, logger: logger))
+                try handle.execute("COMMIT")
+            } catch {
+                try? handle.execute("ROLLBACK")
+                throw error
+            }
         }
+        // What the read saw may include commits the syncer has not flushed yet.
+        try await syncer?.durable()
+        return result
     }
 
     /// Re-compilations per statement on the writer and the idle readers (a check for tests).

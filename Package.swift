@@ -98,8 +98,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
-        // One C function the server's SQLite engine needs and Swift cannot call (a variadic one).
-        .target(name: "CKakinSQLite"),
+        // What the SQLite connections need from SQLite's C API and Swift cannot write: variadic
+        // calls, and a layer over SQLite's page cache.
+        .target(name: "CKakinSQLite", dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]),
         // One SQLite connection through SQLite's C API (the SQLite that sqlite-nio builds): cached
         // prepared statements, binds, rows, a typed error. Used by the server's ledger and the sandbox.
         .target(

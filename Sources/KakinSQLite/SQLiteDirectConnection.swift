@@ -21,6 +21,8 @@ public final class SQLiteDirectConnection {
     /// Prepared statements keep their plan whatever values are bound (SQLite's query-planner
     /// stability guarantee), so a cached statement is not compiled again because a bound value changed.
     public init(path: String) throws(SQLiteDirectError) {
+        // Takes effect only if this is the process's first use of SQLite.
+        _ = kakin_sqlite_install_page_cache()
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
@@ -35,6 +37,19 @@ public final class SQLiteDirectConnection {
         walPagesAfterCommit.initialize(to: 0)
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
         _ = kakin_sqlite_enable_qpsg(UnsafeMutableRawPointer(handle))
+    }
+
+    /// Whether this process's connections use the layer over SQLite's page cache that skips
+    /// needless scans at the end of write transactions (see `kakin_sqlite_install_page_cache`): it
+    /// is installed by the first connection opened, when nothing else used SQLite before.
+    public static var usesPageCacheLayer: Bool { kakin_sqlite_install_page_cache() != 0 }
+
+    /// The bytes this connection's page cache holds now (SQLite's `SQLITE_DBSTATUS_CACHE_USED`).
+    public var pageCacheBytes: Int {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        _ = sqlite_nio_sqlite3_db_status(raw, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+        return Int(current)
     }
 
     deinit {

@@ -12,35 +12,39 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
+-- Each request is formatted once, before the run: wrk shares the machine with the server, and
+-- formatting a 5 KB request at every call cost it about a fifth of its CPU.
 function init(args)
   local file, mode, key, count = args[1], args[2], args[3], tonumber(args[4])
-  bodies = {}
-  local line_number = 0
-  for line in io.lines(file) do
-    if line_number % count == index then table.insert(bodies, line) end
-    line_number = line_number + 1
-  end
-  cycle = (mode == "cycle")
-  next_body = 1
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["X-Kakin-Key"] = key
+  requests = {}
+  local line_number = 0
+  for line in io.lines(file) do
+    if line_number % count == index then
+      -- As the SDK asks: entitlements and balances, no transaction list.
+      table.insert(requests, wrk.format("POST", "/v1/transactions?nonce=load&transactions=0", nil, line))
+    end
+    line_number = line_number + 1
+  end
+  cycle = (mode == "cycle")
+  next_request = 1
 end
 
 function request()
-  if next_body > #bodies then
+  if next_request > #requests then
     if cycle then
-      next_body = 1
+      next_request = 1
     else
       exhausted = 1
       wrk.thread:stop()
       return wrk.format(nil, "/health")
     end
   end
-  local body = bodies[next_body]
-  next_body = next_body + 1
-  -- As the SDK asks: entitlements and balances, no transaction list.
-  return wrk.format("POST", "/v1/transactions?nonce=load&transactions=0", nil, body)
+  local request = requests[next_request]
+  next_request = next_request + 1
+  return request
 end
 
 function done(summary, latency, requests)

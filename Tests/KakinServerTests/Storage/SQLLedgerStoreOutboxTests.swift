@@ -199,7 +199,7 @@ struct SQLLedgerStoreOutboxTests {
         try await second.shutdown()
     }
 
-    @Test("a file store runs in WAL mode, syncs every commit, with foreign keys and a busy timeout on the writer and the readers")
+    @Test("a file store runs in WAL mode, with foreign keys and a busy timeout on the writer and the readers")
     func filePragmas() async throws {
         try await withLedgerStore(.file) { store in
             @Sendable func check(_ sql: any SQLDatabase) async throws -> [Int] {
@@ -213,7 +213,9 @@ struct SQLLedgerStoreOutboxTests {
             }
             let writer = try await store.writing(check)
             let reader = try await store.reading(check)
-            #expect(writer == [1, 10_000, 2], "FULL: the log is synced at every commit")
+            // NORMAL: SQLite writes the log at a commit, and the engine's syncer flushes it before
+            // the commit's writes are answered (see SQLiteLogSyncerTests).
+            #expect(writer == [1, 10_000, 1])
             #expect(Array(reader.prefix(2)) == [1, 10_000])
         }
     }

@@ -185,6 +185,19 @@ struct SQLiteLogSyncerTests {
         }
     }
 
+    @Test("an engine closed twice returns both times, after answering what it had")
+    func closingTwice() async throws {
+        let gate = FlushGate()
+        try await withEngine(gate) { engine, _ in
+            try await engine.write { db in try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run() }
+            await engine.close()
+            await engine.close()
+            await #expect(throws: LedgerStoreError.self) {
+                try await engine.write { db in try await db.raw("INSERT INTO scratch (id) VALUES (1)").run() }
+            }
+        }
+    }
+
     @Test("the log file is flushed for real, and a missing log is a storage error")
     func logFileFlushes() throws {
         let directory = FileManager.default.temporaryDirectory

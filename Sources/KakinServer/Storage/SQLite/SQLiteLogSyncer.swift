@@ -45,6 +45,8 @@ final class SQLiteLogSyncer: Sendable {
         /// The first flush's failure: from then on, the answer to everything.
         var failure: (any Error)?
         var stopped = false
+        /// Whether the thread has ended (a later ``close()`` returns at once).
+        var ended = false
         /// Who waits for the queue to run dry and the thread to end (``close()``).
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -112,13 +114,16 @@ final class SQLiteLogSyncer: Sendable {
         }
     }
 
-    /// Flushes and answers what is left, then ends the thread.
+    /// Flushes and answers what is left, then ends the thread. Safe to call more than once.
     func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            state.withLock {
-                $0.stopped = true
-                $0.closeWaiters.append(done)
+            let ended = state.withLock { state -> Bool in
+                state.stopped = true
+                guard !state.ended else { return true }
+                state.closeWaiters.append(done)
+                return false
             }
+            if ended { return done.resume() }
             signal()
         }
     }
@@ -169,6 +174,7 @@ final class SQLiteLogSyncer: Sendable {
             defer {
                 state.waiters = []
                 state.closeWaiters = []
+                state.ended = true
             }
             return (state.waiters.map(\.continuation), state.closeWaiters)
         }

@@ -40,6 +40,14 @@ public protocol LedgerStore: Sendable {
         _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
     ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
 
+    /// ``recordAndSummarize(_:grants:recent:withJWS:)`` with the digest of the transaction's
+    /// signed JWS already taken (the server takes it to look for the same bytes first), so that a
+    /// store that keeps it does not hash the JWS again. `signedDigest` must be
+    /// `SignedDigest(transaction.signedTransaction)`.
+    func recordAndSummarize(
+        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
+
     /// Marks a transaction refunded or revoked and claws its currency back under `policy`, once.
     /// Returns false when the transaction is unknown (the caller records it first) or was already revoked.
     func revoke(
@@ -201,6 +209,13 @@ extension LedgerStore {
         let summary = try await customerSummary(
             bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS)
         return (outcome, summary)
+    }
+
+    /// Stores that keep no digest take it from the JWS when they need it.
+    public func recordAndSummarize(
+        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        try await recordAndSummarize(transaction, grants: grants, recent: recent, withJWS: withJWS)
     }
 
     /// Stores without a digest index know no signed bytes: every submission is verified.

@@ -115,20 +115,22 @@ public struct PurchaseService: Sendable {
     private func verifyAndIngest(
         _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
-        if try await isKnownDuplicate(jws, app: app, appUserID: appUserID) {
+        // The digest is taken once: for the lookup, and for the row.
+        let digest = SignedDigest(jws)
+        if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
             return (IngestOutcome(isNew: false, revoked: false, transferredFrom: nil), nil)
         }
         let payload = try verifyTransaction(jws, app: app)
         let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
-        return try await ingest(record, app: app, summarizing: summarizing)
+        return try await ingest(record, app: app, summarizing: summarizing, signedDigest: digest)
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
     /// an environment the app still accepts: then there is nothing to verify, record or grant.
     /// Bytes the ledger stored passed verification when they arrived, and the same bytes verify
     /// the same way, so a client posting a transaction again costs one indexed read.
-    func isKnownDuplicate(_ jws: String, app: AppConfiguration, appUserID: String) async throws -> Bool {
-        guard let known = try await store.signedTransaction(digest: SignedDigest(jws)) else { return false }
+    func isKnownDuplicate(_ digest: SignedDigest, app: AppConfiguration, appUserID: String) async throws -> Bool {
+        guard let known = try await store.signedTransaction(digest: digest) else { return false }
         return known.bundleID == app.bundleID && known.appUserID == appUserID
             && verifiers[VerifierKey(bundleID: app.bundleID, environment: known.environment)] != nil
     }
@@ -152,14 +154,20 @@ public struct PurchaseService: Sendable {
 
     /// ``ingest(_:app:)``, reading the owner's summary (`recent` newest transactions, JWS when
     /// `withJWS`) with the record when `summarizing` says so and nothing else changes after it.
+    /// `signedDigest`, when given, is `SignedDigest` of the record's JWS.
     func ingest(
-        _ record: RecordedTransaction, app: AppConfiguration, summarizing: (recent: Int, withJWS: Bool)?
+        _ record: RecordedTransaction, app: AppConfiguration, summarizing: (recent: Int, withJWS: Bool)?,
+        signedDigest: SignedDigest? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         let productGrants = grants(for: record.productID, of: app)
         var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
         let recorded: RecordOutcome
         var summary: CustomerSummary?
-        if let summarizing {
+        if let summarizing, let signedDigest {
+            (recorded, summary) = try await store.recordAndSummarize(
+                record, signedDigest: signedDigest, grants: productGrants, recent: summarizing.recent,
+                withJWS: summarizing.withJWS)
+        } else if let summarizing {
             (recorded, summary) = try await store.recordAndSummarize(
                 record, grants: productGrants, recent: summarizing.recent, withJWS: summarizing.withJWS)
         } else {

@@ -35,9 +35,26 @@ extension SQLLedgerStore {
     public func recordAndSummarize(
         _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
     ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        try await recordAndSummarize(
+            transaction, digest: LedgerRows.signedDigest(transaction.signedTransaction), grants: grants,
+            recent: recent, withJWS: withJWS)
+    }
+
+    public func recordAndSummarize(
+        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        assert(transaction.signedTransaction.map(SignedDigest.init) == signedDigest, "the digest of another JWS")
+        return try await recordAndSummarize(
+            transaction, digest: transaction.signedTransaction == nil ? nil : signedDigest.bytes, grants: grants,
+            recent: recent, withJWS: withJWS)
+    }
+
+    /// Both of the above: `digest` is the signed JWS's, or `nil` without one.
+    private func recordAndSummarize(
+        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
         let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
-        let digest = LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
         return try await writing { db in
             let outcome = try await Self.record(

@@ -35,6 +35,23 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test("an upload answered with a summary stores the digest it looked up with, so its bytes are known next time")
+    func uploadsStoreTheirDigestOnce() async throws {
+        let fixture = try await ServerFixture()
+        let (transaction, jws) = try await fixture.buy("increasePoints")
+        let first = try await fixture.service.submit(
+            jws, bundleID: ServerFixture.bundleID, appUserID: "user-1", recent: 0, withJWS: false)
+        #expect(first.outcome.isNew)
+        #expect(first.summary.balances["points"] == 100)
+        let known = try await fixture.store.signedTransaction(digest: SignedDigest(jws))
+        #expect(known?.transactionID == transaction.id)
+        let again = try await fixture.service.submit(
+            jws, bundleID: ServerFixture.bundleID, appUserID: "user-1", recent: 0, withJWS: false)
+        #expect(!again.outcome.isNew)
+        #expect(again.summary.balances["points"] == 100)
+        try await fixture.store.shutdown()
+    }
+
     @Test func signedBytesAlreadyInTheLedgerAreAnsweredFromTheirDigest() async throws {
         let fixture = try await ServerFixture()
         let (transaction, jws) = try await fixture.buy("increasePoints")

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// - **One writer, group commit.** Every write transaction is a job for the single writer
 ///   connection, which runs on a thread of its own. The writer takes every job waiting, runs them
-///   in one SQLite transaction and commits once: one fsync for the whole group. When a job fails,
+///   in one SQLite transaction and commits once: one flush for the whole group. When a job fails,
 ///   the group is undone and run again with each job inside a savepoint, so that one job's
 ///   failure undoes only that job.
 /// - **Flushes beside it.** The writer commits without waiting for the disk (`synchronous =

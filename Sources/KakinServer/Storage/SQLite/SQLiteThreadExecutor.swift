@@ -2,8 +2,7 @@ import Foundation
 import Synchronization
 
 /// A task executor with one thread of its own: tasks that prefer it run their code there, so the
-/// SQLite writer's work (and its fsync at every commit) never occupies the threads that serve
-/// requests.
+/// SQLite writer's work never occupies the threads that serve requests.
 final class SQLiteThreadExecutor: TaskExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []

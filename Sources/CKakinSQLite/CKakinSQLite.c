@@ -3,15 +3,15 @@
 /* The SQLite that sqlite-nio builds into the same binary, with its symbol prefix. */
 #include <sqlite_nio_sqlite3.h>
 
+#include <pthread.h>
+#include <stdlib.h>
+
 int kakin_sqlite_enable_qpsg(void *connection) {
     int enabled = 0;
     return sqlite_nio_sqlite3_db_config((sqlite3 *)connection, SQLITE_DBCONFIG_ENABLE_QPSG, 1, &enabled);
 }
 
 /* MARK: The page cache */
-
-#include <pthread.h>
-#include <stdlib.h>
 
 /* SQLite's own page cache, which does the work. */
 static sqlite3_pcache_methods2 basePageCache;
@@ -103,20 +103,10 @@ static void pageCacheTruncate(sqlite3_pcache *handle, unsigned limit) {
     }
     if (!mayHold) return;
     basePageCache.xTruncate(cache->inner, limit);
-    /* Nothing at or above `limit` is left. */
-    if (limit > 0 && cache->highestFetched >= limit) cache->highestFetched = limit - 1;
-    if (limit == 0) cache->highestFetched = 0;
-    int kept = 0;
-    for (int index = 0; index < cache->movedCount; index++) {
-        if (cache->moved[index] < limit) cache->moved[kept++] = cache->moved[index];
-    }
-    cache->movedCount = kept;
-    if (cache->lostTrack) {
-        /* Every page left is below `limit`. */
-        if (limit > 0 && cache->highestFetched < limit - 1) cache->highestFetched = limit - 1;
-        cache->movedCount = 0;
-        cache->lostTrack = 0;
-    }
+    /* Every page left is below `limit`. */
+    cache->highestFetched = limit > 0 ? limit - 1 : 0;
+    cache->movedCount = 0;
+    cache->lostTrack = 0;
 }
 
 static void pageCacheDestroy(sqlite3_pcache *handle) {

@@ -122,7 +122,8 @@ public struct PurchaseService: Sendable {
         }
         let payload = try verifyTransaction(jws, app: app)
         let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
-        return try await ingest(record, app: app, summarizing: summarizing, signedDigest: digest)
+        return try await ingest(
+            record, app: app, summarizing: summarizing.map { ($0.recent, $0.withJWS, signedDigest: digest) })
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
@@ -153,23 +154,20 @@ public struct PurchaseService: Sendable {
     }
 
     /// ``ingest(_:app:)``, reading the owner's summary (`recent` newest transactions, JWS when
-    /// `withJWS`) with the record when `summarizing` says so and nothing else changes after it.
-    /// `signedDigest`, when given, is `SignedDigest` of the record's JWS.
+    /// `withJWS`) with the record when `summarizing` says so and nothing else changes after it;
+    /// `signedDigest` is `SignedDigest` of the record's JWS, already taken.
     func ingest(
-        _ record: RecordedTransaction, app: AppConfiguration, summarizing: (recent: Int, withJWS: Bool)?,
-        signedDigest: SignedDigest? = nil
+        _ record: RecordedTransaction, app: AppConfiguration,
+        summarizing: (recent: Int, withJWS: Bool, signedDigest: SignedDigest)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         let productGrants = grants(for: record.productID, of: app)
         var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
         let recorded: RecordOutcome
         var summary: CustomerSummary?
-        if let summarizing, let signedDigest {
+        if let summarizing {
             (recorded, summary) = try await store.recordAndSummarize(
-                record, signedDigest: signedDigest, grants: productGrants, recent: summarizing.recent,
+                record, signedDigest: summarizing.signedDigest, grants: productGrants, recent: summarizing.recent,
                 withJWS: summarizing.withJWS)
-        } else if let summarizing {
-            (recorded, summary) = try await store.recordAndSummarize(
-                record, grants: productGrants, recent: summarizing.recent, withJWS: summarizing.withJWS)
         } else {
             recorded = try await store.record(record, grants: productGrants)
         }

@@ -90,22 +90,30 @@ struct SQLiteLogSyncerTests {
         return count
     }
 
+    /// Creates `scratch` (its flush passes), closes the gate, and starts writing row `id`: when
+    /// this returns, that write's commit is made and its flush has begun, and waits at the gate.
+    func heldWrite(
+        _ engine: SQLiteLedgerEngine, _ gate: FlushGate, id: Int, answered: Answers = Answers()
+    ) async throws -> Task<Void, any Error> {
+        try await engine.write { db in try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run() }
+        var began = gate.began.makeAsyncIterator()
+        _ = await began.next()
+
+        gate.close()
+        let write = Task {
+            try await engine.write { db in try await db.raw("INSERT INTO scratch (id) VALUES (\(bind: id))").run() }
+            answered.count.add(1, ordering: .sequentiallyConsistent)
+        }
+        #expect(await began.next() == 2)
+        return write
+    }
+
     @Test("a write is answered only after the flush of its commit, and a read that saw the commit waits for it too")
     func answersWaitForTheFlush() async throws {
         let gate = FlushGate()
         try await withEngine(gate) { engine, path in
-            try await engine.write { db in try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run() }
-            var began = gate.began.makeAsyncIterator()
-            _ = await began.next()
-
-            gate.close()
             let answered = Answers()
-            let write = Task {
-                try await engine.write { db in try await db.raw("INSERT INTO scratch (id) VALUES (1)").run() }
-                answered.count.add(1, ordering: .sequentiallyConsistent)
-            }
-            // The commit is made and its flush has begun (and waits at the gate).
-            #expect(await began.next() == 2)
+            let write = try await heldWrite(engine, gate, id: 1, answered: answered)
             #expect(try committedRows(path) == 1)
             let read = Task {
                 let count = try await engine.read { db in
@@ -128,15 +136,7 @@ struct SQLiteLogSyncerTests {
     func commitsShareFlushes() async throws {
         let gate = FlushGate()
         try await withEngine(gate) { engine, path in
-            try await engine.write { db in try await db.raw("CREATE TABLE scratch (id INTEGER PRIMARY KEY)").run() }
-            var began = gate.began.makeAsyncIterator()
-            _ = await began.next()
-
-            gate.close()
-            let first = Task {
-                try await engine.write { db in try await db.raw("INSERT INTO scratch (id) VALUES (0)").run() }
-            }
-            #expect(await began.next() == 2)
+            let first = try await heldWrite(engine, gate, id: 0)
             // While that flush waits, the writer goes on committing.
             let rest = Task {
                 try await concurrently(200) { index in

@@ -242,28 +242,28 @@ final class SQLiteLedgerEngine: Sendable {
             }
             // Numbered before SQLite makes the commit visible, so a read that sees it waits for it.
             let number = syncer?.beginCommit()
+            var wrote = true
             do {
                 try writer.execute("COMMIT")
             } catch {
                 try? writer.execute("ROLLBACK")
-                let failure = [Result<any Sendable, any Error>](repeating: .failure(error), count: group.count)
-                if let syncer, let number {
-                    syncer.committed(number, needsFlush: false) { _ in Self.answer(group, failure) }
-                } else {
-                    Self.answer(group, failure)
-                }
-                continue
+                results = Array(repeating: .failure(error), count: group.count)
+                wrote = false
             }
-            if let syncer, let number {
-                let results = results
-                syncer.committed(number) { error in
-                    guard let error else { return Self.answer(group, results) }
-                    Self.answer(group, [Result](repeating: .failure(error), count: group.count))
-                }
-            } else {
-                Self.answer(group, results)
-            }
-            checkpointIfLarge()
+            answerWhenFlushed(group, results, commit: number, wrote: wrote)
+            if wrote { checkpointIfLarge() }
+        }
+    }
+
+    /// Answers a group once its commit is flushed (at once in memory); a commit that failed
+    /// (`wrote` false) is answered with its own failure, in its turn.
+    private func answerWhenFlushed(
+        _ group: [Job], _ results: [Result<any Sendable, any Error>], commit number: UInt64?, wrote: Bool
+    ) {
+        guard let syncer, let number else { return Self.answer(group, results) }
+        syncer.committed(number, needsFlush: wrote) { error in
+            guard wrote, let error else { return Self.answer(group, results) }
+            Self.answer(group, Array(repeating: .failure(error), count: group.count))
         }
     }
 

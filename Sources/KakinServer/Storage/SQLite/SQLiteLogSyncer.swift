@@ -39,20 +39,14 @@ final class SQLiteLogSyncer: Sendable {
     }
 
     private struct State {
-        var entries: [Entry] = []
         /// Reads waiting for a number to be flushed.
         var waiters: [(number: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
         /// The first flush's failure: from then on, the answer to everything.
         var failure: (any Error)?
-        var stopped = false
-        /// Whether the thread has ended (a later ``close()`` returns at once).
-        var ended = false
-        /// Who waits for the queue to run dry and the thread to end (``close()``).
-        var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
-    private let wakeUp = NSCondition()
+    private let thread: BatchThread<Entry>
     /// The last number given out.
     private let given = Atomic<UInt64>(0)
     /// The last number flushed (or failed): every commit up to it is answered.
@@ -66,15 +60,8 @@ final class SQLiteLogSyncer: Sendable {
     ///   - flush: flushes the log.
     init(name: String, flush: @escaping Flush) {
         self.flush = flush
-        let thread = Thread { [self] in
-            #if os(Linux)
-            try? String(decoding: name.utf8.prefix(15), as: UTF8.self).write(
-                toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-            #endif
-            run()
-        }
-        thread.name = name
-        thread.start()
+        thread = BatchThread(name: name)
+        thread.start { [self] entries in handle(entries) }
     }
 
     /// A syncer that flushes the write-ahead log of the database file at `path`.
@@ -91,9 +78,8 @@ final class SQLiteLogSyncer: Sendable {
     /// Hands over commit `number`: `answer` runs on this syncer's thread once the log holding it is
     /// flushed (with `nil`), or with the failure of a flush. A commit that wrote nothing (it
     /// failed) passes `needsFlush: false`: its number only keeps the order.
-    func committed(_ number: UInt64, needsFlush: Bool = true, answer: @escaping @Sendable ((any Error)?) -> Void) {
-        state.withLock { $0.entries.append(Entry(number: number, answer: answer, needsFlush: needsFlush)) }
-        signal()
+    func committed(_ number: UInt64, needsFlush: Bool, answer: @escaping @Sendable ((any Error)?) -> Void) {
+        thread.submit(Entry(number: number, answer: answer, needsFlush: needsFlush))
     }
 
     /// Returns once every commit a read that has just finished could have seen is on disk (at
@@ -117,69 +103,41 @@ final class SQLiteLogSyncer: Sendable {
     /// Flushes and answers what is left, then ends the thread. Safe to call more than once.
     func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let ended = state.withLock { state -> Bool in
-                state.stopped = true
-                guard !state.ended else { return true }
-                state.closeWaiters.append(done)
-                return false
-            }
-            if ended { return done.resume() }
-            signal()
-        }
-    }
-
-    private func signal() {
-        wakeUp.lock()
-        wakeUp.signal()
-        wakeUp.unlock()
-    }
-
-    private func run() {
-        while true {
-            let (entries, stopped) = state.withLock { state -> ([Entry], Bool) in
-                defer { state.entries.removeAll(keepingCapacity: true) }
-                return (state.entries, state.stopped)
-            }
-            if entries.isEmpty {
-                if stopped { break }
-                wakeUp.lock()
-                if state.withLock({ $0.entries.isEmpty && !$0.stopped }) { wakeUp.wait() }
-                wakeUp.unlock()
-                continue
-            }
-            var failure = state.withLock { $0.failure }
-            if failure == nil, entries.contains(where: \.needsFlush) {
-                do { try flush() } catch {
-                    let error = error as? LedgerStoreError
-                        ?? LedgerStoreError(.unavailable, "the write-ahead log could not be flushed: \(error)")
-                    failure = error
-                    state.withLock { $0.failure = error }
-                    failed.store(true, ordering: .sequentiallyConsistent)
+            thread.stop { [self] in
+                // Nothing is left to flush: the waiting reads saw only flushed commits.
+                let waiters = state.withLock { state in
+                    defer { state.waiters = [] }
+                    return state.waiters.map(\.continuation)
                 }
-            }
-            let last = entries[entries.count - 1].number
-            flushed.store(last, ordering: .sequentiallyConsistent)
-            for entry in entries { entry.answer(failure) }
-            let ready = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-                let ready = state.waiters.filter { failure != nil || $0.number <= last }.map(\.continuation)
-                state.waiters.removeAll { failure != nil || $0.number <= last }
-                return ready
-            }
-            for continuation in ready {
-                if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+                for waiter in waiters { waiter.resume() }
+                done.resume()
             }
         }
-        // Nothing is left to flush: the waiting reads saw only flushed commits.
-        let (waiters, closeWaiters) = state.withLock { state in
-            defer {
-                state.waiters = []
-                state.closeWaiters = []
-                state.ended = true
+    }
+
+    /// Flushes the log once for a batch of commits, then answers them and the reads waiting for them.
+    private func handle(_ entries: [Entry]) {
+        var failure = state.withLock { $0.failure }
+        if failure == nil, entries.contains(where: \.needsFlush) {
+            do { try flush() } catch {
+                let error = error as? LedgerStoreError
+                    ?? LedgerStoreError(.unavailable, "the write-ahead log could not be flushed: \(error)")
+                failure = error
+                state.withLock { $0.failure = error }
+                failed.store(true, ordering: .sequentiallyConsistent)
             }
-            return (state.waiters.map(\.continuation), state.closeWaiters)
         }
-        for waiter in waiters { waiter.resume() }
-        for waiter in closeWaiters { waiter.resume() }
+        let last = entries[entries.count - 1].number
+        flushed.store(last, ordering: .sequentiallyConsistent)
+        for entry in entries { entry.answer(failure) }
+        let ready = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            let ready = state.waiters.filter { failure != nil || $0.number <= last }.map(\.continuation)
+            state.waiters.removeAll { failure != nil || $0.number <= last }
+            return ready
+        }
+        for continuation in ready {
+            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+        }
     }
 }
 

@@ -43,15 +43,11 @@ let package = Package(
             dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")],
             swiftSettings: swiftSettings
         ),
-        // ECDSA P-256 checks with precomputed multiples of a long-lived key, in C for 128-bit
-        // products; used by AppStoreSecurity for the keys that sign JWS.
-        .target(name: "CKakinP256"),
         // Trust: JWS, certificate chains, app receipts, API tokens, the sandbox CA.
         .target(
             name: "AppStoreSecurity",
             dependencies: [
                 "AppStoreModels",
-                "CKakinP256",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -127,11 +127,13 @@ struct JWSCommand: AsyncParsableCommand {
             let verifier = JWSVerifier(
                 rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)
             do {
-                let verified = try verifier.verify(text, as: SignedClaims.self, at: at.flatMap(ISO8601.parse))
+                let compact = try CompactJWS(text)
+                let verified = try await verifier.verify(
+                    compact, decoded: try compact.decodePayload(as: SignedClaims.self), at: at.flatMap(ISO8601.parse))
                 try SignedDataVerifier.check(
                     verified.payload, checks: verified.payload.checks, bundleID: bundleID, appAppleID: appAppleID,
                     environment: expectedEnvironment)
-                return CommandOutput(standardOutput: PrettyJSON.string(fromJSON: verified.payloadData) ?? "")
+                return CommandOutput(standardOutput: PrettyJSON.string(fromJSON: try compact.payloadData()) ?? "")
             } catch {
                 return .failure("invalid: \(error)")
             }

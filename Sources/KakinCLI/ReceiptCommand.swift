@@ -71,13 +71,13 @@ struct ReceiptCommand: AsyncParsableCommand {
             if rootCertificates.isEmpty {
                 rootCertificates = AppleRootCertificates.receiptRoots + AppleRootCertificates.jwsRoots
             }
-            let report = Report(signed: signed, verification: verify(signed, roots: rootCertificates))
+            let report = Report(signed: signed, verification: await verify(signed, roots: rootCertificates))
             return CommandOutput(standardOutput: PrettyJSON.string(encoding: report))
         }
 
-        private func verify(_ signed: SignedAppReceipt, roots: [Certificate]) -> Report.Verification {
+        private func verify(_ signed: SignedAppReceipt, roots: [Certificate]) async -> Report.Verification {
             do {
-                let result = try signed.verify(
+                let result = try await signed.verify(
                     roots: roots, at: at.flatMap(ISO8601.parse), trustsXcodeSigning: trustsXcode, bundleID: bundleID,
                     deviceIdentifier: deviceID.flatMap(UUID.init(uuidString:)).map(AppReceipt.deviceIdentifier(from:)))
                 return Report.Verification(

@@ -70,10 +70,12 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
-    /// A verification failure carrying the verifier's code as its cause.
+    /// A verification failure carrying the verifier's code as its cause. The one retryable
+    /// failure (no usable OCSP answer while revocation is required) is a 503 `appleUnavailable`:
+    /// the same upload may be accepted once Apple's responder answers.
     public init(verification error: AppStoreSecurityError, context: String? = nil) {
         let text = context.map { "\($0): \(error)" } ?? "\(error)"
-        self.init(.verificationFailed, text, cause: "\(error.code)")
+        self.init(error.isRetryable ? .appleUnavailable : .verificationFailed, text, cause: "\(error.code)")
     }
 
     /// Whether the same request may succeed later.

@@ -4,9 +4,10 @@
 /// where it makes sense, what was ``expected`` and what was ``found``. Two errors compare equal when
 /// their codes are equal, so tests and callers can write `#expect(throws: AppStoreSecurityError(.badSignature))`.
 ///
-/// None of these failures goes away by retrying: a forged signature or a wrong bundle ID is
-/// permanent. ``isRetryable`` says so explicitly, so that callers never mix them up with network
-/// trouble.
+/// Almost none of these failures goes away by retrying: a forged signature, a revoked certificate
+/// or a wrong bundle ID is permanent. The one exception is ``Code/revocationUnavailable`` (no
+/// usable answer from an OCSP responder while revocation checks are required); ``isRetryable``
+/// says which is which, so that callers never mix up network trouble with bad data.
 public struct AppStoreSecurityError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, as a stable, machine-readable value.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -27,6 +28,8 @@ public struct AppStoreSecurityError: Error, Hashable, Sendable, CustomStringConv
             case tokenExpired
             case unknownKey
             case invalidConfiguration
+            case certificateRevoked
+            case revocationUnavailable
         }
 
         private let base: Base
@@ -65,6 +68,13 @@ public struct AppStoreSecurityError: Error, Hashable, Sendable, CustomStringConv
         public static let unknownKey = Code(.unknownKey)
         /// The verifier itself was configured inconsistently (for example Production without an app ID).
         public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// The leaf or the intermediate has been revoked: its issuer's OCSP responder says so in a
+        /// signed, current answer. Permanent.
+        public static let certificateRevoked = Code(.certificateRevoked)
+        /// Revocation is required and no usable OCSP answer could be had: the responder did not
+        /// answer, or answered something that does not verify, is out of date, or says "unknown".
+        /// The only retryable code: the same data may be accepted once the responder answers.
+        public static let revocationUnavailable = Code(.revocationUnavailable)
 
         /// The code's name, as printed by `kakin jws verify`.
         public var description: String { base.rawValue }
@@ -87,8 +97,9 @@ public struct AppStoreSecurityError: Error, Hashable, Sendable, CustomStringConv
         self.found = found
     }
 
-    /// Always `false`: a verification failure is a property of the data, not of the moment.
-    public var isRetryable: Bool { false }
+    /// `true` only for ``Code/revocationUnavailable``: every other failure is a property of the
+    /// data, not of the moment.
+    public var isRetryable: Bool { code == .revocationUnavailable }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }

@@ -3,8 +3,8 @@ import Foundation
 import Synchronization
 import X509
 
-/// Verified chains by JWS header segment, behind a `Mutex` because verification is a synchronous
-/// hot path.
+/// Verified chains by JWS header segment (so by the exact bytes of the certificates), behind a
+/// `Mutex` because the lookup is a synchronous step of a hot path.
 final class ChainCache: Sendable {
     struct Entry: Sendable {
         let header: JWSHeader
@@ -12,11 +12,17 @@ final class ChainCache: Sendable {
         /// When all certificates are valid; `nil` for Xcode's self-signed certificate.
         let window: ClosedRange<Date>?
         let certificates: [Certificate]
-        /// The key's table for fast checks, made once the key has been used enough; shared by the
-        /// entries of one key.
-        let preparedKey: P256PreparedKeySlot
+        /// Until when the revocation check's verdict holds; `nil` when revocation is not checked.
+        let revocationCheckedUntil: Date?
 
         var isXcodeSigned: Bool { window == nil }
+
+        /// Whether this entry can vouch for the chain at `time` without checking it again.
+        func holds(at time: Date) -> Bool {
+            if isXcodeSigned { return true }
+            guard window?.contains(time) == true else { return false }
+            return revocationCheckedUntil.map { time < $0 } ?? true
+        }
     }
 
     private struct State {

@@ -114,24 +114,24 @@ public struct CompactJWS: Sendable, Hashable {
         return data
     }
 
-    /// Checks the ES256 signature (raw 64-byte R‖S, as JOSE requires) with `key`.
+    /// Checks the ES256 signature (raw 64-byte R‖S, as JOSE requires) with `key`; swift-crypto
+    /// decides.
     public func verifySignature(with key: P256.Signing.PublicKey) throws(AppStoreSecurityError) {
-        try verifySignature(with: key, prepared: nil)
+        try Self.verifyES256(try signatureData(), over: signingInput, with: key)
     }
 
-    /// ``verifySignature(with:)``, through `prepared` (the same key's table) when there is one;
-    /// swift-crypto decides whatever the table does not accept.
-    func verifySignature(with key: P256.Signing.PublicKey, prepared: P256PreparedKey?) throws(AppStoreSecurityError) {
-        let bytes = try signatureData()
-        if let prepared, prepared.isValidSignature(bytes, digest: SHA256.hash(data: signingInput)) == true {
-            return
-        }
-        guard bytes.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: bytes) else {
+    /// The one ES256 check of every JWS Kakin reads: `signature` must be the 64-byte R‖S form
+    /// (RFC 7518 §3.4) and verify over `signingInput` with `key`. Exposed to the module so the
+    /// Wycheproof tests run their vectors through exactly this code.
+    static func verifyES256(
+        _ signature: Data, over signingInput: Data, with key: P256.Signing.PublicKey
+    ) throws(AppStoreSecurityError) {
+        guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
             throw AppStoreSecurityError(
                 .badSignature, "an ES256 signature is 64 bytes (R‖S)", expected: "64 bytes",
-                found: "\(bytes.count) bytes")
+                found: "\(signature.count) bytes")
         }
-        guard key.isValidSignature(signature, for: signingInput) else {
+        guard key.isValidSignature(parsed, for: signingInput) else {
             throw AppStoreSecurityError(
                 .badSignature, "the signature does not match the header, payload and signing key")
         }

@@ -8,19 +8,23 @@ import X509
 /// In order: the compact form; `alg` must be `ES256`; `x5c` must hold exactly three certificates
 /// (leaf, intermediate, root); the payload must decode; the leaf and intermediate must chain to one
 /// of the trusted roots (never to the root inside `x5c`), be valid at the payload's signing date
-/// (or the time the caller gives), and carry Apple's marker OIDs; finally the signature must verify
-/// with the leaf's key. App-level checks (bundle ID, app ID, environment) are in
-/// ``SignedDataVerifier``.
+/// (or the time the caller gives), and carry Apple's marker OIDs; with a ``RevocationChecker`` that
+/// is on, the chain is instead validated at the current time and the leaf and the intermediate
+/// must not be revoked (OCSP, as Apple's libraries do with online checks); finally the signature
+/// must verify with the leaf's key. swift-certificates decides the chain, swift-crypto the
+/// signature. App-level checks (bundle ID, app ID, environment) are in ``SignedDataVerifier``.
 ///
 /// Verified chains are cached by the header segment, so a steady stream of transactions signed by
 /// the same leaf costs one ES256 check each. A cached chain is reused only inside the interval in
-/// which all its certificates are valid.
+/// which all its certificates are valid and, with revocation on, until its OCSP answers' `nextUpdate`.
 public struct JWSVerifier: Sendable {
     /// The chain checker and its trusted roots.
     public let chainVerifier: CertificateChainVerifier
     /// Whether a single self-signed certificate (Xcode's StoreKit testing) is accepted. Off unless the
     /// caller explicitly trusts the Xcode environment.
     public let trustsXcodeSigning: Bool
+    /// Checks the leaf and the intermediate with OCSP; `nil` checks nothing.
+    public let revocation: RevocationChecker?
     private let now: @Sendable () -> Date
     private let cache: ChainCache
 
@@ -29,14 +33,19 @@ public struct JWSVerifier: Sendable {
     /// - Parameters:
     ///   - rootCertificates: the trusted roots; Apple Root CA - G3 for the real App Store.
     ///   - trustsXcodeSigning: accept Xcode's one self-signed certificate (its signature is still checked).
-    ///   - now: the clock, used when a payload has no signing date.
+    ///   - revocation: the revocation check; `nil` (or a checker in ``RevocationMode/off``) checks
+    ///     the chain at the payload's signing date and asks no responder.
+    ///   - now: the clock: the validation time when revocation is checked, and when a payload has
+    ///     no signing date.
     public init(
         rootCertificates: [Certificate] = AppleRootCertificates.jwsRoots,
         trustsXcodeSigning: Bool = false,
+        revocation: RevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         chainVerifier = CertificateChainVerifier(roots: rootCertificates)
         self.trustsXcodeSigning = trustsXcodeSigning
+        self.revocation = revocation?.mode == .off ? nil : revocation
         self.now = now
         cache = ChainCache()
     }
@@ -47,8 +56,6 @@ public struct JWSVerifier: Sendable {
         public let header: JWSHeader
         /// The decoded payload.
         public let payload: Payload
-        /// The payload's JSON bytes, as signed.
-        public let payloadData: Data
         /// The time at which the chain was checked.
         public let validationTime: Date
         /// `true` when the JWS was signed by Xcode's single self-signed certificate.
@@ -60,10 +67,13 @@ public struct JWSVerifier: Sendable {
     /// - Parameter validationTime: check the chain at this time instead of the payload's signing date.
     public func verify<Payload: Decodable & SignedPayload>(
         _ jws: String, as type: Payload.Type, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError) -> Verified<Payload> {
+    ) async throws(AppStoreSecurityError) -> Verified<Payload> {
         let compact = try CompactJWS(jws)
-        return try verify(compact, decoded: try compact.decodePayload(as: type), at: validationTime)
+        return try await verify(compact, decoded: try compact.decodePayload(as: type), at: validationTime)
     }
+
+    /// How revocation is checked: ``RevocationMode/off`` without a checker.
+    public var revocationMode: RevocationMode { revocation?.mode ?? .off }
 
     /// Verifies a JWS whose payload the caller already decoded (to pick the app and environment
     /// from its claims), so a request parses and decodes its JWS once.
@@ -74,11 +84,13 @@ public struct JWSVerifier: Sendable {
     ///   - validationTime: check the chain at this time instead of the payload's signing date.
     public func verify<Payload: SignedPayload & Sendable>(
         _ compact: CompactJWS, decoded payload: Payload, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError) -> Verified<Payload> {
+    ) async throws(AppStoreSecurityError) -> Verified<Payload> {
         let cached = cache.entry(forHeader: compact.encodedHeader)
-        let time = validationTime ?? payload.signedPayloadDate ?? now()
+        // With online checks the chain must be valid now, as in Apple's libraries; without, when
+        // the payload was signed.
+        let time = validationTime ?? (revocation == nil ? payload.signedPayloadDate : nil) ?? now()
         let entry: ChainCache.Entry
-        if let cached, cached.isXcodeSigned || cached.window?.contains(time) == true {
+        if let cached, cached.holds(at: time) {
             entry = cached
         } else {
             let prepared =
@@ -87,14 +99,12 @@ public struct JWSVerifier: Sendable {
                 } else {
                     try prepareHeader(of: compact)
                 }
-            entry = try trustEntry(for: prepared, at: time, reusing: cached)
+            entry = try await trustEntry(for: prepared, at: time)
             cache.store(entry, forHeader: compact.encodedHeader)
         }
-        try compact.verifySignature(with: entry.key, prepared: entry.preparedKey.preparedKey(for: entry.key))
+        try compact.verifySignature(with: entry.key)
         return Verified(
-            header: entry.header, payload: payload, payloadData: (try? compact.payloadData()) ?? Data(),
-            validationTime: time,
-            isXcodeSigned: entry.isXcodeSigned)
+            header: entry.header, payload: payload, validationTime: time, isXcodeSigned: entry.isXcodeSigned)
     }
 
     // MARK: - Header and chain
@@ -139,30 +149,25 @@ public struct JWSVerifier: Sendable {
         return PreparedHeader(header: header, certificates: certificates)
     }
 
-    /// A trusted entry for a header's chain at `time`; `previous`, the entry the cache held for
-    /// the same header, passes on its prepared key.
+    /// A trusted entry for a header's chain at `time`: the chain verified, and with revocation on,
+    /// the leaf and the intermediate checked.
     private func trustEntry(
-        for prepared: PreparedHeader, at time: Date, reusing previous: ChainCache.Entry?
-    ) throws(AppStoreSecurityError)
-        -> ChainCache.Entry
-    {
+        for prepared: PreparedHeader, at time: Date
+    ) async throws(AppStoreSecurityError) -> ChainCache.Entry {
         let certificates = prepared.certificates
         let key = try Self.signingKey(of: certificates[0])
-        let slot =
-            if let previous, previous.key.rawRepresentation == key.rawRepresentation {
-                previous.preparedKey
-            } else {
-                P256PreparedKeySlot()
-            }
         if certificates.count == 1 {
             // Xcode signs with one self-signed certificate: no chain to check, only the signature.
             return ChainCache.Entry(
-                header: prepared.header, key: key, window: nil, certificates: certificates, preparedKey: slot)
+                header: prepared.header, key: key, window: nil, certificates: certificates,
+                revocationCheckedUntil: nil)
         }
-        let validated = try chainVerifier.verify(leaf: certificates[0], intermediate: certificates[1], at: time)
+        let validated = try await chainVerifier.verify(leaf: certificates[0], intermediate: certificates[1], at: time)
+        let checkedUntil = try await revocation?.check(
+            leaf: certificates[0], intermediate: certificates[1], root: validated.root)
         return ChainCache.Entry(
             header: prepared.header, key: key, window: validated.validFrom...validated.validUntil,
-            certificates: certificates, preparedKey: slot)
+            certificates: certificates, revocationCheckedUntil: checkedUntil)
     }
 
     static func signingKey(of certificate: Certificate) throws(AppStoreSecurityError) -> P256.Signing.PublicKey {

@@ -93,18 +93,11 @@ enum CMSSignatureCheck {
             valid = digest.withDigest(of: signedBytes) { hash in
                 key.isValidSignature(signature, for: hash, padding: .insecurePKCS1v1_5)
             }
-        } else if let key = P256.Signing.PublicKey(certificate.publicKey) {
-            try requireAlgorithm(algorithm, in: [.ecPublicKey] + digest.ecdsaSignatureAlgorithms, key: "P-256")
-            guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: signer.signature) else {
-                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
-            }
-            valid = digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
-        } else if let key = P384.Signing.PublicKey(certificate.publicKey) {
-            try requireAlgorithm(algorithm, in: [.ecPublicKey] + digest.ecdsaSignatureAlgorithms, key: "P-384")
-            guard let signature = try? P384.Signing.ECDSASignature(derRepresentation: signer.signature) else {
-                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
-            }
-            valid = digest.withDigest(of: signedBytes) { key.isValidSignature(signature, for: $0) }
+        } else if P256.Signing.PublicKey(certificate.publicKey) != nil || P384.Signing.PublicKey(certificate.publicKey) != nil {
+            try requireAlgorithm(
+                algorithm, in: [.ecPublicKey] + digest.ecdsaSignatureAlgorithms,
+                key: P256.Signing.PublicKey(certificate.publicKey) != nil ? "P-256" : "P-384")
+            valid = try isValidECDSA(signer.signature, over: signedBytes, digest: digest, key: certificate.publicKey)
         } else {
             throw AppStoreSecurityError(
                 .wrongAlgorithm, "the signing certificate's key is neither RSA nor ECDSA P-256/P-384",
@@ -114,6 +107,27 @@ enum CMSSignatureCheck {
             throw AppStoreSecurityError(
                 .badSignature, "the receipt's signature does not verify with the signing certificate's key")
         }
+    }
+
+    /// The one ECDSA check of receipts: `signature` is a DER `ECDSA-Sig-Value` over `bytes` hashed
+    /// with `digest`, and swift-crypto decides it with a P-256 or P-384 `key`. The Wycheproof tests
+    /// run their DER vectors through exactly this function.
+    static func isValidECDSA(
+        _ signature: [UInt8], over bytes: [UInt8], digest: DigestKind, key: Certificate.PublicKey
+    ) throws(AppStoreSecurityError) -> Bool {
+        if let key = P256.Signing.PublicKey(key) {
+            guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature) else {
+                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
+            }
+            return digest.withDigest(of: bytes) { key.isValidSignature(parsed, for: $0) }
+        }
+        if let key = P384.Signing.PublicKey(key) {
+            guard let parsed = try? P384.Signing.ECDSASignature(derRepresentation: signature) else {
+                throw AppStoreSecurityError(.badSignature, "the signature is not a DER ECDSA signature")
+            }
+            return digest.withDigest(of: bytes) { key.isValidSignature(parsed, for: $0) }
+        }
+        throw AppStoreSecurityError(.wrongAlgorithm, "the key is not ECDSA P-256 or P-384", found: "\(key)")
     }
 
     private static func requireAlgorithm(

@@ -9,7 +9,8 @@ extension SignedAppReceipt {
     /// 1. The signer's certificate must be embedded. App Store receipts carry three certificates
     ///    (leaf, intermediate, root); the leaf and intermediate must chain to one of `roots`
     ///    (never to the root inside the receipt), be valid at the validation time and carry
-    ///    Apple's marker extensions, checked by ``CertificateChainVerifier``. A receipt with a
+    ///    Apple's marker extensions, checked by ``CertificateChainVerifier``; with a `revocation`
+    ///    check on, they are checked at the current time and with OCSP instead. A receipt with a
     ///    single self-signed certificate is how Xcode signs: it is accepted only when
     ///    `trustsXcodeSigning` is set, and then only its signature is checked.
     /// 2. The signature must verify with the leaf's key (RSA PKCS#1 v1.5 or ECDSA, with the digest
@@ -25,7 +26,9 @@ extension SignedAppReceipt {
     ///   - bundleID: the app's bundle ID; ``AppStoreSecurityError/Code/wrongBundleID`` otherwise.
     ///   - environment: the environment the receipt must be from; ``AppStoreSecurityError/Code/wrongEnvironment`` otherwise.
     ///   - deviceIdentifier: the device's identifier; ``AppStoreSecurityError/Code/deviceHashMismatch`` when the hash differs.
-    ///   - now: the current time, used only when there is neither `time` nor a creation date.
+    ///   - revocation: the OCSP check of the leaf and the intermediate; `nil` checks none.
+    ///   - now: the current time: the validation time with a revocation check on, otherwise used
+    ///     only when there is neither `time` nor a creation date.
     public func verify(
         roots: [Certificate] = AppleRootCertificates.receiptRoots,
         at time: Date? = nil,
@@ -33,9 +36,11 @@ extension SignedAppReceipt {
         bundleID: String? = nil,
         environment: AppStoreEnvironment? = nil,
         deviceIdentifier: Data? = nil,
+        revocation: RevocationChecker? = nil,
         now: Date = Date()
-    ) throws(AppStoreSecurityError) -> AppReceiptVerification {
-        let validationTime = time ?? receipt.creationDate ?? now
+    ) async throws(AppStoreSecurityError) -> AppReceiptVerification {
+        let checksRevocation = revocation.map { $0.mode != .off } ?? false
+        let validationTime = time ?? (checksRevocation ? now : receipt.creationDate ?? now)
         guard let leaf = signerCertificate else {
             throw AppStoreSecurityError(
                 .malformedInput, "no embedded certificate matches the receipt's signer",
@@ -64,8 +69,11 @@ extension SignedAppReceipt {
                     .untrustedChain, "the receipt does not carry the certificate that issued its signer",
                     expected: "\(leaf.issuer)")
             }
-            let validated = try CertificateChainVerifier(roots: roots)
+            let validated = try await CertificateChainVerifier(roots: roots)
                 .verify(leaf: leaf, intermediate: intermediate, at: validationTime)
+            if checksRevocation, let revocation {
+                _ = try await revocation.check(leaf: leaf, intermediate: intermediate, root: validated.root)
+            }
             trust = .certificateChain(root: validated.root)
         }
 

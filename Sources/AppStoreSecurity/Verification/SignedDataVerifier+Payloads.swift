@@ -6,20 +6,20 @@ extension SignedDataVerifier {
     /// chain, signature, bundle ID and environment.
     public func verifyTransaction(
         _ jws: String, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError)
+    ) async throws(AppStoreSecurityError)
         -> JWSTransactionDecodedPayload
     {
-        try verify(jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment], at: validationTime)
+        try await verify(jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment], at: validationTime)
     }
 
     /// Verifies signed renewal info (`signedRenewalInfo`): chain, signature and environment (it
     /// carries no bundle ID).
     public func verifyRenewalInfo(
         _ jws: String, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError)
+    ) async throws(AppStoreSecurityError)
         -> JWSRenewalInfoDecodedPayload
     {
-        try verify(jws, as: JWSRenewalInfoDecodedPayload.self, checking: [.environment], at: validationTime)
+        try await verify(jws, as: JWSRenewalInfoDecodedPayload.self, checking: [.environment], at: validationTime)
     }
 
     /// Verifies an App Store Server Notification V2 (`signedPayload`): chain, signature, bundle ID,
@@ -27,19 +27,19 @@ extension SignedDataVerifier {
     /// or `appData`, whichever the notification carries.
     public func verifyNotification(
         _ jws: String, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError)
+    ) async throws(AppStoreSecurityError)
         -> ResponseBodyV2DecodedPayload
     {
-        try verify(jws, as: ResponseBodyV2DecodedPayload.self, checking: .all, at: validationTime)
+        try await verify(jws, as: ResponseBodyV2DecodedPayload.self, checking: .all, at: validationTime)
     }
 
     /// Verifies a signed app transaction (`AppTransaction.shared`, Get App Transaction Info): chain
     /// at `receiptCreationDate`, signature, bundle ID, app ID in Production, and `receiptType`.
     public func verifyAppTransaction(
         _ jws: String, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError)
+    ) async throws(AppStoreSecurityError)
         -> AppTransaction
     {
-        try verify(jws, as: AppTransaction.self, checking: .all, at: validationTime)
+        try await verify(jws, as: AppTransaction.self, checking: .all, at: validationTime)
     }
 }

@@ -48,13 +48,17 @@ public struct SignedDataVerifier: Sendable {
     ///   - appAppleID: the app's App Store ID; required when `environment` is Production.
     ///   - environment: the accepted environment. `.xcode` is the explicit opt-in to Xcode's
     ///     self-signed StoreKit testing certificate.
-    ///   - now: the clock, used when a payload carries no signing date.
+    ///   - revocation: the OCSP check of the leaf and the intermediate (see ``RevocationChecker``);
+    ///     `nil` checks none and validates chains at the signing date.
+    ///   - now: the clock, used when a payload carries no signing date and, with revocation
+    ///     checks, as the validation time.
     /// - Throws: ``AppStoreSecurityError/Code/invalidConfiguration`` for Production without an app ID.
     public init(
         rootCertificates: [Certificate] = AppleRootCertificates.jwsRoots,
         bundleID: String,
         appAppleID: Int64?,
         environment: AppStoreEnvironment,
+        revocation: RevocationChecker? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(AppStoreSecurityError) {
         if environment == .production, appAppleID == nil {
@@ -65,14 +69,15 @@ public struct SignedDataVerifier: Sendable {
         self.appAppleID = appAppleID
         self.environment = environment
         jwsVerifier = JWSVerifier(
-            rootCertificates: rootCertificates, trustsXcodeSigning: environment == .xcode, now: now)
+            rootCertificates: rootCertificates, trustsXcodeSigning: environment == .xcode, revocation: revocation,
+            now: now)
     }
 
     /// Verifies `jws`, decodes it as `Payload` and compares the claims named in `checks`.
     public func verify<Payload: Decodable & SignedPayload>(
         _ jws: String, as type: Payload.Type, checking checks: ClaimChecks, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError) -> Payload {
-        let verified = try jwsVerifier.verify(jws, as: type, at: validationTime)
+    ) async throws(AppStoreSecurityError) -> Payload {
+        let verified = try await jwsVerifier.verify(jws, as: type, at: validationTime)
         try Self.check(
             verified.payload, checks: checks, bundleID: bundleID, appAppleID: appAppleID, environment: environment)
         return verified.payload
@@ -82,8 +87,8 @@ public struct SignedDataVerifier: Sendable {
     /// and compares the claims named in `checks`: one parse and one decode per request.
     public func verify<Payload: SignedPayload & Sendable>(
         _ compact: CompactJWS, decoded payload: Payload, checking checks: ClaimChecks, at validationTime: Date? = nil
-    ) throws(AppStoreSecurityError) -> Payload {
-        let verified = try jwsVerifier.verify(compact, decoded: payload, at: validationTime)
+    ) async throws(AppStoreSecurityError) -> Payload {
+        let verified = try await jwsVerifier.verify(compact, decoded: payload, at: validationTime)
         try Self.check(
             verified.payload, checks: checks, bundleID: bundleID, appAppleID: appAppleID, environment: environment)
         return verified.payload

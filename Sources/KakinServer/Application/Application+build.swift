@@ -1,5 +1,5 @@
 public import AppStoreModels
-import AppStoreSecurity
+public import AppStoreSecurity
 import Crypto
 public import Foundation
 public import Hummingbird
@@ -16,6 +16,8 @@ public struct ServerDependencies: Sendable {
     public var exchange: any HTTPExchange = URLSessionExchange()
     /// The clock of the ledger and the verifiers.
     public var now: @Sendable () -> Date = { Date() }
+    /// Carries the OCSP requests of the revocation checks.
+    public var ocspTransport: any OCSPTransport = URLSessionOCSPTransport()
     /// The root logger; requests log at `info`, jobs at `warning`.
     public var logger = Logger(label: "kakin.server")
     /// The metrics served at `/metrics`.
@@ -128,7 +130,8 @@ struct ServerParts {
         let store = try await openStore(configuration, logger: dependencies.logger)
         let service = PurchaseService(
             store: store, apps: apps, clawbackPolicy: configuration.clawbackPolicy,
-            verifyReceiptClient: dependencies.verifyReceiptClient, now: dependencies.now,
+            verifyReceiptClient: dependencies.verifyReceiptClient, exchange: dependencies.exchange,
+            ocspTransport: dependencies.ocspTransport, now: dependencies.now,
             metrics: dependencies.metrics, logger: dependencies.logger)
         return ServerParts(
             store: store, serverKey: serverKey, service: service,
@@ -203,7 +206,7 @@ struct ServerParts {
             verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
-            serverAPI: access)
+            serverAPI: access, revocation: app.revocation)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

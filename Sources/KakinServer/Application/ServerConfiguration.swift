@@ -1,4 +1,5 @@
 public import AppStoreModels
+public import AppStoreSecurity
 public import Foundation
 
 /// Everything `kakin server` needs to run in front of the real App Store, as read from its JSON
@@ -18,7 +19,8 @@ public import Foundation
 ///     "sharedSecret": "env:APP_SHARED_SECRET",
 ///     "appStoreServerAPI": {"keyId": "ABCDEF1234", "issuerId": "…", "privateKey": "/etc/kakin/SubscriptionKey_ABCDEF1234.p8"},
 ///     "catalog": "/etc/kakin/Products.storekit", "grants": "/etc/kakin/grants.json",
-///     "transferPolicy": "transferToNewUser"
+///     "transferPolicy": "transferToNewUser",
+///     "revocation": "require"
 ///   }]
 /// }
 /// ```
@@ -77,6 +79,9 @@ public struct ServerConfiguration: Sendable {
         /// The grants file: what each product gives.
         public var grantsPath: String?
         public var transferPolicy: TransferPolicy = .keepWithOriginal
+        /// How signing certificates are checked for revocation; `nil` takes each environment's
+        /// default (`require` for Production, `bestEffort` for Sandbox).
+        public var revocation: RevocationMode?
         /// PEM files of roots trusted besides Apple Root CA - G3 (a sandbox App Store's root).
         public var extraRootPaths: [String] = []
         public var endpoints = Endpoints()
@@ -313,6 +318,7 @@ extension ServerConfiguration {
         app.transferPolicy =
             try reader.choice("transferPolicy", TransferPolicy.self, allowed: TransferPolicy.allCases)
             ?? app.transferPolicy
+        app.revocation = try reader.choice("revocation", RevocationMode.self, allowed: RevocationMode.allCases)
         app.extraRootPaths = try reader.strings("extraRoots").map(path)
         if let endpoints = try reader.object("endpoints") {
             app.endpoints.verifyReceiptProduction =

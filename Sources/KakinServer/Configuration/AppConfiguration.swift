@@ -40,8 +40,13 @@ public struct AppConfiguration: Sendable {
     public var catalog: StoreKitConfiguration?
     /// Restores onto another customer: moved or refused.
     public var transferPolicy: TransferPolicy
-    /// The App Store Server API key, for reconciliation; `nil` when none is configured.
+    /// The App Store Server API key, for reconciliation and for fetching again a transaction
+    /// whose signing certificate has expired since it was signed; `nil` when none is configured.
     public var serverAPI: ServerAPIAccess?
+    /// How signing certificates are checked for revocation; `nil` takes each environment's
+    /// default (``RevocationMode/defaultMode(for:)``: `require` for Production, `bestEffort` for
+    /// Sandbox).
+    public var revocation: RevocationMode?
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
@@ -50,7 +55,7 @@ public struct AppConfiguration: Sendable {
         verifyReceiptSandboxURL: URL = AppleEndpoints.verifyReceiptSandbox,
         grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
-        serverAPI: ServerAPIAccess? = nil
+        serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil
     ) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
@@ -66,22 +71,32 @@ public struct AppConfiguration: Sendable {
         self.catalog = catalog
         self.transferPolicy = transferPolicy
         self.serverAPI = serverAPI
+        self.revocation = revocation
+    }
+
+    /// The revocation mode for data signed in `environment`: the configured one, else the
+    /// environment's default.
+    public func revocationMode(for environment: AppStoreEnvironment) -> RevocationMode {
+        revocation ?? RevocationMode.defaultMode(for: environment)
     }
 
     /// A new verifier for data signed in `environment`, if this app accepts that environment.
     ///
     /// Production trusts Apple Root CA - G3 only; Sandbox trusts G3 and the configured extra roots.
     /// ``PurchaseService`` builds these once, when it starts, so their chain caches are shared by
-    /// every request.
+    /// every request. `revocation` checks the signing certificates (see ``revocationMode(for:)``);
+    /// `nil` checks none.
     public func verifier(
-        for environment: AppStoreEnvironment, now: @escaping @Sendable () -> Date
+        for environment: AppStoreEnvironment, revocation: RevocationChecker? = nil,
+        now: @escaping @Sendable () -> Date
     ) -> SignedDataVerifier? {
         guard environments.contains(environment) else { return nil }
         let roots =
             environment == .production
             ? AppleRootCertificates.jwsRoots : AppleRootCertificates.jwsRoots + sandboxRoots
         return try? SignedDataVerifier(
-            rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment, now: now)
+            rootCertificates: roots, bundleID: bundleID, appAppleID: appAppleID, environment: environment,
+            revocation: revocation, now: now)
     }
 }
 

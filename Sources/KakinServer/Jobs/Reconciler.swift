@@ -101,7 +101,7 @@ public struct Reconciler: Sendable {
             repeat {
                 let page = try await history(
                     of: transaction.transactionID, revision: revision, access: access,
-                    baseURL: access.baseURL(for: transaction.environment), bundleID: bundleID)
+                    environment: transaction.environment, bundleID: bundleID)
                 for signed in page.signedTransactions ?? [] {
                     let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
                     guard let environment = decoded.environment, app.environments.contains(environment) else {
@@ -110,7 +110,7 @@ public struct Reconciler: Sendable {
                     let verifier = try service.verifier(app, environment)
                     let payload: JWSTransactionDecodedPayload
                     do {
-                        payload = try verifier.verify(
+                        payload = try await verifier.verify(
                             compact, decoded: decoded, checking: [.bundleID, .environment])
                     } catch {
                         throw ServerError(verification: error, context: "history of \(transaction.transactionID)")
@@ -132,38 +132,12 @@ public struct Reconciler: Sendable {
     }
 
     private func history(
-        of transactionID: String, revision: String?, access: ServerAPIAccess, baseURL: URL, bundleID: String
-    )
-        async throws -> HistoryResponse
-    {
-        var components = URLComponents(
-            url: baseURL.appendingPathComponent("inApps/v2/history/\(transactionID)"),
-            resolvingAgainstBaseURL: false)
-        if let revision { components?.queryItems = [URLQueryItem(name: "revision", value: revision)] }
-        guard let url = components?.url else {
-            throw ServerError(.invalidConfiguration, "bad App Store Server API URL")
-        }
-        let token = try AppStoreServerAPIToken.make(
-            keyID: access.keyID, issuerID: access.issuerID, bundleID: bundleID, privateKey: access.privateKey)
-        let (status, body): (Int, Data)
-        do {
-            (status, body) = try await exchange.send(
-                method: "GET", url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"],
-                body: nil)
-        } catch {
-            throw ServerError(.appleUnavailable, "the App Store Server API did not answer: \(error)")
-        }
-        guard status == 200 else {
-            let apiError = try? JSONDecoder().decode(APIErrorResponse.self, from: body)
-            if status == 404 || apiError?.errorCode == .transactionIDNotFound { return HistoryResponse(hasMore: false) }
-            throw ServerError(
-                status == 429 || status >= 500
-                    ? .appleUnavailable : status == 401 ? .invalidConfiguration : .internalError,
-                "the App Store Server API answered \(status) \(apiError?.errorCode?.rawValue ?? 0): \(apiError?.errorMessage ?? "")"
-            )
-        }
-        do { return try JSONDecoder().decode(HistoryResponse.self, from: body) } catch {
-            throw ServerError(.appleUnavailable, "the App Store Server API answered an unreadable history")
-        }
+        of transactionID: String, revision: String?, access: ServerAPIAccess, environment: AppStoreEnvironment,
+        bundleID: String
+    ) async throws -> HistoryResponse {
+        try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID).get(
+            HistoryResponse.self, path: "inApps/v2/history/\(transactionID)",
+            query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [], environment: environment,
+            missingIsNil: true) ?? HistoryResponse(hasMore: false)
     }
 }

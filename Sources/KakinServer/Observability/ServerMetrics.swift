@@ -81,6 +81,15 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A revocation check's outcome (`good`, `revoked`, `unavailable`, `passedUnchecked`) under
+    /// its mode: `passedUnchecked` counts chains accepted without a usable OCSP answer.
+    public func revocationCheck(outcome: String, mode: String) {
+        Counter(
+            label: "kakin_revocation_checks_total", dimensions: [("outcome", outcome), ("mode", mode)],
+            factory: factory
+        ).increment()
+    }
+
     /// A ledger event written (`transaction.recorded`, `transaction.revoked`, …).
     public func ledgerEvent(_ type: String) {
         Self.cached(type, in: ledgerEventCounters) {

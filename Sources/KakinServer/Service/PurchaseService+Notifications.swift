@@ -28,7 +28,7 @@ extension PurchaseService {
         }
         let verifier = try verifier(app, environment)
         let notification: ResponseBodyV2DecodedPayload
-        do { notification = try verifier.verify(compact, decoded: decoded, checking: .all) } catch {
+        do { notification = try await verifier.verify(compact, decoded: decoded, checking: .all) } catch {
             throw ServerError(verification: error)
         }
         guard let uuid = notification.notificationUUID, let type = notification.notificationType else {
@@ -42,7 +42,7 @@ extension PurchaseService {
         var transactionID: String?
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let payload: JWSTransactionDecodedPayload
-            do { payload = try verifier.verifyTransaction(signedTransaction) } catch {
+            do { payload = try await verifier.verifyTransaction(signedTransaction) } catch {
                 throw ServerError(verification: error, context: "signedTransactionInfo")
             }
             var record = try Self.record(

@@ -7,7 +7,8 @@ public import Logging
 /// customer's state. The HTTP layer is a thin shell around it.
 ///
 /// The verifiers of every (app, environment) pair are built once, when the service is made, so
-/// the certificate chain of Apple's signing leaf is checked once and then served from the cache.
+/// the certificate chain of Apple's signing leaf is checked once (and, with revocation checks,
+/// again when its OCSP answers run out) and then served from the cache.
 public struct PurchaseService: Sendable {
     public let store: any LedgerStore
     public let apps: [String: AppConfiguration]
@@ -17,6 +18,8 @@ public struct PurchaseService: Sendable {
     public let productTypes: [String: ProductType]
     public let clawbackPolicy: ClawbackPolicy
     public let verifyReceiptClient: any VerifyReceiptClient
+    /// Calls the App Store Server API to fetch again a transaction whose signing leaf has expired.
+    public let exchange: any HTTPExchange
     public let now: @Sendable () -> Date
     /// Counts ledger events; `nil` counts nothing.
     public let metrics: ServerMetrics?
@@ -35,6 +38,8 @@ public struct PurchaseService: Sendable {
         productTypes: [String: ProductType] = [:],
         clawbackPolicy: ClawbackPolicy = .clampAtZero,
         verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient(),
+        exchange: any HTTPExchange = URLSessionExchange(),
+        ocspTransport: any OCSPTransport = URLSessionOCSPTransport(),
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
         logger: Logger = KakinServerHTTP.quietLogger
     ) {
@@ -46,15 +51,39 @@ public struct PurchaseService: Sendable {
         self.productTypes = productTypes
         self.clawbackPolicy = clawbackPolicy
         self.verifyReceiptClient = verifyReceiptClient
+        self.exchange = exchange
         self.now = now
         var verifiers: [VerifierKey: SignedDataVerifier] = [:]
         for app in self.apps.values {
             for environment in app.environments {
+                let revocation = RevocationChecker(
+                    mode: app.revocationMode(for: environment), transport: ocspTransport, now: now,
+                    observer: Self.revocationObserver(
+                        bundleID: app.bundleID, environment: environment, metrics: metrics, logger: logger))
                 verifiers[VerifierKey(bundleID: app.bundleID, environment: environment)] = app.verifier(
-                    for: environment, now: now)
+                    for: environment, revocation: revocation, now: now)
             }
         }
         self.verifiers = verifiers
+    }
+
+    /// Logs and counts each revocation check: a revocation or an unusable answer at `warning`
+    /// (an accepted chain that could not be checked, under `bestEffort`, included), a good answer
+    /// at `debug`.
+    private static func revocationObserver(
+        bundleID: String, environment: AppStoreEnvironment, metrics: ServerMetrics?, logger: Logger
+    ) -> @Sendable (RevocationEvent) -> Void {
+        { event in
+            metrics?.revocationCheck(outcome: event.outcome.rawValue, mode: event.mode.rawValue)
+            let level: Logger.Level = event.outcome == .good ? .debug : .warning
+            logger.log(
+                level: level, "revocation",
+                metadata: [
+                    "event": "revocation.\(event.outcome.rawValue)", "bundle_id": "\(bundleID)",
+                    "environment": "\(environment.rawValue)", "mode": "\(event.mode.rawValue)",
+                    "leaf": "\(event.leafSubject)", "detail": "\(event.detail)",
+                ])
+        }
     }
 
     /// The configuration of `bundleID`.
@@ -120,8 +149,8 @@ public struct PurchaseService: Sendable {
         if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
             return (IngestOutcome(isNew: false, revoked: false, transferredFrom: nil), nil)
         }
-        let payload = try verifyTransaction(jws, app: app)
-        let record = try Self.record(from: payload, jws: jws, appUserID: appUserID, source: .app, at: now())
+        let (payload, signed) = try await verifyTransaction(jws, app: app)
+        let record = try Self.record(from: payload, jws: signed, appUserID: appUserID, source: .app, at: now())
         return try await ingest(
             record, app: app, summarizing: summarizing.map { ($0.recent, $0.withJWS, signedDigest: digest) })
     }
@@ -269,15 +298,74 @@ public struct PurchaseService: Sendable {
 
     /// Verifies a signed transaction of `app`: parsed and decoded once, the environment read from
     /// the payload picks the verifier, which then checks chain, signature, bundle ID and environment.
-    func verifyTransaction(_ jws: String, app: AppConfiguration) throws(ServerError) -> JWSTransactionDecodedPayload {
+    ///
+    /// With revocation checks the chain must be valid now, so a transaction that arrives long
+    /// after it was signed (an app that was offline for weeks) can carry a leaf that has expired
+    /// since. Such a transaction is fetched again from the App Store Server API, which signs it
+    /// afresh; that answer is verified and returned in its place (the second value is the JWS to
+    /// record). Without API access, or when the fetch fails, the upload is refused with a
+    /// retryable 503: nothing is lost, the app posts it again later.
+    func verifyTransaction(
+        _ jws: String, app: AppConfiguration
+    ) async throws(ServerError) -> (payload: JWSTransactionDecodedPayload, jws: String) {
         let (compact, payload) = try Self.decode(jws, as: JWSTransactionDecodedPayload.self)
         guard let environment = payload.environment else {
             throw ServerError(.verificationFailed, "the payload names no environment", cause: "malformedInput")
         }
         let verifier = try verifier(app, environment)
-        do { return try verifier.verify(compact, decoded: payload, checking: [.bundleID, .environment]) } catch {
+        do {
+            return (try await verifier.verify(compact, decoded: payload, checking: [.bundleID, .environment]), jws)
+        } catch where error.code == .certificateExpired && verifier.jwsVerifier.revocationMode != .off {
+            return try await fetchAgain(payload, app: app, environment: environment, verifier: verifier, cause: error)
+        } catch {
             throw ServerError(verification: error)
         }
+    }
+
+    /// Get Transaction Info for a transaction whose leaf has expired, verified by the same verifier.
+    private func fetchAgain(
+        _ stale: JWSTransactionDecodedPayload, app: AppConfiguration, environment: AppStoreEnvironment,
+        verifier: SignedDataVerifier, cause: AppStoreSecurityError
+    ) async throws(ServerError) -> (payload: JWSTransactionDecodedPayload, jws: String) {
+        guard let transactionID = stale.transactionID else {
+            throw ServerError(verification: cause)
+        }
+        guard let access = app.serverAPI else {
+            throw ServerError(
+                .appleUnavailable,
+                "transaction \(transactionID) was signed by a certificate that has expired since, and no App Store Server API key is configured to fetch it again: \(cause)",
+                cause: "\(cause.code)")
+        }
+        let fetched: TransactionInfoResponse
+        do {
+            fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
+                .get(
+                    TransactionInfoResponse.self, path: "inApps/v1/transactions/\(transactionID)",
+                    environment: environment)
+        } catch {
+            throw ServerError(
+                .appleUnavailable,
+                "transaction \(transactionID) was signed by a certificate that has expired since, and fetching it again failed: \(error.message)",
+                cause: "\(cause.code)")
+        }
+        guard let signed = fetched.signedTransactionInfo else {
+            throw ServerError(
+                .appleUnavailable, "the App Store Server API answered transaction \(transactionID) without a signed transaction",
+                cause: "\(cause.code)")
+        }
+        let payload: JWSTransactionDecodedPayload
+        do {
+            payload = try await verifier.verifyTransaction(signed)
+        } catch {
+            let failure = ServerError(verification: error, context: "transaction \(transactionID) fetched again")
+            throw error.isRetryable ? failure : ServerError(.appleUnavailable, failure.message, cause: failure.cause)
+        }
+        guard payload.transactionID == transactionID else {
+            throw ServerError(
+                .appleUnavailable, "the App Store Server API answered another transaction than \(transactionID)",
+                cause: "\(cause.code)")
+        }
+        return (payload, signed)
     }
 
     /// A JWS parsed and its payload decoded, before verification: the claims choose the app and

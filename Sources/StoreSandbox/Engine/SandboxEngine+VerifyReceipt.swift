@@ -20,14 +20,14 @@ extension SandboxEngine {
     ///     auto-renewable subscriptions must carry it as `password` (21004 otherwise).
     public func verifyReceipt(
         _ request: VerifyReceiptRequest, endpoint: VerifyReceiptEndpoint, sharedSecret: String? = nil
-    ) -> VerifyReceiptResponse {
+    ) async -> VerifyReceiptResponse {
         guard let base64 = request.receiptData, !base64.isEmpty,
             let signed = try? SignedAppReceipt(base64Encoded: base64)
         else { return VerifyReceiptResponse(status: .malformedReceiptData) }
         let now = clock.now()
         let verification: AppReceiptVerification
         do {
-            verification = try signed.verify(roots: [signer.authority.root], bundleID: signer.bundleID, now: now)
+            verification = try await signed.verify(roots: [signer.authority.root], bundleID: signer.bundleID, now: now)
         } catch {
             return VerifyReceiptResponse(status: .receiptNotAuthenticated)
         }

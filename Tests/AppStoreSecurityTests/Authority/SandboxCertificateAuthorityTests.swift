@@ -9,7 +9,7 @@ import X509
 @Suite struct SandboxCertificateAuthorityTests {
     let authority = TestAuthority.shared
 
-    @Test func chainIsShapedLikeApples() throws {
+    @Test func chainIsShapedLikeApples() async throws {
         let root = authority.root
         let intermediate = authority.intermediate
         let leaf = authority.leaf
@@ -33,7 +33,7 @@ import X509
         #expect(intermediate.extensions[oid: .AppleMarker.wwdrIntermediate] != nil)
         #expect(P256.Signing.PublicKey(leaf.publicKey) != nil)
         #expect(P384.Signing.PublicKey(root.publicKey) != nil)
-        _ = try CertificateChainVerifier(roots: [root]).verify(
+        _ = try await CertificateChainVerifier(roots: [root]).verify(
             leaf: leaf, intermediate: intermediate, at: TestAuthority.now)
     }
 

@@ -22,95 +22,95 @@ struct AppleSignedFixtureTests {
             environment: environment)
     }
 
-    @Test func testNotificationIsValidAsSandbox() throws {
-        let payload = try verifier(.sandbox).verify(
+    @Test func testNotificationIsValidAsSandbox() async throws {
+        let payload = try await verifier(.sandbox).verify(
             try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         #expect(payload.signedPayloadBundleID == "com.example")
         #expect(payload.signedPayloadAppAppleID == 1234)
         #expect(payload.signedDate == Date(epochMilliseconds: 1_681_314_324_000))
     }
 
-    @Test func testNotificationAsProductionIsTheWrongEnvironment() throws {
-        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
-            try verifier(.production).verify(
-                try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+    @Test func testNotificationAsProductionIsTheWrongEnvironment() async throws {
+        await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try await verifier(.production).verify(
+                try await Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
-    @Test func testNotificationAsProductionWithAnotherAppIDIsTheWrongApp() throws {
-        #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
-            try verifier(.production, appAppleID: 1235).verify(
-                try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+    @Test func testNotificationAsProductionWithAnotherAppIDIsTheWrongApp() async throws {
+        await #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
+            try await verifier(.production, appAppleID: 1235).verify(
+                try await Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
-    @Test func transactionInfoIsValidAsSandboxOnly() throws {
+    @Test func transactionInfoIsValidAsSandboxOnly() async throws {
         let jws = try Fixtures.text("mock_signed_data/transactionInfo")
-        let payload = try verifier(.sandbox).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
+        let payload = try await verifier(.sandbox).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
         #expect(payload.signedDate == Date(epochMilliseconds: 1_672_956_154_000))
-        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
-            try verifier(.production).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
+        await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try await verifier(.production).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
         }
     }
 
-    @Test func renewalInfoIsValidAsSandbox() throws {
-        _ = try verifier(.sandbox).verify(
+    @Test func renewalInfoIsValidAsSandbox() async throws {
+        _ = try await verifier(.sandbox).verify(
             try Fixtures.text("mock_signed_data/renewalInfo"), as: ClaimsPayload.self, checking: [.environment])
     }
 
-    @Test func wrongBundleIDIsTheWrongApp() throws {
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
-            try verifier(.sandbox).verify(
-                try Fixtures.text("mock_signed_data/wrongBundleId"), as: ClaimsPayload.self, checking: .all)
+    @Test func wrongBundleIDIsTheWrongApp() async throws {
+        await #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try await verifier(.sandbox).verify(
+                try await Fixtures.text("mock_signed_data/wrongBundleId"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
-    @Test func missingX5CIsMalformed() throws {
-        #expect(throws: AppStoreSecurityError(.malformedInput)) {
-            try verifier(.sandbox).verify(
-                try Fixtures.text("mock_signed_data/missingX5CHeaderClaim"), as: ClaimsPayload.self, checking: .all)
+    @Test func missingX5CIsMalformed() async throws {
+        await #expect(throws: AppStoreSecurityError(.malformedInput)) {
+            try await verifier(.sandbox).verify(
+                try await Fixtures.text("mock_signed_data/missingX5CHeaderClaim"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
-    @Test func appleTestDataIsNotTrustedUnderTheRealRoot() throws {
+    @Test func appleTestDataIsNotTrustedUnderTheRealRoot() async throws {
         let real = try SignedDataVerifier(bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
-        #expect(throws: AppStoreSecurityError(.untrustedChain)) {
-            try real.verify(
-                try Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
+        await #expect(throws: AppStoreSecurityError(.untrustedChain)) {
+            try await real.verify(
+                try await Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
     @Test(arguments: [
         "xcode/xcode-signed-transaction", "xcode/xcode-signed-renewal-info", "xcode/xcode-signed-app-transaction",
     ])
-    func xcodeSignedDataNeedsTheXcodeOptIn(_ path: String) throws {
+    func xcodeSignedDataNeedsTheXcodeOptIn(_ path: String) async throws {
         let jws = try Fixtures.text(path)
         let xcode = try SignedDataVerifier(
             rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
             environment: .xcode)
-        let verified = try xcode.jwsVerifier.verify(jws, as: XcodePayload.self)
+        let verified = try await xcode.jwsVerifier.verify(jws, as: XcodePayload.self)
         #expect(verified.isXcodeSigned)
         #expect(verified.payload.signedPayloadEnvironment == .xcode)
         for environment in [AppStoreEnvironment.sandbox, .production] {
-            #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
-                try verifier(environment, bundleID: "com.example.naturelab.backyardbirds.example")
+            await #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
+                try await verifier(environment, bundleID: "com.example.naturelab.backyardbirds.example")
                     .verify(jws, as: XcodePayload.self, checking: .all)
             }
         }
     }
 
-    @Test func xcodeSignedTransactionClaims() throws {
+    @Test func xcodeSignedTransactionClaims() async throws {
         let xcode = try SignedDataVerifier(
             rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
             environment: .xcode)
-        let payload = try xcode.verify(
+        let payload = try await xcode.verify(
             try Fixtures.text("xcode/xcode-signed-transaction"), as: XcodePayload.self, checking: .all)
         #expect(payload.productId == "pass.premium")
         #expect(payload.transactionId == "0")
         #expect(abs(try #require(payload.signedDate).timeIntervalSince1970 - 1_697_679_936.056485) < 0.000_001)
     }
 
-    @Test func aForgedXcodeSignatureIsRejectedEvenWhenXcodeIsTrusted() throws {
+    @Test func aForgedXcodeSignatureIsRejectedEvenWhenXcodeIsTrusted() async throws {
         let jws = try Fixtures.text("xcode/xcode-signed-transaction")
         var parts = jws.split(separator: ".").map(String.init)
         var signature = Base64URL.decode(parts[2])!
@@ -119,8 +119,8 @@ struct AppleSignedFixtureTests {
         let xcode = try SignedDataVerifier(
             rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
             environment: .xcode)
-        #expect(throws: AppStoreSecurityError(.badSignature)) {
-            try xcode.verify(parts.joined(separator: "."), as: XcodePayload.self, checking: .all)
+        await #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try await xcode.verify(parts.joined(separator: "."), as: XcodePayload.self, checking: .all)
         }
     }
 }

@@ -18,9 +18,9 @@ import X509
         try JWSSigner(identity: authority.signingIdentity).sign(payload)
     }
 
-    @Test func signThenVerify() throws {
+    @Test func signThenVerify() async throws {
         let jws = try signed()
-        let payload = try verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
+        let payload = try await verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
         #expect(payload.productId == "com.example.kakin.removeAd")
         #expect(payload.signedDate == TestAuthority.now)
     }
@@ -33,31 +33,31 @@ import X509
         #expect(try jws.signatureData().count == 64)
     }
 
-    @Test func verifiesRepeatedlyThroughTheCache() throws {
+    @Test func verifiesRepeatedlyThroughTheCache() async throws {
         let jws = try signed()
         let verifier = self.verifier
         for _ in 0..<3 {
-            _ = try verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
+            _ = try await verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
         }
         // A cached chain is not reused for a time outside its validity.
-        #expect(throws: AppStoreSecurityError(.certificateExpired)) {
-            try verifier.verify(
+        await #expect(throws: AppStoreSecurityError(.certificateExpired)) {
+            try await verifier.verify(
                 jws, as: ClaimsPayload.self, checking: .all, at: authority.leaf.notValidAfter.addingTimeInterval(1))
         }
-        #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
-            try verifier.verify(
+        await #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
+            try await verifier.verify(
                 jws, as: ClaimsPayload.self, checking: .all, at: authority.leaf.notValidBefore.addingTimeInterval(-1))
         }
     }
 
-    @Test func payloadWithoutSignedDateIsCheckedAtTheInjectedNow() throws {
+    @Test func payloadWithoutSignedDateIsCheckedAtTheInjectedNow() async throws {
         let jws = try signed(ClaimsPayload(signedDate: nil))
-        _ = try verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
+        _ = try await verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
         let late = try SignedDataVerifier(
             rootCertificates: [authority.root], bundleID: "com.example.kakin", appAppleID: nil, environment: .sandbox,
             now: { Date(timeIntervalSince1970: 4_000_000_000) })
-        #expect(throws: AppStoreSecurityError(.certificateExpired)) {
-            try late.verify(jws, as: ClaimsPayload.self, checking: .all)
+        await #expect(throws: AppStoreSecurityError(.certificateExpired)) {
+            try await late.verify(jws, as: ClaimsPayload.self, checking: .all)
         }
     }
 
@@ -67,24 +67,24 @@ import X509
         }
     }
 
-    @Test func appIDIsCheckedInProductionOnly() throws {
+    @Test func appIDIsCheckedInProductionOnly() async throws {
         let production = try SignedDataVerifier(
             rootCertificates: [authority.root], bundleID: "com.example.kakin", appAppleID: 42, environment: .production)
         let right = try signed(ClaimsPayload(appAppleId: 42, environment: .production, signedDate: TestAuthority.now))
-        _ = try production.verify(right, as: ClaimsPayload.self, checking: .all)
+        _ = try await production.verify(right, as: ClaimsPayload.self, checking: .all)
         let wrong = try signed(ClaimsPayload(appAppleId: 43, environment: .production, signedDate: TestAuthority.now))
-        #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
-            try production.verify(wrong, as: ClaimsPayload.self, checking: .all)
+        await #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
+            try await production.verify(wrong, as: ClaimsPayload.self, checking: .all)
         }
         // In the sandbox the app ID is not compared (Apple's sandbox TEST notifications have none).
         let sandbox = try signed(ClaimsPayload(appAppleId: 43, signedDate: TestAuthority.now))
-        _ = try verifier.verify(sandbox, as: ClaimsPayload.self, checking: .all)
+        _ = try await verifier.verify(sandbox, as: ClaimsPayload.self, checking: .all)
     }
 
-    @Test func errorsSayWhatWasExpectedAndFound() throws {
+    @Test func errorsSayWhatWasExpectedAndFound() async throws {
         let jws = try signed(ClaimsPayload(bundleId: "com.other.app", signedDate: TestAuthority.now))
         do {
-            _ = try verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
+            _ = try await verifier.verify(jws, as: ClaimsPayload.self, checking: .all)
             Issue.record("a payload for another bundle was accepted")
         } catch {
             #expect(error.code == .wrongBundleID)

@@ -16,16 +16,16 @@ import X509
     let verifier = try! SignedDataVerifier(
         bundleID: "com.loki-project.loki-messenger", appAppleID: nil, environment: .sandbox)
 
-    @Test func verifiesAtItsSigningDate() throws {
-        let notification = try verifier.verifyNotification(Self.jws)
+    @Test func verifiesAtItsSigningDate() async throws {
+        let notification = try await verifier.verifyNotification(Self.jws)
         #expect(notification.notificationType == .test)
         #expect(notification.notificationUUID == "592751ef-c1b8-47fc-929e-d62dee66df4c")
         #expect(notification.signedDate == Date(epochMilliseconds: 1_757_035_472_686))
     }
 
-    @Test func isExpiredToday() {
-        #expect(throws: AppStoreSecurityError(.certificateExpired)) {
-            try verifier.verifyNotification(Self.jws, at: Date(timeIntervalSince1970: 1_790_000_000))
+    @Test func isExpiredToday() async {
+        await #expect(throws: AppStoreSecurityError(.certificateExpired)) {
+            try await verifier.verifyNotification(Self.jws, at: Date(timeIntervalSince1970: 1_790_000_000))
         }
     }
 
@@ -40,21 +40,21 @@ import X509
         #expect(chain[2] == AppleRootCertificates.jwsRoots.first)
     }
 
-    @Test func isNotTrustedUnderAnotherRoot() {
+    @Test func isNotTrustedUnderAnotherRoot() async {
         let sandbox = try! SignedDataVerifier(
             rootCertificates: [TestAuthority.shared.root], bundleID: "com.loki-project.loki-messenger", appAppleID: nil,
             environment: .sandbox)
-        #expect(throws: AppStoreSecurityError(.untrustedChain)) { try sandbox.verifyNotification(Self.jws) }
+        await #expect(throws: AppStoreSecurityError(.untrustedChain)) { try await sandbox.verifyNotification(Self.jws) }
     }
 
-    @Test func aChangedPayloadFails() throws {
+    @Test func aChangedPayloadFails() async throws {
         var parts = Self.jws.split(separator: ".").map(String.init)
         var payload = try #require(Base64URL.decode(parts[1]))
         payload = Data(
             String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "TEST", with: "DID_RENEW").utf8)
         parts[1] = Base64URL.encode(payload)
-        #expect(throws: AppStoreSecurityError(.badSignature)) {
-            try verifier.verifyNotification(parts.joined(separator: "."))
+        await #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try await verifier.verifyNotification(parts.joined(separator: "."))
         }
     }
 }

@@ -69,7 +69,7 @@ import Testing
 
     /// Every single-byte change either parses or fails with an AppStoreSecurityError; verifying
     /// what parses fails or succeeds the same way. Nothing traps.
-    @Test func everyByteFlipFailsCleanly() throws {
+    @Test func everyByteFlipFailsCleanly() async throws {
         let bytes = try Self.smallReceipt()
         for index in bytes.indices {
             for mask: UInt8 in [0x01, 0x80, 0xFF] {
@@ -77,7 +77,7 @@ import Testing
                 changed[index] ^= mask
                 do {
                     let parsed = try SignedAppReceipt(bytes: changed)
-                    _ = try? parsed.verify(trustsXcodeSigning: true)
+                    _ = await try? parsed.verify(trustsXcodeSigning: true)
                 } catch {
                     #expect(error.code != .badSignature)
                 }
@@ -85,7 +85,7 @@ import Testing
         }
     }
 
-    @Test func wrongShapesAreMalformed() throws {
+    @Test func wrongShapesAreMalformed() async throws {
         // A SEQUENCE holding the pkcs7-data OID instead of signedData.
         let wrongType: [UInt8] = [0x30, 0x0B, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
         #expect(throws: Self.malformed) { try SignedAppReceipt(bytes: wrongType) }
@@ -107,7 +107,7 @@ import Testing
         #expect(throws: Self.malformed) { try SignedAppReceipt(bytes: twoSigners.serializedDER()) }
         var noCertificates = signedData
         noCertificates.certificates = []
-        #expect(throws: Self.malformed) { try SignedAppReceipt(bytes: noCertificates.serializedDER()).verify() }
+        await #expect(throws: Self.malformed) { try await SignedAppReceipt(bytes: noCertificates.serializedDER()).verify() }
     }
 
     @Test func legacyTransactionReceiptWithoutIDGivesNil() throws {

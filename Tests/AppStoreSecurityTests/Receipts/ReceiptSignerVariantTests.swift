@@ -38,50 +38,50 @@ import Testing
         return signedData
     }
 
-    @Test func signatureOverAttributesVerifies() throws {
+    @Test func signatureOverAttributesVerifies() async throws {
         let parsed = try SignedAppReceipt(bytes: signedData().serializedDER())
         #expect(parsed.signerInfo.signedAttributes?.count == 2)
         #expect(parsed.signerInfo.messageDigest == Array(SHA256.hash(data: receipt.serializedPayload())))
-        let result = try parsed.verify(roots: [authority.root])
+        let result = try await parsed.verify(roots: [authority.root])
         #expect(result.receipt == receipt)
     }
 
-    @Test func wrongMessageDigestIsABadSignature() throws {
+    @Test func wrongMessageDigestIsABadSignature() async throws {
         let parsed = try SignedAppReceipt(
             bytes: signedData(messageDigest: Array(repeating: 0, count: 32)).serializedDER())
-        #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.badSignature)) { try await parsed.verify(roots: [authority.root]) }
     }
 
-    @Test func unsupportedDigestIsAWrongAlgorithm() throws {
+    @Test func unsupportedDigestIsAWrongAlgorithm() async throws {
         var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
         signedData.signerInfos[0].digestAlgorithm = CMSAlgorithmIdentifier(algorithm: [1, 2, 840, 113_549, 2, 5])
         let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
-        #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try parsed.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try await parsed.verify(roots: [authority.root]) }
     }
 
-    @Test func rsaSignatureAlgorithmWithAnECKeyIsAWrongAlgorithm() throws {
+    @Test func rsaSignatureAlgorithmWithAnECKeyIsAWrongAlgorithm() async throws {
         var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
         signedData.signerInfos[0].signatureAlgorithm = .sha256WithRSAEncryption
         let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
-        #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try parsed.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try await parsed.verify(roots: [authority.root]) }
     }
 
-    @Test func signerNamedBySubjectKeyIdentifierVerifies() throws {
+    @Test func signerNamedBySubjectKeyIdentifierVerifies() async throws {
         var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
         let keyIdentifier = try #require(try authority.leaf.extensions.subjectKeyIdentifier?.keyIdentifier)
         signedData.signerInfos[0].version = 3
         signedData.signerInfos[0].signerIdentifier = .subjectKeyIdentifier(Array(keyIdentifier))
         let parsed = try SignedAppReceipt(bytes: signedData.serializedDER())
         #expect(parsed.signerCertificate == authority.leaf)
-        #expect(try parsed.verify(roots: [authority.root]).receipt == receipt)
+        await #expect(try parsed.verify(roots: [authority.root]).receipt == receipt)
 
         signedData.signerInfos[0].signerIdentifier = .subjectKeyIdentifier([1, 2, 3])
         let unknownSigner = try SignedAppReceipt(bytes: signedData.serializedDER())
         #expect(unknownSigner.signerCertificate == nil)
-        #expect(throws: AppStoreSecurityError(.malformedInput)) { try unknownSigner.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.malformedInput)) { try await unknownSigner.verify(roots: [authority.root]) }
     }
 
-    @Test func payloadInAnExtraOctetStringIsUnwrapped() throws {
+    @Test func payloadInAnExtraOctetStringIsUnwrapped() async throws {
         var signedData = try AppReceiptSigner(identity: authority.signingIdentity).signedData(for: receipt)
         var serializer = DER.Serializer()
         try serializer.serialize(ASN1OctetString(contentBytes: receipt.serializedPayload()[...]))
@@ -93,7 +93,7 @@ import Testing
         #expect(parsed.signedContent == wrapped)
         #expect(parsed.payload == receipt.serializedPayload())
         #expect(parsed.receipt == receipt)
-        _ = try parsed.verify(roots: [authority.root])
+        _ = try await parsed.verify(roots: [authority.root])
         let text = Data(try signedData.serializedDER()).base64EncodedString()
         #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: text) == "2000000000000001")
     }

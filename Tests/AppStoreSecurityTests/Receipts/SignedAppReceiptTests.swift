@@ -42,9 +42,9 @@ import X509
         #expect(try SignedAppReceipt(base64Encoded: " \(wrapped)\n").receipt == receipt)
     }
 
-    @Test func verifiesAgainstTheAuthorityRootAtCreation() throws {
+    @Test func verifiesAgainstTheAuthorityRootAtCreation() async throws {
         let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
-        let result = try parsed.verify(
+        let result = try await parsed.verify(
             roots: [authority.root], bundleID: receipt.bundleID, environment: .sandbox)
         #expect(result.signatureVerified)
         #expect(result.chainVerified)
@@ -55,7 +55,7 @@ import X509
         #expect(result.receipt == receipt)
     }
 
-    @Test func foreignAndAppleRootsAreNotTrusted() throws {
+    @Test func foreignAndAppleRootsAreNotTrusted() async throws {
         let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
         let foreign = try ReceiptSamples.authority()
         let differentName = try ReceiptSamples.authority(name: "Someone Else")
@@ -63,24 +63,24 @@ import X509
             [foreign.root], [differentName.root], AppleRootCertificates.receiptRoots,
             AppleRootCertificates.jwsRoots,
         ] {
-            #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify(roots: roots) }
+            await #expect(throws: AppStoreSecurityError(.untrustedChain)) { try await parsed.verify(roots: roots) }
         }
-        #expect(throws: AppStoreSecurityError(.untrustedChain)) { try parsed.verify() }
+        await #expect(throws: AppStoreSecurityError(.untrustedChain)) { try await parsed.verify() }
     }
 
-    @Test func expiredLeafIsReported() throws {
+    @Test func expiredLeafIsReported() async throws {
         let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
         let longAfter = authority.leaf.notValidAfter.addingTimeInterval(86_400)
-        #expect(throws: AppStoreSecurityError(.certificateExpired)) {
-            try parsed.verify(roots: [authority.root], at: longAfter)
+        await #expect(throws: AppStoreSecurityError(.certificateExpired)) {
+            try await parsed.verify(roots: [authority.root], at: longAfter)
         }
         let before = authority.leaf.notValidBefore.addingTimeInterval(-86_400)
-        #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
-            try parsed.verify(roots: [authority.root], at: before)
+        await #expect(throws: AppStoreSecurityError(.certificateNotYetValid)) {
+            try await parsed.verify(roots: [authority.root], at: before)
         }
     }
 
-    @Test func flippedContentByteBreaksTheSignature() throws {
+    @Test func flippedContentByteBreaksTheSignature() async throws {
         let original = try signer.signedData(for: receipt)
         let content = try #require(original.content)
         for index in [0, content.count / 2, content.count - 1] {
@@ -91,7 +91,7 @@ import X509
             let parsed = try? SignedAppReceipt(bytes: tampered.serializedDER())
             // Some flips break the payload's ASN.1; those that still parse must fail the signature.
             if let parsed {
-                #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
+                await #expect(throws: AppStoreSecurityError(.badSignature)) { try await parsed.verify(roots: [authority.root]) }
             }
         }
         var changed = receipt
@@ -100,10 +100,10 @@ import X509
         tampered.content = changed.serializedPayload()
         let parsed = try SignedAppReceipt(bytes: tampered.serializedDER())
         #expect(parsed.receipt.bundleID == "com.example.kakin.other")
-        #expect(throws: AppStoreSecurityError(.badSignature)) { try parsed.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.badSignature)) { try await parsed.verify(roots: [authority.root]) }
     }
 
-    @Test func deviceHashMatchesOnlyTheRightDevice() throws {
+    @Test func deviceHashMatchesOnlyTheRightDevice() async throws {
         let device = AppReceipt.deviceIdentifier(from: ReceiptSamples.deviceUUID)
         #expect(device.count == 16)
         #expect(device.first == 0x0F && device.last == 0xF0)
@@ -112,39 +112,39 @@ import X509
             Insecure.SHA1.hash(data: device + receipt.opaqueValue + ReceiptValueBytes.utf8String(receipt.bundleID)))
         #expect(parsed.receipt.sha1Hash == expected)
         try parsed.receipt.verifyDeviceHash(for: device)
-        let result = try parsed.verify(roots: [authority.root], deviceIdentifier: device)
+        let result = try await parsed.verify(roots: [authority.root], deviceIdentifier: device)
         #expect(result.deviceHashVerified)
 
         let other = AppReceipt.deviceIdentifier(from: UUID())
         #expect(throws: AppStoreSecurityError(.deviceHashMismatch)) { try parsed.receipt.verifyDeviceHash(for: other) }
-        #expect(throws: AppStoreSecurityError(.deviceHashMismatch)) {
-            try parsed.verify(roots: [authority.root], deviceIdentifier: other)
+        await #expect(throws: AppStoreSecurityError(.deviceHashMismatch)) {
+            try await parsed.verify(roots: [authority.root], deviceIdentifier: other)
         }
     }
 
-    @Test func appChecksAreApplied() throws {
+    @Test func appChecksAreApplied() async throws {
         let parsed = try SignedAppReceipt(bytes: signer.sign(receipt))
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
-            try parsed.verify(roots: [authority.root], bundleID: "com.example.other")
+        await #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try await parsed.verify(roots: [authority.root], bundleID: "com.example.other")
         }
-        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
-            try parsed.verify(roots: [authority.root], environment: .production)
+        await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try await parsed.verify(roots: [authority.root], environment: .production)
         }
     }
 
-    @Test func chainsOfOtherLengthsAreRejected() throws {
+    @Test func chainsOfOtherLengthsAreRejected() async throws {
         let leafOnly = AppReceiptSigner(
             identity: SigningIdentity(privateKey: authority.leafKey, chain: [authority.leaf]))
         let parsed = try SignedAppReceipt(bytes: leafOnly.sign(receipt))
-        #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try parsed.verify(roots: [authority.root]) }
+        await #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try await parsed.verify(roots: [authority.root]) }
         // Trusting Xcode accepts only a self-signed certificate.
-        #expect(throws: AppStoreSecurityError(.untrustedChain)) {
-            try parsed.verify(roots: [authority.root], trustsXcodeSigning: true)
+        await #expect(throws: AppStoreSecurityError(.untrustedChain)) {
+            try await parsed.verify(roots: [authority.root], trustsXcodeSigning: true)
         }
         let twoCertificates = AppReceiptSigner(
             identity: SigningIdentity(privateKey: authority.leafKey, chain: [authority.leaf, authority.intermediate]))
-        #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
-            try SignedAppReceipt(bytes: twoCertificates.sign(receipt)).verify(roots: [authority.root])
+        await #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
+            try await SignedAppReceipt(bytes: twoCertificates.sign(receipt)).verify(roots: [authority.root])
         }
     }
 

@@ -54,9 +54,9 @@ struct XcodeReceiptFixtureTests {
     }
 
     @Test(arguments: ["xcode-app-receipt-empty", "xcode-app-receipt-with-transaction"])
-    func signatureVerifiesWhenXcodeIsTrusted(name: String) throws {
+    func signatureVerifiesWhenXcodeIsTrusted(name: String) async throws {
         let signed = try Self.receipt(name)
-        let result = try signed.verify(trustsXcodeSigning: true, bundleID: Self.bundleID, environment: .xcode)
+        let result = try await signed.verify(trustsXcodeSigning: true, bundleID: Self.bundleID, environment: .xcode)
         #expect(result.signatureVerified)
         #expect(!result.chainVerified)
         #expect(result.root == nil)
@@ -65,21 +65,21 @@ struct XcodeReceiptFixtureTests {
     }
 
     @Test(arguments: ["xcode-app-receipt-empty", "xcode-app-receipt-with-transaction"])
-    func rejectedWhenXcodeIsNotTrusted(name: String) throws {
+    func rejectedWhenXcodeIsNotTrusted(name: String) async throws {
         let signed = try Self.receipt(name)
-        #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try signed.verify() }
-        #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
-            try signed.verify(roots: AppleRootCertificates.receiptRoots + AppleRootCertificates.jwsRoots)
+        await #expect(throws: AppStoreSecurityError(.invalidChainLength)) { try await signed.verify() }
+        await #expect(throws: AppStoreSecurityError(.invalidChainLength)) {
+            try await signed.verify(roots: AppleRootCertificates.receiptRoots + AppleRootCertificates.jwsRoots)
         }
     }
 
-    @Test func appChecksApplyToXcodeReceipts() throws {
+    @Test func appChecksApplyToXcodeReceipts() async throws {
         let signed = try Self.receipt("xcode-app-receipt-empty")
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
-            try signed.verify(trustsXcodeSigning: true, bundleID: "com.example")
+        await #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
+            try await signed.verify(trustsXcodeSigning: true, bundleID: "com.example")
         }
-        #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
-            try signed.verify(trustsXcodeSigning: true, environment: .sandbox)
+        await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
+            try await signed.verify(trustsXcodeSigning: true, environment: .sandbox)
         }
     }
 
@@ -104,16 +104,16 @@ struct XcodeReceiptFixtureTests {
     }
 
     @Test(arguments: ["xcode-app-receipt-empty", "xcode-app-receipt-with-transaction"])
-    func reencodingAsDERKeepsTheSignatureValid(name: String) throws {
+    func reencodingAsDERKeepsTheSignatureValid(name: String) async throws {
         let signed = try Self.receipt(name)
         let der = try signed.signedData.serializedDER()
         let reparsed = try SignedAppReceipt(bytes: der)
         #expect(reparsed.receipt == signed.receipt)
         #expect(reparsed.signedData == signed.signedData)
-        _ = try reparsed.verify(trustsXcodeSigning: true)
+        _ = try await reparsed.verify(trustsXcodeSigning: true)
     }
 
-    @Test func tamperedRSASignaturesAndContentAreBad() throws {
+    @Test func tamperedRSASignaturesAndContentAreBad() async throws {
         let signed = try Self.receipt("xcode-app-receipt-with-transaction")
         let changes: [(inout [UInt8]) -> Void] = [
             { $0[0] ^= 0x01 }, { $0[$0.count - 1] ^= 0x80 }, { $0.removeLast() }, { $0.append(0) }, { $0 = [] },
@@ -122,7 +122,7 @@ struct XcodeReceiptFixtureTests {
             var signedData = signed.signedData
             change(&signedData.signerInfos[0].signature)
             let tampered = try SignedAppReceipt(bytes: signedData.serializedDER())
-            #expect(throws: AppStoreSecurityError(.badSignature)) { try tampered.verify(trustsXcodeSigning: true) }
+            await #expect(throws: AppStoreSecurityError(.badSignature)) { try await tampered.verify(trustsXcodeSigning: true) }
         }
         var receipt = signed.receipt
         receipt.inAppPurchases[0].productID = "pass.free"
@@ -130,10 +130,10 @@ struct XcodeReceiptFixtureTests {
         signedData.content = receipt.serializedPayload()
         let tampered = try SignedAppReceipt(bytes: signedData.serializedDER())
         #expect(tampered.receipt.inAppPurchases.first?.productID == "pass.free")
-        #expect(throws: AppStoreSecurityError(.badSignature)) { try tampered.verify(trustsXcodeSigning: true) }
+        await #expect(throws: AppStoreSecurityError(.badSignature)) { try await tampered.verify(trustsXcodeSigning: true) }
     }
 
-    @Test func everyByteFlipFailsCleanly() throws {
+    @Test func everyByteFlipFailsCleanly() async throws {
         let bytes = try #require(
             Data(
                 base64Encoded: Fixtures.text("xcode/xcode-app-receipt-empty").filter { !$0.isWhitespace })
@@ -142,7 +142,7 @@ struct XcodeReceiptFixtureTests {
             var changed = bytes
             changed[index] ^= 0x04
             guard let parsed = try? SignedAppReceipt(bytes: changed) else { continue }
-            _ = try? parsed.verify(trustsXcodeSigning: true)
+            _ = await try? parsed.verify(trustsXcodeSigning: true)
         }
     }
 

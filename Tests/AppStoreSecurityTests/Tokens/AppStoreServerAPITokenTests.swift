@@ -49,42 +49,42 @@ import Testing
         #expect(try verifier.verify(token).bundleID == "com.example")
     }
 
-    @Test func rejections() throws {
-        #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(authorizationHeader: nil) }
-        #expect(throws: AppStoreSecurityError(.invalidToken)) {
-            try verifier().verify(authorizationHeader: "Basic abc")
+    @Test func rejections() async throws {
+        await #expect(throws: AppStoreSecurityError(.invalidToken)) { try await verifier().verify(authorizationHeader: nil) }
+        await #expect(throws: AppStoreSecurityError(.invalidToken)) {
+            try await verifier().verify(authorizationHeader: "Basic abc")
         }
-        #expect(throws: AppStoreSecurityError(.unknownKey)) { try verifier().verify(try token(keyID: "OTHER")) }
-        #expect(throws: AppStoreSecurityError(.badSignature)) {
-            try verifier().verify(try token(key: P256.Signing.PrivateKey()))
+        await #expect(throws: AppStoreSecurityError(.unknownKey)) { try await verifier().verify(try await token(keyID: "OTHER")) }
+        await #expect(throws: AppStoreSecurityError(.badSignature)) {
+            try await verifier().verify(try await token(key: P256.Signing.PrivateKey()))
         }
-        #expect(throws: AppStoreSecurityError(.invalidToken)) {
-            try verifier().verify(try token(issuer: "someone-else"))
+        await #expect(throws: AppStoreSecurityError(.invalidToken)) {
+            try await verifier().verify(try await token(issuer: "someone-else"))
         }
-        #expect(throws: AppStoreSecurityError(.wrongBundleID)) { try verifier().verify(try token(bundle: "com.other")) }
-        #expect(throws: AppStoreSecurityError(.tokenExpired)) {
-            try verifier(at: now.addingTimeInterval(301 + 60)).verify(try token())
+        await #expect(throws: AppStoreSecurityError(.wrongBundleID)) { try await verifier().verify(try await token(bundle: "com.other")) }
+        await #expect(throws: AppStoreSecurityError(.tokenExpired)) {
+            try await verifier(at: now.addingTimeInterval(301 + 60)).verify(try await token())
         }
-        #expect(throws: AppStoreSecurityError(.tokenExpired)) {
-            try verifier().verify(try token(issuedAt: now.addingTimeInterval(600)))
+        await #expect(throws: AppStoreSecurityError(.tokenExpired)) {
+            try await verifier().verify(try await token(issuedAt: now.addingTimeInterval(600)))
         }
-        #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(try token(lifetime: 7200)) }
-        #expect(throws: AppStoreSecurityError(.malformedInput)) { try verifier().verify("not a token") }
+        await #expect(throws: AppStoreSecurityError(.invalidToken)) { try await verifier().verify(try await token(lifetime: 7200)) }
+        await #expect(throws: AppStoreSecurityError(.malformedInput)) { try await verifier().verify("not a token") }
         // A key registered without bundle IDs may act for any app.
         #expect(try verifier(bundleIDs: []).verify(try token(bundle: "com.any")).bundleID == "com.any")
     }
 
-    @Test func wrongAlgorithmAndAudience() throws {
+    @Test func wrongAlgorithmAndAudience() async throws {
         let header = Base64URL.encode(Data(#"{"alg":"HS256","kid":"KEY123","typ":"JWT"}"#.utf8))
         let body = Base64URL.encode(
             Data(#"{"iss":"issuer-uuid","exp":1790000300,"aud":"appstoreconnect-v1","bid":"com.example.kakin"}"#.utf8))
-        #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try verifier().verify("\(header).\(body).AAAA") }
+        await #expect(throws: AppStoreSecurityError(.wrongAlgorithm)) { try await verifier().verify("\(header).\(body).AAAA") }
         let es = try CompactJWS.sign(
             headerJSON: Data(#"{"alg":"ES256","kid":"KEY123","typ":"JWT"}"#.utf8),
             payload: Data(
                 #"{"iss":"issuer-uuid","iat":1790000000,"exp":1790000300,"aud":"someone","bid":"com.example.kakin"}"#
                     .utf8),
             key: key)
-        #expect(throws: AppStoreSecurityError(.invalidToken)) { try verifier().verify(es) }
+        await #expect(throws: AppStoreSecurityError(.invalidToken)) { try await verifier().verify(es) }
     }
 }

@@ -45,7 +45,7 @@ import Testing
         let event = try #require(await fixture.engine.events().last)
         let payload = try await fixture.engine.notificationPayload(for: event)
         let jws = try #require(payload.data?.signedTransactionInfo)
-        let signed = try fixture.engine.signer.makeVerifier().verifyTransaction(jws)
+        let signed = try await fixture.engine.signer.makeVerifier().verifyTransaction(jws)
         #expect(signed.transactionID == unlock.id)
         #expect(signed.revocationDate == nil)
         #expect(try await fixture.engine.revoke(unlock.id).revocationType == .familyRevoke)
@@ -129,7 +129,7 @@ import Testing
         let appData = try #require(payload.appData)
         #expect(appData.bundleID == "com.example.kakin")
         #expect(appData.environment == .sandbox)
-        let app = try fixture.engine.signer.makeVerifier().verifyAppTransaction(
+        let app = try await fixture.engine.signer.makeVerifier().verifyAppTransaction(
             try #require(appData.signedAppTransactionInfo))
         #expect(app.bundleID == "com.example.kakin")
         // It signs and queues like every other notification.
@@ -163,7 +163,7 @@ import Testing
         #expect(summary.storefrontCountryCodes == ["USA"])
         #expect(summary.appAppleID == 6_450_000_001)
         let body = try await fixture.engine.signedNotification(for: summaryEvent)
-        let verified = try fixture.engine.signer.makeVerifier().verifyNotification(try #require(body.signedPayload))
+        let verified = try await fixture.engine.signer.makeVerifier().verifyNotification(try #require(body.signedPayload))
         #expect(verified.summary?.succeededCount == 2)
     }
 }

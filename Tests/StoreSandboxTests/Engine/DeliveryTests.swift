@@ -83,7 +83,7 @@ final class CountingStateStore: SandboxStateStore {
         let bodies = await transport.received
         #expect(bodies.count == 3)
         let body = try JSONDecoder().decode(ResponseBodyV2.self, from: bodies[0])
-        let notification = try fixture.engine.signer.makeVerifier().verifyNotification(try #require(body.signedPayload))
+        let notification = try await fixture.engine.signer.makeVerifier().verifyNotification(try #require(body.signedPayload))
         #expect(notification.notificationType == .oneTimeCharge)
         #expect(notification.notificationUUID == record.notificationUUID)
         #expect(Set(bodies).count == 1, "every retry sends the same notification")

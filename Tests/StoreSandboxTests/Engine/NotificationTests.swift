@@ -18,14 +18,14 @@ import Testing
         #expect(events.map(\.notificationType) == [.subscribed, .didRenew, .refund])
         for event in events {
             let body = try await fixture.engine.signedNotification(for: event)
-            let notification = try verifier.verifyNotification(try #require(body.signedPayload))
+            let notification = try await verifier.verifyNotification(try #require(body.signedPayload))
             #expect(notification.notificationType == event.notificationType)
             #expect(notification.subtype == event.subtype)
             #expect(notification.data?.bundleID == "com.example.kakin")
             #expect(notification.data?.appAppleID == 6_450_000_001)
-            let transaction = try verifier.verifyTransaction(try #require(notification.data?.signedTransactionInfo))
+            let transaction = try await verifier.verifyTransaction(try #require(notification.data?.signedTransactionInfo))
             #expect(transaction.transactionID == event.transactionID)
-            let renewal = try verifier.verifyRenewalInfo(try #require(notification.data?.signedRenewalInfo))
+            let renewal = try await verifier.verifyRenewalInfo(try #require(notification.data?.signedRenewalInfo))
             #expect(renewal.originalTransactionID == bought.id)
             #expect(notification.data?.status != nil)
         }

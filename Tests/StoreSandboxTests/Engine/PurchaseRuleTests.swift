@@ -159,12 +159,12 @@ import Testing
             try await fixture.engine.purchase(.init(testerID: tester.id, productID: "monthly")).transaction)
         let signer = fixture.engine.signer
         let verifier = try signer.makeVerifier()
-        let payload = try verifier.verifyTransaction(try signer.signTransaction(bought, at: fixture.clock.now()))
+        let payload = try await verifier.verifyTransaction(try signer.signTransaction(bought, at: fixture.clock.now()))
         #expect(payload.originalTransactionID == bought.originalID)
         #expect(payload.offerType == .introductory)
         #expect(payload.offerDiscountType == .freeTrial)
         let renewal = try await fixture.engine.renewalInfo(originalTransactionID: bought.originalID)
-        let verifiedRenewal = try verifier.verifyRenewalInfo(
+        let verifiedRenewal = try await verifier.verifyRenewalInfo(
             try signer.signRenewalInfo(renewal, at: fixture.clock.now()))
         #expect(verifiedRenewal.autoRenewStatus == .on)
         #expect(verifiedRenewal.autoRenewProductID == "monthly")

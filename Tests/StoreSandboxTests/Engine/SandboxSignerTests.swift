@@ -19,10 +19,10 @@ import Testing
             appTransactionID: "704000000000000001")
     }
 
-    @Test func signedTransactionsCarryApplesFieldsAndVerify() throws {
+    @Test func signedTransactionsCarryApplesFieldsAndVerify() async throws {
         let verifier = try signer.makeVerifier()
         let record = transaction("2000000000000001", "com.example.kakin.removeAd", .nonConsumable)
-        let payload = try verifier.verifyTransaction(try signer.signTransaction(record, at: Self.now))
+        let payload = try await verifier.verifyTransaction(try signer.signTransaction(record, at: Self.now))
         #expect(payload.transactionID == "2000000000000001")
         #expect(payload.bundleID == "com.example.kakin")
         #expect(payload.environment == .sandbox)
@@ -35,15 +35,15 @@ import Testing
         #expect(payload.appTransactionID == "704000000000000001")
     }
 
-    @Test func renewalInfoNotificationAndAppTransactionVerify() throws {
+    @Test func renewalInfoNotificationAndAppTransactionVerify() async throws {
         let verifier = try signer.makeVerifier()
-        let renewal = try verifier.verifyRenewalInfo(
+        let renewal = try await verifier.verifyRenewalInfo(
             try signer.signRenewalInfo(
                 JWSRenewalInfoDecodedPayload(
                     originalTransactionID: "1", autoRenewProductID: "p", productID: "p", autoRenewStatus: .on),
                 at: Self.now))
         #expect(renewal.environment == .sandbox)
-        let notification = try verifier.verifyNotification(
+        let notification = try await verifier.verifyNotification(
             try signer.signNotification(
                 ResponseBodyV2DecodedPayload(
                     notificationType: .test, notificationUUID: UUID().uuidString.lowercased(),
@@ -53,7 +53,7 @@ import Testing
         #expect(notification.version == "2.0")
         let nonce = UUID()
         let device = UUID()
-        let app = try verifier.verifyAppTransaction(
+        let app = try await verifier.verifyAppTransaction(
             try signer.signAppTransaction(
                 appTransactionID: "704000000000000001", originalPurchaseDate: Self.now, deviceVerificationNonce: nonce,
                 deviceIdentifier: device, at: Self.now))
@@ -63,7 +63,7 @@ import Testing
         #expect(Data(base64Encoded: app.deviceVerification ?? "")?.count == 48)
     }
 
-    @Test func appReceiptListsWhatTheAppStoreLists() throws {
+    @Test func appReceiptListsWhatTheAppStoreLists() async throws {
         let device = UUID()
         let bytes = try signer.appReceipt(
             transactions: [
@@ -76,7 +76,7 @@ import Testing
             ], originalPurchaseDate: Self.now, deviceIdentifier: device, opaqueValue: Data([1, 2, 3, 4, 5, 6, 7, 8]),
             at: Self.now)
         let signed = try SignedAppReceipt(bytes: bytes)
-        let result = try signed.verify(
+        let result = try await signed.verify(
             roots: [Self.authority.root], bundleID: "com.example.kakin",
             deviceIdentifier: AppReceipt.deviceIdentifier(from: device))
         #expect(result.chainVerified)

@@ -27,7 +27,9 @@ import Testing
             #expect(page.bundleID == "com.example.kakin")
             #expect(page.environment == .sandbox)
             #expect((page.signedTransactions?.count ?? 0) <= 20)
-            ids += try (page.signedTransactions ?? []).map { try verifier.verifyTransaction($0).transactionID ?? "" }
+            for signed in page.signedTransactions ?? [] {
+                ids.append(try await verifier.verifyTransaction(signed).transactionID ?? "")
+            }
             guard page.hasMore == true else { break }
             request.revision = page.revision
         }
@@ -40,7 +42,7 @@ import Testing
         #expect(onlyNonConsumables.signedTransactions?.count == 1)
         let newestFirst = try await fixture.engine.history(
             for: anyID, request: TransactionHistoryRequest(sort: .descending))
-        #expect(
+        await #expect(
             try verifier.verifyTransaction(try #require(newestFirst.signedTransactions?.first)).transactionID
                 == removeAd.id)
         let window = try await fixture.engine.history(
@@ -88,14 +90,14 @@ import Testing
         #expect(statuses.data?.first?.subscriptionGroupIdentifier == "premium")
         #expect(item.status == .active)
         let verifier = try fixture.engine.signer.makeVerifier()
-        #expect(try verifier.verifyRenewalInfo(try #require(item.signedRenewalInfo)).autoRenewStatus == .on)
+        await #expect(try verifier.verifyRenewalInfo(try #require(item.signedRenewalInfo)).autoRenewStatus == .on)
         #expect(
             try await fixture.engine.subscriptionStatuses(for: monthly.id, statuses: [.expired]).data?.isEmpty == true)
 
         #expect(try await fixture.engine.refundHistory(for: monthly.id).signedTransactions?.isEmpty == true)
         try await fixture.engine.refund(monthly.id)
         let refunds = try await fixture.engine.refundHistory(for: monthly.id)
-        let refunded = try verifier.verifyTransaction(try #require(refunds.signedTransactions?.first))
+        let refunded = try await verifier.verifyTransaction(try #require(refunds.signedTransactions?.first))
         #expect(refunded.revocationDate != nil)
         #expect(
             try await fixture.engine.subscriptionStatuses(for: monthly.id).data?.first?.lastTransactions?.first?.status

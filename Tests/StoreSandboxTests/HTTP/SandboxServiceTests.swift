@@ -50,7 +50,7 @@ import Testing
             let payment = Self.object(paid.body)
             #expect(payment["state"] as? String == "purchased")
             let jws = try #require((payment["transaction"] as? [String: Any])?["jwsRepresentation"] as? String)
-            let transaction = try verifier.verifyTransaction(jws)
+            let transaction = try await verifier.verifyTransaction(jws)
             #expect(transaction.quantity == 2)
             #expect(transaction.currency == "JPY")
             let id = try #require(transaction.transactionID)

@@ -43,7 +43,7 @@ import Testing
                 uri: "/inApps/v1/transactions/\(bought.id)", method: .get, headers: try token())
             #expect(info.status == .ok)
             let body = try decoder.decode(TransactionInfoResponse.self, from: Data(buffer: info.body))
-            #expect(try verifier.verifyTransaction(try #require(body.signedTransactionInfo)).transactionID == bought.id)
+            await #expect(try verifier.verifyTransaction(try #require(body.signedTransactionInfo)).transactionID == bought.id)
 
             let history = try await client.execute(
                 uri: "/inApps/v2/history/\(bought.id)?productType=AUTO_RENEWABLE&sort=DESCENDING", method: .get,
@@ -60,7 +60,7 @@ import Testing
             let app = try await client.execute(
                 uri: "/inApps/v1/transactions/appTransactions/\(bought.id)", method: .get, headers: try token())
             let appBody = try decoder.decode(AppTransactionInfoResponse.self, from: Data(buffer: app.body))
-            #expect(
+            await #expect(
                 try verifier.verifyAppTransaction(try #require(appBody.signedAppTransactionInfo)).bundleID
                     == "com.example.kakin")
 
@@ -151,7 +151,7 @@ extension ServerAPIRouteTests {
                 uri: "/inApps/v1/notifications/test/\(testToken)", method: .get, headers: try token())
             let check = try decoder.decode(CheckTestNotificationResponse.self, from: Data(buffer: status.body))
             #expect(check.sendAttempts?.first?.sendAttemptResult == .success)
-            #expect(try verifier.verifyNotification(try #require(check.signedPayload)).notificationType == .test)
+            await #expect(try verifier.verifyNotification(try #require(check.signedPayload)).notificationType == .test)
             let missing = try await client.execute(
                 uri: "/inApps/v1/notifications/test/nope", method: .get, headers: try token())
             #expect(
@@ -166,7 +166,7 @@ extension ServerAPIRouteTests {
             let page = try decoder.decode(NotificationHistoryResponse.self, from: Data(buffer: history.body))
             #expect(page.notificationHistory?.count == 1)
             let item = try #require(page.notificationHistory?.first?.signedPayload)
-            #expect(try verifier.verifyNotification(item).notificationType == .oneTimeCharge)
+            await #expect(try verifier.verifyNotification(item).notificationType == .oneTimeCharge)
 
             let both = try await client.execute(
                 uri: "/inApps/v1/notifications/history", method: .post, headers: try token(),

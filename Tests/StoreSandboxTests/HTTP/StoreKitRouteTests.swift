@@ -161,7 +161,7 @@ enum OfferCatalog {
                 ).body)
             #expect(coins["state"] as? String == "purchased")
             let jws = try #require((coins["transaction"] as? [String: Any])?["jwsRepresentation"] as? String)
-            let signed = try verifier.verifyTransaction(jws)
+            let signed = try await verifier.verifyTransaction(jws)
             #expect(signed.offerType == .offerCode)
             #expect(signed.offerIdentifier == "freeCoins")
             #expect(signed.offerDiscountType == .oneTime)
@@ -213,7 +213,7 @@ enum OfferCatalog {
             var first = try #require((status["statuses"] as? [[String: Any]])?.first)
             #expect(first["state"] as? Int == 1)
             let signedRenewal = try #require(first["signedRenewalInfo"] as? String)
-            #expect(
+            await #expect(
                 try service.engine.signer.makeVerifier().verifyRenewalInfo(signedRenewal).originalTransactionID
                     == original)
 

@@ -59,7 +59,7 @@ import Testing
             let jws = try #require(
                 (try JSONSerialization.jsonObject(with: Data(buffer: app.body)) as? [String: Any])?["jwsRepresentation"]
                     as? String)
-            #expect(try engine.signer.makeVerifier().verifyAppTransaction(jws).bundleID == "com.example.kakin")
+            await #expect(try engine.signer.makeVerifier().verifyAppTransaction(jws).bundleID == "com.example.kakin")
         }
     }
 }

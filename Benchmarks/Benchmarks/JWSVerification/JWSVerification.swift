@@ -25,14 +25,14 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("JWS verify, chain cached") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(
-                try fixture.verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
+                try await fixture.verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
         }
     }
 
     Benchmark("JWS verify + decode JWSTransactionDecodedPayload, chain cached") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(
-                try fixture.verifier.verify(
+                try await fixture.verifier.verify(
                     fixture.jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment]))
         }
     }
@@ -44,7 +44,7 @@ let benchmarks: @Sendable () -> Void = {
             let verifier = try SignedDataVerifier(
                 rootCertificates: [fixture.root], bundleID: "com.example.kakin", appAppleID: nil,
                 environment: .sandbox)
-            blackHole(try verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
+            blackHole(try await verifier.verify(fixture.jws, as: SignedClaims.self, checking: [.bundleID, .environment]))
         }
     }
 
@@ -79,7 +79,6 @@ struct Fixture: Sendable {
         let jws = try! JWSSigner(identity: authority.signingIdentity).sign(transaction)
         let verifier = try! SignedDataVerifier(
             rootCertificates: [authority.root], bundleID: "com.example.kakin", appAppleID: nil, environment: .sandbox)
-        _ = try! verifier.verify(jws, as: JWSTransactionDecodedPayload.self, checking: [.bundleID, .environment])
         let parts = jws.split(separator: ".")
         let signatureBytes = decodeBase64URL(parts[2])
         return Fixture(

@@ -53,7 +53,7 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let signed = try SignedAppReceipt(base64Encoded: receipt.base64)
             blackHole(
-                try signed.verify(
+                try await signed.verify(
                     roots: [receipt.root], bundleID: "com.example.kakin", deviceIdentifier: receipt.device))
         }
     }

@@ -1,6 +1,8 @@
 import AppStoreModels
 import AppStoreSecurity
+import Dispatch
 import Foundation
+import Synchronization
 
 /// Feeds any bytes to the compact JWS parser, the payload decoders behind it and the verifier
 /// (header, base64, certificate parsing, chain and signature checks). Throwing is the expected
@@ -17,9 +19,23 @@ public func fuzzJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? jws.decodePayload(as: AppTransaction.self)
     // A new verifier each time, so that no chain cache carries state from one input to the next.
     let verifier = JWSVerifier(trustsXcodeSigning: true, now: { Date(timeIntervalSince1970: 1_700_000_000) })
-    if let verified = try? verifier.verify(text, as: JWSTransactionDecodedPayload.self) {
+    let verified = waitFor { try? await verifier.verify(text, as: JWSTransactionDecodedPayload.self) }
+    if let verified {
         _ = verified.payload.priceAmount
         _ = verified.payload.offerPeriodValue
     }
     return 0
+}
+
+/// Runs an async verification to its end from libFuzzer's synchronous entry point.
+func waitFor<Result: Sendable>(_ body: @escaping @Sendable () async -> Result) -> Result {
+    let box = Mutex<Result?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result = await body()
+        box.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return box.withLock { $0! }
 }

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSecurity
 import Foundation
 import KakinServer
 import StoreSandbox
@@ -71,7 +72,16 @@ struct EngineSandboxControl: SandboxControl {
                     canMakePayments: tester.canMakePayments)
             },
             transactions: Array(transactions), pending: pending, subscriptions: subscriptions,
-            notifications: Array(notifications))
+            notifications: Array(notifications), certificates: Self.certificates(of: engine.authority))
+    }
+
+    /// The certificates in use, then those revoked (newest first).
+    static func certificates(of authority: SandboxCertificateAuthority) -> [SandboxControlState.Certificate] {
+        (authority.currentCertificates + authority.revokedCertificateDescriptions).map { certificate in
+            SandboxControlState.Certificate(
+                kind: certificate.kind, subject: certificate.subject, serialNumber: certificate.serialNumber,
+                notValidAfter: certificate.notValidAfter, revocationDate: certificate.revocationDate)
+        }
     }
 
     func perform(_ action: SandboxControlAction) async throws -> String {
@@ -127,6 +137,16 @@ struct EngineSandboxControl: SandboxControl {
                     failPurchasesWith: code, askToBuy: settings.askToBuy, gracePeriodDays: settings.gracePeriodDays,
                     notificationURL: url))
             return "Settings saved."
+        case .revokeCertificate(let kind):
+            guard let certificate = SandboxCertificateAuthority.CertificateKind(rawValue: kind) else {
+                throw SandboxError(.invalidRequest, "only the leaf or the intermediate can be revoked, not \(kind)")
+            }
+            let old = engine.authority
+            let rotated = try await engine.revokeCertificate(certificate)
+            let revoked = certificate == .leaf ? "leaf" : "intermediate and its leaf"
+            let newLeaf = rotated.currentCertificates[2].serialNumber
+            let oldLeaf = old.currentCertificates[2].serialNumber
+            return "The \(revoked) revoked; the sandbox now signs with leaf \(newLeaf) (was \(oldLeaf))."
         }
     }
 

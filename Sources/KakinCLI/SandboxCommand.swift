@@ -5,7 +5,8 @@ import ArgumentParser
 struct SandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
-        abstract: "Run the sandbox App Store, or act on a running one (refund, renew, approve, the clock).",
+        abstract:
+            "Run the sandbox App Store, or act on a running one (refund, renew, approve, the clock, its certificates).",
         discussion: """
             Without a subcommand, or with `run`, the sandbox starts. The other subcommands call the \
             control API of a sandbox that is already running (--url, default http://127.0.0.1:8081), \
@@ -16,7 +17,7 @@ struct SandboxCommand: AsyncParsableCommand {
             SandboxRunCommand.self, SandboxRefundCommand.self, SandboxRevokeCommand.self,
             SandboxRenewCommand.self, SandboxFailRenewalsCommand.self, SandboxResolveBillingCommand.self,
             SandboxApproveCommand.self, SandboxDeclineCommand.self, SandboxClearCommand.self,
-            SandboxClockCommand.self, SandboxSettingsCommand.self,
+            SandboxClockCommand.self, SandboxSettingsCommand.self, SandboxCACommand.self,
         ],
         defaultSubcommand: SandboxRunCommand.self
     )

@@ -193,3 +193,63 @@ struct SandboxSettingsCommand: SandboxControlCommand {
         return await connection.client.send("PUT", ["settings"], body: body, done: "updated")
     }
 }
+
+/// `kakin sandbox ca show`, `kakin sandbox ca revoke leaf|intermediate` and
+/// `kakin sandbox ca responder on|off`: the sandbox's signing certificates.
+struct SandboxCACommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca",
+        abstract:
+            "Show the sandbox's signing certificates, revoke one (the sandbox issues a new one), or switch its OCSP responder.",
+        discussion: """
+            The sandbox's intermediate and leaf name its OCSP responder (<sandbox URL>/ocsp), as the \
+            App Store's do. Revoking the leaf revokes it and issues a new leaf under the same \
+            intermediate; revoking the intermediate revokes it and its leaf and issues new ones \
+            under the same root. Everything signed afterwards uses the new leaf, and the responder \
+            answers "revoked" for the old certificates.
+            """,
+        subcommands: [Show.self, Revoke.self, Responder.self])
+
+    /// The certificates that can be revoked.
+    enum Revocable: String, ExpressibleByArgument, CaseIterable {
+        case leaf, intermediate
+    }
+
+    struct Show: SandboxControlCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the certificates in use, those revoked, and the OCSP responder's URL.")
+        @OptionGroup var connection: SandboxConnectionOptions
+
+        func produceOutput() async -> CommandOutput {
+            await connection.client.send("GET", ["ca"], done: "{}")
+        }
+    }
+
+    struct Revoke: SandboxControlCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke the leaf or the intermediate; the sandbox signs with new certificates from then on.")
+        @OptionGroup var connection: SandboxConnectionOptions
+        @Argument(help: "leaf or intermediate (the root is never revoked).") var certificate: Revocable
+
+        func produceOutput() async -> CommandOutput {
+            await connection.client.send(
+                "POST", ["ca", "revoke"], body: ["certificate": certificate.rawValue], done: "revoked")
+        }
+    }
+
+    struct Responder: SandboxControlCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Switch the OCSP responder off (it answers 503, as a responder that is down) or on again.")
+        @OptionGroup var connection: SandboxConnectionOptions
+        @Argument(help: "on or off.") var state: State
+
+        enum State: String, ExpressibleByArgument, CaseIterable {
+            case on, off
+        }
+
+        func produceOutput() async -> CommandOutput {
+            await connection.client.send(
+                "POST", ["ca", "responder"], body: ["available": state == .on], done: "responder \(state.rawValue)")
+        }
+    }
+}

@@ -16,7 +16,9 @@ struct SandboxRunCommand: AsyncParsableCommand {
             The sandbox sells from the .storekit catalog, signs with its own certificate authority \
             (kept in DATA/ca, made on first start) and keeps its testers and transactions in \
             DATA/state.db (SQLite; a DATA/state.json from an older version is imported once). \
-            Without --data everything lives in memory and a new CA is made.
+            Without --data everything lives in memory and a new CA is made. The CA's intermediate \
+            and leaf name the sandbox's OCSP responder, http://HOST:PORT/ocsp (with --port 0, the \
+            port it got); `kakin sandbox ca revoke` revokes them.
             """)
 
     @Option(help: "The Xcode .storekit catalog to sell from.")
@@ -70,19 +72,24 @@ struct SandboxRunCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let host = self.host
+        let engine = service.engine
         let app = Application(
             router: service.router(), configuration: .init(address: .hostname(host, port: port)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
+                // With --port 0 the port is known only now: the certificates get the real URL.
+                do { try await engine.useOCSPURL(Self.ocspURL(host: host, port: port)) } catch {
+                    FileHandle.standardError.write(Data("warning: \(error)\n".utf8))
+                }
                 let lines = [
                     "Kakin sandbox App Store on http://\(host):\(port)",
                     "  device API:    http://\(host):\(port)/v1/device/",
                     "  control API:   http://\(host):\(port)/v1/control/",
                     "  verifyReceipt: http://\(host):\(port)/verifyReceipt (production: /production/verifyReceipt)",
+                    "  OCSP:          \(Self.ocspURL(host: host, port: port))",
                 ]
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
             })
-        let engine = service.engine
         if let notificationURL, let url = URL(string: notificationURL) {
             try await engine.updateSettings(SandboxSettingsUpdate(notificationURL: .set(url)))
         }
@@ -94,22 +101,31 @@ struct SandboxRunCommand: AsyncParsableCommand {
         try await ServiceRunner.run([app, work], logger: logger, addresses: ["\(host):\(port)"])
     }
 
+    /// The OCSP responder's URL, named in the sandbox's intermediate and leaf.
+    static func ocspURL(host: String, port: Int) -> String { "http://\(host):\(port)/ocsp" }
+
     func makeService() throws -> SandboxService {
         let catalog = try SandboxCatalog.load(storeKitFile: URL(fileURLWithPath: self.catalog))
         let authority: SandboxCertificateAuthority
+        let authorityDirectory: URL?
         let store: any SandboxStateStore
+        // With port 0 the URL is set once the port is known (see run()).
+        let ocspURL = port == 0 ? nil : Self.ocspURL(host: host, port: port)
         if let data {
             let directory = URL(fileURLWithPath: data)
-            authority = try SandboxCertificateAuthority.loadOrCreate(in: directory.appendingPathComponent("ca"))
+            authorityDirectory = directory.appendingPathComponent("ca")
+            authority = try SandboxCertificateAuthority.loadOrCreate(
+                in: directory.appendingPathComponent("ca"), ocspURL: ocspURL)
             store = try SQLiteStateStore(directory: directory)
         } else {
-            authority = try SandboxCertificateAuthority.generate()
+            authority = try SandboxCertificateAuthority.generate(ocspURL: ocspURL)
+            authorityDirectory = nil
             store = MemoryStateStore()
         }
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: bundleID, appAppleID: appAppleID),
             clock: SandboxClock(), store: store, storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+            authorityDirectory: authorityDirectory, products: catalog.engineLookup)
         return SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)),

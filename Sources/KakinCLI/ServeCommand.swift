@@ -154,7 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
               app:              \(options.bundleID)
               publishable key:  \(environment.keys.publicKey)
               secret key:       \(environment.keys.secretKey)
-              sandbox root CA:  \(options.data)/sandbox/ca/root.pem
+              sandbox root CA:  \(options.data)/sandbox/ca/root.pem   (OCSP: \(environment.ocspURL))
 
             """
         // The banner waits until both ports are bound.

@@ -58,6 +58,10 @@ struct ServeEnvironment {
 
     var serverURL: String { "http://\(options.host):\(options.port)" }
     var sandboxURL: String { "http://\(options.host):\(options.sandboxPort)" }
+    /// The sandbox's OCSP responder, named in its intermediate and leaf certificates.
+    var ocspURL: String { Self.ocspURL(options) }
+
+    static func ocspURL(_ options: Options) -> String { "http://\(options.host):\(options.sandboxPort)/ocsp" }
 
     static func make(_ options: Options) async throws -> ServeEnvironment {
         let data = URL(fileURLWithPath: options.data)
@@ -69,12 +73,15 @@ struct ServeEnvironment {
         // The sandbox App Store.
         let sandboxData = data.appendingPathComponent(Files.sandbox)
         let caDirectory = sandboxData.appendingPathComponent("ca")
-        let authority = try SandboxCertificateAuthority.loadOrCreate(in: caDirectory)
+        // The intermediate and the leaf name the sandbox's own OCSP responder; a CA made before,
+        // or for another port, gets a new intermediate and leaf with this URL, under the same root.
+        let authority = try SandboxCertificateAuthority.loadOrCreate(in: caDirectory, ocspURL: ocspURL(options))
         let catalog = try SandboxCatalog.load(storeKitFile: URL(fileURLWithPath: options.catalog))
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: options.bundleID, appAppleID: options.appAppleID),
             clock: SandboxClock(), store: try SQLiteStateStore(directory: sandboxData),
-            storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+            storefrontIDs: catalog.storefrontIdentifiers, authorityDirectory: caDirectory,
+            products: catalog.engineLookup)
         try await engine.updateSettings(
             SandboxSettingsUpdate(
                 notificationURL: URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple").map { .set($0) }
@@ -125,8 +132,7 @@ struct ServeEnvironment {
             apiKeyID: String(random("").prefix(10)).uppercased(), apiIssuerID: UUID().uuidString.lowercased())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(keys).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try SecretFile.write(try encoder.encode(keys), to: url)
         return keys
     }
 
@@ -137,8 +143,7 @@ struct ServeEnvironment {
             return key
         }
         let key = P256.Signing.PrivateKey()
-        try Data((key.pemRepresentation + "\n").utf8).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try SecretFile.write(Data((key.pemRepresentation + "\n").utf8), to: url)
         return key
     }
 }

@@ -77,6 +77,24 @@ import Testing
         #expect(try await control.state().settings == cleared)
     }
 
+    @Test func certificatesAreListedAndRevoked() async throws {
+        let engine = try Self.engine()
+        let control = EngineSandboxControl(engine: engine)
+        let before = engine.authority
+        let listed = try await control.state().certificates
+        #expect(listed.map(\.kind) == ["root", "intermediate", "leaf"])
+        #expect(listed.allSatisfy { $0.revocationDate == nil })
+        #expect(listed[2].serialNumber == before.currentCertificates[2].serialNumber)
+
+        let done = try await control.perform(.revokeCertificate(kind: "leaf"))
+        #expect(done.contains("revoked"), "\(done)")
+        #expect(engine.authority.leaf != before.leaf && engine.authority.root == before.root)
+        let after = try await control.state().certificates
+        #expect(after.map(\.kind) == ["root", "intermediate", "leaf", "leaf"])
+        #expect(after[3].serialNumber == listed[2].serialNumber && after[3].revocationDate != nil)
+        await #expect(throws: (any Error).self) { try await control.perform(.revokeCertificate(kind: "root")) }
+    }
+
     @Test func aRefusalSaysWhy() async throws {
         let control = EngineSandboxControl(engine: try Self.engine())
         await #expect {

@@ -23,12 +23,22 @@ public struct SandboxCertificateAuthority: Sendable {
     public let leaf: Certificate
     /// The leaf's private key (ES256).
     public let leafKey: P256.Signing.PrivateKey
+    /// The OCSP responder named in the Authority Information Access extension of the
+    /// intermediates and leaves this authority issues (never in the root); `nil` for none.
+    ///
+    /// Rotations (``revoking(_:at:)``) issue their new certificates with it.
+    public let ocspURL: String?
+    /// Intermediates and leaves this authority issued and no longer signs with, oldest first:
+    /// revoked ones, and those replaced when the OCSP URL changed. The responder still answers
+    /// for them.
+    public let retired: [RetiredCertificate]
 
     /// Assembles an authority from existing parts.
     public init(
         root: Certificate, rootKey: P384.Signing.PrivateKey,
         intermediate: Certificate, intermediateKey: P384.Signing.PrivateKey,
-        leaf: Certificate, leafKey: P256.Signing.PrivateKey
+        leaf: Certificate, leafKey: P256.Signing.PrivateKey,
+        ocspURL: String? = nil, retired: [RetiredCertificate] = []
     ) {
         self.root = root
         self.rootKey = rootKey
@@ -36,6 +46,8 @@ public struct SandboxCertificateAuthority: Sendable {
         self.intermediateKey = intermediateKey
         self.leaf = leaf
         self.leafKey = leafKey
+        self.ocspURL = ocspURL
+        self.retired = retired
     }
 
     /// The identity that signs JWS and receipts: the leaf key and the three certificates.
@@ -50,11 +62,14 @@ public struct SandboxCertificateAuthority: Sendable {
     ///   - now: the start of validity (backdated by a day, to tolerate clock skew).
     ///   - rootLifetime: how long the root and the intermediate stay valid (years).
     ///   - leafLifetime: how long the leaf stays valid (Apple rotates its leaf about every two years).
+    ///   - ocspURL: the OCSP responder written into the intermediate and the leaf (never into the
+    ///     root), as Apple's certificates name theirs; `nil` writes none.
     public static func generate(
         name: String = "Kakin Sandbox",
         now: Date = Date(),
         rootLifetime: TimeInterval = 25 * 365 * 86_400,
-        leafLifetime: TimeInterval = 5 * 365 * 86_400
+        leafLifetime: TimeInterval = 5 * 365 * 86_400,
+        ocspURL: String? = nil
     ) throws -> SandboxCertificateAuthority {
         let start = now.addingTimeInterval(-86_400)
         let rootKey = P384.Signing.PrivateKey()
@@ -82,20 +97,21 @@ public struct SandboxCertificateAuthority: Sendable {
         let intermediate = try issueIntermediate(
             name: name, publicKey: Certificate.PublicKey(intermediateKey.publicKey),
             root: root, rootKey: rootKey,
-            notValidBefore: start, notValidAfter: start.addingTimeInterval(rootLifetime - 86_400))
+            notValidBefore: start, notValidAfter: start.addingTimeInterval(rootLifetime - 86_400), ocspURL: ocspURL)
         let leafKey = P256.Signing.PrivateKey()
         let leaf = try issueLeaf(
             name: name, publicKey: leafKey.publicKey, intermediate: intermediate, intermediateKey: intermediateKey,
-            notValidBefore: start, notValidAfter: start.addingTimeInterval(leafLifetime))
+            notValidBefore: start, notValidAfter: start.addingTimeInterval(leafLifetime), ocspURL: ocspURL)
         return SandboxCertificateAuthority(
             root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey,
-            leaf: leaf, leafKey: leafKey)
+            leaf: leaf, leafKey: leafKey, ocspURL: ocspURL)
     }
 
-    /// Issues an intermediate under `root`, with or without the WWDR marker extension.
+    /// Issues an intermediate under `root`, with or without the WWDR marker extension, naming
+    /// `ocspURL` as its OCSP responder when given.
     public static func issueIntermediate(
         name: String, publicKey: Certificate.PublicKey, root: Certificate, rootKey: P384.Signing.PrivateKey,
-        notValidBefore: Date, notValidAfter: Date, includeMarker: Bool = true
+        notValidBefore: Date, notValidAfter: Date, includeMarker: Bool = true, ocspURL: String? = nil
     ) throws -> Certificate {
         let subject = try DistinguishedName {
             CountryName("US")
@@ -112,6 +128,9 @@ public struct SandboxCertificateAuthority: Sendable {
         if includeMarker {
             try extensions.append(markerExtension(.AppleMarker.wwdrIntermediate))
         }
+        if let ocspURL {
+            try extensions.append(ocspExtension(ocspURL))
+        }
         return try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
             notValidBefore: notValidBefore, notValidAfter: notValidAfter,
@@ -119,13 +138,14 @@ public struct SandboxCertificateAuthority: Sendable {
             extensions: extensions, issuerPrivateKey: Certificate.PrivateKey(rootKey))
     }
 
-    /// Issues a signing leaf under `intermediate`, with or without the receipt-signer marker.
+    /// Issues a signing leaf under `intermediate`, with or without the receipt-signer marker,
+    /// naming `ocspURL` as its OCSP responder when given.
     ///
     /// Tests use this to make leaves that are expired, not yet valid, or unmarked.
     public static func issueLeaf(
         name: String, publicKey: P256.Signing.PublicKey, intermediate: Certificate,
         intermediateKey: P384.Signing.PrivateKey, notValidBefore: Date, notValidAfter: Date,
-        includeMarker: Bool = true
+        includeMarker: Bool = true, ocspURL: String? = nil
     ) throws -> Certificate {
         let subject = try DistinguishedName {
             CountryName("US")
@@ -143,6 +163,9 @@ public struct SandboxCertificateAuthority: Sendable {
         if includeMarker {
             try extensions.append(markerExtension(.AppleMarker.receiptSigner))
         }
+        if let ocspURL {
+            try extensions.append(ocspExtension(ocspURL))
+        }
         return try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: leafPublic,
             notValidBefore: notValidBefore, notValidAfter: notValidAfter,
@@ -151,24 +174,47 @@ public struct SandboxCertificateAuthority: Sendable {
     }
 
     /// Returns a copy whose leaf is replaced by a new one from this authority's intermediate.
+    ///
+    /// The old leaf is simply dropped (it is not retired). The new leaf names `ocspURL` as its
+    /// OCSP responder, or the authority's own ``ocspURL`` when `nil`.
     public func reissuingLeaf(
-        notValidBefore: Date, notValidAfter: Date, includeMarker: Bool = true
+        notValidBefore: Date, notValidAfter: Date, includeMarker: Bool = true, ocspURL: String? = nil
     ) throws -> SandboxCertificateAuthority {
         let key = P256.Signing.PrivateKey()
-        let organisation =
-            leaf.subject.first(where: { $0.first?.type == .RDNAttributeType.organizationName })
-            .flatMap { $0.first.map { String(describing: $0.value) } } ?? "Kakin Sandbox"
+        let url = ocspURL ?? self.ocspURL
         let newLeaf = try Self.issueLeaf(
             name: organisation, publicKey: key.publicKey, intermediate: intermediate,
             intermediateKey: intermediateKey, notValidBefore: notValidBefore, notValidAfter: notValidAfter,
-            includeMarker: includeMarker)
+            includeMarker: includeMarker, ocspURL: url)
         return SandboxCertificateAuthority(
             root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey,
-            leaf: newLeaf, leafKey: key)
+            leaf: newLeaf, leafKey: key, ocspURL: url, retired: retired)
+    }
+
+    /// The organisation written in the subjects, read back from the leaf.
+    var organisation: String {
+        leaf.subject.first(where: { $0.first?.type == .RDNAttributeType.organizationName })
+            .flatMap { $0.first.map { String(describing: $0.value) } } ?? "Kakin Sandbox"
     }
 
     /// Apple's marker extensions are non-critical and hold a DER NULL (`05 00`).
     static func markerExtension(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {
         Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
+    }
+
+    /// A non-critical Authority Information Access extension with one OCSP access description.
+    static func ocspExtension(_ url: String) throws -> Certificate.Extension {
+        try Certificate.Extension(
+            AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(url))]),
+            critical: false)
+    }
+
+    /// The OCSP responder URL a certificate names in its Authority Information Access, if any.
+    public static func ocspResponderURL(of certificate: Certificate) -> String? {
+        guard let access = try? certificate.extensions.authorityInformationAccess else { return nil }
+        return access.lazy.filter { $0.method == .ocspServer }.compactMap { description -> String? in
+            guard case .uniformResourceIdentifier(let url) = description.location else { return nil }
+            return url
+        }.first
     }
 }

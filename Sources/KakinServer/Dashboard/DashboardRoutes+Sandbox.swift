@@ -84,6 +84,12 @@ extension DashboardRoutes {
                 .init(
                     askToBuy: form["askToBuy"] == "true", gracePeriodDays: try integer("gracePeriodDays") ?? 0,
                     failPurchasesWith: try integer("failPurchasesWith"), notificationURL: url.isEmpty ? nil : url))
+        case "revoke-certificate":
+            let kind = try field("certificate")
+            guard ["leaf", "intermediate"].contains(kind) else {
+                throw ServerError(.invalidRequest, "only the leaf or the intermediate can be revoked, not \(kind)")
+            }
+            return .revokeCertificate(kind: kind)
         case let other: throw ServerError(.invalidRequest, "the transaction manager has no action \(other)")
         }
     }
@@ -134,6 +140,15 @@ struct SandboxView {
         var toggleTo: String
         var askToBuyLabel: String
     }
+    struct Certificate {
+        var kind: String
+        var subject: String
+        var serialNumber: String
+        var validUntil: String
+        var state: String
+        var stateClass: String
+        var revocable: Bool
+    }
     struct Notification {
         var type: String
         var subtype: String
@@ -157,6 +172,8 @@ struct SandboxView {
     var allStorefronts: [String]
     var notifications: [Notification]
     var hasNotifications: Bool
+    var certificates: [Certificate]
+    var hasCertificates: Bool
 
     init(_ state: SandboxControlState, storefronts: [String]) {
         now = DashboardFormat.time(state.now)
@@ -212,6 +229,15 @@ struct SandboxView {
                 state: stateName, stateClass: stateClass, attempts: notification.attempts)
         }
         hasNotifications = !notifications.isEmpty
+        certificates = state.certificates.map { certificate in
+            let revoked = certificate.revocationDate.map { "revoked \(DashboardFormat.time($0))" }
+            return Certificate(
+                kind: certificate.kind, subject: certificate.subject, serialNumber: certificate.serialNumber,
+                validUntil: DashboardFormat.time(certificate.notValidAfter), state: revoked ?? "in use",
+                stateClass: revoked == nil ? "active" : "revoked",
+                revocable: certificate.revocationDate == nil && certificate.kind != "root")
+        }
+        hasCertificates = !certificates.isEmpty
     }
 
     static func number(_ value: Double) -> String {

@@ -317,6 +317,21 @@ enum DashboardTemplates {
           {{/hasNotifications}}
           {{^notifications}}<p class="muted">None sent yet.</p>{{/notifications}}
         </section>
+        {{#hasCertificates}}
+        <section class="card">
+          <h2>Certificates</h2>
+          <p class="muted">What the sandbox signs with. Revoking the leaf or the intermediate makes the sandbox sign with new ones under the same root; its OCSP responder then answers revoked for the old ones.</p>
+          <div class="scroll"><table id="certificates">
+            <thead><tr><th>Certificate</th><th>Subject</th><th>Serial number</th><th>Valid until</th><th>Status</th><th>Actions</th></tr></thead>
+            <tbody>
+            {{#certificates}}
+            <tr data-certificate="{{serialNumber}}"><td>{{kind}}</td><td>{{subject}}</td><td><code>{{serialNumber}}</code></td><td class="nowrap">{{validUntil}}</td><td><span class="badge {{stateClass}}">{{state}}</span></td>
+            <td class="actions">{{#revocable}}<form method="post" action="/dashboard/sandbox/action"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="revoke-certificate"><input type="hidden" name="certificate" value="{{kind}}"><button type="submit" class="danger" data-action="revoke-certificate">Revoke</button></form>{{/revocable}}</td></tr>
+            {{/certificates}}
+            </tbody>
+          </table></div>
+        </section>
+        {{/hasCertificates}}
         """
 
     static let message = """

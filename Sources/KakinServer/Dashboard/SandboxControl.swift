@@ -32,6 +32,9 @@ public enum SandboxControlAction: Hashable, Sendable {
     /// Sandbox seconds per real second; 0 stops the clock.
     case setClockRate(Double)
     case updateSettings(SandboxControlState.Settings)
+    /// Revokes the sandbox's `leaf` or `intermediate` certificate; the sandbox issues new ones
+    /// under the same root and signs with them from then on.
+    case revokeCertificate(kind: String)
 }
 
 /// A snapshot of the sandbox for the transaction manager's pages.
@@ -150,6 +153,25 @@ public struct SandboxControlState: Hashable, Sendable {
         }
     }
 
+    /// One of the sandbox's signing certificates.
+    public struct Certificate: Hashable, Sendable {
+        /// `root`, `intermediate` or `leaf`.
+        public var kind: String
+        public var subject: String
+        /// The serial number in hexadecimal.
+        public var serialNumber: String
+        public var notValidAfter: Date
+        /// When it was revoked; `nil` for a certificate in use.
+        public var revocationDate: Date?
+        public init(kind: String, subject: String, serialNumber: String, notValidAfter: Date, revocationDate: Date?) {
+            self.kind = kind
+            self.subject = subject
+            self.serialNumber = serialNumber
+            self.notValidAfter = notValidAfter
+            self.revocationDate = revocationDate
+        }
+    }
+
     public var now: Date
     /// Sandbox seconds per real second; `nil` when the clock is stopped.
     public var clockRate: Double?
@@ -161,10 +183,13 @@ public struct SandboxControlState: Hashable, Sendable {
     public var subscriptions: [Subscription]
     /// Newest first.
     public var notifications: [SentNotification]
+    /// The certificates in use (root, intermediate, leaf), then those revoked, newest first.
+    public var certificates: [Certificate]
 
     public init(
         now: Date, clockRate: Double?, settings: Settings, testers: [Tester], transactions: [Transaction],
-        pending: [PendingPurchase], subscriptions: [Subscription], notifications: [SentNotification]
+        pending: [PendingPurchase], subscriptions: [Subscription], notifications: [SentNotification],
+        certificates: [Certificate] = []
     ) {
         self.now = now
         self.clockRate = clockRate
@@ -174,5 +199,6 @@ public struct SandboxControlState: Hashable, Sendable {
         self.pending = pending
         self.subscriptions = subscriptions
         self.notifications = notifications
+        self.certificates = certificates
     }
 }

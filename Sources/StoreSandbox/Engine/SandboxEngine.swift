@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import Synchronization
 
 /// The local App Store's engine: testers, purchases, subscriptions and refunds, on an injected clock.
 ///
@@ -9,10 +10,21 @@ public actor SandboxEngine {
     /// Looks a product up for a storefront (country code); `nil` when the catalog has no such product.
     public typealias ProductLookup = @Sendable (_ productID: String, _ storefront: String) -> SandboxProductInfo?
 
-    /// Signs what the engine hands out.
-    public nonisolated let signer: SandboxSigner
+    /// Signs what the engine hands out, with the authority's current leaf: after a certificate is
+    /// revoked (``revokeCertificate(_:)``), everything signed next uses the new leaf.
+    public nonisolated var signer: SandboxSigner { certificates.withLock { $0.signer } }
     /// The sandbox clock.
     public nonisolated let clock: SandboxClock
+    /// The real clock, for certificates and OCSP answers: verifiers check those against real
+    /// time, whatever the sandbox clock says.
+    public nonisolated let realClock: @Sendable () -> Date
+    /// How long an OCSP answer stays fresh (`nextUpdate` − `thisUpdate`).
+    public nonisolated let ocspValidity: TimeInterval
+    /// The current signer and the responder switch, read without waiting for the actor.
+    nonisolated let certificates: Mutex<CertificateState>
+    /// Where the certificate authority is kept, so that rotations survive a restart; `nil` keeps
+    /// them in memory.
+    nonisolated let authorityDirectory: URL?
     let products: ProductLookup
     let store: any SandboxStateStore
     let storefrontIDs: [String: String]
@@ -22,12 +34,22 @@ public actor SandboxEngine {
 
     /// Creates an engine, reading saved state from `store`.
     ///
-    /// - Parameter storefrontIDs: Apple storefront IDs by country code, written into transactions.
+    /// - Parameters:
+    ///   - storefrontIDs: Apple storefront IDs by country code, written into transactions.
+    ///   - authorityDirectory: the directory the signer's authority was loaded from; a rotation
+    ///     after a revocation is written back there. `nil` keeps rotations in memory.
+    ///   - realClock: the real time, for certificates and OCSP answers; injected by tests.
+    ///   - ocspValidity: how long an OCSP answer stays fresh.
     public init(
         signer: SandboxSigner, clock: SandboxClock, store: any SandboxStateStore = MemoryStateStore(),
-        storefrontIDs: [String: String] = [:], products: @escaping ProductLookup
+        storefrontIDs: [String: String] = [:], authorityDirectory: URL? = nil,
+        realClock: @escaping @Sendable () -> Date = { Date() }, ocspValidity: TimeInterval = 3_600,
+        products: @escaping ProductLookup
     ) throws(SandboxError) {
-        self.signer = signer
+        certificates = Mutex(CertificateState(signer: signer))
+        self.authorityDirectory = authorityDirectory
+        self.realClock = realClock
+        self.ocspValidity = ocspValidity
         self.clock = clock
         self.store = store
         self.storefrontIDs = storefrontIDs

@@ -33,6 +33,12 @@ public struct SandboxSigner: Sendable {
         receiptSigner = AppReceiptSigner(identity: authority.signingIdentity)
     }
 
+    /// The same signer for the same app, signing with `authority`'s leaf (after a rotation).
+    public func replacingAuthority(_ authority: SandboxCertificateAuthority) -> SandboxSigner {
+        SandboxSigner(
+            authority: authority, bundleID: bundleID, appAppleID: appAppleID, applicationVersion: applicationVersion)
+    }
+
     /// A verifier that accepts exactly what this signer signs (the sandbox root, this app, Sandbox).
     public func makeVerifier(now: @escaping @Sendable () -> Date = { Date() }) throws -> SignedDataVerifier {
         try SignedDataVerifier(

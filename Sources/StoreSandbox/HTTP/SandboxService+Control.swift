@@ -41,6 +41,7 @@ extension SandboxService {
     func addControlRoutes(to router: Router<BasicRequestContext>) {
         let control = router.group("v1/control")
         addStoreKitControlRoutes(to: control)
+        addCertificateControlRoutes(to: control)
         control.get("testers") { _, _ in
             ServiceJSON.response(TestersResponse(testers: await engine.testers()))
         }

@@ -4,8 +4,9 @@ public import Foundation
 public import Hummingbird
 import KakinHTTP
 
-/// The sandbox as an HTTP service: the device API the SDK uses, the control API for tests, and
-/// Apple's own APIs (`verifyReceipt`, and the App Store Server API) on the same port.
+/// The sandbox as an HTTP service: the device API the SDK uses, the control API for tests,
+/// Apple's own APIs (`verifyReceipt`, and the App Store Server API), and the OCSP responder its
+/// certificates name (`/ocsp`), on the same port.
 public struct SandboxService: Sendable {
     /// Settings of the service.
     public struct Configuration: Sendable {
@@ -52,6 +53,7 @@ public struct SandboxService: Sendable {
         addServerAPIRoutes(to: router)
         addNotificationAPIRoutes(to: router)
         addExtensionAPIRoutes(to: router)
+        addOCSPRoutes(to: router)
         return router
     }
 

@@ -52,6 +52,94 @@ import X509
         #expect(try Certificate.load(derOrPEM: der) == authority.root)
     }
 
+    static func mode(_ url: URL) throws -> Int? {
+        (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue
+    }
+
+    @Test func privateKeysAreOwnerOnlyEvenOverAWiderFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-ca-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keyFile = directory.appendingPathComponent(SandboxCertificateAuthority.FileName.rootKey)
+        try Data("old".utf8).write(to: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile.path)
+        try authority.write(to: directory)
+        for name in [
+            SandboxCertificateAuthority.FileName.rootKey, SandboxCertificateAuthority.FileName.intermediateKey,
+            SandboxCertificateAuthority.FileName.leafKey,
+        ] {
+            #expect(try Self.mode(directory.appendingPathComponent(name)) == 0o600, "\(name)")
+        }
+        #expect(try Self.mode(directory.appendingPathComponent(SandboxCertificateAuthority.FileName.root)) != 0o600)
+        #expect(try String(contentsOf: keyFile, encoding: .utf8) == authority.rootKey.pemRepresentation + "\n")
+        // Nothing is left behind: no temporary files next to the keys.
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.hasPrefix(".") }, "\(names)")
+
+        let secret = directory.appendingPathComponent("secret")
+        try SecretFile.write(Data("one".utf8), to: secret)
+        try SecretFile.write(Data("two".utf8), to: secret)
+        #expect(try Self.mode(secret) == 0o600)
+        #expect(try Data(contentsOf: secret) == Data("two".utf8))
+        #expect(throws: (any Error).self) {
+            try SecretFile.write(Data(), to: directory.appendingPathComponent("missing/secret"))
+        }
+    }
+
+    @Test func revocationsAndRetiredKeysSurviveARestart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-ca-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = "http://127.0.0.1:9/ocsp"
+        let original = try SandboxCertificateAuthority.loadOrCreate(in: directory, ocspURL: url, now: TestAuthority.now)
+        let rotated = try original.revoking(.intermediate, at: TestAuthority.now).revoking(.leaf, at: TestAuthority.now)
+        try rotated.write(to: directory)
+        let loaded = try SandboxCertificateAuthority.load(from: directory)
+        #expect(loaded.ocspURL == url)
+        #expect(loaded.leaf == rotated.leaf && loaded.intermediate == rotated.intermediate)
+        #expect(loaded.root == original.root)
+        #expect(loaded.retired.map(\.certificate) == rotated.retired.map(\.certificate))
+        #expect(loaded.retired.map(\.issuer) == rotated.retired.map(\.issuer))
+        #expect(loaded.retired.map(\.revocationDate) == rotated.retired.map(\.revocationDate))
+        let retiredKey = directory.appendingPathComponent(
+            SandboxCertificateAuthority.FileName.retiredKey(serialNumber: original.intermediate.serialNumber))
+        #expect(try Self.mode(retiredKey) == 0o600)
+        // A restarted responder still signs "revoked" for the first leaf, with the old intermediate's key.
+        let responder = loaded.responder()
+        #expect(responder.status(of: original.leaf, issuedBy: original.intermediate) == .revoked(at: TestAuthority.now))
+        let request = try OCSPRequestMessage(
+            certificateIDs: [OCSPCertificateID(certificate: original.leaf, issuer: original.intermediate)]
+        ).derEncoded()
+        let answer = try OCSPResponseMessage(derEncoded: responder.response(to: request, at: TestAuthority.now))
+        #expect(answer.answers.map(\.status) == [.revoked(at: TestAuthority.now)])
+        // loadOrCreate with the same URL keeps everything.
+        let again = try SandboxCertificateAuthority.loadOrCreate(in: directory, ocspURL: url)
+        #expect(again.leaf == rotated.leaf && again.retired.count == rotated.retired.count)
+    }
+
+    @Test func anOldDirectoryLoadsAndGetsTheOCSPURLWhenAsked() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-ca-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try authority.write(to: directory)
+        let retiredFile = directory.appendingPathComponent(SandboxCertificateAuthority.FileName.retired)
+        #expect(!FileManager.default.fileExists(atPath: retiredFile.path))
+        let old = try SandboxCertificateAuthority.loadOrCreate(in: directory)
+        #expect(old.leaf == authority.leaf && old.retired.isEmpty && old.ocspURL == nil)
+
+        let url = "http://127.0.0.1:8081/ocsp"
+        let upgraded = try SandboxCertificateAuthority.loadOrCreate(in: directory, ocspURL: url)
+        #expect(upgraded.root == authority.root)
+        #expect(upgraded.rootKey.rawRepresentation == authority.rootKey.rawRepresentation)
+        #expect(upgraded.leaf != authority.leaf && upgraded.intermediate != authority.intermediate)
+        #expect(SandboxCertificateAuthority.ocspResponderURL(of: upgraded.leaf) == url)
+        #expect(SandboxCertificateAuthority.ocspResponderURL(of: upgraded.intermediate) == url)
+        #expect(upgraded.retired.count == 2 && upgraded.revokedCertificates.isEmpty)
+        let reloaded = try SandboxCertificateAuthority.load(from: directory)
+        #expect(reloaded.leaf == upgraded.leaf && reloaded.ocspURL == url && reloaded.retired.count == 2)
+        // A new port reissues again, under the same root.
+        let moved = try SandboxCertificateAuthority.loadOrCreate(in: directory, ocspURL: "http://127.0.0.1:9000/ocsp")
+        #expect(moved.root == authority.root && moved.leaf != upgraded.leaf && moved.retired.count == 4)
+    }
+
     @Test func loadingAMismatchedKeyIsRejected() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-ca-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -118,6 +118,17 @@ import Testing
         #expect(tokens.count == 1, "every form carries the session's token: \(tokens)")
         #expect(tokens.first?.count == 64)
         #expect(html.components(separatedBy: "name=\"csrf\"").count > 10)
+        // The certificates: the intermediate and the leaf in use can be revoked; the root and a
+        // revoked leaf cannot.
+        #expect(html.contains("<h2>Certificates</h2>"))
+        #expect(html.contains("<code>0a04</code>"))
+        #expect(html.contains("CN=Kakin Sandbox &lt;Signing&gt;"), "subjects are escaped")
+        #expect(html.contains("<span class=\"badge revoked\">revoked "))
+        let revokeButtons = html.components(separatedBy: "data-action=\"revoke-certificate\"").count - 1
+        #expect(revokeButtons == 2)
+        #expect(html.contains("name=\"certificate\" value=\"intermediate\""))
+        #expect(html.contains("name=\"certificate\" value=\"leaf\""))
+        #expect(!html.contains("name=\"certificate\" value=\"root\""))
         let (without, message) = try await Self.page("/dashboard/sandbox", fixture: fixture)
         #expect(without == .notFound)
         #expect(message.contains("without an embedded sandbox"))

@@ -31,6 +31,21 @@ actor RecordingSandboxControl: SandboxControl {
                 .init(
                     uuid: "u1", type: "ONE_TIME_CHARGE", subtype: nil, transactionID: "2000000000000007", attempts: 1,
                     delivered: true, nextAttemptDate: nil)
+            ],
+            certificates: [
+                .init(
+                    kind: "root", subject: "CN=Kakin Sandbox Root CA", serialNumber: "0a01",
+                    notValidAfter: Date(timeIntervalSince1970: 2_500_000_000), revocationDate: nil),
+                .init(
+                    kind: "intermediate", subject: "CN=Kakin Sandbox WWDR", serialNumber: "0a02",
+                    notValidAfter: Date(timeIntervalSince1970: 2_500_000_000), revocationDate: nil),
+                .init(
+                    kind: "leaf", subject: "CN=Kakin Sandbox <Signing>", serialNumber: "0a04",
+                    notValidAfter: Date(timeIntervalSince1970: 1_900_000_000), revocationDate: nil),
+                .init(
+                    kind: "leaf", subject: "CN=Kakin Sandbox <Signing>", serialNumber: "0a03",
+                    notValidAfter: Date(timeIntervalSince1970: 1_900_000_000),
+                    revocationDate: Date(timeIntervalSince1970: 1_789_000_000)),
             ])
     }
 
@@ -262,6 +277,8 @@ enum DashboardTestSupport {
         (["action": "storefront", "id": "jp", "storefront": "USA"], .setStorefront(testerID: "jp", storefront: "USA")),
         (["action": "ask-to-buy", "id": "jp", "enabled": "true"], .setAskToBuy(testerID: "jp", enabled: true)),
         (["action": "clear", "id": "jp"], .clearPurchaseHistory(testerID: "jp")),
+        (["action": "revoke-certificate", "certificate": "leaf"], .revokeCertificate(kind: "leaf")),
+        (["action": "revoke-certificate", "certificate": "intermediate"], .revokeCertificate(kind: "intermediate")),
         (
             ["action": "settings", "askToBuy": "true", "gracePeriodDays": "6", "failPurchasesWith": "", "notificationURL": "http://127.0.0.1:1/n"],
             .updateSettings(.init(askToBuy: true, gracePeriodDays: 6, failPurchasesWith: nil, notificationURL: "http://127.0.0.1:1/n"))
@@ -274,10 +291,29 @@ enum DashboardTestSupport {
     @Test(arguments: [
         ["action": "refund"], ["action": "refund", "id": "1", "reason": "7"], ["action": "advance", "seconds": "-1"],
         ["action": "rate", "rate": "fast"], ["action": "storefront", "id": "jp", "storefront": "ATL"],
-        ["action": "explode"], ["id": "1"],
+        ["action": "explode"], ["id": "1"], ["action": "revoke-certificate", "certificate": "root"],
+        ["action": "revoke-certificate"],
     ])
     func badFormsAreRefused(form: [String: String]) {
         #expect(throws: ServerError.self) { try DashboardRoutes.sandboxAction(from: form) }
+    }
+
+    @Test func theCertificatesRevokeButtonReachesTheSandbox() async throws {
+        let fixture = try await ServerFixture()
+        let sandbox = RecordingSandboxControl()
+        let router = try DashboardTestSupport.router(fixture, sandbox: sandbox, now: { Date() })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            let csrf = try #require(try await browser.signIn("sk_test", client))
+            let page = String(buffer: try await browser.get("/dashboard/sandbox", client).body)
+            #expect(page.contains("<input type=\"hidden\" name=\"action\" value=\"revoke-certificate\">"))
+            let done = try await browser.post(
+                "/dashboard/sandbox/action", ["csrf": csrf, "action": "revoke-certificate", "certificate": "leaf"],
+                client)
+            #expect(done.status == .seeOther)
+            #expect(done.headers[.location]?.hasPrefix("/dashboard/sandbox?notice=") == true)
+            #expect(await sandbox.performed == [.revokeCertificate(kind: "leaf")])
+        }
     }
 
     @Test func aRefusalFromTheSandboxIsShownOnThePage() async throws {

@@ -211,6 +211,29 @@ import X509
         }
     }
 
+    /// A chain is checked at the payload's signing date, which is sandbox time: new certificates
+    /// are valid from before it even when the sandbox clock is behind the real one.
+    @Test func newCertificatesCoverTheSandboxClockWhenItIsBehind() async throws {
+        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
+        let clock = SandboxClock.manual(at: Self.now)
+        let engine = try SandboxEngine(
+            signer: SandboxSigner(
+                authority: try SandboxCertificateAuthority.generate(now: Self.now, ocspURL: Self.ocspURL),
+                bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+            clock: clock, storefrontIDs: catalog.storefrontIdentifiers,
+            realClock: { Self.now.addingTimeInterval(30 * 86_400) }, products: catalog.engineLookup)
+        let tester = try await engine.createTester(name: "behind@example.com")
+        let bought = try #require(
+            try await engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd")).transaction)
+        try await engine.revokeCertificate(.intermediate)
+        #expect(engine.authority.leaf.notValidBefore <= clock.now())
+        #expect(engine.authority.intermediate.notValidBefore <= clock.now())
+        let jws = try engine.signer.signTransaction(bought, at: clock.now())
+        #expect(try engine.signer.makeVerifier().verifyTransaction(jws).transactionID == bought.id)
+        // The revocation itself is dated in real time, as the responder answers.
+        #expect(engine.authority.revokedCertificates.first?.revocationDate == Self.now.addingTimeInterval(30 * 86_400))
+    }
+
     @Test func aRotationIsWrittenToTheAuthoritysDirectory() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sandbox-ca-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }

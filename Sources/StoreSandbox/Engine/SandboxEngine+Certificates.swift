@@ -1,5 +1,5 @@
 public import AppStoreSecurity
-public import Foundation
+import Foundation
 import Synchronization
 
 /// The sandbox's certificate authority at run time: revocation with rotation, and the OCSP

@@ -52,37 +52,41 @@ extension SandboxCertificateAuthority {
     ///   is issued by the same root, and a new leaf by it.
     ///
     /// The root never changes, so verifiers that trust it go on trusting what is signed next. New
-    /// certificates name this authority's ``ocspURL``, start a day before `date` (clock skew),
-    /// and live as long as the ones they replace (a leaf never outlives its intermediate). The
-    /// revoked certificates are kept in ``retired``, a retired intermediate with its key, so the
-    /// responder still signs `revoked` answers about them.
-    public func revoking(_ kind: CertificateKind, at date: Date = Date()) throws -> SandboxCertificateAuthority {
-        switch kind {
-        case .leaf:
-            return try replacing(intermediate: false, revocationDate: date, ocspURL: ocspURL, at: date)
-        case .intermediate:
-            return try replacing(intermediate: true, revocationDate: date, ocspURL: ocspURL, at: date)
-        }
+    /// certificates name this authority's ``ocspURL``, are valid from `notValidBefore` (by
+    /// default a day before `date`, for clock skew), and live as long as the ones they replace (a
+    /// leaf never outlives its intermediate). The revoked certificates are kept in ``retired``, a
+    /// retired intermediate with its key, so the responder still signs `revoked` answers about
+    /// them.
+    public func revoking(
+        _ kind: CertificateKind, at date: Date = Date(), notValidBefore: Date? = nil
+    ) throws -> SandboxCertificateAuthority {
+        try replacing(
+            intermediate: kind == .intermediate, revocationDate: date, ocspURL: ocspURL,
+            start: notValidBefore ?? date.addingTimeInterval(-86_400))
     }
 
     /// A copy whose intermediate and leaf name `ocspURL` as their OCSP responder: new ones are
-    /// issued by the same root, and the old ones are retired without being revoked (the responder
-    /// answers `good` for them). Returns `self` when both already name it.
-    public func reissuing(ocspURL: String?, at date: Date = Date()) throws -> SandboxCertificateAuthority {
+    /// issued by the same root, valid from `notValidBefore` (by default a day before `date`), and
+    /// the old ones are retired without being revoked (the responder answers `good` for them).
+    /// Returns `self` when both already name it.
+    public func reissuing(
+        ocspURL: String?, at date: Date = Date(), notValidBefore: Date? = nil
+    ) throws -> SandboxCertificateAuthority {
         if Self.ocspResponderURL(of: intermediate) == ocspURL, Self.ocspResponderURL(of: leaf) == ocspURL {
             guard self.ocspURL != ocspURL else { return self }
             return SandboxCertificateAuthority(
                 root: root, rootKey: rootKey, intermediate: intermediate, intermediateKey: intermediateKey,
                 leaf: leaf, leafKey: leafKey, ocspURL: ocspURL, retired: retired)
         }
-        return try replacing(intermediate: true, revocationDate: nil, ocspURL: ocspURL, at: date)
+        return try replacing(
+            intermediate: true, revocationDate: nil, ocspURL: ocspURL,
+            start: notValidBefore ?? date.addingTimeInterval(-86_400))
     }
 
     /// Retires the leaf (and the intermediate when asked) and issues their successors.
     private func replacing(
-        intermediate replaceIntermediate: Bool, revocationDate: Date?, ocspURL: String?, at date: Date
+        intermediate replaceIntermediate: Bool, revocationDate: Date?, ocspURL: String?, start: Date
     ) throws -> SandboxCertificateAuthority {
-        let start = date.addingTimeInterval(-86_400)
         // OCSP and the files keep whole seconds; so does the record, so it reads back the same.
         let revocationDate = revocationDate.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
         var retired = self.retired
@@ -96,7 +100,7 @@ extension SandboxCertificateAuthority {
             newIntermediateKey = P384.Signing.PrivateKey()
             newIntermediate = try Self.issueIntermediate(
                 name: organisation, publicKey: Certificate.PublicKey(newIntermediateKey.publicKey), root: root,
-                rootKey: rootKey, notValidBefore: start, notValidAfter: max(intermediate.notValidAfter, date),
+                rootKey: rootKey, notValidBefore: start, notValidAfter: max(intermediate.notValidAfter, start),
                 ocspURL: ocspURL)
         }
         retired.append(

@@ -325,7 +325,7 @@ enum DashboardTemplates {
             <thead><tr><th>Certificate</th><th>Subject</th><th>Serial number</th><th>Valid until</th><th>Status</th><th>Actions</th></tr></thead>
             <tbody>
             {{#certificates}}
-            <tr data-certificate="{{serialNumber}}"><td>{{kind}}</td><td>{{subject}}</td><td><code>{{serialNumber}}</code></td><td class="nowrap">{{validUntil}}</td><td><span class="badge {{stateClass}}">{{state}}</span></td>
+            <tr data-certificate="{{serialNumber}}"><td>{{kind}}</td><td class="details">{{subject}}</td><td><code>{{serialNumber}}</code></td><td class="nowrap">{{validUntil}}</td><td><span class="badge {{stateClass}}">{{state}}</span></td>
             <td class="actions">{{#revocable}}<form method="post" action="/dashboard/sandbox/action"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="revoke-certificate"><input type="hidden" name="certificate" value="{{kind}}"><button type="submit" class="danger" data-action="revoke-certificate">Revoke</button></form>{{/revocable}}</td></tr>
             {{/certificates}}
             </tbody>

@@ -1,5 +1,5 @@
 public import AppStoreSecurity
-public import Foundation
+import Foundation
 import Synchronization
 
 /// The sandbox's certificate authority at run time: revocation with rotation, and the OCSP
@@ -24,7 +24,7 @@ extension SandboxEngine {
         _ kind: SandboxCertificateAuthority.CertificateKind
     ) throws(SandboxError) -> SandboxCertificateAuthority {
         let rotated: SandboxCertificateAuthority
-        do { rotated = try authority.revoking(kind, at: realClock()) } catch {
+        do { rotated = try authority.revoking(kind, at: realClock(), notValidBefore: newCertificatesStart()) } catch {
             throw SandboxError(.stateUnavailable, "cannot issue new certificates: \(error)")
         }
         try install(rotated)
@@ -42,10 +42,19 @@ extension SandboxEngine {
             return
         }
         let reissued: SandboxCertificateAuthority
-        do { reissued = try current.reissuing(ocspURL: url, at: realClock()) } catch {
+        do {
+            reissued = try current.reissuing(ocspURL: url, at: realClock(), notValidBefore: newCertificatesStart())
+        } catch {
             throw SandboxError(.stateUnavailable, "cannot issue new certificates: \(error)")
         }
         try install(reissued)
+    }
+
+    /// New certificates are valid from a day before the earlier of the real time and the sandbox
+    /// time: verifiers check a chain at the payload's `signedDate`, which is sandbox time, and
+    /// OCSP at the real time.
+    private func newCertificatesStart() -> Date {
+        min(realClock(), clock.now()).addingTimeInterval(-86_400)
     }
 
     private func install(_ authority: SandboxCertificateAuthority) throws(SandboxError) {

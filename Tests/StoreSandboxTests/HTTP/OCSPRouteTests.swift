@@ -5,7 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import StoreSandbox
 import Testing
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// The sandbox's OCSP responder (`/ocsp`) and certificate control routes (`/v1/control/ca`).
 @Suite struct OCSPRouteTests {
@@ -209,6 +209,40 @@ import X509
                 uri: "/v1/control/ca/responder", method: .post, body: ByteBuffer(string: #"{"available": true}"#))
             #expect(try await Self.post(der, client).status == .successful)
         }
+    }
+
+    /// A chain is checked at the payload's signing date, which is sandbox time: new certificates
+    /// are valid from before it even when the sandbox clock is behind the real one.
+    @Test func newCertificatesCoverTheSandboxClockWhenItIsBehind() async throws {
+        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
+        let clock = SandboxClock.manual(at: Self.now)
+        let engine = try SandboxEngine(
+            signer: SandboxSigner(
+                authority: try SandboxCertificateAuthority.generate(now: Self.now, ocspURL: Self.ocspURL),
+                bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
+            clock: clock, storefrontIDs: catalog.storefrontIdentifiers,
+            realClock: { Self.now.addingTimeInterval(30 * 86_400) }, products: catalog.engineLookup)
+        let tester = try await engine.createTester(name: "behind@example.com")
+        let bought = try #require(
+            try await engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd")).transaction)
+        try await engine.revokeCertificate(.intermediate)
+        #expect(engine.authority.leaf.notValidBefore <= clock.now())
+        #expect(engine.authority.intermediate.notValidBefore <= clock.now())
+        // swift-certificates, at the signing date, accepts the new chain.
+        let signedAt = clock.now()
+        let authority = engine.authority
+        var verifier = Verifier(rootCertificates: CertificateStore([authority.root])) {
+            RFC5280Policy(fixedExpiryValidationTime: signedAt)
+        }
+        let result = await verifier.validate(
+            leaf: authority.leaf, intermediates: CertificateStore([authority.intermediate]))
+        guard case .validCertificate = result else {
+            Issue.record("the new chain is not valid at the sandbox time: \(result)")
+            return
+        }
+        #expect(try engine.signer.signTransaction(bought, at: signedAt).split(separator: ".").count == 3)
+        // The revocation itself is dated in real time, as the responder answers.
+        #expect(engine.authority.revokedCertificates.first?.revocationDate == Self.now.addingTimeInterval(30 * 86_400))
     }
 
     @Test func aRotationIsWrittenToTheAuthoritysDirectory() async throws {

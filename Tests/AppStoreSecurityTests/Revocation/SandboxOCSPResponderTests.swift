@@ -25,7 +25,7 @@ import Testing
         return try OCSPResponseMessage(derEncoded: responder.response(to: try request.derEncoded(), at: now))
     }
 
-    @Test func theIntermediateAndTheLeafNameTheResponderButNotTheRoot() throws {
+    @Test func theIntermediateAndTheLeafNameTheResponderButNotTheRoot() async throws {
         let authority = Self.authority
         #expect(authority.ocspURL == Self.url)
         for certificate in [authority.intermediate, authority.leaf] {
@@ -39,7 +39,7 @@ import Testing
             #expect(try certificate.extensions.authorityInformationAccess == nil)
         }
         #expect(TestAuthority.shared.ocspURL == nil)
-        _ = try CertificateChainVerifier(roots: [authority.root]).verify(
+        _ = try await CertificateChainVerifier(roots: [authority.root]).verify(
             leaf: authority.leaf, intermediate: authority.intermediate, at: Self.now)
     }
 
@@ -108,7 +108,7 @@ import Testing
         let new = await OCSPCheck.evaluate(
             Self.chain(after), requester: .init(responder: responder, now: Self.now), now: Self.now)
         #expect(OCSPCheck.accepted(new), "\(new)")
-        _ = try CertificateChainVerifier(roots: [before.root]).verify(
+        _ = try await CertificateChainVerifier(roots: [before.root]).verify(
             leaf: after.leaf, intermediate: after.intermediate, at: Self.now)
     }
 
@@ -136,7 +136,7 @@ import Testing
         #expect(
             !OCSPCheck.accepted(
                 await OCSPCheck.evaluate(mixed, requester: .init(responder: responder, now: Self.now), now: Self.now)))
-        _ = try CertificateChainVerifier(roots: [before.root]).verify(
+        _ = try await CertificateChainVerifier(roots: [before.root]).verify(
             leaf: after.leaf, intermediate: after.intermediate, at: Self.now)
     }
 

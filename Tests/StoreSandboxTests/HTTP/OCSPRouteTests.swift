@@ -147,7 +147,7 @@ import Testing
             let verifier = try SandboxSigner(
                 authority: before, bundleID: "com.example.kakin", appAppleID: 6_450_000_001
             ).makeVerifier(now: { Self.now })
-            #expect(try verifier.verifyTransaction(jws).productID == "com.example.kakin.unlock")
+            await #expect(try verifier.verifyTransaction(jws).productID == "com.example.kakin.unlock")
             let receipt = try await engine.appReceipt(for: tester.id, deviceIdentifier: UUID())
             #expect(try SignedAppReceipt(bytes: receipt).signerCertificate == after.leaf)
 

@@ -227,8 +227,8 @@ struct ServerParts {
         }
         let privateKey = P256.Signing.PrivateKey()
         do {
-            try Data((privateKey.pemRepresentation + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            // Created owner-only: the key is never readable by others, not even for a moment.
+            try SecretFile.write(Data((privateKey.pemRepresentation + "\n").utf8), to: URL(fileURLWithPath: path))
         } catch {
             throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be written: \(error)")
         }

@@ -30,6 +30,10 @@ import Glibc
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let application = try await buildApplication(configuration: Self.configuration(directory))
+        // The server key was made on this first start, owner-only.
+        let keyAttributes = try FileManager.default.attributesOfItem(
+            atPath: directory.appendingPathComponent("server-key.pem").path)
+        #expect((keyAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         try await application.test(.live) { client in
             // URLSession, which opens a new connection when the server closed an idle one (the
             // test's idle timeout is short, and a loaded machine can be slower than it).

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSecurity
 import Foundation
 import KakinServer
 import Testing
@@ -17,7 +18,7 @@ import Testing
               "environments": ["Production", "Sandbox"], "sharedSecret": "env:SHARED",
               "appStoreServerAPI": {"keyId": "ABC123DEFG", "issuerId": "issuer", "privateKey": "keys/api.p8"},
               "catalog": "/etc/kakin/Products.storekit", "grants": "grants.json",
-              "transferPolicy": "transferToNewUser", "extraRoots": ["roots/sandbox.pem"],
+              "transferPolicy": "transferToNewUser", "extraRoots": ["roots/sandbox.pem"], "revocation": "bestEffort",
               "endpoints": {"verifyReceiptSandbox": "http://127.0.0.1:9/verifyReceipt"}
             },
             {"bundleId": "com.example.two", "environments": ["Sandbox"], "keys": {"publishable": "pk_two", "secret": "sk_two_0123456789abcdef"}}
@@ -50,6 +51,8 @@ import Testing
         #expect(one.catalogPath == "/etc/kakin/Products.storekit", "absolute paths stay")
         #expect(one.extraRootPaths == ["/srv/kakin/roots/sandbox.pem"])
         #expect(one.transferPolicy == .transferToNewUser)
+        #expect(one.revocation == .bestEffort)
+        #expect(configuration.apps[1].revocation == nil, "absent: each environment's default")
         #expect(one.endpoints.verifyReceiptSandbox.absoluteString == "http://127.0.0.1:9/verifyReceipt")
         #expect(one.endpoints.verifyReceiptProduction == AppleEndpoints.verifyReceiptProduction, "Apple by default")
         #expect(one.endpoints.serverAPIProduction.host == "api.storekit.itunes.apple.com")

@@ -12,6 +12,8 @@ final class ChainCache: Sendable {
         /// When all certificates are valid; `nil` for Xcode's self-signed certificate.
         let window: ClosedRange<Date>?
         let certificates: [Certificate]
+        /// The trusted root the chain leads to; `nil` for Xcode's self-signed certificate.
+        let root: Certificate?
         /// Until when the revocation check's verdict holds; `nil` when revocation is not checked.
         let revocationCheckedUntil: Date?
 
@@ -19,9 +21,17 @@ final class ChainCache: Sendable {
 
         /// Whether this entry can vouch for the chain at `time` without checking it again.
         func holds(at time: Date) -> Bool {
-            if isXcodeSigned { return true }
-            guard window?.contains(time) == true else { return false }
-            return revocationCheckedUntil.map { time < $0 } ?? true
+            isXcodeSigned || (isValid(at: time) && revocationCheckedUntil.map { time < $0 } ?? true)
+        }
+
+        /// Whether every certificate of the chain is valid at `time`.
+        func isValid(at time: Date) -> Bool { isXcodeSigned || window?.contains(time) == true }
+
+        /// This entry with its revocation verdict renewed until `until`.
+        func revocationChecked(until: Date) -> Entry {
+            Entry(
+                header: header, key: key, window: window, certificates: certificates, root: root,
+                revocationCheckedUntil: until)
         }
     }
 

@@ -92,6 +92,13 @@ public struct JWSVerifier: Sendable {
         let entry: ChainCache.Entry
         if let cached, cached.holds(at: time) {
             entry = cached
+        } else if let cached, cached.isValid(at: time), let revocation, let root = cached.root {
+            // The chain still holds; only its revocation answers ran out. The checker asks the
+            // responders once for all the requests that arrive meanwhile.
+            let until = try await revocation.check(
+                leaf: cached.certificates[0], intermediate: cached.certificates[1], root: root)
+            entry = cached.revocationChecked(until: until)
+            cache.store(entry, forHeader: compact.encodedHeader)
         } else {
             let prepared =
                 if let cached {
@@ -159,7 +166,7 @@ public struct JWSVerifier: Sendable {
         if certificates.count == 1 {
             // Xcode signs with one self-signed certificate: no chain to check, only the signature.
             return ChainCache.Entry(
-                header: prepared.header, key: key, window: nil, certificates: certificates,
+                header: prepared.header, key: key, window: nil, certificates: certificates, root: nil,
                 revocationCheckedUntil: nil)
         }
         let validated = try await chainVerifier.verify(leaf: certificates[0], intermediate: certificates[1], at: time)
@@ -167,7 +174,7 @@ public struct JWSVerifier: Sendable {
             leaf: certificates[0], intermediate: certificates[1], root: validated.root)
         return ChainCache.Entry(
             header: prepared.header, key: key, window: validated.validFrom...validated.validUntil,
-            certificates: certificates, revocationCheckedUntil: checkedUntil)
+            certificates: certificates, root: validated.root, revocationCheckedUntil: checkedUntil)
     }
 
     static func signingKey(of certificate: Certificate) throws(AppStoreSecurityError) -> P256.Signing.PublicKey {

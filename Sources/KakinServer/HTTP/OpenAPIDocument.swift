@@ -95,7 +95,9 @@ enum OpenAPIDocument {
                       type: string
                       description: >-
                         Verification failures: the verifier's code (badSignature, untrustedChain, certificateExpired,
-                        wrongBundleID, wrongEnvironment, malformedInput, …). Conflicts and storage failures: the
+                        certificateRevoked, wrongBundleID, wrongEnvironment, malformedInput, …); with appleUnavailable,
+                        revocationUnavailable (no usable OCSP answer while revocation is required) or
+                        certificateExpired (a late transaction that could not be fetched again). Conflicts and storage failures: the
                         storage code (ownedByAnotherCustomer, idempotencyKeyReused, contentVersionConflict, unavailable, …).
                     appleStatus:
                       type: integer
@@ -343,8 +345,9 @@ enum OpenAPIDocument {
                       - properties: {error: {properties: {code: {const: verificationFailed}, retryable: {const: false}}}}
             Unavailable:
               description: >-
-                appleUnavailable (Apple could not be reached or asked to retry) or storageUnavailable (the
-                database could not be reached); retry later.
+                appleUnavailable (Apple could not be reached or asked to retry: verifyReceipt, the App Store
+                Server API, or the OCSP responder of a signing certificate when revocation is required) or
+                storageUnavailable (the database could not be reached); retry later.
               headers:
                 Retry-After: {$ref: "#/components/headers/RetryAfter"}
                 X-Request-Id: {$ref: "#/components/headers/RequestId"}

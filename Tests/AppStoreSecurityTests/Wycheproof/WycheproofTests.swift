@@ -96,18 +96,10 @@ import X509
         #expect(wrong.isEmpty, "\(wrong)")
     }
 
-    @Test(
-        .enabled(if: available, "Wycheproof's vectors are not present at ../shared/fixtures/wycheproof; skipped"),
-        arguments: [
-            ("ecdsa_secp256r1_sha256_test.json", 484),
-            ("ecdsa_secp384r1_sha384_test.json", 504),
-        ])
-    func receiptSignaturesAsDER(file: String, count: Int) throws {
-        let wrong = try Self.mismatches(in: file, expectedCount: count) { group, message, signature in
-            let (key, digest) = try Self.certificateKey(group)
-            return try CMSSignatureCheck.isValidECDSA(signature, over: message, digest: digest, key: key)
-        }
-        #expect(wrong.isEmpty, "\(wrong)")
+    /// The two DER paths: a receipt's ECDSA signature (Kakin's CMS check through swift-crypto) and
+    /// a certificate's signature (swift-certificates, as its `Verifier` checks each link).
+    enum DERPath: String, CaseIterable, Sendable {
+        case receipt, certificate
     }
 
     @Test(
@@ -115,12 +107,18 @@ import X509
         arguments: [
             ("ecdsa_secp256r1_sha256_test.json", 484),
             ("ecdsa_secp384r1_sha384_test.json", 504),
-        ])
-    func certificateSignaturesAsDER(file: String, count: Int) throws {
-        let wrong = try Self.mismatches(in: file, expectedCount: count) { group, message, signature in
+        ], DERPath.allCases)
+    func derSignatures(vectors: (file: String, count: Int), path: DERPath) throws {
+        let wrong = try Self.mismatches(in: vectors.file, expectedCount: vectors.count) { group, message, signature in
             let (key, digest) = try Self.certificateKey(group)
-            let algorithm: Certificate.SignatureAlgorithm = digest == .sha384 ? .ecdsaWithSHA384 : .ecdsaWithSHA256
-            return key.isValidSignature(signature, for: message, signatureAlgorithm: algorithm)
+            switch path {
+            case .receipt:
+                return try CMSSignatureCheck.isValidECDSA(signature, over: message, digest: digest, key: key)
+            case .certificate:
+                let algorithm: Certificate.SignatureAlgorithm =
+                    digest == .sha384 ? .ecdsaWithSHA384 : .ecdsaWithSHA256
+                return key.isValidSignature(signature, for: message, signatureAlgorithm: algorithm)
+            }
         }
         #expect(wrong.isEmpty, "\(wrong)")
     }

@@ -77,22 +77,8 @@ actor RecordingExchange: HTTPExchange {
         let latest = try #require(await fixture.engine.transactions(of: "tester").last)
         try await fixture.engine.refund(latest.id)
 
-        let apiKey = P256.Signing.PrivateKey()
-        let catalog = try SandboxCatalog.load(
-            storeKitFile: ServerFixture.catalogFile.appendingPathComponent("Kakin.storekit"))
-        let sandbox = SandboxService(
-            engine: fixture.engine, catalog: catalog,
-            configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
-        let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { client in
-            let port = try #require(client.port)
-            let reconciler = Reconciler(
-                service: fixture.service,
-                access: [
-                    ServerFixture.bundleID: ServerAPIAccess(
-                        baseURL: URL(string: "http://127.0.0.1:\(port)")!, keyID: "KEY", issuerID: "issuer",
-                        privateKey: apiKey)
-                ])
+        try await fixture.withServerAPI { access in
+            let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
             let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
             #expect(report.transactionsRecorded >= 2)
             #expect(report.transactionsRevoked == 1)

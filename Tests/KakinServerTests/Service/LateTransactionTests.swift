@@ -44,17 +44,7 @@ import Testing
     @Test func expiredLeafIsFetchedAgainAndRecorded() async throws {
         let fixture = try await ServerFixture()
         let (transaction, jws) = try await lateUpload(fixture)
-        let apiKey = P256.Signing.PrivateKey()
-        let catalog = try SandboxCatalog.load(
-            storeKitFile: ServerFixture.catalogFile.appendingPathComponent("Kakin.storekit"))
-        let sandbox = SandboxService(
-            engine: fixture.engine, catalog: catalog,
-            configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
-        let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { client in
-            let port = try #require(client.port)
-            let access = ServerAPIAccess(
-                baseURL: URL(string: "http://127.0.0.1:\(port)")!, keyID: "KEY", issuerID: "issuer", privateKey: apiKey)
+        try await fixture.withServerAPI { access in
             let service = service(fixture, revocation: .bestEffort, access: access)
             let outcome = try await service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "late")
             #expect(outcome.isNew)

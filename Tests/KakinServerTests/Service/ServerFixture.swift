@@ -2,8 +2,11 @@ import AppStoreModels
 import AppStoreSecurity
 import Crypto
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import KakinServer
 import StoreSandbox
+import Testing
 
 /// A server on an in-memory (or file) SQLite ledger, wired to an in-process sandbox App Store.
 struct ServerFixture {
@@ -58,6 +61,26 @@ struct ServerFixture {
                 .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
         else { throw ServerError(.invalidRequest, "the sandbox did not sell \(product)") }
         return (transaction, try engine.signer.signTransaction(transaction, at: clock.now()))
+    }
+}
+
+extension ServerFixture {
+    /// Runs `body` with access to this fixture's sandbox serving the App Store Server API over
+    /// HTTP on a free port of 127.0.0.1, with a key registered for the server.
+    func withServerAPI(_ body: @Sendable (ServerAPIAccess) async throws -> Void) async throws {
+        let apiKey = P256.Signing.PrivateKey()
+        let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
+        let sandbox = SandboxService(
+            engine: engine, catalog: catalog,
+            configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
+        let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            try await body(
+                ServerAPIAccess(
+                    baseURL: URL(string: "http://127.0.0.1:\(port)")!, keyID: "KEY", issuerID: "issuer",
+                    privateKey: apiKey))
+        }
     }
 }
 

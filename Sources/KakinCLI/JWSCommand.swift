@@ -77,7 +77,9 @@ struct JWSCommand: AsyncParsableCommand {
                 code when not. Without --root, Apple Root CA - G3 is the only trusted root. The chain \
                 is checked at the payload's signedDate (Apple's leaf certificates expire) unless --at \
                 gives another time. --environment Xcode is the explicit opt-in to Xcode's self-signed \
-                StoreKit testing certificate.
+                StoreKit testing certificate. --revocation require (or bestEffort) checks the leaf and \
+                the intermediate with OCSP at the responders they name and the chain at the current \
+                time, as Apple's libraries do with online checks.
                 """)
 
         @Option(name: .customLong("root"), help: "A trusted root certificate (DER or PEM); repeatable.")
@@ -95,6 +97,9 @@ struct JWSCommand: AsyncParsableCommand {
         @Option(help: "Check the chain at this ISO 8601 time instead of the payload's signing date.")
         var at: String?
 
+        @Option(help: "OCSP revocation checks: require, bestEffort or off (default off).")
+        var revocation: String = "off"
+
         @Argument(help: "A file holding a compact JWS, or - for standard input.")
         var file: String
 
@@ -106,6 +111,9 @@ struct JWSCommand: AsyncParsableCommand {
             }
             if let at, ISO8601.parse(at) == nil {
                 throw ValidationError("--at must be an ISO 8601 time such as 2024-05-01T12:00:00Z; found \(at)")
+            }
+            if RevocationMode(rawValue: revocation) == nil {
+                throw ValidationError("--revocation must be require, bestEffort or off; found \(revocation)")
             }
         }
 
@@ -125,7 +133,8 @@ struct JWSCommand: AsyncParsableCommand {
             if rootCertificates.isEmpty { rootCertificates = AppleRootCertificates.jwsRoots }
             let expectedEnvironment = environment.map(AppStoreEnvironment.init(rawValue:))
             let verifier = JWSVerifier(
-                rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode)
+                rootCertificates: rootCertificates, trustsXcodeSigning: expectedEnvironment == .xcode,
+                revocation: RevocationChecker(mode: RevocationMode(rawValue: revocation) ?? .off))
             do {
                 let compact = try CompactJWS(text)
                 let verified = try await verifier.verify(

@@ -43,6 +43,16 @@ import Testing
         let expired = try await kakin(
             "jws", "verify", "--root", scratch.path("ca/root.pem"), "--at", "2100-01-01T00:00:00Z", jwsFile)
         #expect(expired.standardError.hasPrefix("invalid: certificateExpired"))
+
+        // `kakin ca create` names no OCSP responder: required revocation checks cannot pass,
+        // best-effort ones let the chain through.
+        let required = try await kakin(
+            "jws", "verify", "--root", scratch.path("ca/root.pem"), "--revocation", "require", jwsFile)
+        #expect(required.standardError.hasPrefix("invalid: untrustedChain"), "\(required.standardError)")
+        #expect(required.standardError.contains("OCSP"))
+        let bestEffort = try await kakin(
+            "jws", "verify", "--root", scratch.path("ca/root.pem"), "--revocation", "bestEffort", jwsFile)
+        #expect(bestEffort.exitCode == 0, "\(bestEffort.standardError)")
     }
 
     @Test func malformedInputGetsOneLine() async throws {

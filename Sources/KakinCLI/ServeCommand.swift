@@ -1,3 +1,4 @@
+import AppStoreSecurity
 import ArgumentParser
 import Foundation
 import Hummingbird
@@ -15,9 +16,12 @@ struct ServeCommand: AsyncParsableCommand {
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
             KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE), \
             then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, \
-            grants, bundleId, clawbackPolicy, transferPolicy, webhooks, adminPassword, database), then \
-            defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
-            directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead.
+            grants, bundleId, clawbackPolicy, transferPolicy, revocation, webhooks, adminPassword, database), \
+            then defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
+            directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead. \
+            --revocation sets how the server checks the signing certificates against the sandbox's OCSP \
+            responder: require refuses a transaction when no answer can be had, bestEffort (the Sandbox \
+            default) lets it through, off does not ask; a revoked certificate is refused unless off.
             """)
 
     @Option(help: "A JSON configuration file (env KAKIN_CONFIG).") var config: String?
@@ -37,6 +41,12 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("transfer-policy"),
         help: "keepWithOriginal (default) or transferToNewUser: what a restore by another customer does.")
     var transferPolicy: String?
+    @Option(
+        help: """
+            require, bestEffort (default, as for Sandbox data) or off: how the signing certificates are \
+            checked for revocation over OCSP.
+            """)
+    var revocation: String?
     @Option(name: .customLong("log-format"), help: "text (default) or json.") var logFormat: String?
     @Option(
         name: .customLong("admin-password"),
@@ -111,6 +121,12 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--transfer-policy must be keepWithOriginal or transferToNewUser")
             }
             options.transferPolicy = policy
+        }
+        if let revocation = revocation ?? file.revocation {
+            guard let mode = RevocationMode(rawValue: revocation) else {
+                throw ValidationError("--revocation must be require, bestEffort or off; found \(revocation)")
+            }
+            options.revocation = mode
         }
         if let logFormat = logFormat ?? environment["KAKIN_LOG_FORMAT"] {
             guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
@@ -199,6 +215,8 @@ struct ServeConfigurationFile: Decodable {
     var bundleId: String?
     var clawbackPolicy: String?
     var transferPolicy: String?
+    /// `require`, `bestEffort` or `off`; the Sandbox default (`bestEffort`) when absent.
+    var revocation: String?
     /// `URL=SECRET` entries.
     var webhooks: [String]?
     /// A dashboard password besides the secret key.

@@ -25,6 +25,9 @@ struct ServeEnvironment {
         var appAppleID: Int64 = 6_450_000_001
         var clawbackPolicy: ClawbackPolicy = .clampAtZero
         var transferPolicy: TransferPolicy = .keepWithOriginal
+        /// How the server checks the signing certificates for revocation; `nil` takes the
+        /// Sandbox default (`bestEffort`).
+        var revocation: RevocationMode?
         var webhooks: [WebhookEndpoint] = []
         var logFormat: ServerConfiguration.LogFormat = .text
         var adminPassword: String?
@@ -101,6 +104,7 @@ struct ServeEnvironment {
         app.catalogPath = options.catalog
         app.grantsPath = options.grants
         app.transferPolicy = options.transferPolicy
+        app.revocation = options.revocation
         app.extraRootPaths = [caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path]
         app.endpoints.verifyReceiptProduction = URL(string: "\(sandboxBase)/production/verifyReceipt")!
         app.endpoints.verifyReceiptSandbox = URL(string: "\(sandboxBase)/verifyReceipt")!

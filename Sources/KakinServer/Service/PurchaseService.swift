@@ -151,8 +151,10 @@ public struct PurchaseService: Sendable {
         }
         let (payload, signed) = try await verifyTransaction(jws, app: app)
         let record = try Self.record(from: payload, jws: signed, appUserID: appUserID, source: .app, at: now())
+        // A late upload fetched again is recorded with the fresh JWS, and the row with its digest.
+        let recordedDigest = signed == jws ? digest : SignedDigest(signed)
         return try await ingest(
-            record, app: app, summarizing: summarizing.map { ($0.recent, $0.withJWS, signedDigest: digest) })
+            record, app: app, summarizing: summarizing.map { ($0.recent, $0.withJWS, signedDigest: recordedDigest) })
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in

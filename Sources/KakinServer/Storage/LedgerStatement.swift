@@ -134,6 +134,8 @@ extension SQLDatabase {
         if let connection = self as? SQLiteHandleDatabase {
             return try connection.handle.query(statement.text, values: values.map(\.sqlite))
         }
+        if let session = self as? PostgresSessionDatabase { return try await session.run(statement, values) }
+        if let pool = self as? PostgresClientDatabase { return try await pool.run(statement, values) }
         return try await collectRows(BoundLedgerStatement(statement: statement, values: values))
     }
 }

@@ -90,7 +90,7 @@ extension SQLLedgerStore {
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
         if signedDigests?.mayContain(digest.bytes) == false { return nil }
         guard
-            let row = try await reading({ db in try await db.first(.signedTransaction, .blob(digest.bytes)) })
+            let row = try await readingStatement({ db in try await db.first(.signedTransaction, .blob(digest.bytes)) })
         else { return nil }
         return KnownSignedTransaction(
             transactionID: try row.decode(column: "transaction_id", as: String.self),

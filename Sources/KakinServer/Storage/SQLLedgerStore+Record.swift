@@ -14,7 +14,7 @@ extension SQLLedgerStore {
         // from a read, without waiting for the writer. Owners never go back to unknown and rows
         // are never deleted, so what the read saw is still true when the caller acts on it.
         if let owner = transaction.appUserID,
-            case .known(let stored)? = try await reading({ db in
+            case .known(let stored)? = try await readingStatement({ db in
                 try await Self.storedOwner(of: transaction.transactionID, on: db)
             }), stored == owner
         {

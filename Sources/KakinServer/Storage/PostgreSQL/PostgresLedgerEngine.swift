@@ -1,126 +1,37 @@
-public import Foundation
+import Crypto
+import Foundation
 import Logging
 import NIOCore
-import NIOSSL
 import PostgresKit
 import PostgresNIO
 import SQLKit
 import Synchronization
 
-/// Where and how the server connects to PostgreSQL: the URL's parts and the pool's settings.
+/// The PostgreSQL side of the ledger: a pool of connections, and on it the same write path as
+/// SQLite's (a ``GroupCommitWriter``).
 ///
-/// The URL is `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too). Its query
-/// may carry libpq's `sslmode` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
-/// `verify-full`) and `sslrootcert` (a CA file), and `pool_max_conns` (the pool size); the
-/// configuration file's `postgres` object overrides them.
-public struct PostgresConnectionOptions: Sendable, Hashable {
-    /// Whether connections use TLS.
-    public enum TLSMode: String, Sendable, CaseIterable {
-        /// Never: plain TCP (a server on the same host or a private network).
-        case disable
-        /// TLS when the server offers it, plain TCP otherwise; the certificate is checked only
-        /// against ``PostgresConnectionOptions/caFile`` when one is given.
-        case prefer
-        /// TLS or no connection; the server's certificate must chain to ``PostgresConnectionOptions/caFile``
-        /// (or the system's roots without one) and name the host.
-        case require
-    }
-
-    public var host: String
-    public var port: Int
-    public var username: String
-    public var password: String?
-    public var database: String?
-    public var tls: TLSMode
-    /// A PEM file of the certificate authority that signed the server's certificate.
-    public var caFile: String?
-    /// The most connections this process opens (each replica has its own pool).
-    public var maxConnections: Int
-    /// How long a transaction waits for a connection of the pool (all busy, or PostgreSQL not
-    /// reachable) before the store answers ``LedgerStoreError/Code/unavailable``: requests fail in
-    /// bounded time while the database is down, and clients retry.
-    public var connectionWait: Duration = .seconds(10)
-    /// The schema that holds the ledger's tables (PostgreSQL's `search_path`); the user's default
-    /// (`public`) when `nil`. The schema must exist.
-    public var schema: String?
-
-    /// Reads a `postgres://` URL; a URL that is not one gets a clear message.
-    public init(url text: String) throws(ServerError) {
-        guard let components = URLComponents(string: text),
-            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
-        else { throw ServerError(.invalidConfiguration, "database: expected postgres://USER@HOST[:PORT]/DATABASE") }
-        guard let host = components.host, !host.isEmpty else {
-            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no host")
-        }
-        guard let username = components.user, !username.isEmpty else {
-            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no user")
-        }
-        self.host = host
-        self.port = components.port ?? 5432
-        self.username = username.removingPercentEncoding ?? username
-        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
-        let name = String(components.path.drop(while: { $0 == "/" }))
-        self.database = name.isEmpty ? nil : name
-        self.tls = .prefer
-        self.caFile = nil
-        self.maxConnections = 10
-        self.schema = nil
-        for item in components.queryItems ?? [] {
-            let value = item.value ?? ""
-            switch item.name {
-            case "sslmode":
-                switch value {
-                case "disable": tls = .disable
-                case "allow", "prefer": tls = .prefer
-                case "require", "verify-ca", "verify-full": tls = .require
-                default:
-                    throw ServerError(
-                        .invalidConfiguration,
-                        "database: sslmode \(value) is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                    )
-                }
-            case "sslrootcert":
-                caFile = value
-            case "pool_max_conns":
-                guard let count = Int(value), (1...1000).contains(count) else {
-                    throw ServerError(.invalidConfiguration, "database: pool_max_conns must be 1 to 1000")
-                }
-                maxConnections = count
-            default:
-                throw ServerError(.invalidConfiguration, "database: unknown URL parameter \(item.name)")
-            }
-        }
-    }
-
-    /// The TLS settings PostgresNIO takes.
-    func clientTLS() throws(ServerError) -> PostgresClient.Configuration.TLS {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        if let caFile {
-            guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw ServerError(.invalidConfiguration, "postgres.caFile: \(caFile) cannot be read")
-            }
-            configuration.trustRoots = .file(caFile)
-        }
-        switch tls {
-        case .disable:
-            return .disable
-        case .prefer:
-            if caFile == nil { configuration.certificateVerification = .none }
-            return .prefer(configuration)
-        case .require:
-            return .require(configuration)
-        }
-    }
-}
-
-/// The PostgreSQL connection pool a store opened, running until ``close()``.
+/// - **Writes** queue for this process's writer, which leases one connection while there are
+///   jobs and commits each group in one transaction: one commit (one WAL flush, with
+///   `synchronous_commit = on`) and one `BEGIN`/`COMMIT` pair for the group, instead of for each
+///   request. Replicas each have their own writer; the database's keys and row locks keep them
+///   correct together.
+/// - **Reads** run on the pool's other connections.
+/// - **Prepared statements.** The ledger's statements (``LedgerStatement``) are prepared once per
+///   connection, with the type of each value, and then run with one round trip and no planning.
+/// - **Bounded waits.** A lease that does not come within ``PostgresConnectionOptions/connectionWait``,
+///   a group still running after that long (its connection is closed, which ends the transaction
+///   unacknowledged), and a statement PostgreSQL cancels at `statement_timeout` (set to the same
+///   wait on every connection) all end as ``LedgerStoreError/Code/unavailable``: a request never
+///   waits without end for a database that is gone.
 final class PostgresLedgerEngine: Sendable {
     let client: PostgresClient
     let database: PostgresClientDatabase
+    let writer: GroupCommitWriter
     private let running: Task<Void, Never>
     /// How many times a transaction chosen as a deadlock victim (or failing to serialize) runs
     /// again before its error is reported.
     static let attempts = 5
+
     init(options: PostgresConnectionOptions, logger: Logger) throws(ServerError) {
         var configuration = PostgresClient.Configuration(
             host: options.host, port: options.port, username: options.username, password: options.password,
@@ -128,10 +39,27 @@ final class PostgresLedgerEngine: Sendable {
         configuration.options.maximumConnections = options.maxConnections
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(10)
-        if let schema = options.schema { configuration.options.additionalStartupParameters = [("search_path", schema)] }
+        let wait = options.connectionWait.components
+        let waitMilliseconds = wait.seconds * 1000 + wait.attoseconds / 1_000_000_000_000_000
+        var parameters = [("statement_timeout", "\(waitMilliseconds)"), ("synchronous_commit", "on")]
+        if let schema = options.schema { parameters.append(("search_path", schema)) }
+        configuration.options.additionalStartupParameters = parameters
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
-        self.database = PostgresClientDatabase(client: client, logger: logger, connectionWait: options.connectionWait)
+        let database = PostgresClientDatabase(client: client, logger: logger, connectionWait: options.connectionWait)
+        self.database = database
+        writer = GroupCommitWriter(
+            .init(
+                begin: LedgerSQLDialect.postgresql.beginWrite,
+                closedError: { LedgerStoreError(.unavailable, "the PostgreSQL store was shut down") },
+                rerunsGroup: Self.isConflict, attempts: Self.attempts,
+                mapError: { error in (error as? PSQLError).map(Self.ledgerError) ?? error })
+        ) { body in
+            try await database.leasing { connection in
+                try await PostgresWriterConnection.run(
+                    on: connection, database: database.session(connection), groupLimit: options.connectionWait, body)
+            }
+        }
         // Started at once, so the pool runs before the first lease asks for a connection.
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             self.running = Task.immediate { await client.run() }
@@ -140,9 +68,9 @@ final class PostgresLedgerEngine: Sendable {
         }
     }
 
-    /// Runs `body` in one transaction on one connection. A transaction PostgreSQL aborted to
-    /// break a deadlock, or that could not be serialized, had no effect and runs again; other
-    /// failures become ``LedgerStoreError``s.
+    /// Runs `body` in one transaction on one connection of the pool (reads, migrations). A
+    /// transaction PostgreSQL aborted to break a deadlock, or that could not be serialized, had no
+    /// effect and runs again; other failures become ``LedgerStoreError``s.
     func transaction<R: Sendable>(
         begin: String, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
@@ -153,19 +81,28 @@ final class PostgresLedgerEngine: Sendable {
                     try await SQLLedgerStore.transaction(on: session, begin: begin, body)
                 }
             } catch let error as PSQLError {
-                let state = error.serverInfo?[.sqlState]
-                if attempt < Self.attempts, state == "40P01" || state == "40001" {
+                let ledgerError = Self.ledgerError(error)
+                if attempt < Self.attempts, Self.isConflict(ledgerError) {
                     attempt += 1
                     continue
                 }
-                throw Self.ledgerError(error)
+                throw ledgerError
+            } catch let error as LedgerStoreError where attempt < Self.attempts && Self.isConflict(error) {
+                attempt += 1
             }
         }
     }
 
+    /// Whether `error` is PostgreSQL ending a transaction to break a deadlock (`40P01`) or because
+    /// it could not be serialized (`40001`): it had no effect, and runs again.
+    @Sendable static func isConflict(_ error: any Error) -> Bool {
+        guard let error = error as? LedgerStoreError, error.code == .unavailable else { return false }
+        return error.message.hasPrefix("PostgreSQL 40P01") || error.message.hasPrefix("PostgreSQL 40001")
+    }
+
     /// The ledger's error for a PostgreSQL failure: no connection, a server shutting down, too
-    /// many connections or a conflict that outlived its retries are unavailable (worth retrying
-    /// later); anything else is a state the ledger does not expect.
+    /// many connections, a cancelled statement or a conflict that outlived its retries are
+    /// unavailable (worth retrying later); anything else is a state the ledger does not expect.
     static func ledgerError(_ error: PSQLError) -> LedgerStoreError {
         guard let info = error.serverInfo else {
             return LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(String(reflecting: error))")
@@ -176,10 +113,201 @@ final class PostgresLedgerEngine: Sendable {
         return LedgerStoreError(transient ? .unavailable : .inconsistentState, message)
     }
 
-    /// Closes the pool: connections in use finish their work first.
+    /// Lets the writer finish what it has, then closes the pool: connections in use finish their
+    /// work first.
     func close() async {
+        await writer.close()
         running.cancel()
         await running.value
+    }
+}
+
+/// The writer's hold on one leased connection, for as long as it has groups to commit.
+///
+/// A watchdog closes the connection when a group has run longer than `groupLimit` (PostgreSQL
+/// stopped answering without closing the connection): the group's statements then fail, its jobs
+/// are answered ``LedgerStoreError/Code/unavailable``, and the writer leases another connection.
+private final class PostgresWriterConnection: GroupCommitConnection {
+    let connection: PostgresConnection
+    let database: any SQLDatabase
+    let logger: Logger
+    /// When the open group began (uptime in nanoseconds), 0 outside a group.
+    private let groupStarted = Atomic<UInt64>(0)
+
+    private init(connection: PostgresConnection, database: any SQLDatabase, logger: Logger) {
+        self.connection = connection
+        self.database = database
+        self.logger = logger
+    }
+
+    static func run(
+        on connection: PostgresConnection, database: PostgresSessionDatabase, groupLimit: Duration,
+        _ body: @escaping @Sendable (any GroupCommitConnection) async throws -> Void
+    ) async throws {
+        let writer = PostgresWriterConnection(connection: connection, database: database, logger: database.logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await writer.watch(limit: groupLimit) }
+            defer { group.cancelAll() }
+            try await body(writer)
+        }
+    }
+
+    var isBroken: Bool { connection.isClosed }
+
+    func execute(_ sql: String) async throws {
+        if sql.hasPrefix("BEGIN") { groupStarted.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+        defer { if sql == "COMMIT" || sql == "ROLLBACK" { groupStarted.store(0, ordering: .relaxed) } }
+        do {
+            _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        } catch let error as PSQLError {
+            throw PostgresLedgerEngine.ledgerError(error)
+        }
+    }
+
+    /// Checks four times per `limit` whether the open group has run longer than `limit`.
+    private func watch(limit: Duration) async {
+        let components = limit.components
+        let limitNanoseconds = UInt64(components.seconds) * 1_000_000_000 + UInt64(components.attoseconds / 1_000_000_000)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: limit / 4)
+            let started = groupStarted.load(ordering: .relaxed)
+            guard started != 0, DispatchTime.now().uptimeNanoseconds - started > limitNanoseconds else { continue }
+            logger.error(
+                "a write transaction ran longer than the connection wait; closing its connection",
+                metadata: ["limit": "\(limit)"])
+            try? await connection.close()
+            return
+        }
+    }
+}
+
+/// A ``LedgerStatement`` run as a PostgreSQL prepared statement.
+///
+/// PostgresNIO prepares a statement once per connection (by name, the first time a connection runs
+/// it) and runs it afterwards with one round trip and no planning; its API describes a statement by
+/// the type's static `name`, `sql` and value types. The ledger's statements are values, so the type
+/// reads them from ``current``, which ``run(_:_:on:logger:)`` sets around each run.
+struct LedgerPreparedStatement: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+
+    /// What PostgreSQL knows a statement by.
+    struct Described: Sendable {
+        let name: String
+        let sql: String
+        let types: [PostgresDataType]
+    }
+
+    @TaskLocal static var current: Described?
+    static var name: String { current?.name ?? "" }
+    static var sql: String { current?.sql ?? "" }
+    static var bindingDataTypes: [PostgresDataType] { current?.types ?? [] }
+
+    let values: [LedgerValue]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .text(let text?): bindings.append(text)
+            case .integer(let number?): bindings.append(number)
+            case .blob(let data?): bindings.append(ByteBuffer(bytes: data))
+            case .text(nil), .integer(nil), .blob(nil): bindings.appendNull()
+            }
+        }
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+
+    /// The statements described so far, by text and value types.
+    private static let described = Mutex<[String: Described]>([:])
+
+    /// Runs `statement` with `values` on `connection`, prepared there the first time.
+    static func run(
+        _ statement: LedgerStatement, _ values: [LedgerValue], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [PostgresRow] {
+        let description = describe(statement, values)
+        return try await $current.withValue(description) {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.execute(Self(values: values), logger: logger) {
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+
+    private static func describe(_ statement: LedgerStatement, _ values: [LedgerValue]) -> Described {
+        var key = statement.text
+        key.append("\u{0}")
+        for value in values { key.append(value.postgresTypeLetter) }
+        if let known = described.withLock({ $0[key] }) { return known }
+        var sql = ""
+        for (index, part) in statement.parts.enumerated() {
+            sql += part
+            if index < values.count { sql += "$\(index + 1)" }
+        }
+        let name = "kakin_" + SHA256.hash(data: Data(key.utf8)).prefix(12).hexDigits
+        let made = Described(name: name, sql: sql, types: values.map(\.postgresType))
+        described.withLock { $0[key] = made }
+        return made
+    }
+}
+
+extension LedgerValue {
+    /// The PostgreSQL type a statement declares for the value.
+    fileprivate var postgresType: PostgresDataType {
+        switch self {
+        case .text: .text
+        case .integer: .int8
+        case .blob: .bytea
+        }
+    }
+
+    fileprivate var postgresTypeLetter: Character {
+        switch self {
+        case .text: "t"
+        case .integer: "i"
+        case .blob: "b"
+        }
+    }
+}
+
+/// One connection seen through SQLKit, with the ledger's statements prepared on it.
+struct PostgresSessionDatabase: SQLDatabase {
+    let connection: PostgresConnection
+    let inner: any SQLDatabase
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var logger: Logger { inner.logger }
+    var dialect: any SQLDialect { inner.dialect }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(
+        sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) -> EventLoopFuture<Void> {
+        inner.execute(sql: query, onRow)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        do {
+            try await inner.execute(sql: query, onRow)
+        } catch let error as PSQLError {
+            throw PostgresLedgerEngine.ledgerError(error)
+        }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    /// Runs a ledger statement, prepared on this connection, and returns its rows.
+    func run(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
+        do {
+            return try await LedgerPreparedStatement.run(statement, values, on: connection, logger: logger).map {
+                $0.sql()
+            }
+        } catch let error as PSQLError {
+            throw PostgresLedgerEngine.ledgerError(error)
+        }
     }
 }
 
@@ -207,28 +335,28 @@ struct PostgresClientDatabase: SQLDatabase {
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        let logger = self.logger
-        do {
-            try await leasing { connection in
-                try await connection.sql(queryLogLevel: nil, logger: logger).execute(sql: query, onRow)
-            }
-        } catch let error as PSQLError {
-            throw PostgresLedgerEngine.ledgerError(error)
-        }
+        try await leasing { connection in try await session(connection).execute(sql: query, onRow) }
     }
 
     func withSession<R: Sendable>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
     {
-        let logger = self.logger
-        return try await leasing { connection in
-            try await closure(connection.sql(queryLogLevel: nil, logger: logger))
-        }
+        try await leasing { connection in try await closure(session(connection)) }
+    }
+
+    /// Runs one ledger statement on a leased connection, outside any transaction.
+    func run(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
+        try await leasing { connection in try await session(connection).run(statement, values) }
+    }
+
+    /// `connection` seen through SQLKit.
+    func session(_ connection: PostgresConnection) -> PostgresSessionDatabase {
+        PostgresSessionDatabase(connection: connection, inner: connection.sql(queryLogLevel: nil, logger: logger))
     }
 
     /// Runs `body` on a leased connection. When no connection comes within ``connectionWait``
     /// (the pool is busy, or the database is down or refuses connections), or the pool gives up,
     /// that is ``LedgerStoreError/Code/unavailable``; once `body` runs it is never cut short.
-    private func leasing<R: Sendable>(
+    func leasing<R: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
         let leased = LeaseFlag()
@@ -256,9 +384,10 @@ struct PostgresClientDatabase: SQLDatabase {
                 }
                 throw LedgerStoreError(.inconsistentState, "a PostgreSQL lease ended without a result")
             }
+        } catch let error as PSQLError {
+            throw PostgresLedgerEngine.ledgerError(error)
         } catch where !leased.state.withLock({ $0 }) {
             if let error = error as? LedgerStoreError { throw error }
-            if let error = error as? PSQLError { throw PostgresLedgerEngine.ledgerError(error) }
             throw LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")
         }
     }

@@ -1,0 +1,320 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import SQLKit
+import Synchronization
+
+/// A connection the ``GroupCommitWriter`` writes through: one connection to the database, used by
+/// one group at a time.
+protocol GroupCommitConnection: Sendable {
+    /// The connection as the ledger's operations see it.
+    var database: any SQLDatabase { get }
+    /// Runs a statement without results (`BEGIN`, `COMMIT`, `SAVEPOINT`…).
+    func execute(_ sql: String) async throws
+    /// Whether the connection can take no more statements (closed by the server, or broken).
+    var isBroken: Bool { get }
+}
+
+/// The ledger's one write path, the same for SQLite and PostgreSQL: write transactions queue for a
+/// single writer per process, which runs a group of them in one database transaction and commits
+/// once.
+///
+/// - A group is everything waiting when the writer takes its next group, up to ``maxGroup`` jobs.
+/// - Jobs run one after the other on the writer's connection, without savepoints at first: jobs
+///   almost never fail, and a savepoint costs a copy of each page (SQLite) or a round trip
+///   (PostgreSQL). When one does fail, the group is undone and run again with one savepoint per
+///   job, so that a failed job is rolled back alone and the others commit.
+/// - Each job is answered after the commit that holds it returned, so an answer always means the
+///   write is durable (SQLite with `synchronous = FULL`, PostgreSQL with `synchronous_commit = on`).
+///   When the commit fails, or its outcome is unknown because the connection broke, every job of the
+///   group gets the failure: nothing is acknowledged without its commit, and the ledger's unique keys
+///   make a retry safe.
+/// - A write started from inside a job joins the job's transaction as a nested savepoint.
+///
+/// Where the connection comes from is the engine's business (`connect`): SQLite's writer keeps one
+/// connection on a thread of its own; PostgreSQL's leases one from the pool for as long as there are
+/// jobs, and a lease that cannot be had in time fails the jobs waiting for it.
+final class GroupCommitWriter: Sendable {
+    typealias Body = @Sendable (any SQLDatabase) async throws -> any Sendable
+    /// Lends the writer a connection for as long as `body` runs.
+    typealias Connect = @Sendable (_ body: @escaping @Sendable (any GroupCommitConnection) async throws -> Void)
+        async throws -> Void
+
+    /// One write transaction waiting for the writer.
+    private struct Job: Sendable {
+        let body: Body
+        let continuation: CheckedContinuation<any Sendable, any Error>
+        /// The event loop the caller waits on, where its answer is handed back (`nil`: any).
+        let home: (any EventLoop)?
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var draining = false
+        var closed = false
+        /// Who waits for the writer to run dry (``close()``).
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// What the engine decides about the writer.
+    struct Settings: Sendable {
+        /// The statement that opens a group's transaction.
+        var begin: String
+        /// The most jobs one commit carries.
+        var maxGroup: Int = 256
+        /// Where the writer's loop runs (`nil`: the global executor).
+        var executor: (any TaskExecutor)?
+        /// The error jobs get once the writer is closed.
+        var closedError: @Sendable () -> any Error
+        /// Whether a whole group failed in a way worth running it again at once (PostgreSQL's
+        /// deadlock victims and serialization failures); how many times.
+        var rerunsGroup: @Sendable (any Error) -> Bool = { _ in false }
+        var attempts = 5
+        /// Runs after every successful commit, on the writer (SQLite's checkpoints).
+        var afterCommit: @Sendable () -> Void = {}
+        /// Turns a failure of the writer's own statements (`BEGIN`, `COMMIT`) into the ledger's error.
+        var mapError: @Sendable (any Error) -> any Error = { $0 }
+    }
+
+    private let queue = Mutex(Queue())
+    private let settings: Settings
+    private let connect: Connect
+
+    init(_ settings: Settings, connect: @escaping Connect) {
+        self.settings = settings
+        self.connect = connect
+    }
+
+    /// The event loops of the process-wide group, which never shut down: a job submitted from one
+    /// of them is answered on it.
+    private static let homeLoops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+
+    /// Whether the writer has jobs waiting or running (a check for tests).
+    var isWriting: Bool { queue.withLock { $0.draining || !$0.jobs.isEmpty } }
+
+    /// Set while a job runs: a write started from inside it joins it (as a nested savepoint)
+    /// instead of waiting for a writer that is waiting for it.
+    @TaskLocal private static var current: (writer: ObjectIdentifier, connection: any GroupCommitConnection)?
+
+    /// Runs `body` as one write transaction, committed with whatever other writes are waiting.
+    func write<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        if let current = Self.current, current.writer == ObjectIdentifier(self) {
+            return try await nested(body, on: current.connection)
+        }
+        let result = try await withCheckedThrowingContinuation { continuation in
+            let running = MultiThreadedEventLoopGroup.currentEventLoop
+            let home = running.flatMap { running in Self.homeLoops.first { $0 === running } }
+            let job = Job(body: { try await body($0) }, continuation: continuation, home: home)
+            let start = queue.withLock { state -> Bool? in
+                guard !state.closed else { return nil }
+                state.jobs.append(job)
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            switch start {
+            case nil: continuation.resume(throwing: settings.closedError())
+            case true?: Task(executorPreference: settings.executor) { await self.drain() }
+            case false?: break
+            }
+        }
+        guard let typed = result as? R else {
+            throw LedgerStoreError(.inconsistentState, "a write returned \(type(of: result)), not \(R.self)")
+        }
+        return typed
+    }
+
+    private func nested<R: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R, on connection: any GroupCommitConnection
+    ) async throws -> R {
+        try await connection.execute("SAVEPOINT nested")
+        do {
+            let result = try await body(connection.database)
+            try await connection.execute("RELEASE SAVEPOINT nested")
+            return result
+        } catch {
+            try? await connection.execute("ROLLBACK TO SAVEPOINT nested")
+            try? await connection.execute("RELEASE SAVEPOINT nested")
+            throw error
+        }
+    }
+
+    /// Stops taking jobs and waits for the writer to finish what it has.
+    func close() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let idle = queue.withLock { state -> Bool in
+                state.closed = true
+                guard state.draining || !state.jobs.isEmpty else { return true }
+                state.idleWaiters.append(done)
+                return false
+            }
+            if idle { done.resume() }
+        }
+    }
+
+    // MARK: The writer
+
+    /// The connection broke: the writer asks for another one.
+    private struct Reconnect: Error {}
+
+    /// Commits groups of waiting jobs until none is left, on connections `connect` lends.
+    private func drain() async {
+        while true {
+            do {
+                try await connect { connection in
+                    while let group = self.nextGroup() {
+                        await self.commit(group, on: connection)
+                        if connection.isBroken { throw Reconnect() }
+                    }
+                }
+                return
+            } catch is Reconnect {
+                continue
+            } catch {
+                // No connection: every job waiting now gets the reason, and the next job starts over.
+                return failWaiting(with: error)
+            }
+        }
+    }
+
+    /// The next group, or `nil` (the writer stops draining) when no job waits.
+    private func nextGroup() -> [Job]? {
+        let (group, waiters) = queue.withLock { state -> ([Job], [CheckedContinuation<Void, Never>]) in
+            let group = Array(state.jobs.prefix(settings.maxGroup))
+            state.jobs.removeFirst(group.count)
+            guard group.isEmpty else { return (group, []) }
+            state.draining = false
+            defer { state.idleWaiters = [] }
+            return ([], state.idleWaiters)
+        }
+        guard group.isEmpty else { return group }
+        for waiter in waiters { waiter.resume() }
+        return nil
+    }
+
+    private func failWaiting(with error: any Error) {
+        let (jobs, waiters) = queue.withLock { state -> ([Job], [CheckedContinuation<Void, Never>]) in
+            defer {
+                state.jobs = []
+                state.draining = false
+                state.idleWaiters = []
+            }
+            return (state.jobs, state.idleWaiters)
+        }
+        let failure = settings.mapError(error)
+        Self.answer(jobs, Array(repeating: .failure(failure), count: jobs.count))
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Runs a group in one transaction and answers its jobs once the commit returned.
+    private func commit(_ group: [Job], on connection: any GroupCommitConnection) async {
+        var attempt = 1
+        while true {
+            let results = await run(group, on: connection)
+            if case .failure(let error) = results.first, results.allSatisfy({ $0.isFailure }),
+                settings.rerunsGroup(error), attempt < settings.attempts, !connection.isBroken
+            {
+                attempt += 1
+                continue
+            }
+            return Self.answer(group, results)
+        }
+    }
+
+    /// One attempt at a group: its results, committed or not.
+    private func run(_ group: [Job], on connection: any GroupCommitConnection) async -> [Result<any Sendable, any Error>] {
+        do {
+            try await connection.execute(settings.begin)
+        } catch {
+            return Array(repeating: .failure(settings.mapError(error)), count: group.count)
+        }
+        var results = await run(group, on: connection, isolated: false)
+        if case .failure(let error)? = results.last {
+            try? await connection.execute("ROLLBACK")
+            // A single job, or a connection that can do no more, has nothing to gain from a second run.
+            if group.count == 1 || connection.isBroken {
+                return Array(repeating: .failure(error), count: group.count)
+            }
+            do {
+                try await connection.execute(settings.begin)
+            } catch {
+                return Array(repeating: .failure(settings.mapError(error)), count: group.count)
+            }
+            results = await run(group, on: connection, isolated: true)
+            // The whole group failed (the connection went away mid-run): nothing to commit.
+            if results.allSatisfy(\.isFailure) {
+                try? await connection.execute("ROLLBACK")
+                return results
+            }
+        }
+        do {
+            try await connection.execute("COMMIT")
+            settings.afterCommit()
+            return results
+        } catch {
+            try? await connection.execute("ROLLBACK")
+            return Array(repeating: .failure(settings.mapError(error)), count: group.count)
+        }
+    }
+
+    /// Runs a group's jobs in the open transaction, each in a savepoint of its own when
+    /// `isolated`; stops at the first failure otherwise.
+    private func run(
+        _ group: [Job], on connection: any GroupCommitConnection, isolated: Bool
+    ) async -> [Result<any Sendable, any Error>] {
+        var results: [Result<any Sendable, any Error>] = []
+        results.reserveCapacity(group.count)
+        let database = connection.database
+        for job in group {
+            if isolated && connection.isBroken {
+                results.append(.failure(LedgerStoreError(.unavailable, "the ledger's connection was lost")))
+                continue
+            }
+            do {
+                if isolated { try await connection.execute("SAVEPOINT job") }
+                let value = try await Self.$current.withValue((ObjectIdentifier(self), connection)) {
+                    try await job.body(database)
+                }
+                if isolated { try await connection.execute("RELEASE SAVEPOINT job") }
+                results.append(.success(value))
+            } catch {
+                results.append(.failure(error))
+                guard isolated else { return results }
+                try? await connection.execute("ROLLBACK TO SAVEPOINT job")
+                try? await connection.execute("RELEASE SAVEPOINT job")
+            }
+        }
+        return results
+    }
+
+    /// Hands each job its result on the event loop it was submitted from, one hop per loop for the
+    /// whole group. Resumed from the writer, a task would go to whichever loop comes next and, for
+    /// its answer, hop again to its connection's loop; and each resumption would wake a loop of its
+    /// own.
+    private static func answer(_ group: [Job], _ results: [Result<any Sendable, any Error>]) {
+        var batches: [(loop: any EventLoop, answers: [(Job, Result<any Sendable, any Error>)])] = []
+        for (job, result) in zip(group, results) {
+            guard let home = job.home else {
+                job.continuation.resume(with: result)
+                continue
+            }
+            if let index = batches.firstIndex(where: { $0.loop === home }) {
+                batches[index].answers.append((job, result))
+            } else {
+                batches.append((home, [(job, result)]))
+            }
+        }
+        for (loop, answers) in batches {
+            loop.execute {
+                for (job, result) in answers { job.continuation.resume(with: result) }
+            }
+        }
+    }
+}
+
+extension Result {
+    fileprivate var isFailure: Bool {
+        if case .failure = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,114 @@
+public import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresKit
+import PostgresNIO
+import SQLKit
+import Synchronization
+
+/// Where and how the server connects to PostgreSQL: the URL's parts and the pool's settings.
+///
+/// The URL is `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too). Its query
+/// may carry libpq's `sslmode` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
+/// `verify-full`) and `sslrootcert` (a CA file), and `pool_max_conns` (the pool size); the
+/// configuration file's `postgres` object overrides them.
+public struct PostgresConnectionOptions: Sendable, Hashable {
+    /// Whether connections use TLS.
+    public enum TLSMode: String, Sendable, CaseIterable {
+        /// Never: plain TCP (a server on the same host or a private network).
+        case disable
+        /// TLS when the server offers it, plain TCP otherwise; the certificate is checked only
+        /// against ``PostgresConnectionOptions/caFile`` when one is given.
+        case prefer
+        /// TLS or no connection; the server's certificate must chain to ``PostgresConnectionOptions/caFile``
+        /// (or the system's roots without one) and name the host.
+        case require
+    }
+
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String?
+    public var tls: TLSMode
+    /// A PEM file of the certificate authority that signed the server's certificate.
+    public var caFile: String?
+    /// The most connections this process opens (each replica has its own pool).
+    public var maxConnections: Int
+    /// How long a transaction waits for a connection of the pool (all busy, or PostgreSQL not
+    /// reachable) before the store answers ``LedgerStoreError/Code/unavailable``: requests fail in
+    /// bounded time while the database is down, and clients retry.
+    public var connectionWait: Duration = .seconds(10)
+    /// The schema that holds the ledger's tables (PostgreSQL's `search_path`); the user's default
+    /// (`public`) when `nil`. The schema must exist.
+    public var schema: String?
+
+    /// Reads a `postgres://` URL; a URL that is not one gets a clear message.
+    public init(url text: String) throws(ServerError) {
+        guard let components = URLComponents(string: text),
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+        else { throw ServerError(.invalidConfiguration, "database: expected postgres://USER@HOST[:PORT]/DATABASE") }
+        guard let host = components.host, !host.isEmpty else {
+            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no host")
+        }
+        guard let username = components.user, !username.isEmpty else {
+            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no user")
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = username.removingPercentEncoding ?? username
+        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        let name = String(components.path.drop(while: { $0 == "/" }))
+        self.database = name.isEmpty ? nil : name
+        self.tls = .prefer
+        self.caFile = nil
+        self.maxConnections = 10
+        self.schema = nil
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                switch value {
+                case "disable": tls = .disable
+                case "allow", "prefer": tls = .prefer
+                case "require", "verify-ca", "verify-full": tls = .require
+                default:
+                    throw ServerError(
+                        .invalidConfiguration,
+                        "database: sslmode \(value) is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                    )
+                }
+            case "sslrootcert":
+                caFile = value
+            case "pool_max_conns":
+                guard let count = Int(value), (1...1000).contains(count) else {
+                    throw ServerError(.invalidConfiguration, "database: pool_max_conns must be 1 to 1000")
+                }
+                maxConnections = count
+            default:
+                throw ServerError(.invalidConfiguration, "database: unknown URL parameter \(item.name)")
+            }
+        }
+    }
+
+    /// The TLS settings PostgresNIO takes.
+    func clientTLS() throws(ServerError) -> PostgresClient.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw ServerError(.invalidConfiguration, "postgres.caFile: \(caFile) cannot be read")
+            }
+            configuration.trustRoots = .file(caFile)
+        }
+        switch tls {
+        case .disable:
+            return .disable
+        case .prefer:
+            if caFile == nil { configuration.certificateVerification = .none }
+            return .prefer(configuration)
+        case .require:
+            return .require(configuration)
+        }
+    }
+}

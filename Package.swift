@@ -94,14 +94,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
         ),
-        // What the SQLite connections need from SQLite's C API and Swift cannot write: variadic
-        // calls, and a layer over SQLite's page cache.
-        .target(name: "CKakinSQLite", dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]),
         // One SQLite connection through SQLite's C API (the SQLite that sqlite-nio builds): cached
         // prepared statements, binds, rows, a typed error. Used by the server's ledger and the sandbox.
         .target(
             name: "KakinSQLite",
-            dependencies: ["CKakinSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")],
+            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")],
             swiftSettings: swiftSettings
         ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.

@@ -1,4 +1,3 @@
-import CKakinSQLite
 import Foundation
 import VaporCSQLite
 
@@ -17,12 +16,7 @@ public final class SQLiteDirectConnection {
     public let path: String
 
     /// Opens `path` (`:memory:` for a private in-memory database), creating the file when needed.
-    ///
-    /// Prepared statements keep their plan whatever values are bound (SQLite's query-planner
-    /// stability guarantee), so a cached statement is not compiled again because a bound value changed.
     public init(path: String) throws(SQLiteDirectError) {
-        // Takes effect only if this is the process's first use of SQLite.
-        _ = kakin_sqlite_install_page_cache()
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
@@ -36,13 +30,7 @@ public final class SQLiteDirectConnection {
         walPagesAfterCommit = .allocate(capacity: 1)
         walPagesAfterCommit.initialize(to: 0)
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
-        _ = kakin_sqlite_enable_qpsg(UnsafeMutableRawPointer(handle))
     }
-
-    /// Whether this process's connections use the layer over SQLite's page cache that skips
-    /// needless scans at the end of write transactions (see `kakin_sqlite_install_page_cache`): it
-    /// is installed by the first connection opened, when nothing else used SQLite before.
-    public static var usesPageCacheLayer: Bool { kakin_sqlite_install_page_cache() != 0 }
 
     /// The bytes this connection's page cache holds now (SQLite's `SQLITE_DBSTATUS_CACHE_USED`).
     public var pageCacheBytes: Int {

@@ -6,45 +6,39 @@ import SQLKit
 import SQLiteKit
 import Synchronization
 
-/// The SQLite side of the ledger, built for throughput without giving up durability:
+/// The SQLite side of the ledger, on SQLite's documented durability:
 ///
-/// - **One writer, group commit.** Every write transaction is a job for the single writer
-///   connection, which runs on a thread of its own. The writer takes every job waiting, runs them
-///   in one SQLite transaction and commits once: one flush for the whole group. When a job fails,
-///   the group is undone and run again with each job inside a savepoint, so that one job's
-///   failure undoes only that job.
-/// - **Flushes beside it.** The writer commits without waiting for the disk (`synchronous =
-///   NORMAL`) and hands each commit to a ``SQLiteLogSyncer``, which flushes the log on a thread of
-///   its own while the writer runs the next group, and answers the commit's jobs only then: an
-///   answer still means the write is on disk. A read that may have seen a commit not yet flushed
-///   waits for that flush before it answers.
+/// - **One writer, group commit** (a ``GroupCommitWriter``, the same write path as PostgreSQL's).
+///   Every write transaction is a job for the single writer connection, which runs on a thread of
+///   its own, takes every job waiting, runs them in one transaction and commits once. The database
+///   is in WAL mode with `synchronous = FULL`: SQLite flushes the log at every commit, before the
+///   commit returns, so a job answered after its group's commit is on disk, and the group shares
+///   one flush.
 /// - **Readers beside it.** In WAL mode readers never wait for the writer; each read runs on a
 ///   connection leased from a bounded pool, on the caller's own thread.
 /// - **Prepared statements** stay prepared on every connection, and nothing hops between threads
 ///   per statement.
-///
 /// - **Checkpoints beside it.** The writer does not copy the write-ahead log back into the
 ///   database file at its commits: a ``SQLiteCheckpointer`` does, on its own connection and
 ///   thread, once the log holds ``LogLimits/checkpointPages`` pages, and then every
-///   ``LogLimits/stepPages`` pages (a pass costs two fsyncs). When the log reaches
-///   ``LogLimits/restartPages`` and no checkpoint is running, the writer copies the little that
-///   is left itself, so the log starts over instead of growing without end.
+///   ``LogLimits/stepPages`` pages. When the log reaches ``LogLimits/restartPages`` and no
+///   checkpoint is running, the writer copies the little that is left itself, so the log starts
+///   over instead of growing without end.
 ///
-/// An in-memory database has a single connection, so reads go through the writer too.
+/// Only SQLite's documented interfaces are used: pragmas, `sqlite3_wal_hook` and
+/// `wal_checkpoint`. An in-memory database has a single connection, so reads go through the writer
+/// too.
 final class SQLiteLedgerEngine: Sendable {
     private let writer: SQLiteHandle
     private let writerExecutor: SQLiteThreadExecutor
-    private let queue = Mutex(Queue())
+    private let groups: GroupCommitWriter
+    private let closed = Atomic<Bool>(false)
     private let readers = Mutex(ReaderPool())
     private let path: String?
     private let checkpointer: SQLiteCheckpointer?
-    /// Flushes the log after the writer's commits (`nil` for a database in memory).
-    private let syncer: SQLiteLogSyncer?
     private let pragmas: [String]
     let eventLoop: any EventLoop
     let logger: Logger
-    /// The most jobs one commit carries.
-    static let maxGroup = 256
     /// The writer's page cache, in KiB.
     static let writerCacheKiB = 32 * 1024
     /// When the write-ahead log is copied back into the database file.
@@ -63,9 +57,6 @@ final class SQLiteLedgerEngine: Sendable {
         /// log is in its steady cycle). The log file keeps its largest size, about 256 MiB at most.
         static let standard = LogLimits(checkpointPages: 32_000, restartPages: 64_000, stepPages: 2_000)
     }
-    private let logLimits: LogLimits
-    /// The log's size when the checkpointer was last asked to run (used by the writer only).
-    private let lastCheckpointRequest = Atomic<Int>(0)
 
     /// At most this many reader connections are open; more reads at once wait for one. A read
     /// holds its connection while its task waits to be run again between statements, so under
@@ -85,35 +76,9 @@ final class SQLiteLedgerEngine: Sendable {
         var waiters: [CheckedContinuation<SQLiteHandle?, Never>] = []
     }
 
-    private struct Queue {
-        var jobs: [Job] = []
-        var draining = false
-        var closed = false
-        /// Who waits for the writer to run dry (``close()``).
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    /// One write transaction waiting for the writer.
-    private struct Job: Sendable {
-        let body: @Sendable (any SQLDatabase) async throws -> any Sendable
-        let continuation: CheckedContinuation<any Sendable, any Error>
-        /// The event loop the caller waits on, where its answer is handed back (`nil`: any).
-        let home: (any EventLoop)?
-    }
-
-    /// The event loops of the process-wide group, which never shut down: a job submitted from one
-    /// of them is answered on it.
-    private static let homeLoops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-
     /// Opens the database (`nil` or `:memory:` for memory) and sets it up for WAL and durability.
-    ///
-    /// `flush` replaces the flush of the write-ahead log (for tests).
-    init(
-        path: String?, busyTimeoutMilliseconds: Int64, logLimits: LogLimits = .standard, logger: Logger,
-        flush: SQLiteLogSyncer.Flush? = nil
-    ) throws {
+    init(path: String?, busyTimeoutMilliseconds: Int64, logLimits: LogLimits = .standard, logger: Logger) throws {
         self.logger = logger
-        self.logLimits = logLimits
         eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let file = path.flatMap { $0 == ":memory:" ? nil : $0 }
         self.path = file
@@ -130,35 +95,38 @@ final class SQLiteLedgerEngine: Sendable {
         try writer.execute("PRAGMA cache_size = -\(Self.writerCacheKiB)")
         if file != nil {
             _ = try writer.query("PRAGMA journal_mode = WAL", [])
-            // In WAL mode NORMAL writes the log at a commit and flushes it only before a
-            // checkpoint; the syncer flushes it after every commit, before anyone is answered.
-            try writer.execute("PRAGMA synchronous = NORMAL")
+            // In WAL mode FULL flushes the log at every commit, before the commit returns: a
+            // commit that returned survives a crash of the process and of the machine.
+            try writer.execute("PRAGMA synchronous = FULL")
             writer.trackWriteAheadLog()
         }
-        syncer = file.map { file in
-            if let flush { SQLiteLogSyncer(name: "ledger.sync", flush: flush) }
-            else { SQLiteLogSyncer(name: "ledger.sync", databasePath: file) }
-        }
         let pragmas = self.pragmas
-        checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
-        writerExecutor = SQLiteThreadExecutor(name: "ledger.writer")
+        let checkpointer = file.map { SQLiteCheckpointer(path: $0, pragmas: pragmas, logger: logger) }
+        self.checkpointer = checkpointer
+        let writerExecutor = SQLiteThreadExecutor(name: "ledger.writer")
+        self.writerExecutor = writerExecutor
+        let connection = SQLiteWriterConnection(
+            handle: writer, database: SQLiteHandleDatabase(handle: writer, eventLoop: eventLoop, logger: logger))
+        let lastRequest = CheckpointRequests()
+        groups = GroupCommitWriter(
+            .init(
+                begin: "BEGIN IMMEDIATE", executor: writerExecutor,
+                closedError: { LedgerStoreError(.unavailable, "the SQLite store was shut down") },
+                afterCommit: { [writer] in
+                    Self.checkpointIfLarge(
+                        writer: writer, checkpointer: checkpointer, limits: logLimits, lastRequest: lastRequest,
+                        logger: logger)
+                })
+        ) { body in try await body(connection) }
     }
 
     /// Whether the writer has jobs waiting or running (a check for tests).
-    var isWriting: Bool { queue.withLock { $0.draining || !$0.jobs.isEmpty } }
+    var isWriting: Bool { groups.isWriting }
 
     /// Stops taking jobs, lets the writer finish what it has, and stops its thread.
     func close() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let idle = queue.withLock { state -> Bool in
-                state.closed = true
-                guard state.draining || !state.jobs.isEmpty else { return true }
-                state.idleWaiters.append(done)
-                return false
-            }
-            if idle { done.resume() }
-        }
-        await syncer?.close()
+        closed.store(true, ordering: .relaxed)
+        await groups.close()
         writerExecutor.stop()
         await checkpointer?.close()
         readers.withLock { $0.idle.removeAll() }
@@ -166,180 +134,29 @@ final class SQLiteLedgerEngine: Sendable {
 
     // MARK: Writes
 
-    /// Set while a job runs on the writer: a write started from inside a write joins it (as a
-    /// nested savepoint) instead of waiting for a writer that is waiting for it.
-    @TaskLocal private static var writerDatabase: SQLiteHandleDatabase?
-
     /// Runs `body` as one write transaction, committed with whatever other writes are waiting.
     func write<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        if let database = Self.writerDatabase, database.handle === writer {
-            try writer.execute("SAVEPOINT nested")
-            do {
-                let result = try await body(database)
-                try writer.execute("RELEASE nested")
-                return result
-            } catch {
-                try? writer.execute("ROLLBACK TO nested")
-                try? writer.execute("RELEASE nested")
-                throw error
-            }
-        }
-        let result = try await withCheckedThrowingContinuation { continuation in
-            let current = MultiThreadedEventLoopGroup.currentEventLoop
-            let home = current.flatMap { current in Self.homeLoops.first { $0 === current } }
-            let job = Job(body: { try await body($0) }, continuation: continuation, home: home)
-            let start = queue.withLock { state -> Bool? in
-                guard !state.closed else { return nil }
-                state.jobs.append(job)
-                guard !state.draining else { return false }
-                state.draining = true
-                return true
-            }
-            switch start {
-            case nil:
-                continuation.resume(throwing: LedgerStoreError(.unavailable, "the SQLite store was shut down"))
-            case true?:
-                Task(executorPreference: writerExecutor) { await self.drain() }
-            case false?:
-                break
-            }
-        }
-        guard let typed = result as? R else {
-            throw LedgerStoreError(.inconsistentState, "a write returned \(type(of: result)), not \(R.self)")
-        }
-        return typed
-    }
-
-    /// Commits groups of waiting jobs until none is left. Runs on the writer's thread.
-    private func drain() async {
-        let database = SQLiteHandleDatabase(handle: writer, eventLoop: eventLoop, logger: logger)
-        while true {
-            let (group, waiters) = queue.withLock { state -> ([Job], [CheckedContinuation<Void, Never>]) in
-                let group = Array(state.jobs.prefix(Self.maxGroup))
-                state.jobs.removeFirst(group.count)
-                guard group.isEmpty else { return (group, []) }
-                state.draining = false
-                defer { state.idleWaiters = [] }
-                return ([], state.idleWaiters)
-            }
-            guard !group.isEmpty else {
-                for waiter in waiters { waiter.resume() }
-                return
-            }
-            guard begin(group) else { continue }
-            // First without savepoints: jobs almost never fail, and a savepoint copies every page a
-            // job touches first. When one does fail (it is the last run), the group is undone and
-            // run again with one savepoint per job, so that only the failed job's changes are lost.
-            var results = await run(group, on: database, isolated: false)
-            if case .failure? = results.last {
-                try? writer.execute("ROLLBACK")
-                if group.count == 1, let job = group.first, let failure = results.last {
-                    job.continuation.resume(with: failure)
-                    continue
-                }
-                guard begin(group) else { continue }
-                results = await run(group, on: database, isolated: true)
-            }
-            // Numbered before SQLite makes the commit visible, so a read that sees it waits for it.
-            let number = syncer?.beginCommit()
-            var wrote = true
-            do {
-                try writer.execute("COMMIT")
-            } catch {
-                try? writer.execute("ROLLBACK")
-                results = Array(repeating: .failure(error), count: group.count)
-                wrote = false
-            }
-            answerWhenFlushed(group, results, commit: number, wrote: wrote)
-            if wrote { checkpointIfLarge() }
-        }
-    }
-
-    /// Answers a group once its commit is flushed (at once in memory); a commit that failed
-    /// (`wrote` false) is answered with its own failure, in its turn.
-    private func answerWhenFlushed(
-        _ group: [Job], _ results: [Result<any Sendable, any Error>], commit number: UInt64?, wrote: Bool
-    ) {
-        guard let syncer, let number else { return Self.answer(group, results) }
-        syncer.committed(number, needsFlush: wrote) { error in
-            guard wrote, let error else { return Self.answer(group, results) }
-            Self.answer(group, Array(repeating: .failure(error), count: group.count))
-        }
-    }
-
-    /// Hands each job its result on the event loop it was submitted from, one hop per loop for the
-    /// whole group. Resumed from the writer's thread, a task would go to whichever loop comes next
-    /// and, for its answer, hop again to its connection's loop; and each resumption would wake a
-    /// loop of its own.
-    private static func answer(_ group: [Job], _ results: [Result<any Sendable, any Error>]) {
-        var batches: [(loop: any EventLoop, answers: [(Job, Result<any Sendable, any Error>)])] = []
-        for (job, result) in zip(group, results) {
-            guard let home = job.home else {
-                job.continuation.resume(with: result)
-                continue
-            }
-            if let index = batches.firstIndex(where: { $0.loop === home }) {
-                batches[index].answers.append((job, result))
-            } else {
-                batches.append((home, [(job, result)]))
-            }
-        }
-        for (loop, answers) in batches {
-            loop.execute {
-                for (job, result) in answers { job.continuation.resume(with: result) }
-            }
-        }
-    }
-
-    /// Opens the group's transaction, or fails every job of the group when it cannot.
-    private func begin(_ group: [Job]) -> Bool {
-        do {
-            try writer.execute("BEGIN IMMEDIATE")
-            return true
-        } catch {
-            for job in group { job.continuation.resume(throwing: error) }
-            return false
-        }
-    }
-
-    /// Runs a group's jobs in the open transaction, each in a savepoint of its own when
-    /// `isolated`; stops at the first failure otherwise.
-    private func run(
-        _ group: [Job], on database: SQLiteHandleDatabase, isolated: Bool
-    ) async -> [Result<any Sendable, any Error>] {
-        var results: [Result<any Sendable, any Error>] = []
-        results.reserveCapacity(group.count)
-        for job in group {
-            do {
-                if isolated { try writer.execute("SAVEPOINT job") }
-                let value = try await Self.$writerDatabase.withValue(database) { try await job.body(database) }
-                if isolated { try writer.execute("RELEASE job") }
-                results.append(.success(value))
-            } catch {
-                results.append(.failure(error))
-                guard isolated else { return results }
-                try? writer.execute("ROLLBACK TO job")
-                try? writer.execute("RELEASE job")
-            }
-        }
-        return results
+        try await groups.write(body)
     }
 
     /// After a commit: hands a grown log to the checkpointer, or, when it is large and the
     /// checkpointer idle, copies the rest on the writer so that the next write starts the log over.
-    private func checkpointIfLarge() {
+    private static func checkpointIfLarge(
+        writer: SQLiteHandle, checkpointer: SQLiteCheckpointer?, limits: LogLimits, lastRequest: CheckpointRequests,
+        logger: Logger
+    ) {
         guard let checkpointer else { return }
         let pages = writer.writeAheadLogPages
         // A log shorter than at the last request has started over since: no request counts yet.
-        let requested = lastCheckpointRequest.load(ordering: .relaxed)
+        let requested = lastRequest.pages.load(ordering: .relaxed)
         let last = pages < requested ? 0 : requested
-        guard pages >= logLimits.checkpointPages else { return }
-        guard pages >= logLimits.restartPages else {
+        guard pages >= limits.checkpointPages else { return }
+        guard pages >= limits.restartPages else {
             // A pass every `stepPages`, and after every commit near the end, so that little is
             // left for the writer to copy when the log reaches `restartPages`.
-            guard pages >= last + logLimits.stepPages || pages >= logLimits.restartPages - logLimits.stepPages
+            guard pages >= last + limits.stepPages || pages >= limits.restartPages - limits.stepPages
             else { return }
-            lastCheckpointRequest.store(pages, ordering: .relaxed)
+            lastRequest.pages.store(pages, ordering: .relaxed)
             return checkpointer.request()
         }
         // No more requests: the running pass ends soon, and the next commit finishes the rest.
@@ -355,7 +172,7 @@ final class SQLiteLedgerEngine: Sendable {
     /// in-memory database).
     func read<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         guard let path else { return try await write(body) }
-        guard !queue.withLock({ $0.closed }) else {
+        guard !closed.load(ordering: .relaxed) else {
             throw LedgerStoreError(.unavailable, "the SQLite store was shut down")
         }
         let handle = try await leaseReader(path)
@@ -371,8 +188,6 @@ final class SQLiteLedgerEngine: Sendable {
                 throw error
             }
         }
-        // What the read saw may include commits the syncer has not flushed yet.
-        try await syncer?.durable()
         return result
     }
 
@@ -439,6 +254,22 @@ final class SQLiteLedgerEngine: Sendable {
             return nil
         }
         waiter?.resume(returning: handle)
+    }
+}
+
+/// The log's size when the checkpointer was last asked to run (used by the writer only).
+private final class CheckpointRequests: Sendable {
+    let pages = Atomic<Int>(0)
+}
+
+/// The writer's connection, as the group-commit writer uses it.
+private struct SQLiteWriterConnection: GroupCommitConnection {
+    let handle: SQLiteHandle
+    let database: any SQLDatabase
+    var isBroken: Bool { false }
+
+    func execute(_ sql: String) async throws {
+        try handle.execute(sql)
     }
 }
 

@@ -92,6 +92,11 @@ extension SQLDatabase {
         try await rows(statement, values)
     }
 
+    /// ``run(_:_:)`` with the values in an array.
+    func run(_ statement: LedgerStatement, values: [LedgerValue]) async throws -> [any SQLRow] {
+        try await rows(statement, values)
+    }
+
     /// The first row ``run(_:_:)`` returns.
     func first(_ statement: LedgerStatement, _ values: LedgerValue...) async throws -> (any SQLRow)? {
         try await rows(statement, values).first

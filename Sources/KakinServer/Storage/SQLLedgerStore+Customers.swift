@@ -15,24 +15,31 @@ extension SQLLedgerStore {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
-        return try await reading { db in
+        let read: @Sendable (any SQLDatabase) async throws -> CustomerSummary = { db in
             try await Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, on: db)
         }
+        // Without recent transactions the summary is one statement, which sees one state on its own.
+        return recent == 0 ? try await readingStatement(read) : try await reading(read)
     }
 
     /// The summary as `db` sees it (a transaction's snapshot).
     static func summary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on db: any SQLDatabase
     ) async throws -> CustomerSummary {
-        let access = try await db.run(
-            .accessTransactions(withJWS: withJWS), .text(bundleID), .text(appUserID)
-        ).map(LedgerRows.transaction)
+        let customer: [LedgerValue] = [.text(bundleID), .text(appUserID)]
+        let rows = try await db.run(.customerSummary(withJWS: withJWS), values: customer + customer + customer)
+        var access: [RecordedTransaction] = []
+        var balances: [String: Int64] = [:]
+        var count = 0
+        for row in rows {
+            switch try row.decode(column: "part", as: Int.self) {
+            case 0: access.append(try LedgerRows.transaction(row))
+            case 1: balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "amount", as: Int64.self)
+            default: count = try row.decode(column: "amount", as: Int.self)
+            }
+        }
         let newest = try await page(
             bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
-        let count =
-            try await db.first(.transactionCount, .text(bundleID), .text(appUserID))?
-            .decode(column: "n", as: Int.self) ?? 0
-        let balances = try await balances(bundleID: bundleID, appUserID: appUserID, on: db)
         return CustomerSummary(
             bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
             recentTransactions: newest, transactionCount: count)

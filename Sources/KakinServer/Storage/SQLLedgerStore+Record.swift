@@ -22,7 +22,7 @@ extension SQLLedgerStore {
         }
         let digest = LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
-        return try await writing { db in
+        return try await writing(for: transaction.appUserID ?? transaction.originalTransactionID) { db in
             try await Self.record(
                 transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
         }
@@ -56,7 +56,7 @@ extension SQLLedgerStore {
         let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         let signedDigests = self.signedDigests
-        return try await writing { db in
+        return try await writing(for: transaction.appUserID ?? transaction.originalTransactionID) { db in
             let outcome = try await Self.record(
                 transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
             guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
@@ -279,12 +279,12 @@ extension LedgerStatement {
         "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?")
     static let appendEvent = LedgerStatement(
         "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)")
-    static let transactionCount = LedgerStatement(
-        "SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?")
 
-    /// The transactions of a customer that can grant access, oldest first, with or without the JWS.
-    static func accessTransactions(withJWS: Bool) -> LedgerStatement {
-        withJWS ? accessWithJWS : accessWithoutJWS
+    /// A customer's summary in one statement, one row per item, told apart by `part`: 0 for each
+    /// transaction that can grant access (oldest first), 1 for each balance (`currency`, `amount`),
+    /// 2 for the number of transactions (`amount`). Takes the app and the customer three times.
+    static func customerSummary(withJWS: Bool) -> LedgerStatement {
+        withJWS ? summaryWithJWS : summaryWithoutJWS
     }
 
     /// The newest `LIMIT ?` transactions of a customer, with or without the JWS.
@@ -292,16 +292,21 @@ extension LedgerStatement {
         withJWS ? newestWithJWS : newestWithoutJWS
     }
 
-    private static func access(_ columns: String) -> LedgerStatement {
-        LedgerStatement(
+    private static func summary(_ columns: String) -> LedgerStatement {
+        let blanks = Array(repeating: "NULL", count: columns.split(separator: ",").count).joined(separator: ", ")
+        return LedgerStatement(
             """
-            SELECT \(columns) FROM transactions
+            SELECT 0 AS part, \(columns), NULL AS currency, NULL AS amount FROM transactions
             WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
-            ORDER BY purchase_date, transaction_id
+            UNION ALL
+            SELECT 1, \(blanks), currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?
+            UNION ALL
+            SELECT 2, \(blanks), NULL, COUNT(*) FROM transactions WHERE bundle_id = ? AND app_user_id = ?
+            ORDER BY part, purchase_date, transaction_id
             """)
     }
-    private static let accessWithJWS = access(LedgerRows.transactionColumns(withJWS: true))
-    private static let accessWithoutJWS = access(LedgerRows.transactionColumns(withJWS: false))
+    private static let summaryWithJWS = summary(LedgerRows.transactionColumns(withJWS: true))
+    private static let summaryWithoutJWS = summary(LedgerRows.transactionColumns(withJWS: false))
 
     private static func newest(_ columns: String) -> LedgerStatement {
         LedgerStatement(

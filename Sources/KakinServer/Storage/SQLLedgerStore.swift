@@ -145,7 +145,7 @@ public struct SQLLedgerStore: LedgerStore {
     /// `IF NOT EXISTS`); the others find everything applied.
     public func migrate() async throws {
         guard dialect == .postgresql else {
-            try await Self.applyMigrations(dialect: dialect, on: database, writing: writing)
+            try await Self.applyMigrations(dialect: dialect, on: database, writing: { try await writing($0) })
             return try await loadSignedDigests()
         }
         let dialect = self.dialect
@@ -219,9 +219,14 @@ public struct SQLLedgerStore: LedgerStore {
     // MARK: Transactions
 
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
-    func writing<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    ///
+    /// `customer` names whose data the write is about (an app user ID, or an original transaction
+    /// ID), when known: on PostgreSQL, the writes of one customer go to the same writer.
+    func writing<R: Sendable>(
+        for customer: String? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
         if let engine { return try await engine.write(body) }
-        if let postgres { return try await postgres.writer.write(body) }
+        if let postgres { return try await postgres.writer(for: customer).write(body) }
         return try await inTransaction(begin: dialect.beginWrite, body)
     }
 

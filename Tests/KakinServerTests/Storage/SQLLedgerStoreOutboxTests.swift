@@ -231,12 +231,12 @@ struct SQLLedgerStoreOutboxTests {
             #expect(!counts.isEmpty)
             // Each migration changes the schema, which recompiles what was prepared before it (at
             // most once per migration). SQLite's planner also reads some bound values when it plans
-            // (a `LIMIT ?`, and the customer keys of the two reads by customer and purchase date),
+            // (a `LIMIT ?`, and the customer keys of the reads by customer and purchase date),
             // and plans those statements again when the values change; no other statement may be
             // compiled again for a new value.
             let planned = [
-                LedgerStatement.newestTransactions(withJWS: true).text, LedgerStatement.accessTransactions(withJWS: true).text,
-                LedgerStatement.newestTransactions(withJWS: false).text, LedgerStatement.accessTransactions(withJWS: false).text,
+                LedgerStatement.newestTransactions(withJWS: true).text, LedgerStatement.customerSummary(withJWS: true).text,
+                LedgerStatement.newestTransactions(withJWS: false).text, LedgerStatement.customerSummary(withJWS: false).text,
             ]
             let recompiled = counts.filter { $0.value > LedgerSchema.migrations.count && !planned.contains($0.key) }
             #expect(recompiled.isEmpty, "\(recompiled)")

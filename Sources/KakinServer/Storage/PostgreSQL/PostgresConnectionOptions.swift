@@ -40,6 +40,13 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     /// reachable) before the store answers ``LedgerStoreError/Code/unavailable``: requests fail in
     /// bounded time while the database is down, and clients retry.
     public var connectionWait: Duration = .seconds(10)
+    /// How many writers this process runs (each holds one connection of the pool while it has
+    /// writes to commit): by default a quarter of the pool, between 1 and 4. URL parameter `writers`.
+    public var writers: Int {
+        get { explicitWriters ?? min(4, max(1, maxConnections / 4)) }
+        set { explicitWriters = newValue }
+    }
+    private var explicitWriters: Int?
     /// The schema that holds the ledger's tables (PostgreSQL's `search_path`); the user's default
     /// (`public`) when `nil`. The schema must exist.
     public var schema: String?
@@ -64,6 +71,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
         self.tls = .prefer
         self.caFile = nil
         self.maxConnections = 10
+        self.explicitWriters = nil
         self.schema = nil
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
@@ -81,6 +89,11 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
                 }
             case "sslrootcert":
                 caFile = value
+            case "writers":
+                guard let count = Int(value), (1...64).contains(count) else {
+                    throw ServerError(.invalidConfiguration, "database: writers must be 1 to 64")
+                }
+                explicitWriters = count
             case "pool_max_conns":
                 guard let count = Int(value), (1...1000).contains(count) else {
                     throw ServerError(.invalidConfiguration, "database: pool_max_conns must be 1 to 1000")

@@ -10,11 +10,13 @@ import Synchronization
 /// The PostgreSQL side of the ledger: a pool of connections, and on it the same write path as
 /// SQLite's (a ``GroupCommitWriter``).
 ///
-/// - **Writes** queue for this process's writer, which leases one connection while there are
+/// - **Writes** queue for one of this process's writers (``PostgresConnectionOptions/writers``;
+///   one customer's writes always for the same one), which leases one connection while there are
 ///   jobs and commits each group in one transaction: one commit (one WAL flush, with
 ///   `synchronous_commit = on`) and one `BEGIN`/`COMMIT` pair for the group, instead of for each
-///   request. Replicas each have their own writer; the database's keys and row locks keep them
-///   correct together.
+///   request. A writer waits for PostgreSQL at each statement, so a few of them keep the database
+///   busy where one would leave it idle between round trips. Replicas each have their own
+///   writers; the database's keys and row locks keep them correct together.
 /// - **Reads** run on the pool's other connections.
 /// - **Prepared statements.** The ledger's statements (``LedgerStatement``) are prepared once per
 ///   connection, with the type of each value, and then run with one round trip and no planning.
@@ -26,7 +28,10 @@ import Synchronization
 final class PostgresLedgerEngine: Sendable {
     let client: PostgresClient
     let database: PostgresClientDatabase
-    let writer: GroupCommitWriter
+    /// The writers: each leases one connection while it has groups to commit.
+    let writers: [GroupCommitWriter]
+    /// Where writes about no customer in particular go next.
+    private let nextWriter = Atomic<Int>(0)
     private let running: Task<Void, Never>
     /// How many times a transaction chosen as a deadlock victim (or failing to serialize) runs
     /// again before its error is reported.
@@ -48,16 +53,19 @@ final class PostgresLedgerEngine: Sendable {
         self.client = client
         let database = PostgresClientDatabase(client: client, logger: logger, connectionWait: options.connectionWait)
         self.database = database
-        writer = GroupCommitWriter(
-            .init(
-                begin: LedgerSQLDialect.postgresql.beginWrite,
-                closedError: { LedgerStoreError(.unavailable, "the PostgreSQL store was shut down") },
-                rerunsGroup: Self.isConflict, attempts: Self.attempts,
-                mapError: { error in (error as? PSQLError).map(Self.ledgerError) ?? error })
-        ) { body in
-            try await database.leasing { connection in
-                try await PostgresWriterConnection.run(
-                    on: connection, database: database.session(connection), groupLimit: options.connectionWait, body)
+        writers = (0..<options.writers).map { _ in
+            GroupCommitWriter(
+                .init(
+                    begin: LedgerSQLDialect.postgresql.beginWrite,
+                    closedError: { LedgerStoreError(.unavailable, "the PostgreSQL store was shut down") },
+                    rerunsGroup: Self.isConflict, attempts: Self.attempts,
+                    mapError: { error in (error as? PSQLError).map(Self.ledgerError) ?? error })
+            ) { body in
+                try await database.leasing { connection in
+                    try await PostgresWriterConnection.run(
+                        on: connection, database: database.session(connection), groupLimit: options.connectionWait,
+                        body)
+                }
             }
         }
         // Started at once, so the pool runs before the first lease asks for a connection.
@@ -66,6 +74,19 @@ final class PostgresLedgerEngine: Sendable {
         } else {
             self.running = Task { await client.run() }
         }
+    }
+
+    /// The writer of `customer`'s writes (one customer's writes always go to the same one, so that
+    /// two writers never wait for each other's locks on a customer's rows); the next in turn for
+    /// writes about no customer.
+    func writer(for customer: String?) -> GroupCommitWriter {
+        guard writers.count > 1 else { return writers[0] }
+        guard let customer else {
+            return writers[nextWriter.wrappingAdd(1, ordering: .relaxed).oldValue % writers.count]
+        }
+        var hasher = Hasher()
+        hasher.combine(customer)
+        return writers[Int(UInt(bitPattern: hasher.finalize()) % UInt(writers.count))]
     }
 
     /// Runs `body` in one transaction on one connection of the pool (reads, migrations). A
@@ -116,7 +137,7 @@ final class PostgresLedgerEngine: Sendable {
     /// Lets the writer finish what it has, then closes the pool: connections in use finish their
     /// work first.
     func close() async {
-        await writer.close()
+        for writer in writers { await writer.close() }
         running.cancel()
         await running.value
     }
@@ -366,7 +387,11 @@ struct PostgresClientDatabase: SQLDatabase {
                 group.addTask {
                     try await client.withConnection { connection in
                         leased.state.withLock { $0 = true }
-                        return try await body(connection)
+                        // On the connection's own event loop: each statement's answer resumes the
+                        // task where it arrived, instead of waking another thread for it.
+                        return try await withTaskExecutorPreference(EventLoopTaskExecutor.of(connection.eventLoop)) {
+                            try await body(connection)
+                        }
                     }
                 }
                 group.addTask {
@@ -389,6 +414,32 @@ struct PostgresClientDatabase: SQLDatabase {
         } catch where !leased.state.withLock({ $0 }) {
             if let error = error as? LedgerStoreError { throw error }
             throw LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")
+        }
+    }
+}
+
+/// An event loop as a task executor: tasks that prefer it run their jobs on the loop's thread.
+final class EventLoopTaskExecutor: TaskExecutor, Sendable {
+    let loop: any EventLoop
+
+    private init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    private static let executors = Mutex<[ObjectIdentifier: EventLoopTaskExecutor]>([:])
+
+    /// The executor of `loop`, one per loop.
+    static func of(_ loop: any EventLoop) -> EventLoopTaskExecutor {
+        executors.withLock { executors in
+            if let known = executors[ObjectIdentifier(loop)] { return known }
+            let made = EventLoopTaskExecutor(loop: loop)
+            executors[ObjectIdentifier(loop)] = made
+            return made
         }
     }
 }

@@ -29,6 +29,9 @@ protocol GroupCommitConnection: Sendable {
 ///   When the commit fails, or its outcome is unknown because the connection broke, every job of the
 ///   group gets the failure: nothing is acknowledged without its commit, and the ledger's unique keys
 ///   make a retry safe.
+/// - Rows a job only adds and never reads back (the outbox's events) are kept aside while the
+///   group runs and written for the whole group at once, a few multi-row `INSERT`s before the
+///   commit (``deferredRows``), instead of one round trip each.
 /// - A write started from inside a job joins the job's transaction as a nested savepoint.
 ///
 /// Where the connection comes from is the engine's business (`connect`): SQLite's writer keeps one
@@ -96,6 +99,11 @@ final class GroupCommitWriter: Sendable {
     /// instead of waiting for a writer that is waiting for it.
     @TaskLocal private static var current: (writer: ObjectIdentifier, connection: any GroupCommitConnection)?
 
+    /// Set while a job of a group runs without savepoints: where it puts the rows it only adds
+    /// (``DeferredRows/add(_:_:)``) for the writer to insert before the group's commit. `nil`
+    /// elsewhere: the caller inserts them at once.
+    @TaskLocal static var deferredRows: DeferredRows?
+
     /// Runs `body` as one write transaction, committed with whatever other writes are waiting.
     func write<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         if let current = Self.current, current.writer == ObjectIdentifier(self) {
@@ -128,6 +136,7 @@ final class GroupCommitWriter: Sendable {
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> R, on connection: any GroupCommitConnection
     ) async throws -> R {
         try await connection.execute("SAVEPOINT nested")
+        let deferred = Self.deferredRows?.count
         do {
             let result = try await body(connection.database)
             try await connection.execute("RELEASE SAVEPOINT nested")
@@ -135,6 +144,7 @@ final class GroupCommitWriter: Sendable {
         } catch {
             try? await connection.execute("ROLLBACK TO SAVEPOINT nested")
             try? await connection.execute("RELEASE SAVEPOINT nested")
+            if let deferred { Self.deferredRows?.truncate(to: deferred) }
             throw error
         }
     }
@@ -228,7 +238,17 @@ final class GroupCommitWriter: Sendable {
         } catch {
             return Array(repeating: .failure(settings.mapError(error)), count: group.count)
         }
-        var results = await run(group, on: connection, isolated: false)
+        let deferred = DeferredRows()
+        var results = await Self.$deferredRows.withValue(deferred) {
+            await run(group, on: connection, isolated: false)
+        }
+        if case .success? = results.last {
+            do {
+                try await deferred.insert(on: connection.database)
+            } catch {
+                results[results.count - 1] = .failure(error)
+            }
+        }
         if case .failure(let error)? = results.last {
             try? await connection.execute("ROLLBACK")
             // A single job, or a connection that can do no more, has nothing to gain from a second run.
@@ -310,6 +330,66 @@ final class GroupCommitWriter: Sendable {
             }
         }
     }
+}
+
+/// Rows that the jobs of a group only add, kept aside until the group's commit.
+final class DeferredRows: @unchecked Sendable {
+    /// Used by the writer's task alone, one job after the other.
+    private var rows: [(table: DeferredTable, values: [LedgerValue])] = []
+
+    var count: Int { rows.count }
+
+    func add(_ table: DeferredTable, _ values: [LedgerValue]) {
+        rows.append((table, values))
+    }
+
+    func truncate(to count: Int) {
+        rows.removeLast(rows.count - count)
+    }
+
+    /// Inserts the rows in the order they were added, table by table, in statements of at most
+    /// 64 rows (of 64, 32, … 1 rows, so that few statement shapes are prepared).
+    func insert(on database: any SQLDatabase) async throws {
+        var start = 0
+        while start < rows.count {
+            let table = rows[start].table
+            var end = start
+            while end < rows.count && rows[end].table == table && end - start < 64 { end += 1 }
+            var size = 64
+            while start < end {
+                while size > end - start { size /= 2 }
+                _ = try await database.run(table.insert(rows: size), values: rows[start..<start + size].flatMap(\.values))
+                start += size
+            }
+        }
+        rows = []
+    }
+}
+
+/// A table whose rows a group's jobs may leave to the writer: its multi-row inserts.
+struct DeferredTable: Hashable, Sendable {
+    let name: String
+    let columns: [String]
+    private let statements: [LedgerStatement]
+
+    init(_ name: String, columns: [String]) {
+        self.name = name
+        self.columns = columns
+        let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        statements = (0...6).map { power in
+            LedgerStatement(
+                "INSERT INTO \(name) (\(columns.joined(separator: ", "))) VALUES "
+                    + Array(repeating: placeholders, count: 1 << power).joined(separator: ", "))
+        }
+    }
+
+    /// The insert of `rows` rows, a power of two up to 64.
+    func insert(rows: Int) -> LedgerStatement {
+        statements[rows.trailingZeroBitCount]
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 extension Result {

@@ -79,8 +79,10 @@ extension SQLLedgerStore {
         var output = JSONOutput(capacity: 256)
         payload.write(to: &output)
         let json = String(decoding: output.bytes, as: UTF8.self)
-        _ = try await db.run(
-            .appendEvent, .text(type), .text(bundleID), .text(appUserID), .text(json), .integer(createdAt))
+        let values: [LedgerValue] = [.text(type), .text(bundleID), .text(appUserID), .text(json), .integer(createdAt)]
+        // In a group of the writer, the event is inserted with the group's others before its commit.
+        if let deferred = GroupCommitWriter.deferredRows { return deferred.add(.events, values) }
+        _ = try await db.run(.appendEvent, values: values)
     }
 
     /// Events with no delivery to `endpoint` yet, or whose last attempt failed and whose retry
@@ -196,4 +198,9 @@ extension SQLLedgerStore {
             ).run()
         }
     }
+}
+
+extension DeferredTable {
+    /// The outbox's events.
+    static let events = DeferredTable("events", columns: ["type", "bundle_id", "app_user_id", "payload", "created_at"])
 }

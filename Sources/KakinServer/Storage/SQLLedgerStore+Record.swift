@@ -211,12 +211,21 @@ extension SQLLedgerStore {
                 throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
             }
             let key = "grant:\(transaction.transactionID):\(currency)"
-            let credited = try await db.wrote(
-                .insertCredit, .text(transaction.bundleID), .text(owner), .text(currency),
-                .integer(amount), .text(transaction.transactionID), .text(key), .integer(now))
-            guard credited else { continue }
-            let balance = try await addToBalance(
-                amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
+            let credit: [LedgerValue] = [
+                .text(transaction.bundleID), .text(owner), .text(currency), .integer(amount),
+                .text(transaction.transactionID), .text(key), .integer(now),
+            ]
+            let balance: Int64
+            if LedgerSQLDialect(db.dialect) == .postgresql {
+                // The credit and the balance in one statement (one round trip): no row when the
+                // credit was there already.
+                guard let row = try await db.run(.creditAndAddToBalance, values: credit).first else { continue }
+                balance = try row.decode(column: "amount", as: Int64.self)
+            } else {
+                guard try await db.wrote(.insertCredit, values: credit) else { continue }
+                balance = try await addToBalance(
+                    amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
+            }
             try await appendEvent(
                 LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
                 payload: BalanceEventPayload(
@@ -277,6 +286,20 @@ extension LedgerStatement {
         "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?")
     static let balances = LedgerStatement(
         "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?")
+    /// A grant's credit and the balance it raises, in one statement (PostgreSQL): the new balance,
+    /// or no row when the credit's idempotency key was used already.
+    static let creditAndAddToBalance = LedgerStatement(
+        """
+        WITH credit AS (
+            INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
+            VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING bundle_id, app_user_id, currency, amount)
+        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+        SELECT bundle_id, app_user_id, currency, amount FROM credit
+        ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+        RETURNING amount
+        """)
     static let appendEvent = LedgerStatement(
         "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)")
 

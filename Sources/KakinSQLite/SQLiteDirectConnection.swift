@@ -108,9 +108,13 @@ public final class SQLiteDirectConnection {
         _ sql: String, _ binds: [SQLiteValue], onRow: ([SQLiteValue]) -> Bool
     ) throws(SQLiteDirectError) -> [String] {
         let statement = try prepared(sql)
-        defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
+        // Reset only: every value is bound again at the next run. Clearing the bindings would also
+        // make SQLite compile again, at the next run, every statement whose plan looked at a bound
+        // value (SQLite expires such a statement when its bindings are cleared).
+        defer { sqlite_nio_sqlite3_reset(statement) }
+        guard sqlite_nio_sqlite3_bind_parameter_count(statement) == Int32(binds.count) else {
+            throw SQLiteDirectError(
+                .failed, "SQLite: the statement takes \(sqlite_nio_sqlite3_bind_parameter_count(statement)) values, not \(binds.count) (\(sql))")
         }
         for (offset, bind) in binds.enumerated() {
             try bindValue(bind, at: Int32(offset + 1), of: statement, sql: sql)

@@ -1,0 +1,569 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import KakinServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real `kakin server` on a PostgreSQL cluster of each test's own, which the test stops and
+/// starts again under load, or blocks with a table lock: every request ends, either recorded
+/// (2xx) or refused with a retryable 503 and `Retry-After`, in bounded time; what was
+/// acknowledged is in the ledger, a retry records the rest, nothing is granted twice, and the
+/// server still stops on SIGTERM within its drain time.
+///
+/// The shared cluster of `scripts/test` cannot be stopped (other suites use it at the same time),
+/// so each test runs `initdb` and `pg_ctl` itself (see ``PrivatePostgresCluster``).
+@Suite(.serialized) struct PostgresFaultTests {
+    /// Why the suite is skipped here, or `nil` when it runs.
+    static let skipReason: String? = {
+        if BinaryTests.binary == nil { return "the kakin binary is not built (swift build --product kakin); skipped" }
+        if ReplicaTests.postgresURL == nil {
+            return "KAKIN_TEST_POSTGRES_URL is not set (scripts/test sets it where PostgreSQL is installed); skipped"
+        }
+        if let reason = PrivatePostgresCluster.unavailableReason { return "\(reason); skipped" }
+        return nil
+    }()
+    static let enabled = skipReason == nil
+
+    /// What the sandbox's increasePoints grants.
+    static let pointsPerPurchase: Int64 = 100
+    /// How long SIGTERM may take: the server drains the requests in flight, then exits.
+    static let drainLimit: Duration = .seconds(15)
+
+    /// One signed purchase minted for a test: its transaction ID, customer and request body.
+    struct Purchase: Sendable {
+        let id: String
+        let user: String
+        let body: Data
+    }
+
+    /// How one POST /v1/transactions ended.
+    struct Answer: Sendable {
+        /// The HTTP status; 0 when no answer came (a timeout, a refused or lost connection).
+        let status: Int
+        let retryAfter: String?
+        /// From sending to the end of the answer.
+        let seconds: Double
+        /// The client's error when no answer came, or the error code of a failure answer.
+        let detail: String?
+
+        var succeeded: Bool { (200..<300).contains(status) }
+        var retryableRefusal: Bool { status == 503 && retryAfter != nil }
+        /// What the server must never answer: anything but 2xx, or 503 with Retry-After.
+        var isBad: Bool { !succeeded && !retryableRefusal }
+    }
+
+    /// The stack a test runs: the cluster, a sandbox standing in for Apple (its CA signs the
+    /// purchases), one `kakin server` and a store on the cluster for checking the ledger.
+    struct Stack: Sendable {
+        let cluster: PrivatePostgresCluster
+        let server: RunningProcess
+        let url: String
+        let purchases: [Purchase]
+        let store: SQLLedgerStore
+    }
+
+    /// How long a client waits for an answer; a request without one by then counts as a failure.
+    /// Ten times the server's connection wait in these tests, and more than PostgreSQL needs to
+    /// start again.
+    static let requestTimeout: TimeInterval = 20
+
+    /// The HTTP client of the tests: enough connections for every concurrent client, and
+    /// ``requestTimeout`` on each request.
+    static let client: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = requestTimeout
+        configuration.timeoutIntervalForResource = requestTimeout
+        return URLSession(configuration: configuration)
+    }()
+
+    /// Posts a purchase as the app does.
+    static func post(_ purchase: Purchase, to url: String) async -> Answer {
+        var request = URLRequest(url: URL(string: "\(url)/v1/transactions")!, timeoutInterval: requestTimeout)
+        request.httpMethod = "POST"
+        request.httpBody = purchase.body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(ServerCommandTests.publishable, forHTTPHeaderField: "X-Kakin-Key")
+        let start = ContinuousClock.now
+        do {
+            let (data, response) = try await client.data(for: request)
+            let http = response as? HTTPURLResponse
+            let error = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["error"] as? [String: Any]
+            return Answer(
+                status: http?.statusCode ?? 0, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"),
+                seconds: seconds(ContinuousClock.now - start), detail: error?["code"] as? String)
+        } catch {
+            let code = (error as? URLError).map { $0.code == .timedOut ? "timed out" : "URLError \($0.code.rawValue)" }
+            return Answer(
+                status: 0, retryAfter: nil, seconds: seconds(ContinuousClock.now - start),
+                detail: code ?? "\(error)")
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f s", value) }
+
+    /// "N requests: N 2xx, N 503 with Retry-After, …", naming every other outcome.
+    static func tally(_ answers: [Answer]) -> String {
+        let succeeded = answers.filter(\.succeeded).count
+        let refused = answers.filter(\.retryableRefusal).count
+        let bare503 = answers.filter { $0.status == 503 && $0.retryAfter == nil }.count
+        let none = answers.filter { $0.status == 0 }
+        let others = Dictionary(
+            grouping: answers.filter { $0.status != 0 && $0.status != 503 && !$0.succeeded },
+            by: { "\($0.status) \($0.detail ?? "")" }
+        ).mapValues(\.count)
+        let noneKinds = Dictionary(grouping: none, by: { $0.detail ?? "?" }).mapValues(\.count)
+        let slowest = answers.map(\.seconds).max() ?? 0
+        return "\(answers.count) requests: \(succeeded) 2xx, \(refused) 503 with Retry-After, "
+            + "\(bare503) 503 without Retry-After, \(others.values.reduce(0, +)) other statuses \(others), "
+            + "\(none.count) without an answer \(noneKinds); slowest answer \(format(slowest))"
+    }
+
+    // MARK: The stack
+
+    /// Runs `body` on a new cluster with one server, and removes everything afterwards (also
+    /// when the test fails). `postgres` is the server's `postgres` configuration object;
+    /// `prepare` runs on the cluster before the server starts.
+    static func withStack(
+        purchases count: Int, users: Int, postgres: [String: Any],
+        prepare: (PrivatePostgresCluster) async throws -> Void = { _ in },
+        _ body: (Stack) async throws -> Void
+    ) async throws {
+        let scratch = try ScratchDirectory()
+        let cluster = try await PrivatePostgresCluster.start()
+        defer { cluster.remove() }
+        try await prepare(cluster)
+        // The sandbox keeps its CA in scratch/sandbox/ca, where `kakin mint --data scratch` finds it.
+        let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        let purchases = try mint(count, users: users, in: scratch)
+        let config = try ServerCommandTests.configuration(
+            port: 0, sandbox: sandbox, scratch: scratch, name: "faults",
+            overriding: [
+                "database": cluster.url,
+                "postgres": postgres,
+                "jobs": ["reconcileIntervalSeconds": 0],
+                "logging": ["format": "json", "level": "warning"],
+            ])
+        let (server, url) = try await ServerCommandTests.startServer(config)
+        defer { if server.process.isRunning { _ = server.stop(signal: SIGKILL) } }
+        var options = try PostgresConnectionOptions(url: cluster.url)
+        options.maxConnections = 2
+        let store = try SQLLedgerStore.postgres(options)
+        do {
+            try await body(Stack(cluster: cluster, server: server, url: url, purchases: purchases, store: store))
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
+        try await store.shutdown()
+    }
+
+    /// `count` signed purchases of 100 points, for customers load-1 … load-`users`, made by
+    /// `kakin mint` with the sandbox's CA (as scripts/loadtest makes them).
+    static func mint(_ count: Int, users: Int, in scratch: borrowing ScratchDirectory) throws -> [Purchase] {
+        let first: Int64 = 7_000_000_000_000_001
+        let out = scratch.path("purchases.jsonl")
+        let minting = try RunningProcess([
+            "mint", "--data", scratch.url.path, "--count", "\(count)", "--users", "\(users)", "--first", "\(first)",
+            "--out", out,
+        ])
+        let status = minting.exitStatus()
+        guard status == 0 else {
+            Issue.record("kakin mint failed (\(status)): \(minting.errors)")
+            throw CancellationError()
+        }
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        return try lines.enumerated().map { index, line in
+            let body = Data(line.utf8)
+            let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            return Purchase(
+                id: String(first + Int64(index)), user: try #require(object["appUserId"] as? String), body: body)
+        }
+    }
+
+    /// Runs one SQL statement on the cluster in a session of its own.
+    static func execute(_ sql: String, on cluster: PrivatePostgresCluster) async throws {
+        var options = try PostgresConnectionOptions(url: cluster.url)
+        options.maxConnections = 1
+        let admin = try SQLLedgerStore.postgres(options)
+        do { try await admin.database.raw("\(unsafeRaw: sql)").run() } catch {
+            try? await admin.shutdown()
+            throw error
+        }
+        try await admin.shutdown()
+    }
+
+    /// Posts each purchase again until it is recorded (as an app retries), honouring
+    /// `Retry-After` up to a second; the purchases that were still not recorded by `deadline`,
+    /// with their last answers.
+    static func retryUntilRecorded(
+        _ indices: [Int], of purchases: [Purchase], url: String, deadline: Duration = .seconds(20)
+    ) async -> [(index: Int, last: Answer)] {
+        let end = ContinuousClock.now + deadline
+        let results = await concurrently(indices.count, width: 16) { position -> (Int, Answer?) in
+            let index = indices[position]
+            var last: Answer?
+            for _ in 0..<60 where ContinuousClock.now < end {
+                let answer = await post(purchases[index], to: url)
+                if answer.succeeded { return (index, nil) }
+                last = answer
+                let wait = answer.retryableRefusal ? min(Double(answer.retryAfter ?? "1") ?? 1, 1) : 0.2
+                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            }
+            return (index, last)
+        }
+        return results.compactMap { index, last in last.map { (index, $0) } }
+    }
+
+    /// The IDs of the recorded transactions.
+    static func recordedIDs(_ store: SQLLedgerStore) async throws -> [String] {
+        try await store.database.raw("SELECT transaction_id FROM transactions").all(
+            decodingColumn: "transaction_id", as: String.self)
+    }
+
+    /// Checks the ledger against the purchases that were sent (`sent`): each is recorded once,
+    /// for its customer, and credited once; every customer's balance is what their recorded
+    /// purchases grant; nothing else is recorded.
+    static func checkLedger(_ store: SQLLedgerStore, purchases: [Purchase], sent: [Int]) async throws {
+        let expected = Dictionary(grouping: sent.map { purchases[$0] }, by: \.user)
+        var wrong: [String] = []
+        for (user, bought) in expected.sorted(by: { $0.key < $1.key }) {
+            let customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: user)
+            let ids = customer.transactions.map(\.transactionID)
+            let credits = customer.ledger.filter { $0.kind == .credit }.compactMap(\.transactionID)
+            let points = customer.balances["points"] ?? 0
+            if Set(ids) != Set(bought.map(\.id)) || ids.count != bought.count {
+                wrong.append("\(user): \(ids.count) transactions recorded, \(bought.count) sent")
+            }
+            if credits.count != ids.count || Set(credits) != Set(ids) {
+                wrong.append("\(user): \(credits.count) credits for \(ids.count) transactions")
+            }
+            if points != Int64(ids.count) * pointsPerPurchase {
+                wrong.append("\(user): \(points) points for \(ids.count) purchases of \(pointsPerPurchase)")
+            }
+        }
+        #expect(wrong.count == 0, "\(wrong.count) problems in the ledger: \(wrong.prefix(10))")
+        let all = try await recordedIDs(store)
+        #expect(all.count == sent.count, "\(all.count) transactions recorded in all, \(sent.count) purchases sent")
+        let credits = try await store.database.raw(
+            "SELECT count(*) AS n FROM ledger_entries WHERE kind = 'credit'"
+        ).first(decodingColumn: "n", as: Int.self)
+        #expect(credits == sent.count, "\(credits ?? -1) credits in all for \(sent.count) purchases")
+    }
+
+    /// Sends SIGTERM and waits for the exit, at most ``drainLimit`` (then SIGKILL); how long it
+    /// took and the exit status.
+    static func terminate(_ server: RunningProcess) async -> (seconds: Double, exited: Bool, status: Int32) {
+        let start = ContinuousClock.now
+        kill(server.process.processIdentifier, SIGTERM)
+        while server.process.isRunning, ContinuousClock.now < start + drainLimit {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        let took = seconds(ContinuousClock.now - start)
+        let exited = !server.process.isRunning
+        if !exited { kill(server.process.processIdentifier, SIGKILL) }
+        return (took, exited, server.exitStatus())
+    }
+
+    static func expectStopsOnSIGTERM(_ server: RunningProcess) async {
+        let (took, exited, status) = await terminate(server)
+        print("PostgresFaultTests: SIGTERM → exit \(status) after \(format(took))")
+        #expect(exited, "SIGTERM: the server still ran after \(drainLimit); killed")
+        #expect(!exited || status == 0, "SIGTERM: the server exited \(status) after \(format(took)): \(server.errors)")
+    }
+
+    // MARK: PostgreSQL stopped and started again under load
+
+    /// One purchase posted during the load: how it ended, and when it was sent (seconds from the start).
+    struct Sent: Sendable {
+        let index: Int
+        let answer: Answer
+        let sentAt: Double
+    }
+
+    /// What the clients of a load share: the next purchase to post, whether the load goes on,
+    /// what each request got, and when each step of the fault happened.
+    final class LoadRecorder: Sendable {
+        let count: Int
+        let start = ContinuousClock.now
+        let next = Atomic<Int>(0)
+        let loading = Atomic<Bool>(true)
+        let sent = Mutex<[Sent]>([])
+        let timeline = Mutex<[String: Double]>([:])
+
+        init(count: Int) { self.count = count }
+
+        /// The next purchase to post, or `nil` once the load is over (or the purchases ran out).
+        func take() -> Int? {
+            guard loading.load(ordering: .relaxed) else { return nil }
+            let index = next.add(1, ordering: .relaxed).oldValue
+            return index < count ? index : nil
+        }
+
+        func elapsed() -> Double { PostgresFaultTests.seconds(ContinuousClock.now - start) }
+        func record(_ entry: Sent) { sent.withLock { $0.append(entry) } }
+        func mark(_ step: String) {
+            let now = elapsed()
+            timeline.withLock { $0[step] = now }
+        }
+        func finish() { loading.store(false, ordering: .relaxed) }
+    }
+
+    /// 16 clients post distinct new purchases; about 1 s in PostgreSQL is stopped with
+    /// `pg_ctl stop -m MODE`, about 3 s later started again, and the load goes on 3 s more.
+    func restartUnderLoad(mode: String) async throws {
+        let workers = 16
+        try await Self.withStack(
+            purchases: 3000, users: 40, postgres: ["connectionWaitSeconds": 2, "maxConnections": 8]
+        ) { stack in
+            let (cluster, url, purchases) = (stack.cluster, stack.url, stack.purchases)
+            let load = LoadRecorder(count: purchases.count)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<workers {
+                    group.addTask {
+                        while let index = load.take() {
+                            let sentAt = load.elapsed()
+                            let answer = await Self.post(purchases[index], to: url)
+                            load.record(Sent(index: index, answer: answer, sentAt: sentAt))
+                        }
+                    }
+                }
+                group.addTask {
+                    defer { load.finish() }
+                    try await Task.sleep(for: .seconds(1))
+                    load.mark("stopping")
+                    try await cluster.stop(mode: mode)
+                    load.mark("stopped")
+                    try await Task.sleep(for: .seconds(3))
+                    load.mark("starting")
+                    try await cluster.start()
+                    load.mark("started")
+                    try await Task.sleep(for: .seconds(3))
+                    load.mark("load ended")
+                }
+                try await group.waitForAll()
+            }
+
+            let entries = load.sent.withLock { $0 }
+            let answers = entries.map(\.answer)
+            let times = load.timeline.withLock { $0 }
+            let started = times["started"] ?? 0
+            let firstSuccessAfterRestart = entries.filter { $0.answer.succeeded && $0.sentAt >= started }
+                .map { $0.sentAt + $0.answer.seconds }.min()
+            let summary =
+                "pg_ctl stop -m \(mode): \(Self.tally(answers)); timeline "
+                + times.sorted { $0.value < $1.value }.map { "\($0.key) \(Self.format($0.value))" }
+                    .joined(separator: ", ")
+                + "; first 2xx after the restart at "
+                + (firstSuccessAfterRestart.map(Self.format) ?? "none")
+            print("PostgresFaultTests: \(summary)")
+            #expect(load.next.load(ordering: .relaxed) < purchases.count, "the minted purchases lasted the whole load")
+            #expect(
+                entries.contains { $0.answer.succeeded && $0.sentAt < (times["stopping"] ?? 0) },
+                "purchases were recorded before the stop: \(summary)")
+
+            // Every request ended with 2xx or a retryable 503, nothing else.
+            let bad = entries.filter { $0.answer.isBad }
+            #expect(
+                bad.count == 0,
+                "\(bad.count) requests ended otherwise than 2xx or 503 with Retry-After (\(summary)); first: \(bad.prefix(5).map { "purchase \($0.index) sent at \(Self.format($0.sentAt)): \($0.answer.status) \($0.answer.detail ?? "") after \(Self.format($0.answer.seconds))" })"
+            )
+
+            // What was acknowledged is in the ledger, before any retry.
+            let recorded = Set(try await Self.recordedIDs(stack.store))
+            let acknowledged = entries.filter(\.answer.succeeded).map(\.index)
+            let lost = acknowledged.filter { !recorded.contains(purchases[$0].id) }
+            #expect(lost.count == 0, "\(lost.count) of \(acknowledged.count) acknowledged purchases are not in the ledger")
+
+            // The others are posted again until they are recorded, as the app does.
+            let unrecorded = entries.filter { !$0.answer.succeeded }.map(\.index)
+            let failedRetries = await Self.retryUntilRecorded(unrecorded, of: purchases, url: url)
+            #expect(
+                failedRetries.count == 0,
+                "\(failedRetries.count) of \(unrecorded.count) purchases were still not recorded after 20 s of retries; last answers: \(Self.tally(failedRetries.map(\.last)))"
+            )
+            print(
+                "PostgresFaultTests: -m \(mode): \(unrecorded.count) purchases retried, \(failedRetries.count) still not recorded"
+            )
+            try await Self.checkLedger(stack.store, purchases: purchases, sent: entries.map(\.index))
+            await Self.expectStopsOnSIGTERM(stack.server)
+        }
+    }
+
+    @Test(.enabled(if: enabled, "\(skipReason ?? "")"), .timeLimit(.minutes(2)))
+    func postgresStoppedImmediatelyAndRestartedMidLoad() async throws {
+        try await restartUnderLoad(mode: "immediate")
+    }
+
+    @Test(.enabled(if: enabled, "\(skipReason ?? "")"), .timeLimit(.minutes(2)))
+    func postgresStoppedFastAndRestartedMidLoad() async throws {
+        try await restartUnderLoad(mode: "fast")
+    }
+
+    // MARK: Blocked database work
+
+    /// A session of its own on the cluster holding `LOCK TABLE … IN ACCESS EXCLUSIVE MODE` until
+    /// ``release()``: every statement on the table waits for it.
+    final class TableLock: Sendable {
+        private let store: SQLLedgerStore
+        private let releasing = AsyncStream<Void>.makeStream()
+        private let holder: Task<Void, any Error>
+
+        init(_ table: String, on cluster: PrivatePostgresCluster) async throws {
+            var options = try PostgresConnectionOptions(url: cluster.url)
+            options.maxConnections = 1
+            let store = try SQLLedgerStore.postgres(options)
+            let locked = AsyncThrowingStream<Void, any Error>.makeStream()
+            let released = releasing.stream
+            self.store = store
+            holder = Task {
+                do {
+                    try await store.database.withSession { session in
+                        try await session.raw("BEGIN").run()
+                        try await session.raw("SET LOCAL statement_timeout = 0").run()
+                        try await session.raw("LOCK TABLE \(unsafeRaw: table) IN ACCESS EXCLUSIVE MODE").run()
+                        locked.continuation.yield()
+                        for await _ in released { break }
+                        try await session.raw("ROLLBACK").run()
+                    }
+                    locked.continuation.finish()
+                } catch {
+                    locked.continuation.finish(throwing: error)
+                    throw error
+                }
+            }
+            do {
+                for try await _ in locked.stream { return }
+                throw ClusterError("the lock on \(table) was not taken")
+            } catch {
+                await release()
+                throw error
+            }
+        }
+
+        /// Ends the locking transaction and closes its session.
+        func release() async {
+            releasing.continuation.yield()
+            releasing.continuation.finish()
+            _ = try? await holder.value
+            try? await store.shutdown()
+        }
+    }
+
+    /// Waits until `count` statements of other sessions wait for a lock (the request is blocked).
+    static func waitForBlockedStatements(_ count: Int, store: SQLLedgerStore) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        var waiting = 0
+        while ContinuousClock.now < deadline {
+            waiting =
+                try await store.database.raw("SELECT count(*) AS n FROM pg_locks WHERE NOT granted").first(
+                    decodingColumn: "n", as: Int.self) ?? 0
+            if waiting >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("only \(waiting) statements waited for a lock after 15 s, \(count) expected")
+        throw CancellationError()
+    }
+
+    /// A statement that waits for a lock ends with 503 and Retry-After once PostgreSQL's
+    /// `statement_timeout` cancels it, and the retry after the lock is released records the
+    /// purchase. The server has no statement timeout of its own, so it is set as a PostgreSQL
+    /// user would: on the role the server connects as.
+    @Test(.enabled(if: enabled, "\(skipReason ?? "")"), .timeLimit(.minutes(2)))
+    func aBlockedStatementEndsWithRetryableRefusalAndSucceedsOnRetry() async throws {
+        let statementTimeout = 2.0
+        let slack = 3.0
+        try await Self.withStack(
+            purchases: 2, users: 1, postgres: ["connectionWaitSeconds": 2, "maxConnections": 4],
+            prepare: { cluster in
+                try await Self.execute(
+                    "ALTER ROLE kakin SET statement_timeout = '\(Int(statementTimeout * 1000))ms'", on: cluster)
+            }
+        ) { stack in
+            let (url, purchases) = (stack.url, stack.purchases)
+            let first = await Self.post(purchases[0], to: url)
+            #expect(first.succeeded, "before the lock: \(Self.tally([first]))")
+
+            let lock = try await TableLock("transactions", on: stack.cluster)
+            let blocked = await Self.post(purchases[1], to: url)
+            print(
+                "PostgresFaultTests: blocked by a lock, statement_timeout \(Self.format(statementTimeout)): \(blocked.status) Retry-After \(blocked.retryAfter ?? "none") after \(Self.format(blocked.seconds))"
+            )
+            #expect(
+                blocked.retryableRefusal,
+                "a request blocked by a lock ends with 503 and Retry-After: \(Self.tally([blocked])) (\(blocked.detail ?? ""))")
+            #expect(
+                blocked.seconds <= statementTimeout + slack,
+                "it ends within the statement timeout (\(Self.format(statementTimeout)) + \(Self.format(slack))), not after \(Self.format(blocked.seconds))"
+            )
+            await lock.release()
+
+            let failed = await Self.retryUntilRecorded([1], of: purchases, url: url, deadline: .seconds(15))
+            #expect(failed.count == 0, "the retry after the lock was released: \(Self.tally(failed.map(\.last)))")
+            try await Self.checkLedger(stack.store, purchases: purchases, sent: [0, 1])
+            await Self.expectStopsOnSIGTERM(stack.server)
+        }
+    }
+
+    /// With a pool of one connection, kept busy by a request that waits for a lock, other
+    /// requests end with 503 and Retry-After once `connectionWaitSeconds` has passed, not later;
+    /// once the lock is released, the waiting request and the retries are recorded.
+    @Test(.enabled(if: enabled, "\(skipReason ?? "")"), .timeLimit(.minutes(2)))
+    func aFullPoolRefusesOtherRequestsWithinTheConnectionWait() async throws {
+        let connectionWait = 2.0
+        let slack = 3.0
+        let others = 5
+        try await Self.withStack(
+            purchases: 2 + others, users: 3,
+            postgres: ["connectionWaitSeconds": Int(connectionWait), "maxConnections": 1]
+        ) { stack in
+            let (url, purchases) = (stack.url, stack.purchases)
+            let first = await Self.post(purchases[0], to: url)
+            #expect(first.succeeded, "before the lock: \(Self.tally([first]))")
+
+            let lock = try await TableLock("transactions", on: stack.cluster)
+            // The busy request holds the pool's only connection while it waits for the lock.
+            let busy = Task { await Self.post(purchases[1], to: url) }
+            let refused: [Answer]
+            do {
+                try await Self.waitForBlockedStatements(1, store: stack.store)
+                refused = await concurrently(others, width: others) { index in
+                    await Self.post(purchases[2 + index], to: url)
+                }
+            } catch {
+                await lock.release()
+                _ = await busy.value
+                throw error
+            }
+            let slowest = refused.map(\.seconds).max() ?? 0
+            print(
+                "PostgresFaultTests: full pool (1 connection, connectionWaitSeconds \(Int(connectionWait))): \(Self.tally(refused)); fastest \(Self.format(refused.map(\.seconds).min() ?? 0))"
+            )
+            #expect(
+                refused.allSatisfy { $0.retryableRefusal },
+                "while the only connection is busy, other requests end with 503 and Retry-After: \(Self.tally(refused))")
+            #expect(
+                slowest <= connectionWait + slack,
+                "they end within connectionWaitSeconds (\(Self.format(connectionWait)) + \(Self.format(slack))), the slowest after \(Self.format(slowest))"
+            )
+            await lock.release()
+            let waited = await busy.value
+            #expect(waited.succeeded, "the request that waited for the lock is recorded: \(Self.tally([waited]))")
+
+            let failed = await Self.retryUntilRecorded(
+                Array(1..<(2 + others)), of: purchases, url: url, deadline: .seconds(20))
+            #expect(failed.count == 0, "the retries once the pool is free: \(Self.tally(failed.map(\.last)))")
+            try await Self.checkLedger(stack.store, purchases: purchases, sent: Array(0..<(2 + others)))
+            await Self.expectStopsOnSIGTERM(stack.server)
+        }
+    }
+}

@@ -13,6 +13,13 @@ protocol GroupCommitConnection: Sendable {
     func execute(_ sql: String) async throws
     /// Whether the connection can take no more statements (closed by the server, or broken).
     var isBroken: Bool { get }
+    /// Told of every failure of a job or statement, so that a connection that is gone is known
+    /// as ``isBroken`` before anything more is sent on it.
+    func failed(_ error: any Error)
+}
+
+extension GroupCommitConnection {
+    func failed(_ error: any Error) {}
 }
 
 /// The ledger's one write path, the same for SQLite and PostgreSQL: write transactions queue for a
@@ -77,6 +84,10 @@ final class GroupCommitWriter: Sendable {
         var afterCommit: @Sendable () -> Void = {}
         /// Turns a failure of the writer's own statements (`BEGIN`, `COMMIT`) into the ledger's error.
         var mapError: @Sendable (any Error) -> any Error = { $0 }
+        /// How long a group may run before its jobs are answered ``LedgerStoreError/Code/unavailable``
+        /// and its connection is given up (`nil`: no limit). A database that stopped answering
+        /// then holds no request longer than this, even if its client never returns.
+        var groupLimit: Duration?
     }
 
     private let queue = Mutex(Queue())
@@ -220,7 +231,19 @@ final class GroupCommitWriter: Sendable {
     private func commit(_ group: [Job], on connection: any GroupCommitConnection) async {
         var attempt = 1
         while true {
-            let results = await run(group, on: connection)
+            let results: [Result<any Sendable, any Error>]
+            if let limit = settings.groupLimit {
+                guard let finished = await PostgresLedgerEngine.withDeadline(limit, { await self.run(group, on: connection) })
+                else {
+                    let error = LedgerStoreError(
+                        .unavailable, "the database did not finish a write within \(limit); its connection was given up")
+                    connection.failed(error)
+                    return Self.answer(group, Array(repeating: .failure(error), count: group.count))
+                }
+                results = finished
+            } else {
+                results = await run(group, on: connection)
+            }
             if case .failure(let error) = results.first, results.allSatisfy({ $0.isFailure }),
                 settings.rerunsGroup(error), attempt < settings.attempts, !connection.isBroken
             {
@@ -246,6 +269,7 @@ final class GroupCommitWriter: Sendable {
             do {
                 try await deferred.insert(on: connection.database)
             } catch {
+                connection.failed(error)
                 results[results.count - 1] = .failure(error)
             }
         }
@@ -298,6 +322,7 @@ final class GroupCommitWriter: Sendable {
                 if isolated { try await connection.execute("RELEASE SAVEPOINT job") }
                 results.append(.success(value))
             } catch {
+                connection.failed(error)
                 results.append(.failure(error))
                 guard isolated else { return results }
                 try? await connection.execute("ROLLBACK TO SAVEPOINT job")

@@ -253,6 +253,22 @@ public struct SQLLedgerStore: LedgerStore {
         try await database.withSession { session in try await Self.transaction(on: session, begin: begin, body) }
     }
 
+    /// Rolls back the transaction open on `session` after `error`. On PostgreSQL, not after the
+    /// connection itself failed (a statement sent on a connection the server has just closed may
+    /// never be answered), and not for longer than a few seconds: the connection is closed then,
+    /// which ends the transaction as surely.
+    static func rollback(on session: any SQLDatabase, after error: any Error) async {
+        guard let postgres = session as? PostgresSessionDatabase else {
+            try? await session.raw("ROLLBACK").run()
+            return
+        }
+        if postgres.connection.isClosed || PostgresLedgerEngine.isConnectionFailure(error) { return }
+        let rolledBack = await PostgresLedgerEngine.withDeadline(.seconds(3)) {
+            (try? await session.raw("ROLLBACK").run()) != nil
+        }
+        if rolledBack != true { try? await postgres.connection.close() }
+    }
+
     /// Runs `body` in one transaction on `session`, a single connection.
     static func transaction<R: Sendable>(
         on session: any SQLDatabase, begin: String, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
@@ -264,7 +280,7 @@ public struct SQLLedgerStore: LedgerStore {
             return result
         } catch {
             // When COMMIT itself failed the transaction may already be gone; nothing to add.
-            try? await session.raw("ROLLBACK").run()
+            await rollback(on: session, after: error)
             throw error
         }
     }

@@ -59,12 +59,11 @@ final class PostgresLedgerEngine: Sendable {
                     begin: LedgerSQLDialect.postgresql.beginWrite,
                     closedError: { LedgerStoreError(.unavailable, "the PostgreSQL store was shut down") },
                     rerunsGroup: Self.isConflict, attempts: Self.attempts,
-                    mapError: { error in (error as? PSQLError).map(Self.ledgerError) ?? error })
+                    mapError: { error in (error as? PSQLError).map(Self.ledgerError) ?? error },
+                    groupLimit: options.connectionWait + .seconds(1))
             ) { body in
                 try await database.leasing { connection in
-                    try await PostgresWriterConnection.run(
-                        on: connection, database: database.session(connection), groupLimit: options.connectionWait,
-                        body)
+                    try await body(PostgresWriterConnection(connection: connection, database: database.session(connection)))
                 }
             }
         }
@@ -121,6 +120,40 @@ final class PostgresLedgerEngine: Sendable {
         return error.message.hasPrefix("PostgreSQL 40P01") || error.message.hasPrefix("PostgreSQL 40001")
     }
 
+    /// Whether `error` says the connection itself is gone (it never reached PostgreSQL, or the
+    /// server is shutting down or closed it): nothing more can be sent on that connection.
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError { return error.serverInfo == nil }
+        guard let error = error as? LedgerStoreError else { return false }
+        return error.message.hasPrefix("PostgreSQL cannot be reached") || error.message.hasPrefix("PostgreSQL 57P")
+            || error.message.hasPrefix("PostgreSQL 08") || error.message.hasPrefix("the PostgreSQL connection was closed")
+            || error.message.hasPrefix("the database did not finish")
+    }
+
+    /// `operation`'s result, or `nil` when it has not returned within `limit`. The operation is
+    /// left to finish on its own then (the caller closes its connection): what waits for it is
+    /// never held longer than `limit`, even by a statement that is never answered.
+    static func withDeadline<R: Sendable>(
+        _ limit: Duration, _ operation: @escaping @Sendable () async -> R
+    ) async -> R? {
+        let answered = Mutex(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<R?, Never>) in
+            let resume: @Sendable (R?) -> Void = { value in
+                let first = answered.withLock { done -> Bool in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            let work = Task { resume(await operation()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                resume(nil)
+                _ = work
+            }
+        }
+    }
+
     /// The ledger's error for a PostgreSQL failure: no connection, a server shutting down, too
     /// many connections, a cancelled statement or a conflict that outlived its retries are
     /// unavailable (worth retrying later); anything else is a state the ledger does not expect.
@@ -143,63 +176,47 @@ final class PostgresLedgerEngine: Sendable {
     }
 }
 
-/// The writer's hold on one leased connection, for as long as it has groups to commit.
-///
-/// A watchdog closes the connection when a group has run longer than `groupLimit` (PostgreSQL
-/// stopped answering without closing the connection): the group's statements then fail, its jobs
-/// are answered ``LedgerStoreError/Code/unavailable``, and the writer leases another connection.
+/// The writer's hold on one leased connection, for as long as it has groups to commit. A group
+/// that runs longer than the writer's limit, or a statement that fails because the connection is
+/// gone, gives the connection up (``failed(_:)``): it is closed, and the writer leases another.
 private final class PostgresWriterConnection: GroupCommitConnection {
     let connection: PostgresConnection
     let database: any SQLDatabase
     let logger: Logger
-    /// When the open group began (uptime in nanoseconds), 0 outside a group.
-    private let groupStarted = Atomic<UInt64>(0)
 
-    private init(connection: PostgresConnection, database: any SQLDatabase, logger: Logger) {
+    init(connection: PostgresConnection, database: PostgresSessionDatabase) {
         self.connection = connection
         self.database = database
-        self.logger = logger
+        self.logger = database.logger
     }
 
-    static func run(
-        on connection: PostgresConnection, database: PostgresSessionDatabase, groupLimit: Duration,
-        _ body: @escaping @Sendable (any GroupCommitConnection) async throws -> Void
-    ) async throws {
-        let writer = PostgresWriterConnection(connection: connection, database: database, logger: database.logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await writer.watch(limit: groupLimit) }
-            defer { group.cancelAll() }
-            try await body(writer)
-        }
-    }
+    /// Set once a statement failed because the connection itself is gone.
+    private let broken = Atomic<Bool>(false)
 
-    var isBroken: Bool { connection.isClosed }
+    var isBroken: Bool { broken.load(ordering: .relaxed) || connection.isClosed }
+
+    /// After a connection-level failure nothing more is sent on the connection (PostgresNIO may
+    /// never answer a statement sent on a connection the server has just closed): it is closed,
+    /// and the writer leases another.
+    func failed(_ error: any Error) {
+        guard PostgresLedgerEngine.isConnectionFailure(error) else { return }
+        logger.warning("giving up a PostgreSQL connection", metadata: ["error": "\(error)"])
+        broken.store(true, ordering: .relaxed)
+        let connection = self.connection
+        Task { try? await connection.close() }
+    }
 
     func execute(_ sql: String) async throws {
-        if sql.hasPrefix("BEGIN") { groupStarted.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
-        defer { if sql == "COMMIT" || sql == "ROLLBACK" { groupStarted.store(0, ordering: .relaxed) } }
+        guard !isBroken else { throw LedgerStoreError(.unavailable, "the PostgreSQL connection was closed") }
         do {
             _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         } catch let error as PSQLError {
-            throw PostgresLedgerEngine.ledgerError(error)
+            let error = PostgresLedgerEngine.ledgerError(error)
+            failed(error)
+            throw error
         }
     }
 
-    /// Checks four times per `limit` whether the open group has run longer than `limit`.
-    private func watch(limit: Duration) async {
-        let components = limit.components
-        let limitNanoseconds = UInt64(components.seconds) * 1_000_000_000 + UInt64(components.attoseconds / 1_000_000_000)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: limit / 4)
-            let started = groupStarted.load(ordering: .relaxed)
-            guard started != 0, DispatchTime.now().uptimeNanoseconds - started > limitNanoseconds else { continue }
-            logger.error(
-                "a write transaction ran longer than the connection wait; closing its connection",
-                metadata: ["limit": "\(limit)"])
-            try? await connection.close()
-            return
-        }
-    }
 }
 
 /// A ``LedgerStatement`` run as a PostgreSQL prepared statement.
@@ -359,14 +376,29 @@ struct PostgresClientDatabase: SQLDatabase {
         try await leasing { connection in try await session(connection).execute(sql: query, onRow) }
     }
 
-    func withSession<R: Sendable>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R
-    {
-        try await leasing { connection in try await closure(session(connection)) }
+    /// SQLKit's requirement itself (no `Sendable` bound on `R`), so that a session reached through
+    /// `any SQLDatabase` keeps one connection too, instead of SQLKit's default of the whole pool.
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await leasing { connection in UncheckedTransfer(try await closure(session(connection))) }.value
     }
 
-    /// Runs one ledger statement on a leased connection, outside any transaction.
+    /// Runs one ledger statement on a leased connection, outside any transaction, and gives up on
+    /// it (closing its connection) when no answer came within the connection wait and a second: the
+    /// server's `statement_timeout` ends any statement before that.
     func run(_ statement: LedgerStatement, _ values: [LedgerValue]) async throws -> [any SQLRow] {
-        try await leasing { connection in try await session(connection).run(statement, values) }
+        let limit = connectionWait + .seconds(1)
+        return try await leasing { connection in
+            let session = session(connection)
+            let outcome = await PostgresLedgerEngine.withDeadline(limit) {
+                do { return Result<UncheckedTransfer<[any SQLRow]>, any Error>.success(UncheckedTransfer(try await session.run(statement, values))) }
+                catch { return .failure(error) }
+            }
+            guard let outcome else {
+                try? await connection.close()
+                throw LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); its connection was given up")
+            }
+            return UncheckedTransfer(try outcome.get().value)
+        }.value
     }
 
     /// `connection` seen through SQLKit.
@@ -442,4 +474,11 @@ final class EventLoopTaskExecutor: TaskExecutor, Sendable {
             return made
         }
     }
+}
+
+/// A value handed from the task that made it to the one that waits for it, and used by that one
+/// alone.
+struct UncheckedTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

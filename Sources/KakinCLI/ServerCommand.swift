@@ -11,7 +11,7 @@ struct ServerCommand: AsyncParsableCommand {
         abstract: "Run the purchase server alone, in front of the real App Store (no sandbox).",
         discussion: """
             FILE is JSON with the keys listen {host, port}, database (sqlite:PATH or \
-            postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), postgres {maxConnections, connectionWaitSeconds, tls, caFile, schema}, \
+            postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), postgres {maxConnections, connectionWaitSeconds, writers, tls, caFile, schema}, \
             serverKey (PEM path, \
             made on first start), keys {publishable, secret}, webhooks [{url, secret}], apps [{bundleId, \
             appAppleId, environments, sharedSecret, appStoreServerAPI {keyId, issuerId, privateKey}, catalog, \

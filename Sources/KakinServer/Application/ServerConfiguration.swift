@@ -109,8 +109,12 @@ public struct ServerConfiguration: Sendable {
     /// The `postgres` object: the pool size and TLS settings of a PostgreSQL database, over what
     /// its URL says.
     public var postgresMaxConnections: Int?
-    /// `postgres.connectionWaitSeconds`: how long a request waits for a pooled connection.
+    /// `postgres.connectionWaitSeconds`: how long a request waits for a pooled connection, and
+    /// each statement's `statement_timeout`.
     public var postgresConnectionWaitSeconds: Int?
+    /// `postgres.writers`: how many writers commit this server's writes (see
+    /// ``PostgresConnectionOptions/writers``).
+    public var postgresWriters: Int?
     public var postgresTLS: PostgresConnectionOptions.TLSMode?
     /// A PEM file of the certificate authority of the PostgreSQL server.
     public var postgresCAFile: String?
@@ -194,6 +198,7 @@ extension ServerConfiguration {
             configuration.postgresMaxConnections = try postgres.integer("maxConnections", in: 1...1000).map { Int($0) }
             configuration.postgresConnectionWaitSeconds = try postgres.integer("connectionWaitSeconds", in: 1...600)
                 .map { Int($0) }
+            configuration.postgresWriters = try postgres.integer("writers", in: 1...64).map { Int($0) }
             configuration.postgresTLS = try postgres.choice(
                 "tls", PostgresConnectionOptions.TLSMode.self, allowed: PostgresConnectionOptions.TLSMode.allCases)
             configuration.postgresCAFile = try postgres.string("caFile").map(path)
@@ -270,6 +275,7 @@ extension ServerConfiguration {
         var options = try PostgresConnectionOptions(url: database)
         if let postgresMaxConnections { options.maxConnections = postgresMaxConnections }
         if let postgresConnectionWaitSeconds { options.connectionWait = .seconds(postgresConnectionWaitSeconds) }
+        if let postgresWriters { options.writers = postgresWriters }
         if let postgresTLS { options.tls = postgresTLS }
         if let postgresCAFile { options.caFile = postgresCAFile }
         if let postgresSchema { options.schema = postgresSchema }

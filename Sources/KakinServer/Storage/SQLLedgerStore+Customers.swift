@@ -38,6 +38,8 @@ extension SQLLedgerStore {
             default: count = try row.decode(column: "amount", as: Int.self)
             }
         }
+        // Oldest first, as stored order by purchase date and transaction ID.
+        access.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
         let newest = try await page(
             bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
         return CustomerSummary(

@@ -144,6 +144,7 @@ import Testing
         object["database"] = "env:DATABASE_URL"
         object["postgres"] = [
             "maxConnections": 32, "connectionWaitSeconds": 3, "tls": "require", "caFile": "db-ca.pem", "schema": "ledger",
+            "writers": 3,
         ]
         object["jobs"] = ["webhookLeaseSeconds": 60]
         let configuration = try ServerConfiguration.parse(
@@ -156,6 +157,7 @@ import Testing
         #expect(options.maxConnections == 32 && options.tls == .require, "the postgres object overrides the URL")
         #expect(options.caFile == "/etc/kakin/db-ca.pem" && options.schema == "ledger")
         #expect(options.connectionWait == .seconds(3))
+        #expect(options.writers == 3)
         #expect(configuration.webhookLeaseSeconds == 60)
 
         #expect(

@@ -200,13 +200,19 @@ struct PostgresConnectionOptionsTests {
         #expect(options.tls == .require)
         #expect(options.caFile == "/etc/ca.pem")
         #expect(options.maxConnections == 25)
+        #expect(options.writers == 4, "a fifth of the pool, at most four")
         let plain = try PostgresConnectionOptions(url: "postgresql://app@127.0.0.1/kakin")
         #expect(plain.port == 5432 && plain.tls == .prefer && plain.maxConnections == 10 && plain.password == nil)
+        #expect(plain.writers == 2)
+        let small = try PostgresConnectionOptions(url: "postgres://app@db/kakin?pool_max_conns=1")
+        #expect(small.writers == 1)
+        let chosen = try PostgresConnectionOptions(url: "postgres://app@db/kakin?pool_max_conns=6&writers=2")
+        #expect(chosen.writers == 2)
     }
 
     @Test(arguments: [
         "mysql://kakin@db/ledger", "postgres:///ledger", "postgres://db/ledger", "postgres://kakin@db/x?sslmode=maybe",
-        "postgres://kakin@db/x?pool_max_conns=0", "postgres://kakin@db/x?colour=blue",
+        "postgres://kakin@db/x?pool_max_conns=0", "postgres://kakin@db/x?colour=blue", "postgres://kakin@db/x?writers=0",
     ])
     func refusesBadURLs(url: String) {
         #expect(throws: ServerError.self) { try PostgresConnectionOptions(url: url) }

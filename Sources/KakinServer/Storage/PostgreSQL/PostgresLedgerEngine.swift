@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresKit
 import PostgresNIO
 import SQLKit
@@ -137,6 +138,8 @@ final class PostgresLedgerEngine: Sendable {
         _ limit: Duration, _ operation: @escaping @Sendable () async -> R
     ) async -> R? {
         let answered = Mutex(false)
+        let components = limit.components
+        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
         return await withCheckedContinuation { (continuation: CheckedContinuation<R?, Never>) in
             let resume: @Sendable (R?) -> Void = { value in
                 let first = answered.withLock { done -> Bool in
@@ -145,11 +148,15 @@ final class PostgresLedgerEngine: Sendable {
                 }
                 if first { continuation.resume(returning: value) }
             }
-            let work = Task { resume(await operation()) }
-            Task {
-                try? await Task.sleep(for: limit)
+            // A timer on an event loop, cancelled as soon as the operation returns: no task waits
+            // out the limit for the many operations that end in time.
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {
                 resume(nil)
-                _ = work
+            }
+            Task {
+                let value = await operation()
+                timer.cancel()
+                resume(value)
             }
         }
     }

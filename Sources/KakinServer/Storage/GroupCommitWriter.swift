@@ -16,10 +16,14 @@ protocol GroupCommitConnection: Sendable {
     /// Told of every failure of a job or statement, so that a connection that is gone is known
     /// as ``isBroken`` before anything more is sent on it.
     func failed(_ error: any Error)
+    /// Where a group's jobs run when the writer runs them in a task of their own (with a group
+    /// time limit): the connection's own executor, if it has one.
+    var executor: (any TaskExecutor)? { get }
 }
 
 extension GroupCommitConnection {
     func failed(_ error: any Error) {}
+    var executor: (any TaskExecutor)? { nil }
 }
 
 /// The ledger's one write path, the same for SQLite and PostgreSQL: write transactions queue for a
@@ -233,7 +237,9 @@ final class GroupCommitWriter: Sendable {
         while true {
             let results: [Result<any Sendable, any Error>]
             if let limit = settings.groupLimit {
-                guard let finished = await PostgresLedgerEngine.withDeadline(limit, { await self.run(group, on: connection) })
+                guard
+                    let finished = await PostgresLedgerEngine.withDeadline(
+                        limit, executor: connection.executor, { await self.run(group, on: connection) })
                 else {
                     let error = LedgerStoreError(
                         .unavailable, "the database did not finish a write within \(limit); its connection was given up")

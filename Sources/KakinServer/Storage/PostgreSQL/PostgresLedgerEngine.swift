@@ -135,7 +135,7 @@ final class PostgresLedgerEngine: Sendable {
     /// left to finish on its own then (the caller closes its connection): what waits for it is
     /// never held longer than `limit`, even by a statement that is never answered.
     static func withDeadline<R: Sendable>(
-        _ limit: Duration, _ operation: @escaping @Sendable () async -> R
+        _ limit: Duration, executor: (any TaskExecutor)? = nil, _ operation: @escaping @Sendable () async -> R
     ) async -> R? {
         let answered = Mutex(false)
         let components = limit.components
@@ -153,7 +153,7 @@ final class PostgresLedgerEngine: Sendable {
             let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {
                 resume(nil)
             }
-            Task {
+            Task(executorPreference: executor) {
                 let value = await operation()
                 timer.cancel()
                 resume(value)
@@ -201,6 +201,8 @@ private final class PostgresWriterConnection: GroupCommitConnection {
     private let broken = Atomic<Bool>(false)
 
     var isBroken: Bool { broken.load(ordering: .relaxed) || connection.isClosed }
+
+    var executor: (any TaskExecutor)? { EventLoopTaskExecutor.of(connection.eventLoop) }
 
     /// After a connection-level failure nothing more is sent on the connection (PostgresNIO may
     /// never answer a statement sent on a connection the server has just closed): it is closed,
@@ -396,7 +398,9 @@ struct PostgresClientDatabase: SQLDatabase {
         let limit = connectionWait + .seconds(1)
         return try await leasing { connection in
             let session = session(connection)
-            let outcome = await PostgresLedgerEngine.withDeadline(limit) {
+            let outcome = await PostgresLedgerEngine.withDeadline(
+                limit, executor: EventLoopTaskExecutor.of(connection.eventLoop)
+            ) {
                 do { return Result<UncheckedTransfer<[any SQLRow]>, any Error>.success(UncheckedTransfer(try await session.run(statement, values))) }
                 catch { return .failure(error) }
             }

@@ -320,19 +320,32 @@ final class GroupCommitWriter: Sendable {
                 results.append(.failure(LedgerStoreError(.unavailable, "the ledger's connection was lost")))
                 continue
             }
-            do {
-                if isolated { try await connection.execute("SAVEPOINT job") }
-                let value = try await Self.$current.withValue((ObjectIdentifier(self), connection)) {
-                    try await job.body(database)
+            var attempt = 1
+            while true {
+                do {
+                    if isolated { try await connection.execute("SAVEPOINT job") }
+                    let value = try await Self.$current.withValue((ObjectIdentifier(self), connection)) {
+                        try await job.body(database)
+                    }
+                    if isolated { try await connection.execute("RELEASE SAVEPOINT job") }
+                    results.append(.success(value))
+                } catch {
+                    connection.failed(error)
+                    guard isolated else {
+                        results.append(.failure(error))
+                        return results
+                    }
+                    try? await connection.execute("ROLLBACK TO SAVEPOINT job")
+                    try? await connection.execute("RELEASE SAVEPOINT job")
+                    // A deadlock victim (another writer held what this job needed) had no effect,
+                    // and the locks it took are released with its savepoint: it runs again.
+                    if settings.rerunsGroup(error), attempt < settings.attempts, !connection.isBroken {
+                        attempt += 1
+                        continue
+                    }
+                    results.append(.failure(error))
                 }
-                if isolated { try await connection.execute("RELEASE SAVEPOINT job") }
-                results.append(.success(value))
-            } catch {
-                connection.failed(error)
-                results.append(.failure(error))
-                guard isolated else { return results }
-                try? await connection.execute("ROLLBACK TO SAVEPOINT job")
-                try? await connection.execute("RELEASE SAVEPOINT job")
+                break
             }
         }
         return results

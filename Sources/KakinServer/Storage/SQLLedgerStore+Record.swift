@@ -104,8 +104,8 @@ extension SQLLedgerStore {
             owner = try await inheritedOwner(of: transaction, on: db)
         }
 
-        let inserted = try await db.wrote(
-            .insertTransaction, .text(transaction.transactionID),
+        let row: [LedgerValue] = [
+            .text(transaction.transactionID),
             .text(transaction.originalTransactionID), .text(transaction.bundleID), .text(owner),
             .text(transaction.productID), .text(transaction.productType.rawValue), .integer(transaction.quantity),
             .integer(LedgerTime.milliseconds(transaction.purchaseDate)),
@@ -113,8 +113,40 @@ extension SQLLedgerStore {
             .integer(transaction.revocationDate.map(LedgerTime.milliseconds)),
             .integer(transaction.revocationReason?.rawValue), .text(transaction.environment.rawValue),
             .text(transaction.appAccountToken), .text(transaction.signedTransaction),
-            .text(transaction.source.rawValue), .integer(now), .blob(digest))
+            .text(transaction.source.rawValue), .integer(now), .blob(digest),
+        ]
 
+        // On PostgreSQL a purchase with an owner and one currency to credit is recorded, credited
+        // and its balance raised in one statement (one round trip); the events follow as usual.
+        if LedgerSQLDialect(db.dialect) == .postgresql, let owner, transaction.revocationDate == nil,
+            unitCredits.count == 1, let (currency, unit) = unitCredits.first
+        {
+            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(transaction.quantity))
+            guard !overflow else {
+                throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(transaction.quantity) overflows")
+            }
+            let key = "grant:\(transaction.transactionID):\(currency)"
+            let credit: [LedgerValue] = [
+                .text(transaction.bundleID), .text(owner), .text(currency), .integer(amount),
+                .text(transaction.transactionID), .text(key), .integer(now),
+            ]
+            let result = try await db.run(.recordAndCredit, values: row + credit).first
+            if try result?.decode(column: "inserted", as: Int.self) == 1 {
+                try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
+                if let balance = try result?.optional("balance", as: Int64.self) {
+                    try await appendEvent(
+                        LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
+                        payload: BalanceEventPayload(
+                            currency: currency, amount: amount, balance: balance, idempotencyKey: key,
+                            transactionId: transaction.transactionID),
+                        at: now, on: db)
+                }
+                return .recorded
+            }
+            return try await recordSeenBefore(transaction, owner: owner, unitCredits: unitCredits, at: now, on: db)
+        }
+
+        let inserted = try await db.wrote(.insertTransaction, values: row)
         if inserted {
             if let digest { digests?.insert(digest) }
             try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
@@ -125,8 +157,15 @@ extension SQLLedgerStore {
             }
             return .recorded
         }
+        return try await recordSeenBefore(transaction, owner: owner, unitCredits: unitCredits, at: now, on: db)
+    }
 
-        // Seen before: the first record wins, only a missing owner can still be filled in.
+    /// A transaction the ledger already holds: the first record wins, only a missing owner can
+    /// still be filled in (and its grants credited then).
+    private static func recordSeenBefore(
+        _ transaction: RecordedTransaction, owner: String?, unitCredits: [(currency: String, amount: Int64)],
+        at now: Int64, on db: any SQLDatabase
+    ) async throws -> RecordOutcome {
         switch try await storedOwner(of: transaction.transactionID, on: db) {
         case .missing:
             throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
@@ -286,6 +325,29 @@ extension LedgerStatement {
         "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?")
     static let balances = LedgerStatement(
         "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?")
+    /// A new purchase's row, its one credit and the balance it raises, in one statement
+    /// (PostgreSQL): `inserted` is 1 when the row is new (then `balance` is the new balance), 0
+    /// when the transaction was recorded before (nothing changed). Takes the transaction's values
+    /// as ``LedgerWrite/insertTransaction`` does, then the credit's as ``creditAndAddToBalance``.
+    static let recordAndCredit = LedgerStatement(
+        """
+        WITH recorded AS (
+            INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (transaction_id) DO NOTHING
+            RETURNING transaction_id),
+        credit AS (
+            INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
+            SELECT 'credit', ?, ?, ?, ?, ?, ?, 0, ? FROM recorded
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING bundle_id, app_user_id, currency, amount),
+        balance AS (
+            INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+            SELECT bundle_id, app_user_id, currency, amount FROM credit
+            ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+            RETURNING amount)
+        SELECT (SELECT COUNT(*) FROM recorded) AS inserted, (SELECT amount FROM balance) AS balance
+        """)
     /// A grant's credit and the balance it raises, in one statement (PostgreSQL): the new balance,
     /// or no row when the credit's idempotency key was used already.
     static let creditAndAddToBalance = LedgerStatement(

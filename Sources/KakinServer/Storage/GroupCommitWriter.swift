@@ -238,7 +238,7 @@ final class GroupCommitWriter: Sendable {
             let results: [Result<any Sendable, any Error>]
             if let limit = settings.groupLimit {
                 guard
-                    let finished = await PostgresLedgerEngine.withDeadline(
+                    let finished = await Deadline.run(
                         limit, executor: connection.executor, { await self.run(group, on: connection) })
                 else {
                     let error = LedgerStoreError(

@@ -263,7 +263,7 @@ public struct SQLLedgerStore: LedgerStore {
             return
         }
         if postgres.connection.isClosed || PostgresLedgerEngine.isConnectionFailure(error) { return }
-        let rolledBack = await PostgresLedgerEngine.withDeadline(.seconds(3)) {
+        let rolledBack = await Deadline.run(.seconds(3)) {
             (try? await session.raw("ROLLBACK").run()) != nil
         }
         if rolledBack != true { try? await postgres.connection.close() }

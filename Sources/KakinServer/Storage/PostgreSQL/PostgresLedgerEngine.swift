@@ -131,36 +131,6 @@ final class PostgresLedgerEngine: Sendable {
             || error.message.hasPrefix("the database did not finish")
     }
 
-    /// `operation`'s result, or `nil` when it has not returned within `limit`. The operation is
-    /// left to finish on its own then (the caller closes its connection): what waits for it is
-    /// never held longer than `limit`, even by a statement that is never answered.
-    static func withDeadline<R: Sendable>(
-        _ limit: Duration, executor: (any TaskExecutor)? = nil, _ operation: @escaping @Sendable () async -> R
-    ) async -> R? {
-        let answered = Mutex(false)
-        let components = limit.components
-        let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-        return await withCheckedContinuation { (continuation: CheckedContinuation<R?, Never>) in
-            let resume: @Sendable (R?) -> Void = { value in
-                let first = answered.withLock { done -> Bool in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: value) }
-            }
-            // A timer on an event loop, cancelled as soon as the operation returns: no task waits
-            // out the limit for the many operations that end in time.
-            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {
-                resume(nil)
-            }
-            Task(executorPreference: executor) {
-                let value = await operation()
-                timer.cancel()
-                resume(value)
-            }
-        }
-    }
-
     /// The ledger's error for a PostgreSQL failure: no connection, a server shutting down, too
     /// many connections, a cancelled statement or a conflict that outlived its retries are
     /// unavailable (worth retrying later); anything else is a state the ledger does not expect.
@@ -398,7 +368,7 @@ struct PostgresClientDatabase: SQLDatabase {
         let limit = connectionWait + .seconds(1)
         return try await leasing { connection in
             let session = session(connection)
-            let outcome = await PostgresLedgerEngine.withDeadline(
+            let outcome = await Deadline.run(
                 limit, executor: EventLoopTaskExecutor.of(connection.eventLoop)
             ) {
                 do { return Result<UncheckedTransfer<[any SQLRow]>, any Error>.success(UncheckedTransfer(try await session.run(statement, values))) }

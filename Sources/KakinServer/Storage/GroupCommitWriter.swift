@@ -376,24 +376,28 @@ final class GroupCommitWriter: Sendable {
     }
 }
 
-/// Rows that the jobs of a group only add, kept aside until the group's commit.
-final class DeferredRows: @unchecked Sendable {
-    /// Used by the writer's task alone, one job after the other.
-    private var rows: [(table: DeferredTable, values: [LedgerValue])] = []
+/// Rows that the jobs of a group only add, kept aside until the group's commit. Used by the
+/// writer's task alone, one job after the other; the lock is never contended.
+final class DeferredRows: Sendable {
+    private let rows = Mutex<[(table: DeferredTable, values: [LedgerValue])]>([])
 
-    var count: Int { rows.count }
+    var count: Int { rows.withLock { $0.count } }
 
     func add(_ table: DeferredTable, _ values: [LedgerValue]) {
-        rows.append((table, values))
+        rows.withLock { $0.append((table, values)) }
     }
 
     func truncate(to count: Int) {
-        rows.removeLast(rows.count - count)
+        rows.withLock { $0.removeLast($0.count - count) }
     }
 
     /// Inserts the rows in the order they were added, table by table, in statements of at most
     /// 64 rows (of 64, 32, … 1 rows, so that few statement shapes are prepared).
     func insert(on database: any SQLDatabase) async throws {
+        let rows = self.rows.withLock { rows in
+            defer { rows = [] }
+            return rows
+        }
         var start = 0
         while start < rows.count {
             let table = rows[start].table
@@ -406,7 +410,6 @@ final class DeferredRows: @unchecked Sendable {
                 start += size
             }
         }
-        rows = []
     }
 }
 

@@ -121,25 +121,13 @@ extension SQLLedgerStore {
         if LedgerSQLDialect(db.dialect) == .postgresql, let owner, transaction.revocationDate == nil,
             unitCredits.count == 1, let (currency, unit) = unitCredits.first
         {
-            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(transaction.quantity))
-            guard !overflow else {
-                throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(transaction.quantity) overflows")
-            }
-            let key = "grant:\(transaction.transactionID):\(currency)"
-            let credit: [LedgerValue] = [
-                .text(transaction.bundleID), .text(owner), .text(currency), .integer(amount),
-                .text(transaction.transactionID), .text(key), .integer(now),
-            ]
-            let result = try await db.run(.recordAndCredit, values: row + credit).first
+            let credit = try GrantCredit(
+                currency: currency, unit: unit, quantity: transaction.quantity, of: transaction, owner: owner, at: now)
+            let result = try await db.run(.recordAndCredit, values: row + credit.values).first
             if try result?.decode(column: "inserted", as: Int.self) == 1 {
                 try await appendRecordedEvent(transaction, owner: owner, ownerAssigned: false, at: now, on: db)
                 if let balance = try result?.optional("balance", as: Int64.self) {
-                    try await appendEvent(
-                        LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
-                        payload: BalanceEventPayload(
-                            currency: currency, amount: amount, balance: balance, idempotencyKey: key,
-                            transactionId: transaction.transactionID),
-                        at: now, on: db)
+                    try await credit.appendEvent(balance: balance, on: db)
                 }
                 return .recorded
             }
@@ -245,27 +233,60 @@ extension SQLLedgerStore {
         owner: String, at now: Int64, on db: any SQLDatabase
     ) async throws {
         for (currency, unit) in unitCredits {
-            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(quantity))
-            guard !overflow else {
-                throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
-            }
-            let key = "grant:\(transaction.transactionID):\(currency)"
-            let credit: [LedgerValue] = [
-                .text(transaction.bundleID), .text(owner), .text(currency), .integer(amount),
-                .text(transaction.transactionID), .text(key), .integer(now),
-            ]
+            let credit = try GrantCredit(
+                currency: currency, unit: unit, quantity: quantity, of: transaction, owner: owner, at: now)
             let balance: Int64
             if LedgerSQLDialect(db.dialect) == .postgresql {
                 // The credit and the balance in one statement (one round trip): no row when the
                 // credit was there already.
-                guard let row = try await db.run(.creditAndAddToBalance, values: credit).first else { continue }
+                guard let row = try await db.run(.creditAndAddToBalance, values: credit.values).first else { continue }
                 balance = try row.decode(column: "amount", as: Int64.self)
             } else {
-                guard try await db.wrote(.insertCredit, values: credit) else { continue }
+                guard try await db.wrote(.insertCredit, values: credit.values) else { continue }
                 balance = try await addToBalance(
-                    amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
+                    credit.amount, bundleID: transaction.bundleID, appUserID: owner, currency: currency, on: db)
             }
-            try await appendEvent(
+            try await credit.appendEvent(balance: balance, on: db)
+        }
+    }
+
+    /// One currency grant of a transaction: amount × quantity, credited once under the key
+    /// `grant:<transactionId>:<currency>`.
+    private struct GrantCredit {
+        let currency: String
+        let amount: Int64
+        let key: String
+        let transaction: RecordedTransaction
+        let owner: String
+        let now: Int64
+
+        init(
+            currency: String, unit: Int64, quantity: Int, of transaction: RecordedTransaction, owner: String,
+            at now: Int64
+        ) throws {
+            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(quantity))
+            guard !overflow else {
+                throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows")
+            }
+            self.currency = currency
+            self.amount = amount
+            key = "grant:\(transaction.transactionID):\(currency)"
+            self.transaction = transaction
+            self.owner = owner
+            self.now = now
+        }
+
+        /// The credit's values, as ``LedgerWrite/insertCredit`` and ``LedgerStatement/creditAndAddToBalance`` take them.
+        var values: [LedgerValue] {
+            [
+                .text(transaction.bundleID), .text(owner), .text(currency), .integer(amount),
+                .text(transaction.transactionID), .text(key), .integer(now),
+            ]
+        }
+
+        /// The `balance.credited` event, with the balance after the credit.
+        func appendEvent(balance: Int64, on db: any SQLDatabase) async throws {
+            try await SQLLedgerStore.appendEvent(
                 LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
                 payload: BalanceEventPayload(
                     currency: currency, amount: amount, balance: balance, idempotencyKey: key,

@@ -98,7 +98,7 @@ final class PostgresLedgerEngine: Sendable {
         var attempt = 1
         while true {
             do {
-                return try await database.withSession { session in
+                return try await database.leasedSession { session in
                     try await SQLLedgerStore.transaction(on: session, begin: begin, body)
                 }
             } catch let error as PSQLError {
@@ -356,9 +356,18 @@ struct PostgresClientDatabase: SQLDatabase {
     }
 
     /// SQLKit's requirement itself (no `Sendable` bound on `R`), so that a session reached through
-    /// `any SQLDatabase` keeps one connection too, instead of SQLKit's default of the whole pool.
+    /// `any SQLDatabase` (migrations, the exclusive jobs' locks) keeps one connection too, instead
+    /// of SQLKit's default of the whole pool. It waits for a connection as long as the pool takes;
+    /// requests go through ``leasedSession(_:)``, which waits no longer than ``connectionWait``.
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await leasing { connection in UncheckedTransfer(try await closure(session(connection))) }.value
+        try await client.withConnection { connection in try await closure(session(connection)) }
+    }
+
+    /// A session on one connection, leased within ``connectionWait``.
+    func leasedSession<R: Sendable>(
+        _ closure: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        try await leasing { connection in try await closure(session(connection)) }
     }
 
     /// Runs one ledger statement on a leased connection, outside any transaction, and gives up on
@@ -370,16 +379,15 @@ struct PostgresClientDatabase: SQLDatabase {
             let session = session(connection)
             let outcome = await Deadline.run(
                 limit, executor: EventLoopTaskExecutor.of(connection.eventLoop)
-            ) {
-                do { return Result<UncheckedTransfer<[any SQLRow]>, any Error>.success(UncheckedTransfer(try await session.run(statement, values))) }
-                catch { return .failure(error) }
+            ) { () async -> Result<[any SQLRow], any Error> in
+                do { return .success(try await session.run(statement, values)) } catch { return .failure(error) }
             }
             guard let outcome else {
                 try? await connection.close()
                 throw LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); its connection was given up")
             }
-            return UncheckedTransfer(try outcome.get().value)
-        }.value
+            return try outcome.get()
+        }
     }
 
     /// `connection` seen through SQLKit.
@@ -455,11 +463,4 @@ final class EventLoopTaskExecutor: TaskExecutor, Sendable {
             return made
         }
     }
-}
-
-/// A value handed from the task that made it to the one that waits for it, and used by that one
-/// alone.
-struct UncheckedTransfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

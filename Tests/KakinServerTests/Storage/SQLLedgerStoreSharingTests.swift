@@ -1,4 +1,5 @@
 import Foundation
+import SQLKit
 import Testing
 
 @testable import KakinServer
@@ -182,6 +183,28 @@ struct SQLLedgerStoreSharingTests {
         let store = try SQLLedgerStore.postgres(options)
         await #expect(throws: LedgerStoreError(.unavailable)) { try await store.transaction(id: "t1") }
         try await store.shutdown()
+    }
+}
+
+@Suite("PostgreSQL sessions")
+struct PostgresSessionTests {
+    @Test(.enabled(if: PostgresTestDatabase.url != nil, "KAKIN_TEST_POSTGRES_URL is not set"))
+    func aSessionReachedThroughSQLKitKeepsOneConnection() async throws {
+        try await withLedgerStore(.postgres) { store in
+            let database: any SQLDatabase = store.database
+            let pids = try await database.withSession { session -> [Int] in
+                let first = try await session.raw("SELECT pg_backend_pid() AS pid").first()?
+                    .decode(column: "pid", as: Int.self)
+                // Another statement of the pool meanwhile takes whatever connection is idle.
+                async let busy: Void = database.raw("SELECT pg_sleep(0.3)").run()
+                try await Task.sleep(for: .milliseconds(50))
+                let second = try await session.raw("SELECT pg_backend_pid() AS pid").first()?
+                    .decode(column: "pid", as: Int.self)
+                try await busy
+                return [first ?? -1, second ?? -2]
+            }
+            #expect(pids[0] == pids[1], "both statements of the session ran on one connection")
+        }
     }
 }
 

@@ -359,7 +359,11 @@ struct PostgresClientDatabase: SQLDatabase {
     /// `any SQLDatabase` (migrations, the exclusive jobs' locks) keeps one connection too, instead
     /// of SQLKit's default of the whole pool. It waits for a connection as long as the pool takes;
     /// requests go through ``leasedSession(_:)``, which waits no longer than ``connectionWait``.
-    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    /// `@concurrent`, as SQLKit declares it: without it, in this module's language mode, the
+    /// method would be an overload and not the requirement.
+    @concurrent func withSession<R>(
+        _ closure: @escaping @Sendable @concurrent (any SQLDatabase) async throws -> R
+    ) async throws -> R {
         try await client.withConnection { connection in try await closure(session(connection)) }
     }
 

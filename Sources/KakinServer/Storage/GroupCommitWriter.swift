@@ -57,6 +57,9 @@ final class GroupCommitWriter: Sendable {
     /// One write transaction waiting for the writer.
     private struct Job: Sendable {
         let body: Body
+        /// What the job does, as ``Settings/batch`` takes it, when the engine can do it for the
+        /// whole group at once.
+        let batchItem: (any Sendable)?
         let continuation: CheckedContinuation<any Sendable, any Error>
         /// The event loop the caller waits on, where its answer is handed back (`nil`: any).
         let home: (any EventLoop)?
@@ -88,6 +91,12 @@ final class GroupCommitWriter: Sendable {
         var afterCommit: @Sendable () -> Void = {}
         /// Turns a failure of the writer's own statements (`BEGIN`, `COMMIT`) into the ledger's error.
         var mapError: @Sendable (any Error) -> any Error = { $0 }
+        /// Does the work of several jobs of a group in a few statements (PostgreSQL's new
+        /// purchases): given the batch items of the group's jobs in order, returns each job's
+        /// result, or `nil` for a job whose `body` must run instead (after the batch, in the same
+        /// transaction). A group that has to run again job by job (``GroupCommitWriter``) runs
+        /// every job's `body`, so the batch only ever does what the bodies would have done.
+        var batch: (@Sendable (_ items: [any Sendable], _ database: any SQLDatabase) async throws -> [(any Sendable)?])?
         /// How long a group may run before its jobs are answered ``LedgerStoreError/Code/unavailable``
         /// and its connection is given up (`nil`: no limit). A database that stopped answering
         /// then holds no request longer than this, even if its client never returns.
@@ -96,16 +105,19 @@ final class GroupCommitWriter: Sendable {
 
     private let queue = Mutex(Queue())
     private let settings: Settings
+    private let batchedJobs = Atomic<Int>(0)
+    private let largestBatch = Atomic<Int>(0)
+
+    /// How many jobs ``Settings/batch`` decided so far, and the most it decided in one group.
+    var batchStatistics: (jobs: Int, largest: Int) {
+        (batchedJobs.load(ordering: .relaxed), largestBatch.load(ordering: .relaxed))
+    }
     private let connect: Connect
 
     init(_ settings: Settings, connect: @escaping Connect) {
         self.settings = settings
         self.connect = connect
     }
-
-    /// The event loops of the process-wide group, which never shut down: a job submitted from one
-    /// of them is answered on it.
-    private static let homeLoops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
 
     /// Whether the writer has jobs waiting or running (a check for tests).
     var isWriting: Bool { queue.withLock { $0.draining || !$0.jobs.isEmpty } }
@@ -120,14 +132,20 @@ final class GroupCommitWriter: Sendable {
     @TaskLocal static var deferredRows: DeferredRows?
 
     /// Runs `body` as one write transaction, committed with whatever other writes are waiting.
-    func write<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    /// `batchItem`, when the engine batches (``Settings/batch``), is the same work as a value: the
+    /// writer may do it together with other jobs' instead of running `body`, and then returns what
+    /// ``Settings/batch`` returned for it, which must be an `R`.
+    func write<R: Sendable>(
+        batchItem: (any Sendable)? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
         if let current = Self.current, current.writer == ObjectIdentifier(self) {
             return try await nested(body, on: current.connection)
         }
         let result = try await withCheckedThrowingContinuation { continuation in
-            let running = MultiThreadedEventLoopGroup.currentEventLoop
-            let home = running.flatMap { running in Self.homeLoops.first { $0 === running } }
-            let job = Job(body: { try await body($0) }, continuation: continuation, home: home)
+            let home = HomeLoop.current
+            let job = Job(
+                body: { try await body($0) }, batchItem: settings.batch == nil ? nil : batchItem,
+                continuation: continuation, home: home)
             let start = queue.withLock { state -> Bool? in
                 guard !state.closed else { return nil }
                 state.jobs.append(job)
@@ -308,14 +326,39 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs a group's jobs in the open transaction, each in a savepoint of its own when
-    /// `isolated`; stops at the first failure otherwise.
+    /// `isolated`; stops at the first failure otherwise. Without `isolated`, the jobs that carry
+    /// batch items are done first, together (``Settings/batch``); the jobs the batch leaves run
+    /// their bodies afterwards. All of a group's jobs are answered after the same commit, so any
+    /// order among them is one in which they could have happened.
     private func run(
         _ group: [Job], on connection: any GroupCommitConnection, isolated: Bool
     ) async -> [Result<any Sendable, any Error>] {
         var results: [Result<any Sendable, any Error>] = []
         results.reserveCapacity(group.count)
         let database = connection.database
-        for job in group {
+        var batched: [Int: any Sendable] = [:]
+        if !isolated, let batch = settings.batch {
+            let indices = group.indices.filter { group[$0].batchItem != nil }
+            if !indices.isEmpty {
+                do {
+                    let values = try await batch(indices.compactMap { group[$0].batchItem }, database)
+                    guard values.count == indices.count else {
+                        throw LedgerStoreError(.inconsistentState, "a batch answered \(values.count) of \(indices.count) jobs")
+                    }
+                    for (index, value) in zip(indices, values) { batched[index] = value }
+                    batchedJobs.add(batched.count, ordering: .relaxed)
+                    largestBatch.max(batched.count, ordering: .relaxed)
+                } catch {
+                    connection.failed(error)
+                    return [.failure(error)]
+                }
+            }
+        }
+        for (index, job) in group.enumerated() {
+            if let value = batched[index] {
+                results.append(.success(value))
+                continue
+            }
             if isolated && connection.isBroken {
                 results.append(.failure(LedgerStoreError(.unavailable, "the ledger's connection was lost")))
                 continue
@@ -351,28 +394,9 @@ final class GroupCommitWriter: Sendable {
         return results
     }
 
-    /// Hands each job its result on the event loop it was submitted from, one hop per loop for the
-    /// whole group. Resumed from the writer, a task would go to whichever loop comes next and, for
-    /// its answer, hop again to its connection's loop; and each resumption would wake a loop of its
-    /// own.
+    /// Hands each job its result on the event loop it was submitted from (``HomeLoop``).
     private static func answer(_ group: [Job], _ results: [Result<any Sendable, any Error>]) {
-        var batches: [(loop: any EventLoop, answers: [(Job, Result<any Sendable, any Error>)])] = []
-        for (job, result) in zip(group, results) {
-            guard let home = job.home else {
-                job.continuation.resume(with: result)
-                continue
-            }
-            if let index = batches.firstIndex(where: { $0.loop === home }) {
-                batches[index].answers.append((job, result))
-            } else {
-                batches.append((home, [(job, result)]))
-            }
-        }
-        for (loop, answers) in batches {
-            loop.execute {
-                for (job, result) in answers { job.continuation.resume(with: result) }
-            }
-        }
+        HomeLoop.resume(zip(group, results).map { job, result in (job.home, { job.continuation.resume(with: result) }) })
     }
 }
 

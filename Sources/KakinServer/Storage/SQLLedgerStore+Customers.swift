@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import SQLKit
 
 extension SQLLedgerStore {
@@ -18,8 +18,17 @@ extension SQLLedgerStore {
         let read: @Sendable (any SQLDatabase) async throws -> CustomerSummary = { db in
             try await Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, on: db)
         }
-        // Without recent transactions the summary is one statement, which sees one state on its own.
-        return recent == 0 ? try await readingStatement(read) : try await reading(read)
+        // Without recent transactions the summary is one statement, which sees one state on its own
+        // (on PostgreSQL read with the summaries other requests ask for at the same moment).
+        guard recent == 0 else { return try await reading(read) }
+        if let postgres {
+            let key = SummaryKey(bundleID: bundleID, appUserID: appUserID, withJWS: withJWS)
+            guard let summary = try await postgres.summaryReads.read(key) else {
+                throw LedgerStoreError(.inconsistentState, "a batch of summaries left out \(appUserID)")
+            }
+            return summary
+        }
+        return try await readingStatement(read)
     }
 
     /// The summary as `db` sees it (a transaction's snapshot).
@@ -27,24 +36,13 @@ extension SQLLedgerStore {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on db: any SQLDatabase
     ) async throws -> CustomerSummary {
         let customer: [LedgerValue] = [.text(bundleID), .text(appUserID)]
-        let rows = try await db.run(.customerSummary(withJWS: withJWS), values: customer + customer + customer)
-        var access: [RecordedTransaction] = []
-        var balances: [String: Int64] = [:]
-        var count = 0
-        for row in rows {
-            switch try row.decode(column: "part", as: Int.self) {
-            case 0: access.append(try LedgerRows.transaction(row))
-            case 1: balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "amount", as: Int64.self)
-            default: count = try row.decode(column: "amount", as: Int.self)
-            }
+        var parts = SummaryParts()
+        for row in try await db.run(.customerSummary(withJWS: withJWS), values: customer + customer + customer) {
+            try parts.add(row)
         }
-        // Oldest first, as stored order by purchase date and transaction ID.
-        access.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
         let newest = try await page(
             bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, on: db)
-        return CustomerSummary(
-            bundleID: bundleID, appUserID: appUserID, balances: balances, accessTransactions: access,
-            recentTransactions: newest, transactionCount: count)
+        return parts.summary(bundleID: bundleID, appUserID: appUserID, recent: newest)
     }
 
     /// A customer's transactions, newest first (by purchase date, then transaction ID), at most
@@ -57,7 +55,7 @@ extension SQLLedgerStore {
             bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, withJWS: true, on: database)
     }
 
-    private static func page(
+    static func page(
         bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, withJWS: Bool,
         on db: any SQLDatabase
     ) async throws -> [RecordedTransaction] {

@@ -89,10 +89,17 @@ extension SQLLedgerStore {
     /// The transaction stored with exactly these signed bytes, found by their digest.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
         if signedDigests?.mayContain(digest.bytes) == false { return nil }
+        // On PostgreSQL read with the lookups other requests ask for at the same moment.
+        if let postgres { return try await postgres.digestReads.read(digest.bytes) }
         guard
             let row = try await readingStatement({ db in try await db.first(.signedTransaction, .blob(digest.bytes)) })
         else { return nil }
-        return KnownSignedTransaction(
+        return try Self.knownSignedTransaction(row)
+    }
+
+    /// A row of ``LedgerStatement/signedTransaction`` (or of its batch).
+    static func knownSignedTransaction(_ row: any SQLRow) throws -> KnownSignedTransaction {
+        KnownSignedTransaction(
             transactionID: try row.decode(column: "transaction_id", as: String.self),
             bundleID: try row.decode(column: "bundle_id", as: String.self),
             environment: AppStoreEnvironment(rawValue: try row.decode(column: "environment", as: String.self)),

@@ -56,7 +56,10 @@ extension SQLLedgerStore {
         let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         let signedDigests = self.signedDigests
-        return try await writing(for: transaction.appUserID ?? transaction.originalTransactionID) { db in
+        let batchItem = RecordBatchItem(
+            transaction: transaction, digest: digest, unitCredits: unitCredits, recent: recent, withJWS: withJWS)
+        return try await writing(for: transaction.appUserID ?? transaction.originalTransactionID, batchItem: batchItem) {
+            db in
             let outcome = try await Self.record(
                 transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
             guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
@@ -67,7 +70,7 @@ extension SQLLedgerStore {
     }
 
     /// ``unitCredits(_:)`` once the quantity is known to be valid.
-    private static func unitCredits(
+    static func unitCredits(
         _ grants: [Grant], quantity: Int
     ) throws -> [(currency: String, amount: Int64)] {
         guard quantity > 0 else {
@@ -213,7 +216,7 @@ extension SQLLedgerStore {
         return try row.optional("app_user_id", as: String.self).map(StoredOwner.known) ?? .unknown
     }
 
-    private static func appendRecordedEvent(
+    static func appendRecordedEvent(
         _ transaction: RecordedTransaction, owner: String?, ownerAssigned: Bool, at now: Int64, on db: any SQLDatabase
     ) async throws {
         let payload = TransactionEventPayload(
@@ -252,7 +255,7 @@ extension SQLLedgerStore {
 
     /// One currency grant of a transaction: amount × quantity, credited once under the key
     /// `grant:<transactionId>:<currency>`.
-    private struct GrantCredit {
+    struct GrantCredit {
         let currency: String
         let amount: Int64
         let key: String

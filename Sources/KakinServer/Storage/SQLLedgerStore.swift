@@ -222,11 +222,15 @@ public struct SQLLedgerStore: LedgerStore {
     ///
     /// `customer` names whose data the write is about (an app user ID, or an original transaction
     /// ID), when known: on PostgreSQL, the writes of one customer go to the same writer.
+    ///
+    /// `batchItem` is the same write as a value, for an engine that does the writes of a group
+    /// together (PostgreSQL: ``recordBatch(_:on:)``); `body` runs where it does not.
     func writing<R: Sendable>(
-        for customer: String? = nil, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+        for customer: String? = nil, batchItem: (any Sendable)? = nil,
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
         if let engine { return try await engine.write(body) }
-        if let postgres { return try await postgres.writer(for: customer).write(body) }
+        if let postgres { return try await postgres.writer(for: customer).write(batchItem: batchItem, body) }
         return try await inTransaction(begin: dialect.beginWrite, body)
     }
 

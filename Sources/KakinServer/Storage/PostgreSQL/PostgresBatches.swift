@@ -1,0 +1,324 @@
+import AppStoreModels
+import Foundation
+import SQLKit
+
+/// The ledger's busiest work done for many requests in one statement (PostgreSQL), where each
+/// statement costs a round trip and a fixed share of both the server's and the database's time:
+/// - a writer's group records its new purchases, their credits and the balances they raise in
+///   one statement, and reads the summaries of their customers in one more (``recordBatch(_:on:)``);
+/// - the digest lookups and the summaries that requests ask for at the same moment are read
+///   together (``BatchedRead``, ``signedTransactions(_:on:)``, ``summaries(_:on:)``).
+///
+/// The statements take their rows as multi-row `VALUES` lists of a power-of-two size up to 64, so
+/// each connection prepares a few shapes. A read's list is filled up to its size by repeating its
+/// last key (a read of a key twice reads nothing twice); a write's rows are split into lists of
+/// sizes that add up to the count.
+extension SQLLedgerStore {
+    /// A new purchase as the writer's batch takes it: what ``recordAndSummarize`` was asked.
+    struct RecordBatchItem: Sendable {
+        let transaction: RecordedTransaction
+        let digest: Data?
+        let unitCredits: [(currency: String, amount: Int64)]
+        let recent: Int
+        let withJWS: Bool
+    }
+
+    /// A summary a request reads: the customer, and whether the transactions carry their JWS.
+    struct SummaryKey: Hashable, Sendable {
+        let bundleID: String
+        let appUserID: String
+        let withJWS: Bool
+    }
+
+    /// The most rows or keys one batch statement takes.
+    static let batchLimit = 64
+
+    // MARK: A group's new purchases
+
+    /// Records a group's new purchases (``RecordBatchItem``s) and reads their customers'
+    /// summaries, in the group's transaction; the result of each, as ``recordAndSummarize`` returns
+    /// it, or `nil` for the items the batch does not decide, whose job then runs alone: a purchase
+    /// without owner, revoked, crediting more than one currency or none of a single positive amount,
+    /// the second of two items for one transaction, and every purchase the ledger held already.
+    static func recordBatch(_ items: [any Sendable], on db: any SQLDatabase) async throws -> [(any Sendable)?] {
+        var results = [(any Sendable)?](repeating: nil, count: items.count)
+        var rows: [(index: Int, item: RecordBatchItem, owner: String, credit: GrantCredit?)] = []
+        var transactionIDs = Set<String>()
+        for (index, item) in items.enumerated() {
+            guard let item = item as? RecordBatchItem, let owner = item.transaction.appUserID,
+                item.transaction.revocationDate == nil, item.unitCredits.count <= 1, item.recent >= 0,
+                transactionIDs.insert(item.transaction.transactionID).inserted
+            else { continue }
+            let now = LedgerTime.milliseconds(item.transaction.recordedAt)
+            let credit = try item.unitCredits.first.map { currency, unit in
+                try GrantCredit(
+                    currency: currency, unit: unit, quantity: item.transaction.quantity, of: item.transaction,
+                    owner: owner, at: now)
+            }
+            rows.append((index, item, owner, credit))
+        }
+        var recorded: [(index: Int, item: RecordBatchItem, owner: String)] = []
+        for chunk in powerOfTwoChunks(rows.count, limit: batchLimit) {
+            let part = rows[chunk]
+            var values: [LedgerValue] = []
+            values.reserveCapacity(part.count * 20)
+            for row in part {
+                let transaction = row.item.transaction
+                let credit = row.credit
+                values += [
+                    .text(transaction.transactionID), .text(transaction.originalTransactionID),
+                    .text(transaction.bundleID), .text(row.owner), .text(transaction.productID),
+                    .text(transaction.productType.rawValue), .integer(transaction.quantity),
+                    .integer(LedgerTime.milliseconds(transaction.purchaseDate)),
+                    .integer(transaction.expiresDate.map(LedgerTime.milliseconds)), .integer(nil as Int64?),
+                    .integer(nil as Int64?), .text(transaction.environment.rawValue),
+                    .text(transaction.appAccountToken), .text(transaction.signedTransaction),
+                    .text(transaction.source.rawValue), .integer(LedgerTime.milliseconds(transaction.recordedAt)),
+                    .blob(row.item.digest), .text(credit?.currency), .integer(credit?.amount), .text(credit?.key),
+                ]
+            }
+            var inserted = Set<String>()
+            var credited = Set<String>()
+            var balances: [BalanceKey: Int64] = [:]
+            for row in try await db.run(.recordBatch(rows: part.count), values: values) {
+                let name = try row.decode(column: "name", as: String.self)
+                switch try row.decode(column: "part", as: Int.self) {
+                case 0: inserted.insert(name)
+                case 1: credited.insert(name)
+                default:
+                    let key = BalanceKey(
+                        bundleID: try row.decode(column: "bundle_id", as: String.self),
+                        appUserID: try row.decode(column: "app_user_id", as: String.self), currency: name)
+                    balances[key] = try row.decode(column: "amount", as: Int64.self)
+                }
+            }
+            // Each credit's balance as the credits one after the other would have left it: the
+            // balance after the statement, less the credits of the same balance that come later.
+            var later: [BalanceKey: Int64] = [:]
+            var balanceAfter: [Int: Int64] = [:]
+            for row in part.reversed() {
+                guard let credit = row.credit, credited.contains(credit.key) else { continue }
+                let key = BalanceKey(bundleID: row.item.transaction.bundleID, appUserID: row.owner, currency: credit.currency)
+                guard let total = balances[key] else {
+                    throw LedgerStoreError(.inconsistentState, "a batch credited \(credit.key) and raised no balance")
+                }
+                balanceAfter[row.index] = total - later[key, default: 0]
+                later[key, default: 0] += credit.amount
+            }
+            for row in part where inserted.contains(row.item.transaction.transactionID) {
+                let now = LedgerTime.milliseconds(row.item.transaction.recordedAt)
+                try await appendRecordedEvent(row.item.transaction, owner: row.owner, ownerAssigned: false, at: now, on: db)
+                if let credit = row.credit, let balance = balanceAfter[row.index] {
+                    try await credit.appendEvent(balance: balance, on: db)
+                }
+                recorded.append((row.index, row.item, row.owner))
+            }
+        }
+        guard !recorded.isEmpty else { return results }
+        let keys = recorded.map { SummaryKey(bundleID: $0.item.transaction.bundleID, appUserID: $0.owner, withJWS: $0.item.withJWS) }
+        let summaries = try await self.summaries(Array(Set(keys)), on: db)
+        for (entry, key) in zip(recorded, keys) {
+            guard var summary = summaries[key] else {
+                throw LedgerStoreError(.inconsistentState, "no summary for \(key.appUserID) after recording")
+            }
+            if entry.item.recent > 0 {
+                summary.recentTransactions = try await page(
+                    bundleID: key.bundleID, appUserID: key.appUserID, limit: entry.item.recent, before: nil,
+                    withJWS: key.withJWS, on: db)
+            }
+            results[entry.index] = (RecordOutcome.recorded, summary as CustomerSummary?)
+        }
+        return results
+    }
+
+    private struct BalanceKey: Hashable {
+        let bundleID: String
+        let appUserID: String
+        let currency: String
+    }
+
+    // MARK: Reads for many requests
+
+    /// The summaries (without recent transactions) of distinct `keys`, in one statement for the
+    /// keys with JWS and one for those without.
+    static func summaries(_ keys: [SummaryKey], on db: any SQLDatabase) async throws -> [SummaryKey: CustomerSummary] {
+        var summaries: [SummaryKey: CustomerSummary] = [:]
+        for withJWS in [false, true] {
+            let customers = keys.filter { $0.withJWS == withJWS }
+            for chunk in stride(from: 0, to: customers.count, by: batchLimit) {
+                let part = customers[chunk..<min(chunk + batchLimit, customers.count)]
+                let size = paddedSize(part.count)
+                var values: [LedgerValue] = []
+                values.reserveCapacity(size * 2)
+                for index in 0..<size {
+                    let key = part[part.startIndex + min(index, part.count - 1)]
+                    values += [.text(key.bundleID), .text(key.appUserID)]
+                }
+                var parts: [SummaryKey: SummaryParts] = [:]
+                for key in part { parts[key] = SummaryParts() }
+                for row in try await db.run(.customerSummaries(customers: size, withJWS: withJWS), values: values) {
+                    let key = SummaryKey(
+                        bundleID: try row.decode(column: "bundle_id", as: String.self),
+                        appUserID: try row.decode(column: "app_user_id", as: String.self), withJWS: withJWS)
+                    try parts[key]?.add(row)
+                }
+                for (key, found) in parts {
+                    summaries[key] = found.summary(bundleID: key.bundleID, appUserID: key.appUserID, recent: [])
+                }
+            }
+        }
+        return summaries
+    }
+
+    /// The transactions stored with each of `digests`, in one statement per 64.
+    static func signedTransactions(_ digests: [Data], on db: any SQLDatabase) async throws -> [Data: KnownSignedTransaction] {
+        var found: [Data: KnownSignedTransaction] = [:]
+        for chunk in stride(from: 0, to: digests.count, by: batchLimit) {
+            let part = digests[chunk..<min(chunk + batchLimit, digests.count)]
+            let size = paddedSize(part.count)
+            let values = (0..<size).map { LedgerValue.blob(part[part.startIndex + min($0, part.count - 1)]) }
+            for row in try await db.run(.signedTransactions(count: size), values: values) {
+                let digest = try row.decode(column: "signed_digest", as: Data.self)
+                guard found[digest] == nil else { continue }
+                found[digest] = try knownSignedTransaction(row)
+            }
+        }
+        return found
+    }
+
+    /// The smallest power of two that is at least `count` (and at least 1).
+    static func paddedSize(_ count: Int) -> Int {
+        var size = 1
+        while size < count { size *= 2 }
+        return size
+    }
+
+    /// `0..<count` split into ranges whose sizes are powers of two of at most `limit`, largest first.
+    static func powerOfTwoChunks(_ count: Int, limit: Int) -> [Range<Int>] {
+        var chunks: [Range<Int>] = []
+        var start = 0
+        var size = limit
+        while start < count {
+            while size > count - start { size /= 2 }
+            chunks.append(start..<start + size)
+            start += size
+        }
+        return chunks
+    }
+}
+
+/// A customer summary's parts as its statement returns them, one row per item told apart by
+/// `part`: 0 for each transaction that can grant access, 1 for each balance, 2 for the number of
+/// transactions.
+struct SummaryParts {
+    var access: [RecordedTransaction] = []
+    var balances: [String: Int64] = [:]
+    var count = 0
+
+    mutating func add(_ row: any SQLRow) throws {
+        switch try row.decode(column: "part", as: Int.self) {
+        case 0: access.append(try LedgerRows.transaction(row))
+        case 1: balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "amount", as: Int64.self)
+        default: count = try row.decode(column: "amount", as: Int.self)
+        }
+    }
+
+    /// The summary, with the access transactions oldest first (by purchase date and transaction ID).
+    func summary(bundleID: String, appUserID: String, recent: [RecordedTransaction]) -> CustomerSummary {
+        CustomerSummary(
+            bundleID: bundleID, appUserID: appUserID, balances: balances,
+            accessTransactions: access.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) },
+            recentTransactions: recent, transactionCount: count)
+    }
+}
+
+extension LedgerStatement {
+    /// New purchases, their single credits and the balances these raise, for `rows` purchases
+    /// (a power of two up to 64) with 20 values each: the 17 of ``LedgerWrite/insertTransaction``
+    /// (owner known, not revoked), then the credit's currency, amount and idempotency key (all
+    /// `NULL` without a credit). One row per purchase inserted (`part` 0, `name` its transaction
+    /// ID), per credit written (1, its key) and per balance raised (2, its currency, with
+    /// `bundle_id`, `app_user_id` and the new `amount`). Credits to one balance add up before it
+    /// is raised once.
+    static func recordBatch(rows: Int) -> LedgerStatement { recordBatches[rows.trailingZeroBitCount] }
+
+    private static let recordBatches: [LedgerStatement] = (0...6).map { power in
+        let row = "(" + Array(repeating: "?", count: 20).joined(separator: ", ") + ")"
+        return LedgerStatement(
+            """
+            WITH input (\(LedgerRows.transactionColumns), signed_digest, credit_currency, credit_amount, credit_key) AS (
+                VALUES \(Array(repeating: row, count: 1 << power).joined(separator: ", "))),
+            recorded AS (
+                INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
+                SELECT \(LedgerRows.transactionColumns), signed_digest FROM input
+                ON CONFLICT (transaction_id) DO NOTHING
+                RETURNING transaction_id),
+            credit AS (
+                INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
+                SELECT 'credit', input.bundle_id, input.app_user_id, input.credit_currency, input.credit_amount,
+                    input.transaction_id, input.credit_key, 0, input.recorded_at
+                FROM input JOIN recorded ON recorded.transaction_id = input.transaction_id
+                WHERE input.credit_currency IS NOT NULL
+                ON CONFLICT (idempotency_key) DO NOTHING
+                RETURNING bundle_id, app_user_id, currency, amount, idempotency_key),
+            balance AS (
+                INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+                SELECT bundle_id, app_user_id, currency, SUM(amount) FROM credit GROUP BY bundle_id, app_user_id, currency
+                ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+                RETURNING bundle_id, app_user_id, currency, amount)
+            SELECT 0 AS part, transaction_id AS name, NULL AS bundle_id, NULL AS app_user_id, NULL::BIGINT AS amount FROM recorded
+            UNION ALL SELECT 1, idempotency_key, NULL, NULL, NULL FROM credit
+            UNION ALL SELECT 2, currency, bundle_id, app_user_id, amount FROM balance
+            """)
+    }
+
+    /// The summaries of `customers` customers (a power of two up to 64; two values each, the app
+    /// and the customer), as ``customerSummary(withJWS:)`` reads one, every row naming its
+    /// customer in `bundle_id` and `app_user_id`.
+    static func customerSummaries(customers: Int, withJWS: Bool) -> LedgerStatement {
+        (withJWS ? summariesWithJWS : summariesWithoutJWS)[customers.trailingZeroBitCount]
+    }
+
+    private static let summariesWithJWS = (0...6).map { summaries(customers: 1 << $0, withJWS: true) }
+    private static let summariesWithoutJWS = (0...6).map { summaries(customers: 1 << $0, withJWS: false) }
+
+    // The reads look each key up on its own (`LATERAL`, kept from being merged into a join by
+    // `OFFSET 0` or `LIMIT`), so that each is an index lookup whatever the table's statistics say:
+    // on a table not analyzed yet, PostgreSQL would otherwise guess that a list of keys matches
+    // a large part of it and scan it all.
+    private static func summaries(customers: Int, withJWS: Bool) -> LedgerStatement {
+        let columns = LedgerRows.transactionColumns(withJWS: withJWS)
+        let keyed = columns.components(separatedBy: ", ").map { column in
+            column == "bundle_id" || column == "app_user_id" ? "wanted.\(column)" : "NULL"
+        }.joined(separator: ", ")
+        let wanted = "bundle_id = wanted.bundle_id AND app_user_id = wanted.app_user_id"
+        return LedgerStatement(
+            """
+            WITH wanted AS (
+                SELECT DISTINCT bundle_id, app_user_id FROM (VALUES \(Array(repeating: "(?, ?)", count: customers).joined(separator: ", ")))
+                AS listed (bundle_id, app_user_id))
+            SELECT 0 AS part, found.* , NULL AS currency, NULL AS amount FROM wanted CROSS JOIN LATERAL (
+                SELECT \(columns) FROM transactions WHERE \(wanted) AND product_type <> 'Consumable' OFFSET 0) AS found
+            UNION ALL
+            SELECT 1, \(keyed), found.currency, found.amount FROM wanted CROSS JOIN LATERAL (
+                SELECT currency, amount FROM balances WHERE \(wanted) OFFSET 0) AS found
+            UNION ALL
+            SELECT 2, \(keyed), NULL, (SELECT COUNT(*) FROM transactions WHERE \(wanted)) FROM wanted
+            """)
+    }
+
+    /// The transactions stored with any of `count` digests (a power of two up to 64), with the digest.
+    static func signedTransactions(count: Int) -> LedgerStatement { digestLookups[count.trailingZeroBitCount] }
+
+    private static let digestLookups: [LedgerStatement] = (0...6).map { power in
+        LedgerStatement(
+            """
+            SELECT wanted.digest AS signed_digest, found.* FROM (
+                SELECT DISTINCT digest FROM (VALUES \(Array(repeating: "(?)", count: 1 << power).joined(separator: ", ")))
+                AS listed (digest)) AS wanted
+            CROSS JOIN LATERAL (
+                SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
+                WHERE signed_digest = wanted.digest LIMIT 1) AS found
+            """)
+    }
+}

@@ -1,0 +1,157 @@
+import AppStoreModels
+import Foundation
+import Testing
+
+@testable import KakinServer
+
+/// The PostgreSQL ledger's batches: a writer's group records its new purchases in a few
+/// statements, and reads asked for at the same moment are read together. Each test checks that
+/// batches of more than one really formed, and that what they wrote and read is exactly what the
+/// one-by-one path writes and reads.
+@Suite("PostgreSQL ledger: batches")
+struct PostgresBatchTests {
+    /// A store on a schema of its own with one writer, so that concurrent writes form groups.
+    private func withBatchingStore(_ body: (SQLLedgerStore, PostgresLedgerEngine) async throws -> Void) async throws {
+        guard PostgresTestDatabase.url != nil else {
+            print(PostgresTestDatabase.skipMessage)
+            return
+        }
+        try await PostgresTestDatabase.withSchema { schema in
+            var options = try PostgresTestDatabase.options(schema: schema)
+            options.writers = 1
+            let store = try SQLLedgerStore.postgres(options)
+            try await withMigratedStore(store) { store in
+                try await body(store, try #require(store.postgres))
+            }
+        }
+    }
+
+    @Test("a group's purchases are recorded together, credited once each, with each credit's balance in order")
+    func groupRecordsTogether() async throws {
+        try await withBatchingStore { store, engine in
+            let users = ["ann", "ben", "cy"]
+            // 240 uploads: 200 distinct purchases (a few of two currencies, without owner, or
+            // revoked, which the batch leaves to their own jobs) and 40 repeating one of them.
+            let results = try await concurrently(240) { index in
+                let id = "t\(index % 200)"
+                let user = users[(index % 200) % users.count]
+                let transaction: RecordedTransaction
+                var grants = [Grant.currency("coins", amount: Int64(1 + index % 200))]
+                switch index % 200 {
+                case 7: transaction = Fixture.transaction(id)
+                case 11: transaction = Fixture.transaction(id, user: user, revokedAt: 30)
+                case 13:
+                    transaction = Fixture.transaction(id, user: user)
+                    grants.append(.currency("gems", amount: 5))
+                case 17: transaction = Fixture.transaction(id, user: user, product: "pro", type: .nonConsumable)
+                default: transaction = Fixture.transaction(id, user: user, quantity: 1 + index % 3)
+                }
+                let (outcome, summary) = try await store.recordAndSummarize(
+                    transaction, grants: grants, recent: index % 2, withJWS: index % 4 == 0)
+                return (index, outcome, summary)
+            }
+            let statistics = engine.writers[0].batchStatistics
+            #expect(statistics.largest > 1, "no group recorded more than one purchase together")
+
+            #expect(results.filter { $0.1 == .recorded }.count == 200)
+            #expect(results.filter { $0.1 == .duplicate(ownerAssigned: false) }.count == 40)
+            for (index, outcome, summary) in results where outcome == .recorded && ![7, 11].contains(index % 200) {
+                let summary = try #require(summary)
+                #expect(summary.appUserID == users[(index % 200) % users.count])
+                #expect(summary.transactionCount >= 1)
+                #expect(summary.balances["coins", default: 0] >= Int64(1 + index % 200))
+                #expect(summary.recentTransactions.count == index % 2)
+                #expect(summary.accessTransactions.allSatisfy { $0.productType != .consumable })
+                if index % 200 == 17 { #expect(summary.accessTransactions.map(\.transactionID).contains("t17")) }
+            }
+            for user in users {
+                try await expectLedgerMatchesBalances(store, user: user)
+                let separate = try await store.customerSummary(
+                    bundleID: Fixture.bundleID, appUserID: user, recent: 0, withJWS: false)
+                let direct = try await SQLLedgerStore.summary(
+                    bundleID: Fixture.bundleID, appUserID: user, recent: 0, withJWS: false, on: store.database)
+                #expect(separate == direct)
+            }
+            let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: "ann")
+            #expect(customer.ledger.allSatisfy { $0.kind == .credit })
+            #expect(Set(customer.ledger.map(\.idempotencyKey)).count == customer.ledger.count)
+
+            // Every credit's event carries the balance right after it, in the order of the events.
+            let events = try await store.dueEvents(endpoint: "test", now: Fixture.at(1_000_000), limit: 10_000)
+            #expect(events.filter { $0.type == "transaction.recorded" }.count == 200)
+            var running: [String: Int64] = [:]
+            for event in events.sorted(by: { $0.id < $1.id }) where event.type == "balance.credited" {
+                let payload = try JSONDecoder().decode(Credited.self, from: event.payload)
+                let key = "\(event.appUserID ?? "")/\(payload.currency)"
+                running[key, default: 0] += payload.amount
+                #expect(payload.balance == running[key], "\(payload.idempotencyKey)")
+            }
+            for user in users {
+                let balances = try await store.customer(bundleID: Fixture.bundleID, appUserID: user).balances
+                for (currency, amount) in balances { #expect(running["\(user)/\(currency)"] == amount) }
+            }
+        }
+    }
+
+    private struct Credited: Decodable {
+        let currency: String
+        let amount: Int64
+        let balance: Int64
+        let idempotencyKey: String
+    }
+
+    @Test("digest lookups and summaries asked for at once are read together, each as a read of its own gives it")
+    func readsTogether() async throws {
+        try await withBatchingStore { store, engine in
+            let users = (0..<12).map { "user\($0)" }
+            for (index, user) in users.enumerated() {
+                _ = try await store.record(Fixture.transaction("c\(index)", user: user), grants: Fixture.coins)
+                _ = try await store.record(
+                    Fixture.transaction("s\(index)", user: user, product: "monthly", type: .autoRenewableSubscription),
+                    grants: [])
+            }
+            let lookups = try await concurrently(300) { index -> (Int, KnownSignedTransaction?, CustomerSummary) in
+                let id = index % 3 == 0 ? "unknown\(index)" : "c\(index % users.count)"
+                let known = try await store.signedTransaction(digest: SignedDigest("jws.\(id)"))
+                let summary = try await store.customerSummary(
+                    bundleID: Fixture.bundleID, appUserID: users[index % users.count], recent: 0,
+                    withJWS: index % 2 == 0)
+                return (index, known, summary)
+            }
+            #expect(engine.digestReads.largestBatch > 1, "no two digest lookups were read together")
+            #expect(engine.summaryReads.largestBatch > 1, "no two summaries were read together")
+            for (index, known, summary) in lookups {
+                let user = users[index % users.count]
+                if index % 3 == 0 {
+                    #expect(known == nil)
+                } else {
+                    #expect(known?.transactionID == "c\(index % users.count)")
+                    #expect(known?.appUserID == user)
+                }
+                let direct = try await SQLLedgerStore.summary(
+                    bundleID: Fixture.bundleID, appUserID: user, recent: 0, withJWS: index % 2 == 0, on: store.database)
+                #expect(summary == direct)
+                #expect(summary.balances == ["coins": 100])
+                #expect(summary.accessTransactions.map(\.transactionID) == ["s\(index % users.count)"])
+                #expect((summary.accessTransactions.first?.signedTransaction != nil) == (index % 2 == 0))
+            }
+        }
+    }
+
+    @Test("batch sizes: powers of two that add up, and the padded size of a read")
+    func sizes() {
+        #expect(SQLLedgerStore.powerOfTwoChunks(0, limit: 64) == [])
+        #expect(SQLLedgerStore.powerOfTwoChunks(1, limit: 64) == [0..<1])
+        #expect(SQLLedgerStore.powerOfTwoChunks(13, limit: 64) == [0..<8, 8..<12, 12..<13])
+        #expect(SQLLedgerStore.powerOfTwoChunks(150, limit: 64) == [0..<64, 64..<128, 128..<144, 144..<148, 148..<150])
+        for count in 0...200 {
+            let chunks = SQLLedgerStore.powerOfTwoChunks(count, limit: 64)
+            #expect(chunks.map(\.count).reduce(0, +) == count)
+            #expect(chunks.allSatisfy { $0.count.nonzeroBitCount == 1 && $0.count <= 64 })
+        }
+        #expect(SQLLedgerStore.paddedSize(0) == 1)
+        #expect(SQLLedgerStore.paddedSize(1) == 1)
+        #expect(SQLLedgerStore.paddedSize(5) == 8)
+        #expect(SQLLedgerStore.paddedSize(64) == 64)
+    }
+}

@@ -34,8 +34,8 @@ final class PostgresLedgerEngine: Sendable {
     let database: PostgresClientDatabase
     /// The writers: each leases one connection while it has groups to commit.
     let writers: [GroupCommitWriter]
-    /// The digest lookups of uploads, read together (``BatchedRead``), as many batches at once as
-    /// there are writers.
+    /// The digest lookups of uploads, read together (``BatchedRead``), one batch at a time: while
+    /// it runs, the next one gathers, so the busier the server, the larger its batches.
     let digestReads: BatchedRead<Data, KnownSignedTransaction>
     /// The customer summaries of answers (without recent transactions), read together.
     let summaryReads: BatchedRead<SQLLedgerStore.SummaryKey, CustomerSummary>
@@ -85,10 +85,10 @@ final class PostgresLedgerEngine: Sendable {
                 }
             }
         }
-        digestReads = BatchedRead(lanes: options.writers, maxBatch: SQLLedgerStore.batchLimit) { digests in
+        digestReads = BatchedRead(lanes: 1, maxBatch: SQLLedgerStore.batchLimit) { digests in
             try await SQLLedgerStore.signedTransactions(digests, on: database)
         }
-        summaryReads = BatchedRead(lanes: options.writers, maxBatch: SQLLedgerStore.batchLimit) { keys in
+        summaryReads = BatchedRead(lanes: 1, maxBatch: SQLLedgerStore.batchLimit) { keys in
             try await SQLLedgerStore.summaries(keys, on: database)
         }
         // Started at once, so the pool runs before the first lease asks for a connection.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -136,6 +137,49 @@ import FoundationNetworking
                     Cluster(
                         replicas: replicas.map(\.process), urls: replicas.map(\.url), store: database.store,
                         deliveries: counter, webhookEndpoint: "http://127.0.0.1:\(port)/hook", purchases: minted))
+            }
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"))
+    func replicasStartedTogetherWithoutAKeyFileServeOneKey() async throws {
+        let scratch = try ScratchDirectory()
+        let database = try await Database()
+        let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        do {
+            for trial in 0..<3 {
+                let keyPath = scratch.path("together-\(trial).pem")
+                let configs = try (0..<3).map { index in
+                    try ServerCommandTests.configuration(
+                        port: 0, sandbox: sandbox, scratch: scratch, name: "together\(trial)-\(index)",
+                        overriding: [
+                            "database": try #require(Self.postgresURL),
+                            "postgres": ["schema": database.schema, "maxConnections": 2],
+                            "serverKey": keyPath,
+                            "jobs": ["reconcileIntervalSeconds": 0],
+                            "logging": ["level": "warning"],
+                        ])
+                }
+                // All three start before any is up: none finds the file another made.
+                let servers = try configs.map {
+                    try RunningProcess(["server", "--config", $0], environment: ["TEST_KAKIN_SECRET": ServerCommandTests.secret])
+                }
+                defer { for server in servers { _ = server.stop() } }
+                var published: Set<String> = []
+                for server in servers {
+                    let output = try await server.waitForOutput(containing: "metrics:")
+                    let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("Kakin purchase server on ") })
+                    let url = String(line.dropFirst("Kakin purchase server on ".count))
+                    published.insert(String(decoding: try await exchange("GET", "\(url)/v1/server-key").raw, as: UTF8.self))
+                }
+                let onDisk = try P256.Signing.PrivateKey(
+                    pemRepresentation: String(contentsOfFile: keyPath, encoding: .utf8))
+                #expect(published == [onDisk.publicKey.pemRepresentation + "\n"], "trial \(trial)")
             }
         } catch {
             await database.drop()

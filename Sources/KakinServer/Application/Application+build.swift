@@ -217,20 +217,25 @@ struct ServerParts {
     }
 
     /// The server key at `path`, made (P-256, mode 0600) on first start.
+    /// The private key in the PEM file at `path`, made there first when there is none. Replicas
+    /// started together with no key file agree on one key: exactly one of them creates the file
+    /// (``SecretFile/create(_:at:)`` never replaces a file), and the others read the key it wrote.
     static func loadOrMakeKey(_ path: String, key: String) throws -> P256.Signing.PrivateKey {
-        if FileManager.default.fileExists(atPath: path) {
-            let text = try read(path, key: key)
-            guard let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
-                throw ServerError(.invalidConfiguration, "\(key): \(path) is not a P-256 private key in PEM")
+        if !FileManager.default.fileExists(atPath: path) {
+            let privateKey = P256.Signing.PrivateKey()
+            let created: Bool
+            do {
+                // Created owner-only: the key is never readable by others, not even for a moment.
+                created = try SecretFile.create(
+                    Data((privateKey.pemRepresentation + "\n").utf8), at: URL(fileURLWithPath: path))
+            } catch {
+                throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be written: \(error)")
             }
-            return privateKey
+            if created { return privateKey }
         }
-        let privateKey = P256.Signing.PrivateKey()
-        do {
-            // Created owner-only: the key is never readable by others, not even for a moment.
-            try SecretFile.write(Data((privateKey.pemRepresentation + "\n").utf8), to: URL(fileURLWithPath: path))
-        } catch {
-            throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be written: \(error)")
+        let text = try read(path, key: key)
+        guard let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
+            throw ServerError(.invalidConfiguration, "\(key): \(path) is not a P-256 private key in PEM")
         }
         return privateKey
     }

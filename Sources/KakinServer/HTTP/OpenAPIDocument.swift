@@ -401,7 +401,15 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404": {$ref: "#/components/responses/UnknownApp"}
+                "404":
+                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
+                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
+                  content:
+                    application/json:
+                      schema:
+                        allOf:
+                          - $ref: "#/components/schemas/Error"
+                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422": {$ref: "#/components/responses/VerificationFailed"}
@@ -434,7 +442,15 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404": {$ref: "#/components/responses/UnknownApp"}
+                "404":
+                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
+                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
+                  content:
+                    application/json:
+                      schema:
+                        allOf:
+                          - $ref: "#/components/schemas/Error"
+                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422":
@@ -544,7 +560,15 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/SpendResult"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404": {$ref: "#/components/responses/UnknownApp"}
+                "404":
+                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
+                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
+                  content:
+                    application/json:
+                      schema:
+                        allOf:
+                          - $ref: "#/components/schemas/Error"
+                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422":
@@ -566,7 +590,7 @@ enum OpenAPIDocument {
                 the same version with other bytes is a conflict.
               security: [{bearerKey: []}]
               parameters:
-                - {name: productId, in: path, required: true, schema: {type: string, minLength: 1}}
+                - {name: productId, in: path, required: true, description: "Letters, digits, _ and . (400 otherwise).", schema: {type: string, minLength: 1, maxLength: 255, pattern: "^[A-Za-z0-9_.]+$"}}
                 - $ref: "#/components/parameters/bundleId"
                 - {name: version, in: query, required: true, schema: {type: string, minLength: 1, maxLength: 64}}
               requestBody:
@@ -580,7 +604,15 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/ContentUpload"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404": {$ref: "#/components/responses/UnknownApp"}
+                "404":
+                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
+                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
+                  content:
+                    application/json:
+                      schema:
+                        allOf:
+                          - $ref: "#/components/schemas/Error"
+                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "500": {$ref: "#/components/responses/InternalError"}
@@ -591,7 +623,7 @@ enum OpenAPIDocument {
                 one Range per request, If-Range and ETag supported.
               security: [{appKey: []}, {bearerKey: []}]
               parameters:
-                - {name: productId, in: path, required: true, schema: {type: string, minLength: 1}}
+                - {name: productId, in: path, required: true, description: "Letters, digits, _ and . (400 otherwise).", schema: {type: string, minLength: 1, maxLength: 255, pattern: "^[A-Za-z0-9_.]+$"}}
                 - $ref: "#/components/parameters/bundleId"
                 - {name: appUserId, in: query, required: true, schema: {type: string, minLength: 1, maxLength: 256}}
                 - {name: Range, in: header, description: "One range: bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX.", schema: {type: string, examples: [bytes=0-1023]}}

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import Foundation
 import HTTPTypes
@@ -18,7 +19,7 @@ extension KakinServerHTTP {
         table.on(.uploadContent(), router) { request, context in
             let caller = try authenticate(request, secret: true)
             let app = try caller.app(try Self.bundleID(request), in: service)
-            let productID = try Self.pathParameter(context, "product")
+            let productID = try Self.contentProduct(context, of: app, in: service)
             guard let version = request.uri.queryParameters.get("version"), !version.isEmpty, version.count <= 64 else {
                 throw ServerError(.invalidRequest, "?version= (1 to 64 characters) is required")
             }
@@ -45,10 +46,7 @@ extension KakinServerHTTP {
                 throw ServerError(.invalidRequest, "?appUserId= is required")
             }
             try Self.checkUserID(user)
-            let productID = try Self.pathParameter(context, "product")
-            guard service.grants(for: productID, of: app).contains(.content) else {
-                throw ServerError(.notFound, "\(productID) has no hosted content")
-            }
+            let productID = try Self.contentProduct(context, of: app, in: service)
             let (summary, _) = try await service.customerSummary(
                 bundleID: app.bundleID, appUserID: user, recent: 0, withJWS: false)
             let now = service.now()
@@ -66,5 +64,28 @@ extension KakinServerHTTP {
             response.headers[HTTPField.Name("X-Content-SHA256")!] = package.sha256
             return response
         }
+    }
+
+    /// The product a content route names: a valid product ID (letters, digits, `_` and `.`,
+    /// as App Store Connect allows), of the app's catalog when it has one, whose grants include
+    /// hosted content. Anything else is refused before it reaches storage: 400 for an ID no
+    /// product can have, 404 for a product that is not there or carries no content.
+    static func contentProduct(
+        _ context: BasicRequestContext, of app: AppConfiguration, in service: PurchaseService
+    ) throws(ServerError) -> String {
+        let productID = try pathParameter(context, "product")
+        guard StoreKitConfigurationLint.isValidProductID(productID), productID.count <= 255 else {
+            throw ServerError(
+                .invalidRequest, "a product ID has 1 to 255 letters, digits, underscores and periods",
+                cause: "invalidProductID")
+        }
+        let catalog = app.productTypes ?? service.productTypes
+        guard catalog.isEmpty || catalog[productID] != nil else {
+            throw ServerError(.notFound, "\(productID) is not a product of \(app.bundleID)'s catalog")
+        }
+        guard service.grants(for: productID, of: app).contains(.content) else {
+            throw ServerError(.notFound, "\(productID) has no hosted content")
+        }
+        return productID
     }
 }

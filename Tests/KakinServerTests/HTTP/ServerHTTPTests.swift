@@ -126,6 +126,35 @@ import Testing
         }
         try await fixture.store.shutdown()
     }
+
+    @Test("content is uploaded only for a product of the catalog that carries content; nothing else is stored")
+    func contentOnlyForCatalogProductsWithContent() async throws {
+        let fixture = try await ServerFixture()
+        let secret: HTTPFields = [.authorization: "Bearer sk_test"]
+        let package = ByteBuffer(bytes: [1, 2, 3])
+        try await Application(router: fixture.http.router()).test(.router) { client in
+            for (product, status) in [
+                ("..%2F..%2Ftmp%2Fpwn", HTTPResponse.Status.badRequest), ("a%2Fb", .badRequest), ("caf%C3%A9", .badRequest),
+                ("with%20space", .badRequest), (String(repeating: "a", count: 256), .badRequest),
+                ("com.example.kakin.unknown", .notFound), ("com.example.kakin.increasePoints", .notFound),
+                ("com.example.kakin.soundPack", .created),
+            ] {
+                let upload = try await client.execute(
+                    uri: "/v1/content/\(product)?bundleId=\(ServerFixture.bundleID)&version=1", method: .put,
+                    headers: secret, body: package)
+                #expect(upload.status == status, "\(product)")
+                let download = try await client.execute(
+                    uri: "/v1/content/\(product)?bundleId=\(ServerFixture.bundleID)&appUserId=user-1", method: .get,
+                    headers: [HTTPField.Name("X-Kakin-Key")!: "pk_test"])
+                #expect(download.status == (status == .created ? .forbidden : status), "\(product)")
+            }
+        }
+        for product in ["../../tmp/pwn", "com.example.kakin.unknown", "com.example.kakin.increasePoints"] {
+            #expect(try await fixture.store.latestContent(bundleID: ServerFixture.bundleID, productID: product) == nil)
+        }
+        #expect(try await fixture.store.latestContent(bundleID: ServerFixture.bundleID, productID: "com.example.kakin.soundPack") != nil)
+        try await fixture.store.shutdown()
+    }
 }
 
 extension HTTPFields {

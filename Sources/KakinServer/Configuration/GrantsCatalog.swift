@@ -1,3 +1,4 @@
+import AppStoreModels
 public import Foundation
 
 /// What each product grants: the server's half of the catalog, next to the `.storekit` file.
@@ -30,6 +31,11 @@ public struct GrantsCatalog: Hashable, Sendable {
         }
         var grants: [String: [Grant]] = [:]
         for (productID, value) in object {
+            guard StoreKitConfigurationLint.isValidProductID(productID) else {
+                throw ServerError(
+                    .invalidConfiguration,
+                    "the grants file names \"\(productID)\": a product ID has only letters, digits, underscores and periods")
+            }
             guard let list = value as? [[String: Any]] else {
                 throw ServerError(.invalidConfiguration, "grants of \(productID) must be a list of objects")
             }

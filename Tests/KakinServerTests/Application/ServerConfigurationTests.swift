@@ -214,3 +214,16 @@ import Testing
             "the server key is made on first start")
     }
 }
+
+@Suite("The grants file")
+struct GrantsFileTests {
+    @Test("a product ID that no catalog can hold stops the start, naming it")
+    func productIDsAreChecked() throws {
+        for productID in ["../../tmp/pwn", "a b", "café", "", "x/y"] {
+            let data = try JSONSerialization.data(withJSONObject: [productID: [["entitlement": "pro"]]])
+            #expect(throws: ServerError.self, "\(productID)") { try GrantsCatalog.load(from: data) }
+        }
+        let good = try GrantsCatalog.load(from: Data(#"{"com.example.app_1.pro": [{"content": true}]}"#.utf8))
+        #expect(good.grants(for: "com.example.app_1.pro") == [.content])
+    }
+}

@@ -98,7 +98,7 @@ public func buildApplication(
         try DashboardRoutes(
             service: parts.service, configuration: configuration.dashboard, reconciler: parts.reconciler,
             sandbox: dependencies.sandboxControl, webhookEndpoints: configuration.webhooks.map(\.url.absoluteString),
-            now: dependencies.now, logger: logger
+            formKey: DashboardSessions.formKey(from: parts.serverKey), now: dependencies.now, logger: logger
         ).add(to: router)
     }
     var application = Application(

@@ -1,3 +1,4 @@
+public import Crypto
 public import Foundation
 import HTTPTypes
 public import Hummingbird
@@ -46,7 +47,8 @@ public struct DashboardRoutes: Sendable {
     public init(
         service: PurchaseService, configuration: DashboardConfiguration, reconciler: Reconciler? = nil,
         sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = KakinServerHTTP.quietLogger
+        formKey: SymmetricKey = SymmetricKey(size: .bits256), now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = KakinServerHTTP.quietLogger
     ) throws {
         self.service = service
         self.configuration = configuration
@@ -56,7 +58,8 @@ public struct DashboardRoutes: Sendable {
         self.secrets =
             Array(Set(service.apps.values.map(\.secretKey))).sorted()
             + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
-        self.sessions = DashboardSessions(lifetime: TimeInterval(configuration.sessionSeconds), now: now)
+        self.sessions = DashboardSessions(
+            store: service.store, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.
@@ -80,7 +83,7 @@ public struct DashboardRoutes: Sendable {
         router.post("dashboard/login") { request, _ in await login(request) }
         router.post("dashboard/logout") { request, _ in
             await action(request) { session, _ in
-                await sessions.end(session.token)
+                do { try await sessions.end(session.token) } catch { return unavailable(error, session: session) }
                 var response = Self.redirect("/dashboard/login")
                 response.headers[values: .setCookie] = [Self.expiredCookie(Self.sessionCookie)]
                 return response
@@ -118,13 +121,17 @@ public struct DashboardRoutes: Sendable {
     // MARK: - Sign-in
 
     func loginPage(_ request: Request, problem: String?) async -> Response {
-        if let token = Self.cookie(Self.sessionCookie, in: request), await sessions.session(token) != nil {
+        await loginPage(request, problem: problem, status: problem == nil ? .ok : .unauthorized)
+    }
+
+    func loginPage(_ request: Request, problem: String?, status: HTTPResponse.Status) async -> Response {
+        if let token = Self.cookie(Self.sessionCookie, in: request), (try? await sessions.session(token)) != nil {
             return Self.redirect("/dashboard")
         }
-        let csrf = DashboardSessions.randomToken()
+        let csrf = sessions.signInFormToken()
         var response = render(
             "login", LoginView(csrf: csrf), title: "Sign in", session: nil, current: nil, problem: problem,
-            status: problem == nil ? .ok : .unauthorized)
+            status: status)
         response.headers[values: .setCookie] = [
             "\(Self.loginCookie)=\(csrf); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600"
         ]
@@ -135,10 +142,19 @@ public struct DashboardRoutes: Sendable {
         guard let form = await Self.form(request) else {
             return await loginPage(request, problem: "The form could not be read.")
         }
-        // Login CSRF: the form's token must match the cookie set with the form.
+        // Login CSRF: the form's token must match the cookie set with the form, be one this
+        // deployment issued and not expired, and sign in once.
         guard let expected = Self.cookie(Self.loginCookie, in: request), let posted = form["csrf"],
             KakinServerHTTP.constantTimeEquals(expected, posted)
-        else { return await loginPage(request, problem: "The sign-in form expired; try again.") }
+        else { return await loginPage(request, problem: "The sign-in form expired; try again.", status: .forbidden) }
+        do {
+            guard try await sessions.useSignInForm(posted) else {
+                logger.warning("dashboard sign-in refused: the form's token is not valid, expired, or used")
+                return await loginPage(request, problem: "The sign-in form expired; try again.", status: .forbidden)
+            }
+        } catch {
+            return unavailable(error, session: nil)
+        }
         let password = form["password"] ?? ""
         var accepted = false
         for secret in secrets where KakinServerHTTP.constantTimeEquals(password, secret) { accepted = true }
@@ -146,7 +162,8 @@ public struct DashboardRoutes: Sendable {
             logger.warning("dashboard sign-in refused")
             return await loginPage(request, problem: "That is not the secret key or the admin password.")
         }
-        let session = await sessions.create()
+        let session: DashboardSessions.Session
+        do { session = try await sessions.create() } catch { return unavailable(error, session: nil) }
         var response = Self.redirect("/dashboard")
         response.headers[values: .setCookie] = [
             "\(Self.sessionCookie)=\(session.token); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(configuration.sessionSeconds)",
@@ -167,8 +184,12 @@ public struct DashboardRoutes: Sendable {
 
     /// Serves a page to a signed-in operator; everyone else is sent to the sign-in page.
     func page(_ request: Request, _ body: (DashboardSessions.Session) async throws -> Page) async -> Response {
-        guard let token = Self.cookie(Self.sessionCookie, in: request), let session = await sessions.session(token)
-        else { return Self.redirect("/dashboard/login") }
+        let session: DashboardSessions.Session
+        switch await signedIn(request) {
+        case .success(let found?): session = found
+        case .success(nil): return Self.redirect("/dashboard/login")
+        case .failure(let error): return unavailable(error, session: nil)
+        }
         let query = request.uri.queryParameters
         do {
             let page = try await body(session)
@@ -187,12 +208,32 @@ public struct DashboardRoutes: Sendable {
         }
     }
 
+    /// The session the request's cookie names, `nil` without one; a failure to read the ledger.
+    func signedIn(_ request: Request) async -> Result<DashboardSessions.Session?, any Error> {
+        guard let token = Self.cookie(Self.sessionCookie, in: request) else { return .success(nil) }
+        do { return .success(try await sessions.session(token)) } catch { return .failure(error) }
+    }
+
+    /// The page for a ledger that cannot be read or written now: 503, to try again.
+    func unavailable(_ error: any Error, session: DashboardSessions.Session?) -> Response {
+        logger.error("dashboard: the ledger is unavailable", metadata: ["error": "\(error)"])
+        var response = render(
+            "message", MessageView(heading: "Unavailable", text: "The ledger cannot be reached now; try again shortly."),
+            title: "Unavailable", session: session, current: nil, status: .serviceUnavailable)
+        response.headers[.retryAfter] = "5"
+        return response
+    }
+
     /// Runs a form's action for a signed-in operator whose form carries the session's CSRF token.
     func action(
         _ request: Request, _ body: (DashboardSessions.Session, [String: String]) async -> Response
     ) async -> Response {
-        guard let token = Self.cookie(Self.sessionCookie, in: request), let session = await sessions.session(token)
-        else { return Self.redirect("/dashboard/login") }
+        let session: DashboardSessions.Session
+        switch await signedIn(request) {
+        case .success(let found?): session = found
+        case .success(nil): return Self.redirect("/dashboard/login")
+        case .failure(let error): return unavailable(error, session: nil)
+        }
         guard let form = await Self.form(request) else {
             return render(
                 "message", MessageView(heading: "Bad request", text: "The form could not be read."),

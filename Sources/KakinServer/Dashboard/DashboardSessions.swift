@@ -1,58 +1,100 @@
 import Crypto
 import Foundation
 
-/// The dashboard's signed-in sessions, kept by the server: a random token in an HttpOnly,
-/// SameSite=Strict cookie names a session that expires on the server's clock; each session has
-/// its own random CSRF token, which every form posts back.
-actor DashboardSessions {
+/// The dashboard's signed-in sessions and sign-in forms, valid on every server that shares the
+/// ledger's database, so that a load balancer needs no sticky sessions.
+///
+/// - A session is a random token in an HttpOnly, SameSite=Strict cookie. The ledger keeps its
+///   SHA-256 (never the token), its own random CSRF token, which every form posts back, and when
+///   it expires on the server's clock. Signing out deletes it: every server stops accepting it.
+/// - A sign-in form carries a token that says when it expires, authenticated with HMAC-SHA256
+///   under `formKey` (which every replica derives from the server key they share), so showing the
+///   form writes nothing. Posting it records its SHA-256: a form signs in once.
+struct DashboardSessions: Sendable {
     struct Session: Sendable {
         let token: String
         let csrf: String
         let expires: Date
     }
 
-    /// The most sessions kept; the oldest goes first when a new one would exceed it.
-    static let limit = 1000
-
-    private var sessions: [String: Session] = [:]
+    let store: any LedgerStore
     let lifetime: TimeInterval
+    let formLifetime: TimeInterval = 3600
+    let formKey: SymmetricKey
     let now: @Sendable () -> Date
 
-    init(lifetime: TimeInterval, now: @escaping @Sendable () -> Date) {
-        self.lifetime = lifetime
-        self.now = now
-    }
-
     /// Starts a session.
-    func create() -> Session {
+    func create() async throws -> Session {
         let current = now()
-        sessions = sessions.filter { $0.value.expires > current }
-        if sessions.count >= Self.limit, let oldest = sessions.values.min(by: { $0.expires < $1.expires }) {
-            sessions[oldest.token] = nil
-        }
         let session = Session(
             token: Self.randomToken(), csrf: Self.randomToken(), expires: current.addingTimeInterval(lifetime))
-        sessions[session.token] = session
+        _ = try await store.insertDashboardToken(
+            digest: Self.digest(session.token), kind: .session, csrf: session.csrf, expires: session.expires,
+            now: current)
         return session
     }
 
-    /// The live session with this token; an expired one is forgotten.
-    func session(_ token: String) -> Session? {
-        guard let session = sessions[token] else { return nil }
-        guard session.expires > now() else {
-            sessions[token] = nil
-            return nil
-        }
-        return session
+    /// The live session with this token, or `nil`.
+    func session(_ token: String) async throws -> Session? {
+        guard token.utf8.count == 64,
+            let found = try await store.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
+            let csrf = found.csrf
+        else { return nil }
+        return Session(token: token, csrf: csrf, expires: found.expires)
     }
 
-    /// Ends a session (sign out).
-    func end(_ token: String) {
-        sessions[token] = nil
+    /// Ends a session (sign out), on every server.
+    func end(_ token: String) async throws {
+        try await store.deleteDashboardToken(digest: Self.digest(token))
+    }
+
+    /// A new sign-in form's token: `<expiry>.<random>.<HMAC>`.
+    func signInFormToken() -> String {
+        let body = "\(Int64(now().addingTimeInterval(formLifetime).timeIntervalSince1970)).\(Self.randomToken())"
+        return body + "." + HMAC<SHA256>.authenticationCode(for: Data(("sign-in." + body).utf8), using: formKey).hexDigits
+    }
+
+    /// Whether `token` is a sign-in form this deployment issued, not expired and not used
+    /// before; it is used now.
+    func useSignInForm(_ token: String) async throws -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let expiry = Int64(parts[0]), let code = Self.bytes(hex: parts[2]) else { return false }
+        let body = "\(parts[0]).\(parts[1])"
+        guard HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(("sign-in." + body).utf8), using: formKey)
+        else { return false }
+        let current = now()
+        let expires = Date(timeIntervalSince1970: TimeInterval(expiry))
+        guard expires > current else { return false }
+        return try await store.insertDashboardToken(
+            digest: Self.digest(token), kind: .usedSignInForm, csrf: nil, expires: expires, now: current)
+    }
+
+    /// The key of the sign-in forms, the same on every server with the same server key.
+    static func formKey(from serverKey: P256.Signing.PrivateKey) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: serverKey.rawRepresentation),
+            info: Data("kakin dashboard sign-in forms".utf8), outputByteCount: 32)
     }
 
     /// 32 random bytes as 64 hex digits.
     static func randomToken() -> String {
         SymmetricKey(size: .bits256).withUnsafeBytes { $0.hexDigits }
+    }
+
+    static func digest(_ token: String) -> Data {
+        Data(SHA256.hash(data: Data(token.utf8)))
+    }
+
+    private static func bytes(hex: Substring) -> Data? {
+        guard hex.utf8.count == 64 else { return nil }
+        var bytes = Data()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
     }
 }

@@ -144,6 +144,18 @@ public protocol LedgerStore: Sendable {
     /// The newest reconciliation runs, newest first.
     func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun]
 
+    // MARK: Dashboard sessions
+
+    /// Stores a dashboard token by its SHA-256 (forgetting expired ones); `false` when one with
+    /// that digest is stored already.
+    func insertDashboardToken(
+        digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
+    ) async throws -> Bool
+    /// The live token of `kind` with this digest.
+    func dashboardToken(digest: Data, kind: DashboardTokenKind, now: Date) async throws -> (csrf: String?, expires: Date)?
+    /// Forgets a token.
+    func deleteDashboardToken(digest: Data) async throws
+
     // MARK: Signed bytes seen before
 
     /// The transaction recorded with exactly these signed bytes (found by their SHA-256), or

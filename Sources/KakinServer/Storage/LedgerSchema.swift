@@ -178,5 +178,20 @@ enum LedgerSchema {
                 """
             ]
         },
+        // The dashboard's sessions and used sign-in forms, by the SHA-256 of their token, so that
+        // every server sharing the database knows them and a sign-out ends a session everywhere.
+        LedgerMigration(id: "0006_dashboard_tokens") { dialect in
+            [
+                """
+                CREATE TABLE dashboard_tokens (
+                    digest \(dialect.bytesType) PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    csrf TEXT,
+                    expires_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX dashboard_tokens_by_expiry ON dashboard_tokens (expires_at)",
+            ]
+        },
     ]
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -203,8 +204,82 @@ enum DashboardTestSupport {
             var browser = Browser()
             _ = try await browser.get("/dashboard/login", client)
             let forged = try await browser.post("/dashboard/login", ["csrf": "guess", "password": "sk_test"], client)
-            #expect(forged.status == .unauthorized)
+            #expect(forged.status == .forbidden)
             #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+        }
+    }
+
+    @Test func aSignInFormSignsInOnceAndExpires() async throws {
+        let fixture = try await ServerFixture()
+        let now = Mutex(Date(timeIntervalSince1970: 1_790_000_000))
+        let router = try DashboardTestSupport.router(fixture, sandbox: nil, now: { now.withLock { $0 } })
+        try await Application(router: router).test(.router) { client in
+            var browser = Browser()
+            let token = try #require(Browser.csrf(in: try await browser.get("/dashboard/login", client)))
+            let wrong = try await browser.post("/dashboard/login", ["csrf": token, "password": "guess"], client)
+            #expect(wrong.status == .unauthorized)
+            // The same form again, now with the right password: used already.
+            browser.cookies["kakin_login"] = token
+            let again = try await browser.post("/dashboard/login", ["csrf": token, "password": "sk_test"], client)
+            #expect(again.status == .forbidden)
+            #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+
+            let late = try #require(Browser.csrf(in: try await browser.get("/dashboard/login", client)))
+            now.withLock { $0 += 3601 }
+            let expired = try await browser.post("/dashboard/login", ["csrf": late, "password": "sk_test"], client)
+            #expect(expired.status == .forbidden)
+            #expect(browser.cookies[DashboardTestSupport.sessionCookie] == nil)
+
+            // A token of the right shape whose code was not made with this deployment's key.
+            let parts = late.split(separator: ".")
+            let forged = "\(Int64(now.withLock { $0 }.timeIntervalSince1970) + 600).\(parts[1]).\(parts[2])"
+            browser.cookies["kakin_login"] = forged
+            #expect(try await browser.post("/dashboard/login", ["csrf": forged, "password": "sk_test"], client).status == .forbidden)
+        }
+    }
+
+    @Test func sessionsAndFormsWorkOnEveryServerOfADeploymentAndSignOutEndsThemEverywhere() async throws {
+        let fixture = try await ServerFixture()
+        let key = SymmetricKey(size: .bits256)
+        // Two servers of one deployment: the same ledger and the same key, nothing else shared.
+        func server() throws -> Application<RouterResponder<BasicRequestContext>> {
+            let router = fixture.http.router()
+            try DashboardRoutes(
+                service: fixture.service,
+                configuration: DashboardConfiguration(adminPassword: DashboardTestSupport.adminPassword, sessionSeconds: 3600),
+                formKey: key
+            ).add(to: router)
+            return Application(router: router)
+        }
+        let (first, second) = (try server(), try server())
+        // A form from the first server signs in on the second.
+        let form = try await first.test(.router) { client in
+            var browser = Browser()
+            let form = try #require(Browser.csrf(in: try await browser.get("/dashboard/login", client)))
+            return (browser, form)
+        }
+        let signedIn = try await second.test(.router) { client in
+            var browser = form.0
+            let answer = try await browser.post("/dashboard/login", ["csrf": form.1, "password": "sk_test"], client)
+            #expect(answer.status == .seeOther)
+            return (browser, try #require(Browser.csrf(in: try await browser.get("/dashboard", client))))
+        }
+        let session = try #require(signedIn.0.cookies[DashboardTestSupport.sessionCookie])
+        // The session the second server made is one on the first.
+        let cookie: HTTPFields = [.cookie: "\(DashboardTestSupport.sessionCookie)=\(session)"]
+        try await first.test(.router) { client in
+            let page = try await client.execute(uri: "/dashboard", method: .get, headers: cookie)
+            #expect(page.status == .ok)
+        }
+        // Signed out on the second server: the first no longer accepts the session either.
+        try await second.test(.router) { client in
+            var browser = signedIn.0
+            let out = try await browser.post("/dashboard/logout", ["csrf": signedIn.1], client)
+            #expect(out.status == .seeOther)
+        }
+        try await first.test(.router) { client in
+            let replayed = try await client.execute(uri: "/dashboard", method: .get, headers: cookie)
+            #expect(replayed.headers[.location] == "/dashboard/login")
         }
     }
 

@@ -189,6 +189,56 @@ import FoundationNetworking
     }
 
     @Test(.enabled(if: enabled, "\(skipMessage)"))
+    func aDashboardSessionWorksOnEveryReplicaAndEndsOnAllAtSignOut() async throws {
+        try await Self.withReplicas(purchases: 0, tester: "operator") { cluster in
+            let urls = cluster.urls
+            // The sign-in form from the first replica, posted to the second.
+            let form = try await dashboardRequest("GET", "\(urls[0])/dashboard/login")
+            #expect(form.status == 200)
+            let csrf = try #require(Self.hiddenCSRF(in: form.body))
+            let signIn = try await dashboardRequest(
+                "POST", "\(urls[1])/dashboard/login", cookies: ["kakin_login": csrf],
+                form: ["csrf": csrf, "password": ServerCommandTests.secret])
+            #expect(signIn.status == 303)
+            let session = try #require(Self.cookie("kakin_session", in: signIn.headers["set-cookie"] ?? ""))
+            // The session works on the third; its page's forms carry the session's token.
+            let overview = try await dashboardRequest("GET", "\(urls[2])/dashboard", cookies: ["kakin_session": session])
+            #expect(overview.status == 200)
+            let sessionCSRF = try #require(Self.hiddenCSRF(in: overview.body))
+            // The same form again, on the third replica: used already.
+            let replay = try await dashboardRequest(
+                "POST", "\(urls[2])/dashboard/login", cookies: ["kakin_login": csrf],
+                form: ["csrf": csrf, "password": ServerCommandTests.secret])
+            #expect(replay.status == 403)
+            // Signed out on the second: no replica accepts the session any more.
+            let out = try await dashboardRequest(
+                "POST", "\(urls[1])/dashboard/logout", cookies: ["kakin_session": session], form: ["csrf": sessionCSRF])
+            #expect(out.status == 303)
+            for url in urls {
+                let after = try await dashboardRequest("GET", "\(url)/dashboard", cookies: ["kakin_session": session])
+                #expect(after.status == 303)
+                #expect(after.headers["location"] == "/dashboard/login")
+            }
+        }
+    }
+
+    /// The value of the last hidden `csrf` field of a page.
+    static func hiddenCSRF(in html: String) -> String? {
+        guard let range = html.range(of: "name=\"csrf\" value=\"", options: .backwards) else { return nil }
+        let token = String(html[range.upperBound...].prefix { $0 != "\"" })
+        return token.isEmpty ? nil : token
+    }
+
+    /// The value a `Set-Cookie` header gives `name`.
+    static func cookie(_ name: String, in header: String) -> String? {
+        for part in header.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == ";" }) {
+            let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2, pair[0] == name, !pair[1].isEmpty { return pair[1] }
+        }
+        return nil
+    }
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"))
     func threeReplicasGrantOnceNeverOverdrawAndDeliverEachWebhookOnce() async throws {
         try await Self.withReplicas(purchases: 10, tester: "alice") { cluster in
             let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)

@@ -156,3 +156,43 @@ struct RawConnection: ~Copyable {
         return String(decoding: received, as: UTF8.self)
     }
 }
+
+/// A browser's request to the dashboard, without following redirects or keeping cookies: the
+/// status, the response's headers (`Set-Cookie` joined by newlines) and the body.
+func dashboardRequest(
+    _ method: String, _ url: String, cookies: [String: String] = [:], form: [String: String]? = nil
+) async throws -> (status: Int, headers: [String: String], body: String) {
+    var request = URLRequest(url: URL(string: url)!, timeoutInterval: 30)
+    request.httpMethod = method
+    request.httpShouldHandleCookies = false
+    if !cookies.isEmpty {
+        request.setValue(cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie")
+    }
+    if let form {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        request.httpBody = Data(
+            form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.value)" }
+                .joined(separator: "&").utf8)
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+    }
+    let session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
+    defer { session.finishTasksAndInvalidate() }
+    let (data, response) = try await session.data(for: request)
+    let http = response as? HTTPURLResponse
+    var headers: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] {
+        if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+    }
+    return (http?.statusCode ?? 0, headers, String(decoding: data, as: UTF8.self))
+}
+
+/// Refuses every redirect, so that the test sees the 303 itself.
+private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

@@ -261,6 +261,8 @@ extension ServerConfiguration {
                 }
                 configuration.dashboard.adminPassword = password
             }
+            configuration.dashboard.trustForwardedProto =
+                try dashboard.boolean("trustForwardedProto") ?? configuration.dashboard.trustForwardedProto
             configuration.dashboard.sessionSeconds = Int(
                 try dashboard.integer("sessionMinutes", in: 1...(30 * 24 * 60)).map { $0 * 60 }
                     ?? Int64(configuration.dashboard.sessionSeconds))

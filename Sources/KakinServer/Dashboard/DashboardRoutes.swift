@@ -14,10 +14,19 @@ public struct DashboardConfiguration: Sendable {
     /// How long a session lasts, on the server's clock.
     public var sessionSeconds = 12 * 3600
 
-    public init(enabled: Bool = true, adminPassword: String? = nil, sessionSeconds: Int = 12 * 3600) {
+    /// Whether a request's `X-Forwarded-Proto` is believed: set it when the server is reached only
+    /// through a proxy that sets that header (and replaces any the client sent). Cookies of a
+    /// request that came over HTTPS are `Secure`.
+    public var trustForwardedProto = false
+
+    public init(
+        enabled: Bool = true, adminPassword: String? = nil, sessionSeconds: Int = 12 * 3600,
+        trustForwardedProto: Bool = false
+    ) {
         self.enabled = enabled
         self.adminPassword = adminPassword
         self.sessionSeconds = sessionSeconds
+        self.trustForwardedProto = trustForwardedProto
     }
 }
 
@@ -85,7 +94,7 @@ public struct DashboardRoutes: Sendable {
             await action(request) { session, _ in
                 do { try await sessions.end(session.token) } catch { return unavailable(error, session: session) }
                 var response = Self.redirect("/dashboard/login")
-                response.headers[values: .setCookie] = [Self.expiredCookie(Self.sessionCookie)]
+                response.headers[values: .setCookie] = [cookie(Self.sessionCookie, "", maxAge: 0, for: request)]
                 return response
             }
         }
@@ -133,7 +142,7 @@ public struct DashboardRoutes: Sendable {
             "login", LoginView(csrf: csrf), title: "Sign in", session: nil, current: nil, problem: problem,
             status: status)
         response.headers[values: .setCookie] = [
-            "\(Self.loginCookie)=\(csrf); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600"
+            cookie(Self.loginCookie, csrf, maxAge: Int(sessions.formLifetime), for: request)
         ]
         return response
     }
@@ -166,8 +175,8 @@ public struct DashboardRoutes: Sendable {
         do { session = try await sessions.create() } catch { return unavailable(error, session: nil) }
         var response = Self.redirect("/dashboard")
         response.headers[values: .setCookie] = [
-            "\(Self.sessionCookie)=\(session.token); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(configuration.sessionSeconds)",
-            Self.expiredCookie(Self.loginCookie),
+            cookie(Self.sessionCookie, session.token, maxAge: configuration.sessionSeconds, for: request),
+            cookie(Self.loginCookie, "", maxAge: 0, for: request),
         ]
         return response
     }
@@ -285,8 +294,19 @@ public struct DashboardRoutes: Sendable {
         return Response(status: .seeOther, headers: [.location: target, .cacheControl: "no-store"])
     }
 
-    static func expiredCookie(_ name: String) -> String {
-        "\(name)=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0"
+    /// A dashboard cookie (`HttpOnly`, `SameSite=Strict`, path `/dashboard`), `Secure` when the
+    /// request came over HTTPS; `maxAge` 0 removes it.
+    func cookie(_ name: String, _ value: String, maxAge: Int, for request: Request) -> String {
+        let secure = Self.cameOverHTTPS(request, trustForwardedProto: configuration.trustForwardedProto)
+        return "\(name)=\(value); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(maxAge)" + (secure ? "; Secure" : "")
+    }
+
+    /// Whether the request came over HTTPS: the URI's scheme says so, or, when the configuration
+    /// trusts the proxy in front, its `X-Forwarded-Proto`.
+    static func cameOverHTTPS(_ request: Request, trustForwardedProto: Bool) -> Bool {
+        if request.uri.scheme == .https { return true }
+        guard trustForwardedProto, let proto = request.headers[HTTPField.Name("X-Forwarded-Proto")!] else { return false }
+        return proto.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
     }
 
     // MARK: - Request parsing

@@ -283,6 +283,38 @@ enum DashboardTestSupport {
         }
     }
 
+    @Test func cookiesAreSecureOverHTTPSBehindATrustedProxy() async throws {
+        let fixture = try await ServerFixture()
+        for trust in [false, true] {
+            let router = fixture.http.router()
+            try DashboardRoutes(
+                service: fixture.service,
+                configuration: DashboardConfiguration(
+                    adminPassword: DashboardTestSupport.adminPassword, sessionSeconds: 3600, trustForwardedProto: trust)
+            ).add(to: router)
+            try await Application(router: router).test(.router) { client in
+                let https: HTTPFields = [HTTPField.Name("X-Forwarded-Proto")!: "https"]
+                let plain = try await client.execute(uri: "/dashboard/login", method: .get)
+                #expect(plain.headers[values: .setCookie].allSatisfy { !$0.contains("Secure") })
+                let form = try await client.execute(uri: "/dashboard/login", method: .get, headers: https)
+                let cookie = try #require(form.headers[values: .setCookie].first)
+                #expect(cookie.hasSuffix("; Secure") == trust, "trusted: \(trust)")
+
+                let token = try #require(Browser.csrf(in: form))
+                var headers = https
+                headers[.cookie] = "kakin_login=\(token)"
+                headers[.contentType] = "application/x-www-form-urlencoded"
+                let signIn = try await client.execute(
+                    uri: "/dashboard/login", method: .post, headers: headers,
+                    body: ByteBuffer(string: "csrf=\(token)&password=sk_test"))
+                #expect(signIn.status == .seeOther)
+                let cookies = signIn.headers[values: .setCookie]
+                #expect(cookies.count == 2)
+                #expect(cookies.allSatisfy { $0.hasSuffix("; Secure") == trust }, "\(cookies)")
+            }
+        }
+    }
+
     @Test func sessionsExpireOnTheServersClockAndEndAtSignOut() async throws {
         let fixture = try await ServerFixture()
         let now = Mutex(Date(timeIntervalSince1970: 1_790_000_000))

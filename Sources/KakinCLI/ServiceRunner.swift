@@ -21,6 +21,15 @@ enum ServiceRunner {
 
     /// Runs `services` until a signal; a port already in use or a bad start becomes one line and exit 1.
     static func run(_ services: [any Service], logger: Logger, addresses: [String]) async throws {
+        // Each connection, each database connection and each file takes a descriptor: take every
+        // one the system allows before the first is needed.
+        if let (before, after) = ProcessLimits.raiseOpenFileLimit() {
+            if after > before {
+                logger.info("raised the open-file limit", metadata: ["from": "\(before)", "to": "\(after)"])
+            } else {
+                logger.info("open-file limit", metadata: ["limit": "\(after)"])
+            }
+        }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {

@@ -176,6 +176,42 @@ import Testing
     }
 
     @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
+    func aServerStartedWithALowOpenFileLimitRaisesItAndReportsItsDescriptors() async throws {
+        let hard = try #require(Self.hardOpenFileLimit)
+        try #require(hard > 256, "the hard open-file limit is too low for this test")
+        let scratch = try ScratchDirectory()
+        let sandbox = try await Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        let config = try Self.configuration(
+            port: 0, sandbox: sandbox, scratch: scratch, name: "limits",
+            overriding: ["logging": ["format": "json", "level": "info"]])
+        let server = try RunningProcess(
+            ["server", "--config", config], environment: ["TEST_KAKIN_SECRET": Self.secret], prelude: "ulimit -Sn 256")
+        defer { _ = server.stop() }
+        let output = try await server.waitForOutput(containing: "metrics:")
+        let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("Kakin purchase server on ") })
+        let url = String(line.dropFirst("Kakin purchase server on ".count))
+        let metrics = String(decoding: try await exchange("GET", "\(url)/metrics").raw, as: UTF8.self)
+        func value(_ name: String) -> Double? {
+            metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+        }
+        #expect(value("kakin_process_max_fds") == Double(hard), "started with 256, raised to the hard limit")
+        #expect((value("kakin_process_open_fds") ?? 0) > 3)
+        #expect(server.output.contains("raised the open-file limit") || server.errors.contains("raised the open-file limit"))
+    }
+
+    /// This process's hard limit on open files, which a child inherits.
+    static var hardOpenFileLimit: UInt64? {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        #else
+        guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return nil }
+        #endif
+        return UInt64(limit.rlim_max)
+    }
+
+    @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
     func aBadConfigurationStopsTheStartWithOneLineNamingTheKey() throws {
         let scratch = try ScratchDirectory()
         let config = try scratch.write(

@@ -11,7 +11,8 @@ import Synchronization
 ///   `kakin_http_request_duration_seconds{route, method, status}`;
 /// - `kakin_verification_failures_total{cause}`: signatures, chains, apps and environments refused;
 /// - `kakin_ledger_events_total{type}`: transactions recorded, revoked, transferred, currency spent;
-/// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint.
+/// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint;
+/// - `kakin_process_open_fds` and `kakin_process_max_fds`: descriptors open, and the soft limit.
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
@@ -102,6 +103,15 @@ public final class ServerMetrics: Sendable {
         Gauge(label: "kakin_webhook_backlog", factory: factory).record(count)
     }
 
-    /// The metrics in Prometheus' text exposition format.
-    public func render() -> String { registry.emitToString() }
+    /// The metrics in Prometheus' text exposition format, with the process's open descriptors and
+    /// its limit read now.
+    public func render() -> String {
+        if let open = ProcessLimits.openDescriptors {
+            Gauge(label: "kakin_process_open_fds", factory: factory).record(open)
+        }
+        if let limit = ProcessLimits.openFileLimit {
+            Gauge(label: "kakin_process_max_fds", factory: factory).record(Int64(clamping: limit))
+        }
+        return registry.emitToString()
+    }
 }

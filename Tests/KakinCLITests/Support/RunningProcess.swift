@@ -13,11 +13,18 @@ final class RunningProcess: Sendable {
     private let stderr = TextBuffer()
     private let pipes: [(FileHandle, TextBuffer)]
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `kakin` with `arguments`; with `prelude`, through `/bin/sh`, which runs the prelude
+    /// (`ulimit -Sn 256`, say) and then replaces itself with `kakin`.
+    init(_ arguments: [String], environment: [String: String] = [:], prelude: String? = nil) throws {
         guard let binary = BinaryTests.binary else { throw CancellationError() }
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if let prelude {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", prelude + "; exec \"$0\" \"$@\"", binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let out = Pipe()
         let err = Pipe()

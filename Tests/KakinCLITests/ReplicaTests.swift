@@ -24,9 +24,10 @@ import FoundationNetworking
     static let appKey = ["X-Kakin-Key": ServerCommandTests.publishable]
     static let secretKey = ["Authorization": "Bearer \(ServerCommandTests.secret)"]
 
-    /// Webhook deliveries received, by event ID.
+    /// Webhook deliveries received, by event ID, and when each event first arrived.
     final class DeliveryCounter: Sendable {
         let counts = Mutex<[Int64: Int]>([:])
+        let firstArrivals = Mutex<[Int64: Date]>([:])
 
         func router() -> Router<BasicRequestContext> {
             let router = Router()
@@ -35,6 +36,8 @@ import FoundationNetworking
                 let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
                 guard let id = (object?["id"] as? NSNumber)?.int64Value else { return .badRequest }
                 self.counts.withLock { $0[id, default: 0] += 1 }
+                let now = Date()
+                self.firstArrivals.withLock { if $0[id] == nil { $0[id] = now } }
                 return .ok
             }
             return router
@@ -279,6 +282,15 @@ import FoundationNetworking
             #expect(events.count >= 10 + 10 + 100, "recorded, credited and spent events")
             #expect(Set(counts.keys) == Set(events.map(\.id)), "every event delivered")
             #expect(counts.values.allSatisfy { $0 == 1 }, "each once: \(counts.filter { $0.value != 1 })")
+
+            // How long after its event each webhook first arrived (the replicas run the delivery
+            // job every second): p99 under 5 s.
+            let arrivals = cluster.deliveries.firstArrivals.withLock { $0 }
+            let lags = events.compactMap { event in arrivals[event.id].map { $0.timeIntervalSince(event.createdAt) } }.sorted()
+            let p50 = lags.isEmpty ? 0 : lags[lags.count / 2]
+            let p99 = lags.isEmpty ? 0 : lags[min(lags.count - 1, lags.count * 99 / 100)]
+            print("webhook lag over three replicas: \(lags.count) events, p50 \(p50) s, p99 \(p99) s")
+            #expect(p99 < 5, "p50 \(p50) s, p99 \(p99) s")
         }
     }
 

@@ -64,7 +64,7 @@ public func buildApplication(
                 name: "webhooks", every: .seconds(configuration.webhookIntervalSeconds), waitsFirst: true,
                 logger: logger
             ) {
-                try await dispatcher.deliverDue()
+                try await dispatcher.deliverDue { lag in metrics.webhookDelivered(after: lag) }
                 metrics.webhookBacklog(try await dispatcher.backlog())
             })
     }

@@ -136,7 +136,7 @@ public struct ServerConfiguration: Sendable {
     /// A connection that sends nothing for this long is closed (stalled clients cannot pile up).
     public var idleTimeoutSeconds = 30
     /// How often undelivered webhooks are retried and sent.
-    public var webhookIntervalSeconds = 5
+    public var webhookIntervalSeconds = 1
     /// How long a server holds the webhook events it took before another server may send them
     /// (when it died before reporting).
     public var webhookLeaseSeconds = 300

@@ -46,40 +46,62 @@ public struct WebhookDispatcher: Sendable {
         self.now = now
     }
 
-    /// Sends what is due; returns how many deliveries succeeded.
+    /// Sends everything due, `limit` events at a time per endpoint, until a claim finds fewer than
+    /// `limit` or a delivery fails (so a burst of events is sent in one run, not one batch per
+    /// interval, and an endpoint that is down costs one batch per run); returns how
+    /// many deliveries succeeded. `onDelivered` is told, for each, how long after its event it
+    /// was delivered.
     @discardableResult
-    public func deliverDue(limit: Int = 100) async throws -> Int {
+    public func deliverDue(limit: Int = 100, onDelivered: (TimeInterval) -> Void = { _ in }) async throws -> Int {
         var delivered = 0
         for endpoint in endpoints {
-            let claimed = now()
-            let leaseUntil = claimed.addingTimeInterval(leaseDuration)
-            let events = try await store.claimDueEvents(
-                endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
-            for event in events {
-                let date = now()
-                guard date < leaseUntil else { break }
-                let body = Self.body(event)
-                let timestamp = Int64(date.timeIntervalSince1970)
-                let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)
-                var success = false
-                do {
-                    let (status, _) = try await exchange.send(
-                        method: "POST", url: endpoint.url,
-                        headers: [
-                            "Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)",
-                        ],
-                        body: body)
-                    success = (200..<300).contains(status)
-                } catch {
-                    success = false
-                }
-                try await store.markDelivery(
-                    eventID: event.id, endpoint: endpoint.url.absoluteString, delivered: success, at: date,
-                    retryAt: success ? nil : date.addingTimeInterval(retryDelay))
-                if success { delivered += 1 }
+            while true {
+                let (sent, claimed) = try await deliverBatch(to: endpoint, limit: limit, onDelivered: onDelivered)
+                delivered += sent
+                // Stop at a failure too: an endpoint that is down is tried again at the next run.
+                if claimed < limit || sent < claimed { break }
             }
         }
         return delivered
+    }
+
+    /// One claim of at most `limit` due events for `endpoint`, sent in order: the deliveries that
+    /// succeeded, and how many events the claim took.
+    private func deliverBatch(
+        to endpoint: WebhookEndpoint, limit: Int, onDelivered: (TimeInterval) -> Void
+    ) async throws -> (delivered: Int, claimed: Int) {
+        var delivered = 0
+        let claimed = now()
+        let leaseUntil = claimed.addingTimeInterval(leaseDuration)
+        let events = try await store.claimDueEvents(
+            endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
+        for event in events {
+            let date = now()
+            guard date < leaseUntil else { break }
+            let body = Self.body(event)
+            let timestamp = Int64(date.timeIntervalSince1970)
+            let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)
+            var success = false
+            do {
+                let (status, _) = try await exchange.send(
+                    method: "POST", url: endpoint.url,
+                    headers: [
+                        "Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)",
+                    ],
+                    body: body)
+                success = (200..<300).contains(status)
+            } catch {
+                success = false
+            }
+            try await store.markDelivery(
+                eventID: event.id, endpoint: endpoint.url.absoluteString, delivered: success, at: date,
+                retryAt: success ? nil : date.addingTimeInterval(retryDelay))
+            if success {
+                delivered += 1
+                onDelivered(date.timeIntervalSince(event.createdAt))
+            }
+        }
+        return (delivered, events.count)
     }
 
     /// Ledger events not yet delivered to every endpoint (summed over endpoints).

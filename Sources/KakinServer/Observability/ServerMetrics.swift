@@ -11,7 +11,8 @@ import Synchronization
 ///   `kakin_http_request_duration_seconds{route, method, status}`;
 /// - `kakin_verification_failures_total{cause}`: signatures, chains, apps and environments refused;
 /// - `kakin_ledger_events_total{type}`: transactions recorded, revoked, transferred, currency spent;
-/// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint;
+/// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint, and
+///   `kakin_webhook_delivery_lag_seconds`: from an event to its delivery;
 /// - `kakin_process_open_fds` and `kakin_process_max_fds`: descriptors open, and the soft limit.
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
@@ -96,6 +97,15 @@ public final class ServerMetrics: Sendable {
         Self.cached(type, in: ledgerEventCounters) {
             CoreMetrics.Counter(label: "kakin_ledger_events_total", dimensions: [("type", type)], factory: factory)
         }.increment()
+    }
+
+    /// A webhook delivered, `lag` seconds after its ledger event was written.
+    public func webhookDelivered(after lag: TimeInterval) {
+        webhookLag.recordSeconds(max(0, lag))
+    }
+
+    private var webhookLag: CoreMetrics.Timer {
+        CoreMetrics.Timer(label: "kakin_webhook_delivery_lag_seconds", factory: factory)
     }
 
     /// Ledger events still waiting for delivery to some webhook endpoint.

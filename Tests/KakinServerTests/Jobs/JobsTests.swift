@@ -67,6 +67,39 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.store.shutdown()
     }
 
+    @Test("a burst of events is sent in one run, batch after batch, with each delivery's lag")
+    func aBurstIsSentInOneRun() async throws {
+        let fixture = try await ServerFixture()
+        for index in 0..<70 {
+            let (_, jws) = try await fixture.buy("increasePoints")
+            _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-\(index)")
+        }
+        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
+        let clock = fixture.clock
+        let exchange = RecordingExchange(failures: 0)
+        let dispatcher = WebhookDispatcher(store: fixture.store, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
+        let waiting = try await dispatcher.backlog()
+        #expect(waiting >= 140, "a recorded and a credited event per purchase")
+        clock.advance(by: 2)
+        var lags: [TimeInterval] = []
+        let delivered = try await dispatcher.deliverDue(limit: 50) { lags.append($0) }
+        #expect(delivered == waiting, "every batch in the same run")
+        #expect(lags.count == delivered)
+        #expect(lags.allSatisfy { $0 >= 2 && $0 < 3 }, "the clock moved 2 s after the events were written")
+        #expect(try await dispatcher.backlog() == 0)
+
+        // An endpoint that fails stops the run after one batch: the rest waits for the next run.
+        for index in 0..<30 {
+            let (_, jws) = try await fixture.buy("increasePoints")
+            _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "late-\(index)")
+        }
+        let failing = RecordingExchange(failures: 1_000)
+        let down = WebhookDispatcher(store: fixture.store, endpoints: [endpoint], exchange: failing, now: { clock.now() })
+        #expect(try await down.deliverDue(limit: 10) == 0)
+        #expect(await failing.received.count == 10)
+        try await fixture.store.shutdown()
+    }
+
     @Test func reconciliationHealsAMissedRefundAndRenewals() async throws {
         let fixture = try await ServerFixture()
         let (monthly, jws) = try await fixture.buy("premium.monthly")

@@ -16,11 +16,12 @@ struct ProcessLimitsTests {
     @Test("/metrics counts the open descriptors and shows the limit")
     func descriptorsAreCounted() throws {
         let metrics = ServerMetrics()
-        let before = try #require(Self.value("kakin_process_open_fds", in: metrics.render()))
-        let files = try (0..<20).map { _ in try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/null")) }
-        let during = try #require(Self.value("kakin_process_open_fds", in: metrics.render()))
-        for file in files { try file.close() }
-        #expect(during >= before + 20)
+        // Other tests open and close descriptors at the same time: only a lower bound holds, the
+        // descriptors this test keeps open.
+        let files = try (0..<200).map { _ in try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/null")) }
+        defer { for file in files { try? file.close() } }
+        let open = try #require(Self.value("kakin_process_open_fds", in: metrics.render()))
+        #expect(open >= 200)
         #expect(Self.value("kakin_process_max_fds", in: metrics.render()) == ProcessLimits.openFileLimit.map { Double($0) })
     }
 

@@ -193,34 +193,36 @@ public struct DashboardRoutes: Sendable {
 
     /// Serves a page to a signed-in operator; everyone else is sent to the sign-in page.
     func page(_ request: Request, _ body: (DashboardSessions.Session) async throws -> Page) async -> Response {
-        let session: DashboardSessions.Session
-        switch await signedIn(request) {
-        case .success(let found?): session = found
-        case .success(nil): return Self.redirect("/dashboard/login")
-        case .failure(let error): return unavailable(error, session: nil)
-        }
-        let query = request.uri.queryParameters
-        do {
-            let page = try await body(session)
-            return render(
-                page.template, page.view, title: page.title, session: session, current: page.current,
-                notice: query.get("notice"), problem: query.get("problem"))
-        } catch let error as DashboardNotFound {
-            return render(
-                "message", MessageView(heading: "Not found", text: error.message), title: "Not found",
-                session: session, current: nil, status: .notFound)
-        } catch {
-            logger.error("dashboard page failed", metadata: ["error": "\(error)"])
-            return render(
-                "message", MessageView(heading: "Something went wrong", text: ServerError(error).message),
-                title: "Error", session: session, current: nil, status: .internalServerError)
+        await signedIn(request) { session in
+            let query = request.uri.queryParameters
+            do {
+                let page = try await body(session)
+                return render(
+                    page.template, page.view, title: page.title, session: session, current: page.current,
+                    notice: query.get("notice"), problem: query.get("problem"))
+            } catch let error as DashboardNotFound {
+                return render(
+                    "message", MessageView(heading: "Not found", text: error.message), title: "Not found",
+                    session: session, current: nil, status: .notFound)
+            } catch {
+                logger.error("dashboard page failed", metadata: ["error": "\(error)"])
+                return render(
+                    "message", MessageView(heading: "Something went wrong", text: ServerError(error).message),
+                    title: "Error", session: session, current: nil, status: .internalServerError)
+            }
         }
     }
 
-    /// The session the request's cookie names, `nil` without one; a failure to read the ledger.
-    func signedIn(_ request: Request) async -> Result<DashboardSessions.Session?, any Error> {
-        guard let token = Self.cookie(Self.sessionCookie, in: request) else { return .success(nil) }
-        do { return .success(try await sessions.session(token)) } catch { return .failure(error) }
+    /// Runs `body` with the session the request's cookie names; without one, sends the request
+    /// to the sign-in page; when the ledger cannot be read, answers 503.
+    func signedIn(
+        _ request: Request, _ body: (DashboardSessions.Session) async -> Response
+    ) async -> Response {
+        guard let token = Self.cookie(Self.sessionCookie, in: request) else { return Self.redirect("/dashboard/login") }
+        let session: DashboardSessions.Session?
+        do { session = try await sessions.session(token) } catch { return unavailable(error, session: nil) }
+        guard let session else { return Self.redirect("/dashboard/login") }
+        return await body(session)
     }
 
     /// The page for a ledger that cannot be read or written now: 503, to try again.
@@ -237,25 +239,21 @@ public struct DashboardRoutes: Sendable {
     func action(
         _ request: Request, _ body: (DashboardSessions.Session, [String: String]) async -> Response
     ) async -> Response {
-        let session: DashboardSessions.Session
-        switch await signedIn(request) {
-        case .success(let found?): session = found
-        case .success(nil): return Self.redirect("/dashboard/login")
-        case .failure(let error): return unavailable(error, session: nil)
+        await signedIn(request) { session in
+            guard let form = await Self.form(request) else {
+                return render(
+                    "message", MessageView(heading: "Bad request", text: "The form could not be read."),
+                    title: "Bad request", session: session, current: nil, status: .badRequest)
+            }
+            guard let posted = form["csrf"], KakinServerHTTP.constantTimeEquals(posted, session.csrf) else {
+                logger.warning("dashboard form refused: CSRF token missing or wrong")
+                return render(
+                    "message",
+                    MessageView(heading: "Forbidden", text: "The form's security token is missing or stale; reload the page."),
+                    title: "Forbidden", session: session, current: nil, status: .forbidden)
+            }
+            return await body(session, form)
         }
-        guard let form = await Self.form(request) else {
-            return render(
-                "message", MessageView(heading: "Bad request", text: "The form could not be read."),
-                title: "Bad request", session: session, current: nil, status: .badRequest)
-        }
-        guard let posted = form["csrf"], KakinServerHTTP.constantTimeEquals(posted, session.csrf) else {
-            logger.warning("dashboard form refused: CSRF token missing or wrong")
-            return render(
-                "message",
-                MessageView(heading: "Forbidden", text: "The form's security token is missing or stale; reload the page."),
-                title: "Forbidden", session: session, current: nil, status: .forbidden)
-        }
-        return await body(session, form)
     }
 
     // MARK: - Rendering

@@ -51,22 +51,26 @@ struct DashboardSessions: Sendable {
     /// A new sign-in form's token: `<expiry>.<random>.<HMAC>`.
     func signInFormToken() -> String {
         let body = "\(Int64(now().addingTimeInterval(formLifetime).timeIntervalSince1970)).\(Self.randomToken())"
-        return body + "." + HMAC<SHA256>.authenticationCode(for: Data(("sign-in." + body).utf8), using: formKey).hexDigits
+        return body + "." + code(body)
     }
 
     /// Whether `token` is a sign-in form this deployment issued, not expired and not used
     /// before; it is used now.
     func useSignInForm(_ token: String) async throws -> Bool {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let expiry = Int64(parts[0]), let code = Self.bytes(hex: parts[2]) else { return false }
-        let body = "\(parts[0]).\(parts[1])"
-        guard HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(("sign-in." + body).utf8), using: formKey)
+        guard parts.count == 3, let expiry = Int64(parts[0]),
+            KakinServerHTTP.constantTimeEquals(String(parts[2]), code("\(parts[0]).\(parts[1])"))
         else { return false }
         let current = now()
         let expires = Date(timeIntervalSince1970: TimeInterval(expiry))
         guard expires > current else { return false }
         return try await store.insertDashboardToken(
             digest: Self.digest(token), kind: .usedSignInForm, csrf: nil, expires: expires, now: current)
+    }
+
+    /// The HMAC-SHA256 of a sign-in form token's body, in hex.
+    private func code(_ body: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(("sign-in." + body).utf8), using: formKey).hexDigits
     }
 
     /// The key of the sign-in forms, the same on every server with the same server key.
@@ -83,18 +87,5 @@ struct DashboardSessions: Sendable {
 
     static func digest(_ token: String) -> Data {
         Data(SHA256.hash(data: Data(token.utf8)))
-    }
-
-    private static func bytes(hex: Substring) -> Data? {
-        guard hex.utf8.count == 64 else { return nil }
-        var bytes = Data()
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }

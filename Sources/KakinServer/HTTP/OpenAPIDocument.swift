@@ -303,6 +303,17 @@ enum OpenAPIDocument {
                     allOf:
                       - $ref: "#/components/schemas/Error"
                       - properties: {error: {properties: {code: {const: unknownApp}, retryable: {const: false}}}}
+            ContentNotFound:
+              description: >-
+                unknownApp, or notFound (no such product in the app's catalog, it grants no content, or no
+                package was uploaded).
+              headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
+              content:
+                application/json:
+                  schema:
+                    allOf:
+                      - $ref: "#/components/schemas/Error"
+                      - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
             MethodNotAllowed:
               description: methodNotAllowed (the path exists, not with this method).
               headers:
@@ -401,15 +412,7 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404":
-                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
-                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content:
-                    application/json:
-                      schema:
-                        allOf:
-                          - $ref: "#/components/schemas/Error"
-                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
+                "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422": {$ref: "#/components/responses/VerificationFailed"}
@@ -442,15 +445,7 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404":
-                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
-                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content:
-                    application/json:
-                      schema:
-                        allOf:
-                          - $ref: "#/components/schemas/Error"
-                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
+                "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422":
@@ -560,15 +555,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/SpendResult"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404":
-                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
-                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content:
-                    application/json:
-                      schema:
-                        allOf:
-                          - $ref: "#/components/schemas/Error"
-                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
+                "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "422":
@@ -604,15 +591,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/ContentUpload"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
-                "404":
-                  description: unknownApp, or notFound (no such product in the app's catalog, or it grants no content).
-                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content:
-                    application/json:
-                      schema:
-                        allOf:
-                          - $ref: "#/components/schemas/Error"
-                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
+                "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
                 "500": {$ref: "#/components/responses/InternalError"}
@@ -661,15 +640,7 @@ enum OpenAPIDocument {
                         allOf:
                           - $ref: "#/components/schemas/Error"
                           - properties: {error: {properties: {code: {const: notEntitled}, retryable: {const: false}}}}
-                "404":
-                  description: unknownApp, or notFound (the product grants no content, or no package was uploaded).
-                  headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
-                  content:
-                    application/json:
-                      schema:
-                        allOf:
-                          - $ref: "#/components/schemas/Error"
-                          - properties: {error: {properties: {code: {enum: [unknownApp, notFound]}, retryable: {const: false}}}}
+                "404": {$ref: "#/components/responses/ContentNotFound"}
                 "416":
                   description: The range is outside the package (or not one bytes= range); no body.
                   headers:

@@ -105,13 +105,10 @@ final class GroupCommitWriter: Sendable {
 
     private let queue = Mutex(Queue())
     private let settings: Settings
-    private let batchedJobs = Atomic<Int>(0)
     private let largestBatch = Atomic<Int>(0)
 
-    /// How many jobs ``Settings/batch`` decided so far, and the most it decided in one group.
-    var batchStatistics: (jobs: Int, largest: Int) {
-        (batchedJobs.load(ordering: .relaxed), largestBatch.load(ordering: .relaxed))
-    }
+    /// The most jobs ``Settings/batch`` decided in one group so far.
+    var largestBatchDecided: Int { largestBatch.load(ordering: .relaxed) }
     private let connect: Connect
 
     init(_ settings: Settings, connect: @escaping Connect) {
@@ -346,7 +343,6 @@ final class GroupCommitWriter: Sendable {
                         throw LedgerStoreError(.inconsistentState, "a batch answered \(values.count) of \(indices.count) jobs")
                     }
                     for (index, value) in zip(indices, values) { batched[index] = value }
-                    batchedJobs.add(batched.count, ordering: .relaxed)
                     largestBatch.max(batched.count, ordering: .relaxed)
                 } catch {
                     connection.failed(error)

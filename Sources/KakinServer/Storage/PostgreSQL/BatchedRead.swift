@@ -56,10 +56,7 @@ final class BatchedRead<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Runs batches until nothing waits.
     private func lane() async {
-        while let batch = next() {
-            var keys: [Key] = []
-            var seen = Set<Key>()
-            for waiter in batch where seen.insert(waiter.key).inserted { keys.append(waiter.key) }
+        while let (batch, keys) = next() {
             largest.max(keys.count, ordering: .relaxed)
             let answer: Result<[Key: Value], any Error>
             do { answer = .success(try await run(keys)) } catch { answer = .failure(error) }
@@ -70,26 +67,27 @@ final class BatchedRead<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// The next batch, or `nil` (the lane ends) when nothing waits.
-    private func next() -> [Waiter]? {
+    /// The next batch and its distinct keys, or `nil` (the lane ends) when nothing waits.
+    private func next() -> (waiters: [Waiter], keys: [Key])? {
         state.withLock { state in
             guard !state.waiting.isEmpty else {
                 state.running -= 1
                 return nil
             }
             // Distinct keys are what a batch is limited by; waiters for a key already taken ride along.
-            var taken = 0
+            var keys: [Key] = []
             var seen = Set<Key>()
             var end = 0
             while end < state.waiting.count {
-                if seen.insert(state.waiting[end].key).inserted {
-                    guard taken < maxBatch else { break }
-                    taken += 1
+                let key = state.waiting[end].key
+                if seen.insert(key).inserted {
+                    guard keys.count < maxBatch else { break }
+                    keys.append(key)
                 }
                 end += 1
             }
             defer { state.waiting.removeFirst(end) }
-            return Array(state.waiting[..<end])
+            return (Array(state.waiting[..<end]), keys)
         }
     }
 }

@@ -14,6 +14,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidConfiguration, invalidRequest, unauthorized, unknownApp, verificationFailed
             case receiptRejected, appleUnavailable, notEntitled, notFound, conflict, insufficientBalance
             case storageUnavailable, payloadTooLarge, methodNotAllowed, notConfigured, internalError
+            case tooManyAttempts
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -51,6 +52,9 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notConfigured = Code(.notConfigured)
         /// A defect of the server itself; reported, never retried blindly.
         public static let internalError = Code(.internalError)
+        /// Too many wrong secrets from this address (or against this account): wait for
+        /// ``ServerError/retryAfterSeconds`` before trying again.
+        public static let tooManyAttempts = Code(.tooManyAttempts)
 
         public var description: String { base.rawValue }
     }
@@ -62,12 +66,24 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// For verification failures: the verifier's own code (`badSignature`, `untrustedChain`,
     /// `certificateExpired`, `wrongBundleID`, …), so a client can tell a forgery from a misconfiguration.
     public let cause: String?
+    /// How long to wait before trying again, when the server knows (`Retry-After`).
+    public let retryAfterSeconds: Int?
 
-    public init(_ code: Code, _ message: String, appleStatus: Int? = nil, cause: String? = nil) {
+    public init(
+        _ code: Code, _ message: String, appleStatus: Int? = nil, cause: String? = nil, retryAfterSeconds: Int? = nil
+    ) {
         self.code = code
         self.message = message
         self.appleStatus = appleStatus
         self.cause = cause
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Too many wrong secrets: the caller must wait `seconds` (429 with `Retry-After`).
+    public static func tooManyAttempts(retryAfter seconds: Int) -> ServerError {
+        ServerError(
+            .tooManyAttempts, "too many failed sign-ins from this address or for this account; wait \(seconds) s",
+            retryAfterSeconds: seconds)
     }
 
     /// A verification failure carrying the verifier's code as its cause. The one retryable
@@ -79,7 +95,9 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether the same request may succeed later.
-    public var isRetryable: Bool { code == .appleUnavailable || code == .storageUnavailable }
+    public var isRetryable: Bool {
+        code == .appleUnavailable || code == .storageUnavailable || code == .tooManyAttempts
+    }
 
     /// The HTTP status the server answers with.
     public var httpStatus: Int {
@@ -89,6 +107,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notEntitled: 403
         case .unknownApp, .notFound, .notConfigured: 404
         case .methodNotAllowed: 405
+        case .tooManyAttempts: 429
         case .conflict: 409
         case .payloadTooLarge: 413
         case .verificationFailed, .receiptRejected, .insufficientBalance: 422

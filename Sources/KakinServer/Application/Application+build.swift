@@ -50,10 +50,13 @@ public func buildApplication(
     dependencies.logger = logger
     let parts = try await ServerParts.make(configuration, dependencies)
     let store = parts.store
+    let throttle = SignInThrottle(
+        store: store, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
+        now: dependencies.now)
     let http = KakinServerHTTP(
         service: parts.service, signingKey: parts.serverKey, reconciler: parts.reconciler,
         maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
-        metrics: dependencies.metrics, logger: logger)
+        metrics: dependencies.metrics, logger: logger, signInThrottle: throttle)
 
     var services: [any Service] = [LedgerStoreService(store: store)]
     let dispatcher = parts.webhooks
@@ -98,12 +101,18 @@ public func buildApplication(
         try DashboardRoutes(
             service: parts.service, configuration: configuration.dashboard, reconciler: parts.reconciler,
             sandbox: dependencies.sandboxControl, webhookEndpoints: configuration.webhooks.map(\.url.absoluteString),
-            formKey: DashboardSessions.formKey(from: parts.serverKey), now: dependencies.now, logger: logger
+            formKey: DashboardSessions.formKey(from: parts.serverKey), now: dependencies.now, logger: logger,
+            signInThrottle: throttle
         ).add(to: router)
     }
+    let limiter = ConnectionLimiter(maxConnections: configuration.maxConnections)
+    dependencies.metrics.observe(limiter)
     var application = Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [limiter.handler()],
+                idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
         configuration: .init(
             address: .hostname(configuration.listen.host, port: configuration.listen.port), serverName: "kakin"),
         services: services,
@@ -257,5 +266,24 @@ extension StoreKitConfiguration {
             if let id = subscription.productID { types[id] = .autoRenewableSubscription }
         }
         return types
+    }
+}
+
+extension ServerConfiguration {
+    /// Opens the ledger this configuration names, brings its schema up to date, runs `body` with
+    /// it and closes it: for operators' commands run beside the servers (`kakin server unlock`).
+    public func withLedger<R: Sendable>(
+        logger: Logger = Logger(label: "kakin.server"), _ body: (SQLLedgerStore) async throws -> R
+    ) async throws -> R {
+        let store = try await ServerParts.openStore(self, logger: logger)
+        do {
+            try await store.migrate()
+            let result = try await body(store)
+            try await store.shutdown()
+            return result
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
     }
 }

@@ -135,6 +135,9 @@ public struct ServerConfiguration: Sendable {
     public var maxContentBytes = 512 * 1024 * 1024
     /// A connection that sends nothing for this long is closed (stalled clients cannot pile up).
     public var idleTimeoutSeconds = 30
+    /// The most client connections kept open; each one beyond closes the connection idle the
+    /// longest. `nil`: the open-file limit less 256 descriptors kept for everything else.
+    public var maxConnections: Int?
     /// How often undelivered webhooks are retried and sent.
     public var webhookIntervalSeconds = 1
     /// How long a server holds the webhook events it took before another server may send them
@@ -144,6 +147,8 @@ public struct ServerConfiguration: Sendable {
     public var reconcileIntervalSeconds = 3600
     /// The operators' dashboard at `/dashboard`.
     public var dashboard = DashboardConfiguration()
+    /// How wrong dashboard passwords and API keys are slowed down.
+    public var signInThrottle = SignInThrottlePolicy()
 
     public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
         self.database = database
@@ -241,6 +246,7 @@ extension ServerConfiguration {
                 try limits.integer("maxContentBytes", in: 1024...(4 << 30)) ?? Int64(configuration.maxContentBytes))
             configuration.idleTimeoutSeconds = Int(
                 try limits.integer("idleTimeoutSeconds", in: 1...3600) ?? Int64(configuration.idleTimeoutSeconds))
+            configuration.maxConnections = try limits.integer("maxConnections", in: 16...10_000_000).map { Int($0) }
             try limits.finish()
         }
         if let jobs = try root.object("jobs") {
@@ -267,6 +273,23 @@ extension ServerConfiguration {
                 try dashboard.integer("sessionMinutes", in: 1...(30 * 24 * 60)).map { $0 * 60 }
                     ?? Int64(configuration.dashboard.sessionSeconds))
             try dashboard.finish()
+        }
+        if let throttle = try root.object("signInThrottle") {
+            var policy = configuration.signInThrottle
+            policy.sourceAttempts = Int(try throttle.integer("sourceAttempts", in: 1...10_000) ?? Int64(policy.sourceAttempts))
+            policy.accountAttempts = Int(
+                try throttle.integer("accountAttempts", in: 1...100_000) ?? Int64(policy.accountAttempts))
+            policy.firstWaitSeconds = Int(
+                try throttle.integer("firstWaitSeconds", in: 1...3600) ?? Int64(policy.firstWaitSeconds))
+            policy.maxWaitSeconds = Int(
+                try throttle.integer("maxWaitSeconds", in: 1...86_400) ?? Int64(policy.maxWaitSeconds))
+            policy.windowSeconds = Int(try throttle.integer("windowSeconds", in: 1...86_400) ?? Int64(policy.windowSeconds))
+            policy.trustForwardedFor = try throttle.boolean("trustForwardedFor") ?? policy.trustForwardedFor
+            guard policy.maxWaitSeconds >= policy.firstWaitSeconds else {
+                throw throttle.failure("maxWaitSeconds", "must be at least firstWaitSeconds")
+            }
+            try throttle.finish()
+            configuration.signInThrottle = policy
         }
         try root.finish()
         return configuration

@@ -4,6 +4,7 @@ import HTTPTypes
 public import Hummingbird
 import Logging
 import Mustache
+import NIOCore
 
 /// The dashboard's settings: who may sign in and for how long.
 public struct DashboardConfiguration: Sendable {
@@ -45,6 +46,8 @@ public struct DashboardRoutes: Sendable {
     /// Every secret accepted at sign-in: the apps' secret keys and the admin password.
     let secrets: [String]
     let sessions: DashboardSessions
+    /// Counts wrong passwords and makes their address, and the dashboard account, wait.
+    let throttle: SignInThrottle
     let library: MustacheLibrary
     let now: @Sendable () -> Date
     let logger: Logger
@@ -57,7 +60,7 @@ public struct DashboardRoutes: Sendable {
         service: PurchaseService, configuration: DashboardConfiguration, reconciler: Reconciler? = nil,
         sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],
         formKey: SymmetricKey = SymmetricKey(size: .bits256), now: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = KakinServerHTTP.quietLogger
+        logger: Logger = KakinServerHTTP.quietLogger, signInThrottle: SignInThrottle? = nil
     ) throws {
         self.service = service
         self.configuration = configuration
@@ -69,6 +72,7 @@ public struct DashboardRoutes: Sendable {
             + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
         self.sessions = DashboardSessions(
             store: service.store, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
+        self.throttle = signInThrottle ?? SignInThrottle(store: service.store, logger: logger, now: now)
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.
@@ -81,7 +85,7 @@ public struct DashboardRoutes: Sendable {
     }
 
     /// Adds the dashboard's routes (and `GET /`, which leads to it) to `router`.
-    public func add(to router: Router<BasicRequestContext>) {
+    public func add(to router: Router<KakinRequestContext>) {
         router.get("/") { _, _ in Self.redirect("/dashboard") }
         router.get("dashboard/assets/dashboard.css") { _, _ in
             Response(
@@ -89,7 +93,7 @@ public struct DashboardRoutes: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: DashboardTemplates.css)))
         }
         router.get("dashboard/login") { request, _ in await loginPage(request, problem: nil) }
-        router.post("dashboard/login") { request, _ in await login(request) }
+        router.post("dashboard/login") { request, context in await login(request, peer: context.remoteAddress) }
         router.post("dashboard/logout") { request, _ in
             await action(request) { session, _ in
                 do { try await sessions.end(session.token) } catch { return unavailable(error, session: session) }
@@ -147,9 +151,21 @@ public struct DashboardRoutes: Sendable {
         return response
     }
 
-    func login(_ request: Request) async -> Response {
+    /// Signs in with the secret key or the admin password. The request's address and the
+    /// dashboard account must not be waiting after too many failures (429 with `Retry-After`,
+    /// the password unchecked); a wrong password counts against both.
+    func login(_ request: Request, peer: SocketAddress?) async -> Response {
         guard let form = await Self.form(request) else {
             return await loginPage(request, problem: "The form could not be read.")
+        }
+        let subjects = [throttle.source(of: request, peer: peer), SignInSubject.dashboard]
+        do {
+            if let until = try await throttle.lockedUntil(subjects) {
+                let refusal = throttle.refused(subjects, kind: .dashboard, until: until)
+                return await waitPage(request, seconds: refusal.retryAfterSeconds ?? 1)
+            }
+        } catch {
+            return unavailable(error, session: nil)
         }
         // Login CSRF: the form's token must match the cookie set with the form, be one this
         // deployment issued and not expired, and sign in once.
@@ -168,9 +184,10 @@ public struct DashboardRoutes: Sendable {
         var accepted = false
         for secret in secrets where KakinServerHTTP.constantTimeEquals(password, secret) { accepted = true }
         guard accepted, !password.isEmpty else {
-            logger.warning("dashboard sign-in refused")
+            await throttle.failed(subjects, kind: .dashboard)
             return await loginPage(request, problem: "That is not the secret key or the admin password.")
         }
+        await throttle.succeeded(source: subjects[0])
         let session: DashboardSessions.Session
         do { session = try await sessions.create() } catch { return unavailable(error, session: nil) }
         var response = Self.redirect("/dashboard")
@@ -178,6 +195,14 @@ public struct DashboardRoutes: Sendable {
             cookie(Self.sessionCookie, session.token, maxAge: configuration.sessionSeconds, for: request),
             cookie(Self.loginCookie, "", maxAge: 0, for: request),
         ]
+        return response
+    }
+
+    /// The sign-in page for an address or account that must wait: 429 with `Retry-After`.
+    func waitPage(_ request: Request, seconds: Int) async -> Response {
+        var response = await loginPage(
+            request, problem: "Too many failed sign-ins. Try again in \(seconds) seconds.", status: .tooManyRequests)
+        response.headers[.retryAfter] = "\(seconds)"
         return response
     }
 

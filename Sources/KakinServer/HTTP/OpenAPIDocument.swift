@@ -14,7 +14,7 @@ enum OpenAPIDocument {
             key learns nothing about which apps the server has.
             Every failure answers the Error body with the status of its code (400 invalidRequest,
             401 unauthorized, 403 notEntitled, 404 unknownApp/notFound/notConfigured,
-            405 methodNotAllowed, 409 conflict, 413 payloadTooLarge,
+            405 methodNotAllowed, 409 conflict, 413 payloadTooLarge, 429 tooManyAttempts with Retry-After,
             422 verificationFailed/receiptRejected/insufficientBalance,
             503 appleUnavailable/storageUnavailable with Retry-After, 500 internalError/invalidConfiguration).
             A path below asked with another of GET, POST, PUT, DELETE or PATCH answers 405 with the
@@ -86,11 +86,12 @@ enum OpenAPIDocument {
                       type: string
                       enum: [invalidRequest, unauthorized, notEntitled, unknownApp, notFound, notConfigured,
                         methodNotAllowed, conflict, payloadTooLarge, verificationFailed, receiptRejected,
-                        insufficientBalance, appleUnavailable, storageUnavailable, internalError, invalidConfiguration]
+                        insufficientBalance, appleUnavailable, storageUnavailable, internalError, invalidConfiguration,
+                        tooManyAttempts]
                     message: {type: string}
                     retryable:
                       type: boolean
-                      description: True only for appleUnavailable and storageUnavailable.
+                      description: True only for appleUnavailable, storageUnavailable and tooManyAttempts.
                     cause:
                       type: string
                       description: >-
@@ -294,6 +295,19 @@ enum OpenAPIDocument {
                     allOf:
                       - $ref: "#/components/schemas/Error"
                       - properties: {error: {properties: {code: {const: unauthorized}, retryable: {const: false}}}}
+            TooManyAttempts:
+              description: >-
+                tooManyAttempts (the request's address sent too many wrong keys; until Retry-After has
+                passed, a request presenting more than the app's publishable key is refused unchecked).
+              headers:
+                Retry-After: {$ref: "#/components/headers/RetryAfter"}
+                X-Request-Id: {$ref: "#/components/headers/RequestId"}
+              content:
+                application/json:
+                  schema:
+                    allOf:
+                      - $ref: "#/components/schemas/Error"
+                      - properties: {error: {properties: {code: {const: tooManyAttempts}, retryable: {const: true}}}}
             UnknownApp:
               description: unknownApp (no app is configured with the bundle ID).
               headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
@@ -412,6 +426,7 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
@@ -445,6 +460,7 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
@@ -502,6 +518,7 @@ enum OpenAPIDocument {
                 "200": {$ref: "#/components/responses/CustomerAnswer"}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/UnknownApp"}
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
@@ -526,6 +543,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/TransactionPage"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/UnknownApp"}
                 "500": {$ref: "#/components/responses/InternalError"}
                 "503": {$ref: "#/components/responses/Unavailable"}
@@ -555,6 +573,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/SpendResult"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
@@ -591,6 +610,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/ContentUpload"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404": {$ref: "#/components/responses/ContentNotFound"}
                 "409": {$ref: "#/components/responses/Conflict"}
                 "413": {$ref: "#/components/responses/PayloadTooLarge"}
@@ -631,6 +651,7 @@ enum OpenAPIDocument {
                   content: {application/octet-stream: {schema: {type: string, format: binary}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "403":
                   description: notEntitled (the customer has no active purchase of the product).
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
@@ -669,6 +690,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/Catalog"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404":
                   description: unknownApp, or notConfigured (no catalog is configured for the app).
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}
@@ -691,6 +713,7 @@ enum OpenAPIDocument {
                   content: {application/json: {schema: {$ref: "#/components/schemas/ReconcileReport"}}}
                 "400": {$ref: "#/components/responses/BadRequest"}
                 "401": {$ref: "#/components/responses/Unauthorized"}
+                "429": {$ref: "#/components/responses/TooManyAttempts"}
                 "404":
                   description: unknownApp, or notConfigured (no App Store Server API key for the app).
                   headers: {X-Request-Id: {$ref: "#/components/headers/RequestId"}}

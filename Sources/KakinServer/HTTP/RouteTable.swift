@@ -10,7 +10,7 @@ import Logging
 /// Every handler is wrapped: whatever it throws becomes a typed ``ServerError`` answer, and a
 /// verification failure is counted by its cause.
 struct RouteTable {
-    typealias Handler = @Sendable (Request, BasicRequestContext) async throws -> Response
+    typealias Handler = @Sendable (Request, KakinRequestContext) async throws -> Response
 
     /// Methods by path, in the order the paths were added.
     private(set) var methods: [(path: String, methods: [HTTPRequest.Method])] = []
@@ -23,7 +23,7 @@ struct RouteTable {
     }
 
     mutating func on(
-        _ path: String, _ method: HTTPRequest.Method, _ router: Router<BasicRequestContext>,
+        _ path: String, _ method: HTTPRequest.Method, _ router: Router<KakinRequestContext>,
         _ handler: @escaping Handler
     ) {
         if let index = methods.firstIndex(where: { $0.path == path }) {
@@ -47,25 +47,25 @@ struct RouteTable {
         }
     }
 
-    mutating func get(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+    mutating func get(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
         on(path, .get, router, handler)
     }
 
-    mutating func post(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+    mutating func post(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
         on(path, .post, router, handler)
     }
 
-    mutating func put(_ path: String, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+    mutating func put(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
         on(path, .put, router, handler)
     }
 
     /// Registers a route of the shared API contract (its pattern and method come from the contract).
-    mutating func on(_ route: KakinRoute, _ router: Router<BasicRequestContext>, _ handler: @escaping Handler) {
+    mutating func on(_ route: KakinRoute, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
         on(route.pattern, HTTPRequest.Method(route.method)!, router, handler)
     }
 
     /// Answers 405 for every common method a known path does not take.
-    func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
+    func addMethodNotAllowed(to router: Router<KakinRequestContext>) {
         let common: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch]
         for (path, taken) in methods {
             let allow = taken.map(\.rawValue).joined(separator: ", ")

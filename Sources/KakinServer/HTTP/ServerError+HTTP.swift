@@ -17,7 +17,7 @@ extension ServerError: HTTPResponseError {
     func response(allow: String?) -> Response {
         var headers: HTTPFields = [:]
         if let allow { headers[.allow] = allow }
-        if isRetryable { headers[.retryAfter] = "1" }
+        if isRetryable { headers[.retryAfter] = "\(retryAfterSeconds ?? 1)" }
         return JSONBody.response(
             ErrorAnswer(
                 error: .init(

@@ -8,9 +8,9 @@ extension KakinServerHTTP {
 
     /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update,
     /// localized for `locale` (language match first, then the first localization).
-    func addCatalogRoute(to router: Router<BasicRequestContext>, table: inout RouteTable) {
-        table.on(.catalog, router) { request, _ in
-            let caller = try authenticate(request, secret: false)
+    func addCatalogRoute(to router: Router<KakinRequestContext>, table: inout RouteTable) {
+        table.on(.catalog, router) { request, context in
+            let caller = try context.caller(secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             guard let configuration = app.catalog ?? catalog else {
                 throw ServerError(.notConfigured, "no catalog is configured for \(app.bundleID)")

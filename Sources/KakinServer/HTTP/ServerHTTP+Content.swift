@@ -14,10 +14,10 @@ extension KakinServerHTTP {
         var size: Int64
     }
 
-    func addContentRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+    func addContentRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
         // Admin upload: the raw package bytes; a new version is kept beside the old ones.
         table.on(.uploadContent(), router) { request, context in
-            let caller = try authenticate(request, secret: true)
+            let caller = try context.caller(secret: true)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let productID = try Self.contentProduct(context, of: app, in: service)
             guard let version = request.uri.queryParameters.get("version"), !version.isEmpty, version.count <= 64 else {
@@ -40,7 +40,7 @@ extension KakinServerHTTP {
         }
         // Download: only for a customer whose purchase of the product grants its content.
         table.on(.content(), router) { request, context in
-            let caller = try authenticate(request, secret: false)
+            let caller = try context.caller(secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             guard let user = request.uri.queryParameters.get("appUserId") else {
                 throw ServerError(.invalidRequest, "?appUserId= is required")
@@ -71,7 +71,7 @@ extension KakinServerHTTP {
     /// hosted content. Anything else is refused before it reaches storage: 400 for an ID no
     /// product can have, 404 for a product that is not there or carries no content.
     static func contentProduct(
-        _ context: BasicRequestContext, of app: AppConfiguration, in service: PurchaseService
+        _ context: KakinRequestContext, of app: AppConfiguration, in service: PurchaseService
     ) throws(ServerError) -> String {
         let productID = try pathParameter(context, "product")
         guard StoreKitConfigurationLint.isValidProductID(productID), productID.count <= 255 else {

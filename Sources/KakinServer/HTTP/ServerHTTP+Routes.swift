@@ -12,9 +12,9 @@ extension KakinServerHTTP {
     /// The most a customer answer or a page carries.
     static let maxPageSize = 100
 
-    func addPurchaseRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
-        table.on(.submitTransaction, router) { request, _ in
-            let caller = try authenticate(request, secret: false)
+    func addPurchaseRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
+        table.on(.submitTransaction, router) { request, context in
+            let caller = try context.caller(secret: false)
             let body = try await decodeSubmission(from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
@@ -24,8 +24,8 @@ extension KakinServerHTTP {
                 recent: asked.recent, withJWS: asked.withJWS)
             return signedCustomerAnswer(asked, summary: summary, entitlements: entitlements)
         }
-        table.on(.submitReceipt, router) { request, _ in
-            let caller = try authenticate(request, secret: false)
+        table.on(.submitReceipt, router) { request, context in
+            let caller = try context.caller(secret: false)
             let body = try await decode(ReceiptSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             try Self.checkUserID(body.appUserId)
@@ -44,16 +44,16 @@ extension KakinServerHTTP {
         }
     }
 
-    func addCustomerRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+    func addCustomerRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
         table.on(.customer(), router) { request, context in
-            let caller = try authenticate(request, secret: false)
+            let caller = try context.caller(secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let user = try Self.pathParameter(context, "user")
             try Self.checkUserID(user)
             return try await customerAnswer(request, bundleID: app.bundleID, appUserID: user)
         }
         table.on(.customerTransactions(), router) { request, context in
-            let caller = try authenticate(request, secret: false)
+            let caller = try context.caller(secret: false)
             let app = try caller.app(try Self.bundleID(request), in: service)
             let user = try Self.pathParameter(context, "user")
             try Self.checkUserID(user)
@@ -77,7 +77,7 @@ extension KakinServerHTTP {
             return signed(answer.jsonBytes())
         }
         table.on(.spend(), router) { request, context in
-            let caller = try authenticate(request, secret: true)
+            let caller = try context.caller(secret: true)
             let user = try Self.pathParameter(context, "user")
             let currency = try Self.pathParameter(context, "currency")
             let body = try await decode(SpendRequest.self, from: request)
@@ -166,7 +166,7 @@ extension KakinServerHTTP {
     }
 
     /// A path parameter, percent-decoded (`a%20b` is the customer `a b`).
-    static func pathParameter(_ context: BasicRequestContext, _ name: String) throws(ServerError) -> String {
+    static func pathParameter(_ context: KakinRequestContext, _ name: String) throws(ServerError) -> String {
         guard let raw = context.parameters.get(name) else {
             throw ServerError(.invalidRequest, "the path has no \(name)")
         }

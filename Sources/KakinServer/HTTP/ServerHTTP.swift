@@ -30,11 +30,14 @@ public struct KakinServerHTTP: Sendable {
     public let metrics: ServerMetrics
     /// Where the one-line-per-request log goes.
     public let logger: Logger
+    /// Counts wrong keys and makes their addresses wait.
+    public let signInThrottle: SignInThrottle
 
     public init(
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
-        metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger
+        metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
+        signInThrottle: SignInThrottle? = nil
     ) {
         self.service = service
         self.reconciler = reconciler
@@ -44,6 +47,9 @@ public struct KakinServerHTTP: Sendable {
         self.maxContentSize = maxContentSize
         self.metrics = metrics
         self.logger = logger
+        self.signInThrottle =
+            signInThrottle
+            ?? SignInThrottle(store: service.store, metrics: metrics, logger: logger, now: service.now)
     }
 
     /// A logger that reports errors only: the default when the caller gives none (tests, embedding).
@@ -53,11 +59,12 @@ public struct KakinServerHTTP: Sendable {
         return logger
     }
 
-    /// All routes, behind the request log and metrics middleware; a known path asked with another
-    /// method answers 405 with `Allow`.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
-        router.add(middleware: RequestObservationMiddleware<BasicRequestContext>(metrics: metrics, logger: logger))
+    /// All routes, behind the request log and metrics middleware and the key middleware; a known
+    /// path asked with another method answers 405 with `Allow`.
+    public func router() -> Router<KakinRequestContext> {
+        let router = Router(context: KakinRequestContext.self)
+        router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
+        router.add(middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle))
         var table = RouteTable(metrics: metrics, logger: logger)
         addServiceRoutes(to: router, table: &table)
         addPurchaseRoutes(to: router, table: &table)
@@ -74,8 +81,8 @@ public struct KakinServerHTTP: Sendable {
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
-        table.post("v1/admin/reconcile", router) { request, _ in
-            let caller = try authenticate(request, secret: true)
+        table.post("v1/admin/reconcile", router) { request, context in
+            let caller = try context.caller(secret: true)
             let app = try caller.app(try Self.bundleID(request), in: service)
             guard let reconciler else {
                 throw ServerError(.notConfigured, "reconciliation is not configured on this server")
@@ -86,7 +93,7 @@ public struct KakinServerHTTP: Sendable {
         return router
     }
 
-    func addServiceRoutes(to router: Router<BasicRequestContext>, table: inout RouteTable) {
+    func addServiceRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
         table.get("health", router) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
@@ -156,30 +163,6 @@ public struct KakinServerHTTP: Sendable {
             }
             return try service.app(bundleID)
         }
-    }
-
-    /// Checks the key before anything else: the publishable key (`X-Kakin-Key`, or
-    /// `Authorization: Bearer pk_…`; the secret key works too), or the secret key alone when
-    /// `secret` is true (`Authorization: Bearer sk_…`). Compared in constant time with every app's.
-    func authenticate(_ request: Request, secret: Bool) throws(ServerError) -> Caller {
-        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        let presented = secret ? bearer : (request.headers[HTTPField.Name(KakinHeader.publishableKey)!] ?? bearer)
-        var matched: Set<String> = []
-        if let presented, !presented.isEmpty {
-            for app in service.apps.values {
-                let secretMatches = Self.constantTimeEquals(presented, app.secretKey)
-                let publicMatches = !secret && Self.constantTimeEquals(presented, app.publicKey)
-                if secretMatches || publicMatches { matched.insert(app.bundleID) }
-            }
-        }
-        guard !matched.isEmpty else {
-            throw ServerError(
-                .unauthorized,
-                secret
-                    ? "this call needs the secret key (Authorization: Bearer sk_…)"
-                    : "this call needs the app's key (X-Kakin-Key)")
-        }
-        return Caller(bundleIDs: matched)
     }
 
     static func constantTimeEquals(_ left: String, _ right: String) -> Bool {

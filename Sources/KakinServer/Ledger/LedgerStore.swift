@@ -156,6 +156,20 @@ public protocol LedgerStore: Sendable {
     /// Forgets a token.
     func deleteDashboardToken(digest: Data) async throws
 
+    // MARK: Failed sign-ins
+
+    /// Counts a failed sign-in against `subject`; its count and until when it must wait.
+    func recordSignInFailure(
+        _ subject: SignInSubject, policy: SignInThrottlePolicy, now: Date
+    ) async throws -> SignInFailureCount
+    /// The latest instant one of `subjects` must wait until, or `nil`.
+    func signInLockedUntil(_ subjects: [SignInSubject], now: Date) async throws -> Date?
+    /// Forgets the failures of `subject`, or of every subject; how many were forgotten.
+    @discardableResult
+    func clearSignInFailures(_ subject: SignInSubject?) async throws -> Int
+    /// Every subject with failures counted.
+    func signInFailures() async throws -> [SignInFailureCount]
+
     // MARK: Signed bytes seen before
 
     /// The transaction recorded with exactly these signed bytes (found by their SHA-256), or

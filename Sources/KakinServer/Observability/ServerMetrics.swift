@@ -13,7 +13,13 @@ import Synchronization
 /// - `kakin_ledger_events_total{type}`: transactions recorded, revoked, transferred, currency spent;
 /// - `kakin_webhook_backlog`: ledger events not yet delivered to every endpoint, and
 ///   `kakin_webhook_delivery_lag_seconds`: from an event to its delivery;
-/// - `kakin_process_open_fds` and `kakin_process_max_fds`: descriptors open, and the soft limit.
+/// - `kakin_process_open_fds` and `kakin_process_max_fds`: descriptors open, and the soft limit;
+/// - `kakin_http_connections`, `kakin_http_max_connections` and
+///   `kakin_http_connections_closed_for_room`: client connections open, the cap, and idle
+///   ones closed to make room for new ones (see ``ConnectionLimiter``);
+/// - `kakin_sign_in_failures_total{kind}` and `kakin_sign_in_refused_total{kind}`: wrong
+///   dashboard passwords and API keys (`kind` is `dashboard` or `api`), and attempts refused
+///   because their address or account must wait.
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
@@ -108,14 +114,38 @@ public final class ServerMetrics: Sendable {
         CoreMetrics.Timer(label: "kakin_webhook_delivery_lag_seconds", factory: factory)
     }
 
+    /// A wrong secret presented (`kind`: `dashboard` or `api`).
+    public func signInFailure(kind: String) {
+        Counter(label: "kakin_sign_in_failures_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// An attempt refused unchecked, because its address or account must wait.
+    public func signInRefused(kind: String) {
+        Counter(label: "kakin_sign_in_refused_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
     /// Ledger events still waiting for delivery to some webhook endpoint.
     public func webhookBacklog(_ count: Int) {
         Gauge(label: "kakin_webhook_backlog", factory: factory).record(count)
     }
 
+    /// The connection limiter whose figures `/metrics` shows.
+    private let limiter = Mutex<ConnectionLimiter?>(nil)
+
+    /// Shows `limiter`'s figures in ``render()``: `kakin_http_connections` (open now),
+    /// `kakin_http_max_connections` and `kakin_http_connections_closed_for_room`.
+    public func observe(_ limiter: ConnectionLimiter) {
+        self.limiter.withLock { $0 = limiter }
+    }
+
     /// The metrics in Prometheus' text exposition format, with the process's open descriptors and
     /// its limit read now.
     public func render() -> String {
+        if let limiter = limiter.withLock({ $0 }) {
+            Gauge(label: "kakin_http_connections", factory: factory).record(limiter.openConnections)
+            Gauge(label: "kakin_http_max_connections", factory: factory).record(limiter.maxConnections)
+            Gauge(label: "kakin_http_connections_closed_for_room", factory: factory).record(limiter.closedForRoom)
+        }
         if let open = ProcessLimits.openDescriptors {
             Gauge(label: "kakin_process_open_fds", factory: factory).record(open)
         }

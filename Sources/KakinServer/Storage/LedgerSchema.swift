@@ -193,5 +193,21 @@ enum LedgerSchema {
                 "CREATE INDEX dashboard_tokens_by_expiry ON dashboard_tokens (expires_at)",
             ]
         },
+        // Failed sign-ins (dashboard passwords, API keys) by subject (`source:ADDRESS` or
+        // `account:NAME`), so that every server sharing the database counts them together and
+        // makes the guesser wait the same time.
+        LedgerMigration(id: "0007_sign_in_failures") { _ in
+            [
+                """
+                CREATE TABLE sign_in_failures (
+                    subject TEXT PRIMARY KEY,
+                    failures INTEGER NOT NULL CHECK (failures > 0),
+                    last_failure_at BIGINT NOT NULL,
+                    locked_until BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX sign_in_failures_by_last_failure ON sign_in_failures (last_failure_at)",
+            ]
+        },
     ]
 }

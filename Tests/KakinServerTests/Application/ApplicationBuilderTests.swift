@@ -82,4 +82,100 @@ import Glibc
         let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
         return received == 0
     }
+
+    /// A connected TCP socket to 127.0.0.1:`port` that has sent `bytes`, with a 10-second receive timeout.
+    static func openSocket(port: Int, sending bytes: String) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(socket)
+            return nil
+        }
+        let data = Array(bytes.utf8)
+        _ = data.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+        return socket
+    }
+
+    /// What the server sends on `socket` until it closes it or 10 s pass.
+    static func readAll(_ socket: Int32) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+            if String(decoding: received, as: UTF8.self).contains("\r\n\r\n"), count < buffer.count { break }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    @Test func stalledConnectionsBeyondTheCapMakeRoomAndARequestInProgressIsKept() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-builder-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Self.configuration(directory)
+        configuration.idleTimeoutSeconds = 60
+        configuration.maxConnections = 16
+        let application = try await buildApplication(configuration: configuration)
+        try await application.test(.live) { client in
+            let port = try #require(client.port)
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<(String, String, String), Never>) in
+                Thread.detachNewThread {
+                    // A request in progress: its head is sent, half of its body is not.
+                    let body = #"{"bundleId":"com.example.kakin","appUserId":"u","signedTransaction":"x"}"#
+                    let busy = Self.openSocket(
+                        port: port,
+                        sending: "POST /v1/transactions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Kakin-Key: pk_builder\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                            + body.prefix(10))
+                    // One whole exchange first, so that the server has read that head by now.
+                    if let first = Self.openSocket(
+                        port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    {
+                        _ = Self.readAll(first)
+                        close(first)
+                    }
+                    // Forty clients that connect and stall, far beyond the cap of 16.
+                    let stalled = (0..<40).compactMap { _ in
+                        Self.openSocket(port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    }
+                    // /health still answers: its connection made room for itself.
+                    let health = Self.openSocket(
+                        port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    let healthAnswer = health.map { Self.readAll($0) } ?? ""
+                    // The request in progress was kept: the rest of its body gets it an answer.
+                    var busyAnswer = ""
+                    if let busy {
+                        let rest = Array(body.dropFirst(10).utf8)
+                        _ = rest.withUnsafeBytes { send(busy, $0.baseAddress, $0.count, 0) }
+                        busyAnswer = Self.readAll(busy)
+                        close(busy)
+                    }
+                    let metrics = Self.openSocket(
+                        port: port, sending: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    let metricsAnswer = metrics.map { Self.readAll($0) } ?? ""
+                    for socket in stalled + [health, metrics].compactMap({ $0 }) { close(socket) }
+                    continuation.resume(returning: (healthAnswer, busyAnswer, metricsAnswer))
+                }
+            }
+            let (health, busy, metrics) = outcome
+            #expect(health.hasPrefix("HTTP/1.1 200"), "\(health)")
+            #expect(busy.hasPrefix("HTTP/1.1 "), "the request in progress was closed")
+            #expect(!busy.hasPrefix("HTTP/1.1 5"), "\(busy)")
+            let closed = metrics.split(separator: "\n").first { $0.hasPrefix("kakin_http_connections_closed_for_room ") }
+                .flatMap { Double($0.split(separator: " ")[1]) }
+            #expect((closed ?? 0) >= 24, "\(metrics)")
+            #expect(metrics.contains("kakin_http_max_connections 16"))
+        }
+    }
 }

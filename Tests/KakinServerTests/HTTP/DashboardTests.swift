@@ -129,7 +129,7 @@ enum DashboardTestSupport {
     /// A router with the dashboard over the fixture's server.
     static func router(
         _ fixture: ServerFixture, sandbox: (any SandboxControl)?, now: @escaping @Sendable () -> Date
-    ) throws -> Router<BasicRequestContext> {
+    ) throws -> Router<KakinRequestContext> {
         let router = fixture.http.router()
         try DashboardRoutes(
             service: fixture.service,
@@ -242,7 +242,7 @@ enum DashboardTestSupport {
         let fixture = try await ServerFixture()
         let key = SymmetricKey(size: .bits256)
         // Two servers of one deployment: the same ledger and the same key, nothing else shared.
-        func server() throws -> Application<RouterResponder<BasicRequestContext>> {
+        func server() throws -> Application<RouterResponder<KakinRequestContext>> {
             let router = fixture.http.router()
             try DashboardRoutes(
                 service: fixture.service,

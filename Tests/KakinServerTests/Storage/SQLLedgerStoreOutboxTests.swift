@@ -244,7 +244,7 @@ struct SQLLedgerStoreOutboxTests {
             #expect(
                 try await store.appliedMigrations() == [
                     "0001_ledger", "0002_customer_pages", "0003_signed_digest", "0004_dashboard",
-                    "0005_event_leases", "0006_dashboard_tokens",
+                    "0005_event_leases", "0006_dashboard_tokens", "0007_sign_in_failures",
                 ])
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }

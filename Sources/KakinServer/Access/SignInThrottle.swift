@@ -1,0 +1,181 @@
+public import Foundation
+import HTTPTypes
+import Hummingbird
+public import Logging
+import NIOCore
+import Synchronization
+
+/// Slows down guessing of the server's secrets: the dashboard's password and the apps' keys.
+///
+/// Each wrong secret is counted in the ledger against the address it came from and, for the
+/// dashboard, against the dashboard account. Past the policy's free attempts a subject must wait,
+/// twice as long after each further failure; while it waits every attempt is answered 429 with
+/// `Retry-After`, the right secret included, so a guesser learns nothing until the wait is over.
+///
+/// - The dashboard's sign-in asks the ledger before it checks a password, so every server refuses
+///   a waiting subject.
+/// - An API request presenting a key asks this server's memory, filled from the ledger each time
+///   this server counts a failure, and only when memory says the address waits does it ask the
+///   ledger to confirm (an operator may have cleared the wait): the key check of everyone else
+///   stays free of database reads, and another server learns of a wait at its first failure from
+///   that address. An app's publishable key is
+///   never refused (it ships inside the app, so nothing is guessed, and users behind one address
+///   would otherwise pay for somebody else's mistakes).
+/// - A wrong API key names no account (the key is what identifies one), so API keys are counted
+///   per address only.
+///
+/// Operators list and clear waits with `kakin server lockouts` and `kakin server unlock`.
+public final class SignInThrottle: Sendable {
+    /// What counts a failure, and how long each waits.
+    public let policy: SignInThrottlePolicy
+    let store: any LedgerStore
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// Waits this server learned from the ledger, by subject.
+    private let learned = Mutex<[SignInSubject: Date]>([:])
+    /// Beyond this many subjects in memory, waits that ended are dropped.
+    private static let learnedLimit = 10_000
+
+    /// What was being signed in to, for metrics and logs.
+    public enum Kind: String, Sendable {
+        /// The dashboard's sign-in form.
+        case dashboard
+        /// A key presented to the HTTP API.
+        case api
+    }
+
+    public init(
+        store: any LedgerStore, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
+        metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.policy = policy
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Until when one of `subjects` must wait, as the ledger says now (`nil`: none waits).
+    public func lockedUntil(_ subjects: [SignInSubject]) async throws -> Date? {
+        let until = try await store.signInLockedUntil(subjects, now: now())
+        if let until {
+            learn(subjects, until: until)
+        } else {
+            learned.withLock { known in for subject in subjects { known[subject] = nil } }
+        }
+        return until
+    }
+
+    /// Until when one of `subjects` must wait, as far as this server learned (no database read).
+    public func learnedLockedUntil(_ subjects: [SignInSubject]) -> Date? {
+        let current = now()
+        return learned.withLock { known in
+            var latest: Date?
+            for subject in subjects {
+                guard let until = known[subject] else { continue }
+                if until <= current {
+                    known[subject] = nil
+                } else if latest.map({ until > $0 }) ?? true {
+                    latest = until
+                }
+            }
+            return latest
+        }
+    }
+
+    /// Counts a wrong secret against each of `subjects`; returns until when one of them must wait
+    /// now (`nil`: none). Logged, and counted in `kakin_sign_in_failures_total`. When the ledger
+    /// cannot be written the failure is logged and not counted.
+    @discardableResult
+    public func failed(_ subjects: [SignInSubject], kind: Kind) async -> Date? {
+        metrics.signInFailure(kind: kind.rawValue)
+        let current = now()
+        var latest: Date?
+        var counts: [String] = []
+        for subject in subjects {
+            do {
+                let count = try await store.recordSignInFailure(subject, policy: policy, now: current)
+                counts.append("\(subject.key)=\(count.failures)")
+                if count.lockedUntil > current {
+                    learn([subject], until: count.lockedUntil)
+                    if latest.map({ count.lockedUntil > $0 }) ?? true { latest = count.lockedUntil }
+                }
+            } catch {
+                logger.error(
+                    "a failed sign-in could not be counted", metadata: ["subject": "\(subject)", "error": "\(error)"])
+            }
+        }
+        var metadata: Logger.Metadata = ["kind": "\(kind.rawValue)", "failures": "\(counts.joined(separator: " "))"]
+        if let latest { metadata["wait_seconds"] = "\(Self.seconds(until: latest, from: current))" }
+        logger.warning("sign-in failed", metadata: metadata)
+        return latest
+    }
+
+    /// An attempt refused because its subject waits: counted in `kakin_sign_in_refused_total`
+    /// and logged. Returns the error to answer with (429, `Retry-After`).
+    public func refused(_ subjects: [SignInSubject], kind: Kind, until: Date) -> ServerError {
+        metrics.signInRefused(kind: kind.rawValue)
+        let wait = Self.seconds(until: until, from: now())
+        logger.warning(
+            "sign-in refused: too many failures",
+            metadata: [
+                "kind": "\(kind.rawValue)", "subjects": "\(subjects.map(\.key).joined(separator: " "))",
+                "wait_seconds": "\(wait)",
+            ])
+        return ServerError.tooManyAttempts(retryAfter: wait)
+    }
+
+    /// A right secret from `source`: its failures are forgotten.
+    public func succeeded(source: SignInSubject) async {
+        learned.withLock { $0[source] = nil }
+        do { try await store.clearSignInFailures(source) } catch {
+            logger.error("failed sign-ins could not be cleared", metadata: ["subject": "\(source)", "error": "\(error)"])
+        }
+    }
+
+    /// The address a request came from, as a subject: the peer's address, or, when the policy
+    /// trusts the proxy in front, the last entry of `X-Forwarded-For`. An IPv6 address counts as
+    /// its /64 network. `unknown` when there is no address (in-process tests).
+    public func source(of request: Request, peer: SocketAddress?) -> SignInSubject {
+        if policy.trustForwardedFor,
+            let forwarded = request.headers[values: HTTPField.Name("X-Forwarded-For")!].last?
+                .split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
+            !forwarded.isEmpty
+        {
+            return .source(Self.network(of: forwarded))
+        }
+        guard let address = peer?.ipAddress else { return .source("unknown") }
+        return .source(Self.network(of: address))
+    }
+
+    /// An IPv4 address as it is; an IPv6 address as its /64 network (`2001:db8:1:2::/64`); an
+    /// IPv4 address mapped into IPv6 as the IPv4 address.
+    static func network(of address: String) -> String {
+        guard address.contains(":"), let parsed = try? SocketAddress(ipAddress: address, port: 0),
+            case .v6(let v6) = parsed
+        else { return address }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
+    private func learn(_ subjects: [SignInSubject], until: Date) {
+        let current = now()
+        learned.withLock { known in
+            if known.count >= Self.learnedLimit { known = known.filter { $0.value > current } }
+            for subject in subjects where known.count < Self.learnedLimit {
+                if known[subject].map({ until > $0 }) ?? true { known[subject] = until }
+            }
+        }
+    }
+
+    /// Whole seconds from `start` to `end`, at least 1.
+    static func seconds(until end: Date, from start: Date) -> Int {
+        max(1, Int(end.timeIntervalSince(start).rounded(.up)))
+    }
+}

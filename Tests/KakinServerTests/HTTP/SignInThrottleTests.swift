@@ -1,0 +1,251 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+@testable import KakinServer
+import Testing
+
+@Suite struct SignInThrottlePolicyTests {
+    @Test func waitsDoubleAfterTheFreeAttemptsUpToTheCeiling() {
+        let policy = SignInThrottlePolicy(sourceAttempts: 5, accountAttempts: 20, firstWaitSeconds: 1, maxWaitSeconds: 900)
+        let source = SignInSubject.source("203.0.113.7")
+        #expect((1...5).map { policy.waitSeconds(afterFailures: $0, of: source) } == [0, 0, 0, 0, 0])
+        #expect((6...10).map { policy.waitSeconds(afterFailures: $0, of: source) } == [1, 2, 4, 8, 16])
+        #expect(policy.waitSeconds(afterFailures: 15, of: source) == 512)
+        #expect(policy.waitSeconds(afterFailures: 16, of: source) == 900)
+        #expect(policy.waitSeconds(afterFailures: 10_000, of: source) == 900)
+        #expect(policy.waitSeconds(afterFailures: 20, of: .dashboard) == 0)
+        #expect(policy.waitSeconds(afterFailures: 21, of: .dashboard) == 1)
+    }
+
+    @Test func subjectsRoundTripThroughTheirKeys() {
+        for subject in [SignInSubject.source("198.51.100.4"), .source("2001:db8:0:1::/64"), .dashboard] {
+            #expect(SignInSubject(key: subject.key) == subject)
+        }
+        #expect(SignInSubject(key: "source:") == nil)
+        #expect(SignInSubject(key: "user:alice") == nil)
+    }
+
+    @Test func anIPv6AddressCountsAsItsNetwork() {
+        #expect(SignInThrottle.network(of: "2001:db8:0:1:aaaa:bbbb:cccc:dddd") == "2001:db8:0:1::/64")
+        #expect(SignInThrottle.network(of: "2001:db8:0:1::9") == "2001:db8:0:1::/64")
+        #expect(SignInThrottle.network(of: "::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(SignInThrottle.network(of: "203.0.113.9") == "203.0.113.9")
+    }
+}
+
+@Suite struct SignInThrottleStoreTests {
+    static let policy = SignInThrottlePolicy(sourceAttempts: 2, firstWaitSeconds: 10, maxWaitSeconds: 60, windowSeconds: 300)
+
+    @Test(arguments: StoreKind.backends)
+    func failuresAreCountedWaitsGrowAndQuietSubjectsAreForgotten(_ kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let start = Date(timeIntervalSince1970: 1_790_000_000)
+            let source = SignInSubject.source("203.0.113.7")
+            var counts: [SignInFailureCount] = []
+            for second in 0..<4 {
+                counts.append(
+                    try await store.recordSignInFailure(source, policy: Self.policy, now: start + Double(second)))
+            }
+            #expect(counts.map(\.failures) == [1, 2, 3, 4])
+            // The third failure waits 10 s, the fourth 20 s.
+            #expect(counts[1].lockedUntil <= start + 1)
+            #expect(counts[2].lockedUntil == start + 2 + 10)
+            #expect(counts[3].lockedUntil == start + 3 + 20)
+            #expect(try await store.signInLockedUntil([source, .dashboard], now: start + 4) == start + 23)
+            #expect(try await store.signInLockedUntil([source], now: start + 23) == nil)
+            #expect(try await store.signInLockedUntil([.source("198.51.100.1")], now: start + 4) == nil)
+
+            // Quiet for the window after the wait ended: counting starts again.
+            let later = start + 23 + 301
+            #expect(try await store.recordSignInFailure(source, policy: Self.policy, now: later).failures == 1)
+            // Not quiet long enough: the count goes on.
+            _ = try await store.recordSignInFailure(.dashboard, policy: Self.policy, now: later)
+            #expect(try await store.recordSignInFailure(.dashboard, policy: Self.policy, now: later + 299).failures == 2)
+
+            #expect(Set(try await store.signInFailures().map(\.subject)) == [source, .dashboard])
+            #expect(try await store.clearSignInFailures(source) == 1)
+            #expect(try await store.signInFailures().map(\.subject) == [.dashboard])
+            #expect(try await store.clearSignInFailures(nil) == 1)
+            #expect(try await store.signInFailures().isEmpty)
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.url != nil, Comment(rawValue: PostgresTestDatabase.skipMessage)))
+    func serversSharingADatabaseCountTogether() async throws {
+        try await PostgresTestDatabase.withSchema { schema in
+            let first = try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
+            let second = try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
+            try await first.migrate()
+            try await second.migrate()
+            let now = Date(timeIntervalSince1970: 1_790_000_000)
+            let source = SignInSubject.source("203.0.113.7")
+            let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    let store = index.isMultiple(of: 2) ? first : second
+                    group.addTask { try await store.recordSignInFailure(source, policy: Self.policy, now: now).failures }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            // Every failure was counted once, whichever server counted it.
+            #expect(counts.sorted() == Array(1...40))
+            #expect(try await second.signInLockedUntil([source], now: now) != nil)
+            try await first.shutdown()
+            try await second.shutdown()
+        }
+    }
+}
+
+/// The dashboard's sign-in and the API's keys, slowed down after wrong secrets.
+@Suite struct SignInThrottleHTTPTests {
+    static let policy = SignInThrottlePolicy(
+        sourceAttempts: 5, accountAttempts: 8, firstWaitSeconds: 1, maxWaitSeconds: 900, windowSeconds: 900,
+        trustForwardedFor: true)
+
+    struct Server {
+        let fixture: ServerFixture
+        let metrics = ServerMetrics()
+        let throttle: SignInThrottle
+        let router: Router<KakinRequestContext>
+
+        init() async throws {
+            fixture = try await ServerFixture()
+            let clock = fixture.clock
+            throttle = SignInThrottle(
+                store: fixture.store, policy: SignInThrottleHTTPTests.policy, metrics: metrics, now: { clock.now() })
+            let http = KakinServerHTTP(
+                service: fixture.service, signingKey: fixture.serverKey, metrics: metrics, signInThrottle: throttle)
+            router = http.router()
+            try DashboardRoutes(
+                service: fixture.service,
+                configuration: DashboardConfiguration(adminPassword: DashboardTestSupport.adminPassword),
+                now: { clock.now() }, signInThrottle: throttle
+            ).add(to: router)
+        }
+    }
+
+    /// Posts the sign-in form from `address` with `password`; the answer's status.
+    static func signIn(
+        _ password: String, from address: String, _ client: some TestClientProtocol
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: "10.0.0.1, \(address)"]
+        let form = try await client.execute(uri: "/dashboard/login", method: .get, headers: headers)
+        var browser = Browser()
+        browser.keep(form)
+        let token = try #require(Browser.csrf(in: form))
+        headers[.cookie] = "kakin_login=\(token)"
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        let body = "csrf=\(Browser.encode(token))&password=\(Browser.encode(password))"
+        return try await client.execute(
+            uri: "/dashboard/login", method: .post, headers: headers, body: ByteBuffer(string: body))
+    }
+
+    @Test func anAddressWaitsAfterFiveWrongPasswordsEvenWithTheRightOneThenSignsIn() async throws {
+        let server = try await Server()
+        let (store, clock) = (server.fixture.store, server.fixture.clock)
+        try await Application(router: server.router).test(.router) { client in
+            for _ in 1...6 {
+                #expect(try await Self.signIn("wrong password", from: "203.0.113.7", client).status == .unauthorized)
+            }
+            // The sixth failure made the address wait 1 s: even the right password is refused.
+            let refused = try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(String(buffer: refused.body).contains("Too many failed sign-ins"))
+            // Another address is not held up by it.
+            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.2", client).status == .seeOther)
+
+            // A seventh failure after the wait: 2 s this time.
+            _ = clock.advance(by: 1)
+            #expect(try await Self.signIn("wrong again", from: "203.0.113.7", client).status == .unauthorized)
+            let second = try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client)
+            #expect(second.status == .tooManyRequests)
+            #expect(second.headers[.retryAfter] == "2")
+
+            _ = clock.advance(by: 2)
+            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client).status == .seeOther)
+            // Signing in forgot the address's failures.
+            #expect(!(try await store.signInFailures().map(\.subject).contains(.source("203.0.113.7"))))
+        }
+        let text = server.metrics.render()
+        #expect(text.contains(#"kakin_sign_in_failures_total{kind="dashboard"} 7"#))
+        #expect(text.contains(#"kakin_sign_in_refused_total{kind="dashboard"} 2"#))
+    }
+
+    @Test func theAccountWaitsAfterWrongPasswordsFromManyAddressesUntilAnOperatorClearsIt() async throws {
+        let server = try await Server()
+        let store = server.fixture.store
+        try await Application(router: server.router).test(.router) { client in
+            // Nine addresses, one wrong password each: the account's ninth failure makes it wait.
+            for index in 1...9 {
+                #expect(try await Self.signIn("guess \(index)", from: "192.0.2.\(index)", client).status == .unauthorized)
+            }
+            let refused = try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.50", client)
+            #expect(refused.status == .tooManyRequests)
+            // What `kakin server unlock --account dashboard` does.
+            #expect(try await store.clearSignInFailures(.dashboard) == 1)
+            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.50", client).status == .seeOther)
+        }
+    }
+
+    @Test func wrongSecretKeysMakeTheAddressWaitButNeverItsPublishableKey() async throws {
+        let server = try await Server()
+        let store = server.fixture.store
+        let customer = "/v1/customers/alice?bundleId=\(ServerFixture.bundleID)"
+        let spendPath = "/v1/customers/alice/balances/coins/spend"
+        @Sendable func headers(_ key: String, from address: String, secret: Bool) -> HTTPFields {
+            var fields: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: address]
+            if secret { fields[.authorization] = "Bearer \(key)" } else { fields[HTTPField.Name("X-Kakin-Key")!] = key }
+            return fields
+        }
+        @Sendable func reconcile(_ key: String, from address: String, _ client: some TestClientProtocol) async throws -> TestResponse {
+            try await client.execute(
+                uri: "/v1/admin/reconcile?bundleId=\(ServerFixture.bundleID)", method: .post,
+                headers: headers(key, from: address, secret: true))
+        }
+        try await Application(router: server.router).test(.router) { client in
+            for index in 1...6 {
+                let answer = try await reconcile("sk_guess_\(index)", from: "203.0.113.7", client)
+                #expect(answer.status == .unauthorized)
+            }
+            // The right secret key from that address now waits, unchecked.
+            let refused = try await reconcile("sk_test", from: "203.0.113.7", client)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(String(buffer: refused.body).contains("\"code\":\"tooManyAttempts\""))
+            let spend = try await client.execute(
+                uri: spendPath, method: .post, headers: headers("sk_test", from: "203.0.113.7", secret: true),
+                body: ByteBuffer(string: #"{"bundleId":"com.example.kakin","amount":1,"idempotencyKey":"k1"}"#))
+            #expect(spend.status == .tooManyRequests)
+            // The app's publishable key from the same address (an app's users behind one address)
+            // is never held up.
+            let asCustomer = try await client.execute(
+                uri: customer, method: .get, headers: headers("pk_test", from: "203.0.113.7", secret: false))
+            #expect(asCustomer.status == .ok)
+            // Nor is another address's secret key.
+            #expect(try await reconcile("sk_test", from: "198.51.100.2", client).status == .notFound)
+
+            // Cleared by an operator: let in at the next attempt, though this server had learned the wait.
+            try await store.clearSignInFailures(.source("203.0.113.7"))
+            #expect(try await reconcile("sk_test", from: "203.0.113.7", client).status == .notFound)
+        }
+        let text = server.metrics.render()
+        #expect(text.contains(#"kakin_sign_in_failures_total{kind="api"} 6"#))
+        #expect(text.contains(#"kakin_sign_in_refused_total{kind="api"} 2"#))
+    }
+
+    @Test func withoutATrustedProxyTheHeaderIsIgnored() async throws {
+        let fixture = try await ServerFixture()
+        let throttle = SignInThrottle(store: fixture.store)
+        let request = Request(
+            head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/",
+                              headerFields: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.7"]),
+            body: .init(buffer: ByteBuffer()))
+        let peer = try SocketAddress(ipAddress: "192.0.2.1", port: 4000)
+        #expect(throttle.source(of: request, peer: peer) == .source("192.0.2.1"))
+        let trusting = SignInThrottle(store: fixture.store, policy: SignInThrottlePolicy(trustForwardedFor: true))
+        #expect(trusting.source(of: request, peer: peer) == .source("203.0.113.7"))
+    }
+}

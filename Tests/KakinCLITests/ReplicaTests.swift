@@ -107,7 +107,7 @@ import FoundationNetworking
         return answer?.status ?? 0
     }
 
-    /// Three replicas, a sandbox that sold `purchases` purchases of 100 points to `tester`, and a
+    /// Replicas (three unless asked), a sandbox that sold `purchases` purchases of 100 points to `tester`, and a
     /// webhook receiver counting deliveries.
     struct Cluster: Sendable {
         let replicas: [RunningProcess]
@@ -119,7 +119,8 @@ import FoundationNetworking
     }
 
     static func withReplicas(
-        purchases count: Int, tester: String, _ body: @escaping @Sendable (Cluster) async throws -> Void
+        _ replicaCount: Int = 3, purchases count: Int, tester: String,
+        _ body: @escaping @Sendable (Cluster) async throws -> Void
     ) async throws {
         let scratch = try ScratchDirectory()
         let database = try await Database()
@@ -132,7 +133,7 @@ import FoundationNetworking
             try await receiver.test(.live) { client in
                 let port = try #require(client.port)
                 let replicas = try await startReplicas(
-                    3, database: database, sandbox: sandbox, scratch: scratch, webhookPort: port)
+                    replicaCount, database: database, sandbox: sandbox, scratch: scratch, webhookPort: port)
                 defer { for replica in replicas { _ = replica.process.stop() } }
                 var minted: [(id: String, jws: String)] = []
                 for _ in 0..<count { minted.append(try await buyPoints(tester: tester, sandbox: sandbox)) }
@@ -290,6 +291,54 @@ import FoundationNetworking
             let p50 = lags.isEmpty ? 0 : lags[lags.count / 2]
             let p99 = lags.isEmpty ? 0 : lags[min(lags.count - 1, lags.count * 99 / 100)]
             print("webhook lag over three replicas: \(lags.count) events, p50 \(p50) s, p99 \(p99) s")
+            #expect(p99 < 5, "p50 \(p50) s, p99 \(p99) s")
+        }
+    }
+
+    /// How many ledger events the webhook lag is measured over: `KAKIN_WEBHOOK_LAG_EVENTS`, 600
+    /// unless set (the figures in the documentation are from 3,600).
+    static let lagEvents = ProcessInfo.processInfo.environment["KAKIN_WEBHOOK_LAG_EVENTS"].flatMap { Int($0) } ?? 600
+
+    @Test(.enabled(if: enabled, "\(skipMessage)"), arguments: [1, 3])
+    func webhooksArriveWithinSecondsOfTheirEventUnderLoad(replicas: Int) async throws {
+        let purchaseCount = max(1, Self.lagEvents / 100)
+        try await Self.withReplicas(replicas, purchases: purchaseCount, tester: "lag") { cluster in
+            let (urls, purchases, store) = (cluster.urls, cluster.purchases, cluster.store)
+            let start = Date()
+            // Each purchase records and credits (two events), each spend of 1 point one more.
+            let posted = await concurrently(purchases.count, width: 16) { index in
+                await Self.post(purchases[index].jws, user: "bob", to: urls[index % urls.count])
+            }
+            #expect(posted.allSatisfy { $0 == 200 })
+            let spends = await concurrently(max(0, Self.lagEvents - 2 * purchases.count), width: 32) { index in
+                let answer = try? await exchange(
+                    "POST", "\(urls[index % urls.count])/v1/customers/bob/balances/points/spend",
+                    headers: Self.secretKey,
+                    json: ["bundleId": ServerCommandTests.bundleID, "amount": 1, "idempotencyKey": "lag-\(index)"])
+                return answer?.status ?? 0
+            }
+            #expect(spends.allSatisfy { $0 == 200 }, "\(Dictionary(grouping: spends, by: { $0 }).mapValues(\.count))")
+            let loadSeconds = Date().timeIntervalSince(start)
+
+            let endpoint = cluster.webhookEndpoint
+            let deadline = ContinuousClock.now + .seconds(300)
+            while try await store.undeliveredEventCount(endpoint: endpoint) > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let events = try await store.dueEvents(endpoint: "never-delivered", now: Date(), limit: 100_000)
+            let counts = cluster.deliveries.counts.withLock { $0 }
+            #expect(events.count >= Self.lagEvents)
+            #expect(Set(counts.keys) == Set(events.map(\.id)), "every event delivered")
+            #expect(counts.values.allSatisfy { $0 == 1 }, "each once: \(counts.filter { $0.value != 1 }.count) twice")
+            let arrivals = cluster.deliveries.firstArrivals.withLock { $0 }
+            let lags = events.compactMap { event in arrivals[event.id].map { $0.timeIntervalSince(event.createdAt) } }
+                .sorted()
+            let p50 = lags.isEmpty ? 0 : lags[lags.count / 2]
+            let p99 = lags.isEmpty ? 0 : lags[min(lags.count - 1, lags.count * 99 / 100)]
+            let worst = lags.last ?? 0
+            print(
+                "webhook lag on \(replicas) replica(s): \(lags.count) events written in \(String(format: "%.1f", loadSeconds)) s, "
+                    + "p50 \(String(format: "%.2f", p50)) s, p99 \(String(format: "%.2f", p99)) s, max \(String(format: "%.2f", worst)) s")
             #expect(p99 < 5, "p50 \(p50) s, p99 \(p99) s")
         }
     }

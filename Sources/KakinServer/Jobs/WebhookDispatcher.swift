@@ -14,7 +14,8 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 
 /// Posts every ledger event to every endpoint from the durable outbox, HMAC-signed, retrying
 /// failures with backoff. An event is delivered at least once per endpoint; receivers deduplicate
-/// by its `id`.
+/// by its `id`. The events of one batch are posted several at a time (``concurrency``), and
+/// their attempts recorded together once the batch is done.
 ///
 /// Several servers sharing one database can all run it: each run leases the events it takes
 /// (``LedgerStore/claimDueEvents(endpoint:now:limit:leaseUntil:)``), so each event is sent by one
@@ -32,12 +33,16 @@ public struct WebhookDispatcher: Sendable {
     /// How long a run holds the events it took. Events of a batch not sent before their lease
     /// ends are left for the next run, so no other server can be sending them at the same time.
     public let leaseDuration: TimeInterval
+    /// How many posts of one batch are in flight at once. Events of a batch may therefore arrive
+    /// out of order; each carries its `id` (increasing as events are written) and `createdAt`.
+    public let concurrency: Int
 
     public init(
         store: any LedgerStore, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
-        retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300,
+        retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300, concurrency: Int = 8,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.concurrency = concurrency
         self.store = store
         self.endpoints = endpoints
         self.exchange = exchange
@@ -65,43 +70,60 @@ public struct WebhookDispatcher: Sendable {
         return delivered
     }
 
-    /// One claim of at most `limit` due events for `endpoint`, sent in order: the deliveries that
-    /// succeeded, and how many events the claim took.
+    /// One claim of at most `limit` due events for `endpoint`, posted ``concurrency`` at a time,
+    /// their attempts then recorded in one write: the deliveries that succeeded, and how many
+    /// events the claim took. An event whose lease ended before its turn is left for the next run.
     private func deliverBatch(
         to endpoint: WebhookEndpoint, limit: Int, onDelivered: (TimeInterval) -> Void
     ) async throws -> (delivered: Int, claimed: Int) {
-        var delivered = 0
         let claimed = now()
         let leaseUntil = claimed.addingTimeInterval(leaseDuration)
         let events = try await store.claimDueEvents(
             endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
-        for event in events {
-            let date = now()
-            guard date < leaseUntil else { break }
-            let body = Self.body(event)
-            let timestamp = Int64(date.timeIntervalSince1970)
-            let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)
-            var success = false
-            do {
-                let (status, _) = try await exchange.send(
-                    method: "POST", url: endpoint.url,
-                    headers: [
-                        "Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)",
-                    ],
-                    body: body)
-                success = (200..<300).contains(status)
-            } catch {
-                success = false
+        let attempts = await withTaskGroup(of: (LedgerEvent, DeliveryAttempt)?.self) { group in
+            var attempts: [(LedgerEvent, DeliveryAttempt)] = []
+            var next = 0
+            func startNext() {
+                guard next < events.count else { return }
+                let event = events[next]
+                next += 1
+                group.addTask { await post(event, to: endpoint, leaseUntil: leaseUntil).map { (event, $0) } }
             }
-            try await store.markDelivery(
-                eventID: event.id, endpoint: endpoint.url.absoluteString, delivered: success, at: date,
-                retryAt: success ? nil : date.addingTimeInterval(retryDelay))
-            if success {
-                delivered += 1
-                onDelivered(date.timeIntervalSince(event.createdAt))
+            for _ in 0..<max(1, concurrency) { startNext() }
+            for await attempt in group {
+                if let attempt { attempts.append(attempt) }
+                startNext()
             }
+            return attempts
+        }
+        try await store.markDeliveries(attempts.map(\.1), endpoint: endpoint.url.absoluteString)
+        var delivered = 0
+        for (event, attempt) in attempts where attempt.delivered {
+            delivered += 1
+            onDelivered(attempt.date.timeIntervalSince(event.createdAt))
         }
         return (delivered, events.count)
+    }
+
+    /// Posts one event, signed; `nil` when its lease ended before its turn.
+    private func post(_ event: LedgerEvent, to endpoint: WebhookEndpoint, leaseUntil: Date) async -> DeliveryAttempt? {
+        let date = now()
+        guard date < leaseUntil else { return nil }
+        let body = Self.body(event)
+        let timestamp = Int64(date.timeIntervalSince1970)
+        let signature = Self.signature(body: body, timestamp: timestamp, secret: endpoint.secret)
+        var success = false
+        do {
+            let (status, _) = try await exchange.send(
+                method: "POST", url: endpoint.url,
+                headers: ["Content-Type": "application/json", "X-Kakin-Signature": "t=\(timestamp),v1=\(signature)"],
+                body: body)
+            success = (200..<300).contains(status)
+        } catch {
+            success = false
+        }
+        return DeliveryAttempt(
+            eventID: event.id, delivered: success, at: date, retryAt: success ? nil : date.addingTimeInterval(retryDelay))
     }
 
     /// Ledger events not yet delivered to every endpoint (summed over endpoints).

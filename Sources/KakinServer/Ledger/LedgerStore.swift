@@ -103,6 +103,9 @@ public protocol LedgerStore: Sendable {
     /// Records a delivery attempt; on failure, the next attempt is at `retryAt`. Releases the
     /// lease taken by ``claimDueEvents(endpoint:now:limit:leaseUntil:)``.
     func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws
+    /// Records the delivery attempts of a batch to `endpoint` in one write transaction, and
+    /// releases their leases.
+    func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws
     /// Takes the due events for `endpoint` that no one else holds, leased until `leaseUntil`:
     /// until then no other caller (in this process or another replica) gets them, so each is sent
     /// once in the normal case. A holder that dies before ``markDelivery(eventID:endpoint:delivered:at:retryAt:)``

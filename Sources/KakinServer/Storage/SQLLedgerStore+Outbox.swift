@@ -164,39 +164,77 @@ extension SQLLedgerStore {
         }
     }
 
-    /// Records one delivery attempt of an event to an endpoint in a single upsert, and releases
-    /// the event's lease for that endpoint.
-    ///
-    /// Attempts are counted; once delivered, an event stays delivered (a late failure report
-    /// changes nothing but the count). A failure schedules the next attempt at `retryAt`, or
-    /// gives up when it is `nil`. An unknown `eventID` is refused by the foreign key.
+    /// Records one delivery attempt of an event to an endpoint, and releases the event's lease
+    /// for that endpoint (``markDeliveries(_:endpoint:)`` with one attempt).
     public func markDelivery(
         eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?
     ) async throws {
-        let attemptedAt = LedgerTime.milliseconds(date)
-        let deliveredAt: Int64? = delivered ? attemptedAt : nil
-        let nextAttemptAt: Int64? = delivered ? nil : retryAt.map(LedgerTime.milliseconds)
+        try await markDeliveries(
+            [DeliveryAttempt(eventID: eventID, delivered: delivered, at: date, retryAt: retryAt)], endpoint: endpoint)
+    }
+
+    /// Records the delivery attempts of a batch to `endpoint` in one write transaction: one
+    /// multi-row upsert, and one delete of the batch's leases.
+    ///
+    /// Attempts are counted; once delivered, an event stays delivered (a late failure report
+    /// changes nothing but the count). A failure schedules the next attempt at its `retryAt`, or
+    /// gives up when that is `nil`. An unknown event ID is refused by the foreign key.
+    public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
+        guard !attempts.isEmpty else { return }
         try await writing { database in
-            try await database.raw(
-                """
-                INSERT INTO event_deliveries (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
-                VALUES (\(bind: eventID), \(bind: endpoint), 1, \(bind: attemptedAt), \(bind: deliveredAt), \
-                \(bind: nextAttemptAt))
-                ON CONFLICT (event_id, endpoint) DO UPDATE SET
-                    attempts = event_deliveries.attempts + 1,
-                    last_attempt_at = excluded.last_attempt_at,
-                    delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
-                    next_attempt_at = CASE
-                        WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
-                        THEN excluded.next_attempt_at
-                        ELSE NULL
-                    END
-                """
-            ).run()
-            try await database.raw(
-                "DELETE FROM event_leases WHERE event_id = \(bind: eventID) AND endpoint = \(bind: endpoint)"
-            ).run()
+            for chunk in stride(from: 0, to: attempts.count, by: 100).map({ attempts[$0..<min($0 + 100, attempts.count)] }) {
+                let rows = SQLList(
+                    chunk.map { attempt -> any SQLExpression in
+                        let attemptedAt = LedgerTime.milliseconds(attempt.date)
+                        let deliveredAt: Int64? = attempt.delivered ? attemptedAt : nil
+                        let nextAttemptAt: Int64? = attempt.delivered ? nil : attempt.retryAt.map(LedgerTime.milliseconds)
+                        return SQLGroupExpression(
+                            SQLList([
+                                SQLBind(attempt.eventID), SQLBind(endpoint), SQLLiteral.numeric("1"), SQLBind(attemptedAt),
+                                SQLBind(deliveredAt), SQLBind(nextAttemptAt),
+                            ]))
+                    })
+                try await database.raw(
+                    """
+                    INSERT INTO event_deliveries (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
+                    VALUES \(rows)
+                    ON CONFLICT (event_id, endpoint) DO UPDATE SET
+                        attempts = event_deliveries.attempts + 1,
+                        last_attempt_at = excluded.last_attempt_at,
+                        delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
+                        next_attempt_at = CASE
+                            WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
+                            THEN excluded.next_attempt_at
+                            ELSE NULL
+                        END
+                    """
+                ).run()
+                try await database.raw(
+                    """
+                    DELETE FROM event_leases
+                    WHERE endpoint = \(bind: endpoint) AND event_id IN (\(binds: chunk.map(\.eventID)))
+                    """
+                ).run()
+            }
         }
+    }
+}
+
+/// One attempt to deliver an event to an endpoint.
+public struct DeliveryAttempt: Hashable, Sendable {
+    public var eventID: Int64
+    /// Whether the endpoint accepted it (a 2xx answer).
+    public var delivered: Bool
+    /// When it was attempted.
+    public var date: Date
+    /// When to try again after a failure; `nil` gives up.
+    public var retryAt: Date?
+
+    public init(eventID: Int64, delivered: Bool, at date: Date, retryAt: Date?) {
+        self.eventID = eventID
+        self.delivered = delivered
+        self.date = date
+        self.retryAt = retryAt
     }
 }
 

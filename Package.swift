@@ -124,6 +124,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
+            // The OpenAPI document and the dashboard's templates and style sheet.
+            resources: [.copy("Resources")],
             swiftSettings: serverSwiftSettings
         ),
         // Command-line logic lives in a library so that tests can drive it in-process.

@@ -49,6 +49,8 @@ public struct DashboardRoutes: Sendable {
     /// Counts wrong passwords and makes their address, and the dashboard account, wait.
     let throttle: SignInThrottle
     let library: MustacheLibrary
+    /// The style sheet, `Resources/Dashboard/dashboard.css`.
+    let css: String
     let now: @Sendable () -> Date
     let logger: Logger
 
@@ -76,10 +78,11 @@ public struct DashboardRoutes: Sendable {
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.
-        for (name, text) in DashboardTemplates.all {
+        for (name, text) in try ServerResources.dashboardTemplates() {
             try library.register(name == "layout" ? text : "{{#page}}\(text){{/page}}", named: name)
         }
         self.library = library
+        self.css = try ServerResources.text("Dashboard/dashboard.css")
         self.now = now
         self.logger = logger
     }
@@ -90,7 +93,7 @@ public struct DashboardRoutes: Sendable {
         router.get("dashboard/assets/dashboard.css") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300"],
-                body: .init(byteBuffer: ByteBuffer(string: DashboardTemplates.css)))
+                body: .init(byteBuffer: ByteBuffer(string: css)))
         }
         router.get("dashboard/login") { request, _ in await loginPage(request, problem: nil) }
         router.post("dashboard/login") { request, context in await login(request, peer: context.remoteAddress) }

@@ -62,6 +62,11 @@ public struct KakinServerHTTP: Sendable {
     /// All routes, behind the request log and metrics middleware and the key middleware; a known
     /// path asked with another method answers 405 with `Allow`.
     public func router() -> Router<KakinRequestContext> {
+        routerAndRoutes().router
+    }
+
+    /// The router, and the paths and methods its routes answer (the 405 answers aside).
+    func routerAndRoutes() -> (router: Router<KakinRequestContext>, routes: [(path: String, methods: [HTTPRequest.Method])]) {
         let router = Router(context: KakinRequestContext.self)
         router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle))
@@ -77,9 +82,12 @@ public struct KakinServerHTTP: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: signingKey.publicKey.pemRepresentation + "\n")))
         }
         table.get("openapi.yaml", router) { _, _ in
-            Response(
+            guard let yaml = OpenAPIDocument.yaml else {
+                throw ServerError(.notConfigured, "the OpenAPI document is not installed beside the kakin binary")
+            }
+            return Response(
                 status: .ok, headers: [.contentType: "application/yaml"],
-                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+                body: .init(byteBuffer: ByteBuffer(string: yaml)))
         }
         table.post("v1/admin/reconcile", router) { request, context in
             let caller = try context.caller(secret: true)
@@ -90,7 +98,7 @@ public struct KakinServerHTTP: Sendable {
             return Self.json(try await reconciler.reconcile(bundleID: app.bundleID))
         }
         table.addMethodNotAllowed(to: router)
-        return router
+        return (router, table.methods)
     }
 
     func addServiceRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {

@@ -5,22 +5,13 @@ import KakinWire
 import Logging
 
 /// Registers the server's routes and remembers which methods each path takes, so that a known
-/// path asked with another method answers 405 with `Allow` instead of 404.
-///
-/// Every handler is wrapped: whatever it throws becomes a typed ``ServerError`` answer, and a
-/// verification failure is counted by its cause.
+/// path asked with another method answers 405 with `Allow` instead of 404. What a handler throws
+/// is rendered by ``ErrorMiddleware``.
 struct RouteTable {
     typealias Handler = @Sendable (Request, KakinRequestContext) async throws -> Response
 
     /// Methods by path, in the order the paths were added.
     private(set) var methods: [(path: String, methods: [HTTPRequest.Method])] = []
-    let metrics: ServerMetrics
-    let logger: Logger
-
-    init(metrics: ServerMetrics, logger: Logger) {
-        self.metrics = metrics
-        self.logger = logger
-    }
 
     mutating func on(
         _ path: String, _ method: HTTPRequest.Method, _ router: Router<KakinRequestContext>,
@@ -31,20 +22,7 @@ struct RouteTable {
         } else {
             methods.append((path, [method]))
         }
-        let metrics = self.metrics
-        let logger = self.logger
-        router.on(RouterPath(path), method: method) { request, context -> Response in
-            do { return try await handler(request, context) } catch {
-                let failure = ServerError(error)
-                if failure.code == .verificationFailed {
-                    metrics.verificationFailure(cause: failure.cause ?? "unknown")
-                }
-                if failure.code == .internalError {
-                    logger.error("internal error", metadata: ["error": "\(error)", "route": "\(path)"])
-                }
-                return failure.response(allow: nil)
-            }
-        }
+        router.on(RouterPath(path), method: method, use: handler)
     }
 
     mutating func get(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
@@ -75,6 +53,46 @@ struct RouteTable {
                         .response(allow: allow)
                 }
             }
+        }
+    }
+}
+
+/// Renders every failure of a route as the typed error answer
+/// (`{"error": {"code", "message", "retryable", …}}` with its status): whatever a handler or a
+/// later middleware throws becomes a ``ServerError``. A verification failure is counted by its
+/// cause; an internal error is logged with its route.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    @concurrent func handle(
+        _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do { return try await next(request, context) } catch {
+            let failure = Self.serverError(error)
+            if failure.code == .verificationFailed {
+                metrics.verificationFailure(cause: failure.cause ?? "unknown")
+            }
+            if failure.code == .internalError {
+                logger.error(
+                    "internal error", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "unmatched")"])
+            }
+            return failure.response(allow: nil)
+        }
+    }
+
+    /// The server error for anything thrown: the framework's own HTTP errors (no such route, a
+    /// body too large) keep their status as the matching code.
+    static func serverError(_ error: any Error) -> ServerError {
+        guard !(error is ServerError), let http = error as? any HTTPResponseError else { return ServerError(error) }
+        let message = (error as? HTTPError)?.body ?? "\(http.status.reasonPhrase)"
+        switch http.status {
+        case .notFound: return ServerError(.notFound, message)
+        case .contentTooLarge: return ServerError(.payloadTooLarge, message)
+        case .methodNotAllowed: return ServerError(.methodNotAllowed, message)
+        case .badRequest, .unsupportedMediaType: return ServerError(.invalidRequest, message)
+        case .unauthorized: return ServerError(.unauthorized, message)
+        default: return ServerError(error)
         }
     }
 }

@@ -69,8 +69,9 @@ public struct KakinServerHTTP: Sendable {
     func routerAndRoutes() -> (router: Router<KakinRequestContext>, routes: [(path: String, methods: [HTTPRequest.Method])]) {
         let router = Router(context: KakinRequestContext.self)
         router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
+        router.add(middleware: ErrorMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle))
-        var table = RouteTable(metrics: metrics, logger: logger)
+        var table = RouteTable()
         addServiceRoutes(to: router, table: &table)
         addPurchaseRoutes(to: router, table: &table)
         addCustomerRoutes(to: router, table: &table)

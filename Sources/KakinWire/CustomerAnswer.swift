@@ -3,38 +3,6 @@
 /// Bounded whatever the customer's history (the rest through ``TransactionPage``); dates are
 /// integer milliseconds since 1970.
 public struct CustomerAnswer: Codable, Hashable, Sendable {
-    /// One access right, derived from the customer's transactions.
-    public struct Entitlement: Codable, Hashable, Sendable {
-        /// The name the app checks (`removeAds`, `premium`).
-        public var identifier: String
-        /// The product that grants it.
-        public var productId: String
-        /// Whether it grants access now.
-        public var isActive: Bool
-        /// When it lapses (subscriptions), in milliseconds since 1970; `nil` when it does not expire.
-        public var expiresDate: Int64?
-        /// When the purchase was refunded or revoked, in milliseconds since 1970.
-        public var revocationDate: Int64?
-        /// The transaction that grants it.
-        public var transactionId: String
-        /// The original transaction ID of that transaction.
-        public var originalTransactionId: String
-
-        /// Creates an entitlement.
-        public init(
-            identifier: String, productId: String, isActive: Bool, expiresDate: Int64? = nil,
-            revocationDate: Int64? = nil, transactionId: String, originalTransactionId: String
-        ) {
-            self.identifier = identifier
-            self.productId = productId
-            self.isActive = isActive
-            self.expiresDate = expiresDate
-            self.revocationDate = revocationDate
-            self.transactionId = transactionId
-            self.originalTransactionId = originalTransactionId
-        }
-    }
-
     /// One recorded transaction.
     public struct Transaction: Codable, Hashable, Sendable {
         /// Apple's transaction ID.

@@ -165,17 +165,17 @@ public struct JSONOutput: Sendable {
 
 // MARK: - The answers the server writes most
 
-extension CustomerAnswer.Entitlement {
+extension Entitlement {
     /// Writes this entitlement as ``KakinJSON/encoder()`` would.
     public func write(to output: inout JSONOutput) {
         output.object { output in
-            output.field("expiresDate", expiresDate)
+            output.field("expiresDate", expiresDate.map(KakinJSON.epochMilliseconds))
             output.field("identifier", identifier)
             output.field("isActive", isActive)
-            output.field("originalTransactionId", originalTransactionId)
-            output.field("productId", productId)
-            output.field("revocationDate", revocationDate)
-            output.field("transactionId", transactionId)
+            output.field("originalTransactionId", originalTransactionID)
+            output.field("productId", productID)
+            output.field("revocationDate", revocationDate.map(KakinJSON.epochMilliseconds))
+            output.field("transactionId", transactionID)
         }
     }
 }

@@ -16,10 +16,11 @@ import Testing
             entitlements: [
                 .init(
                     identifier: "removeAds", productID: "com.example.kakin.removeAd", isActive: true, expiresDate: nil,
-                    revocationDate: nil, transactionID: "1"),
+                    revocationDate: nil, transactionID: "1", originalTransactionID: "1"),
                 .init(
                     identifier: "premium", productID: "com.example.kakin.premium.monthly", isActive: true,
-                    expiresDate: now.addingTimeInterval(86_400), revocationDate: nil, transactionID: "2"),
+                    expiresDate: now.addingTimeInterval(86_400), revocationDate: nil, transactionID: "2",
+                    originalTransactionID: "2"),
             ], balances: ["points": 250])
         try await first.update(from: customer, at: now)
 

@@ -69,7 +69,7 @@ public actor OfflineEntitlements {
                     CustomerInfo.Entitlement(
                         identifier: identifier, productID: transaction.productID, isActive: active,
                         expiresDate: transaction.expirationDate, revocationDate: transaction.revocationDate,
-                        transactionID: transaction.id))
+                        transactionID: transaction.id, originalTransactionID: transaction.originalID))
             }
         }
         return CustomerInfo(

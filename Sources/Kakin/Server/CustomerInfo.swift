@@ -14,34 +14,8 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
         case device
     }
 
-    /// One access right.
-    public struct Entitlement: Codable, Hashable, Sendable {
-        /// The name the app checks (`removeAds`, `premium`).
-        public var identifier: String
-        /// The product that grants it.
-        public var productID: String
-        /// Whether it grants access now.
-        public var isActive: Bool
-        /// When it lapses (subscriptions); `nil` when it does not expire.
-        public var expiresDate: Date?
-        /// When the purchase was refunded or revoked, if it was.
-        public var revocationDate: Date?
-        /// The transaction it comes from.
-        public var transactionID: String
-
-        /// Creates an entitlement.
-        public init(
-            identifier: String, productID: String, isActive: Bool, expiresDate: Date?, revocationDate: Date?,
-            transactionID: String
-        ) {
-            self.identifier = identifier
-            self.productID = productID
-            self.isActive = isActive
-            self.expiresDate = expiresDate
-            self.revocationDate = revocationDate
-            self.transactionID = transactionID
-        }
-    }
+    /// One access right: the entitlement type the server's answers carry.
+    public typealias Entitlement = KakinWire.Entitlement
 
     /// The app user this answer is about.
     public var appUserID: String
@@ -66,13 +40,7 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
     public init(_ answer: CustomerAnswer) {
         self.init(
             appUserID: answer.appUserId,
-            entitlements: answer.entitlements.map {
-                Entitlement(
-                    identifier: $0.identifier, productID: $0.productId, isActive: $0.isActive,
-                    expiresDate: $0.expiresDate.map(KakinJSON.date(epochMilliseconds:)),
-                    revocationDate: $0.revocationDate.map(KakinJSON.date(epochMilliseconds:)),
-                    transactionID: $0.transactionId)
-            },
+            entitlements: answer.entitlements,
             balances: answer.balances, source: .server)
     }
 

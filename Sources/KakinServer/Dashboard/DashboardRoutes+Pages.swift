@@ -220,7 +220,8 @@ struct CustomersView {
 }
 
 struct CustomerView {
-    struct Entitlement {
+    /// An entitlement as the customer page shows it: a projection of ``Entitlement`` for the template.
+    struct EntitlementRow {
         var identifier: String
         var productID: String
         var state: String
@@ -241,7 +242,7 @@ struct CustomerView {
     var bundleID: String
     var appUserID: String
     var transactionCount: Int
-    var entitlements: [Entitlement]
+    var entitlements: [EntitlementRow]
     var hasEntitlements: Bool
     var balances: [Balance]
     var hasBalances: Bool
@@ -252,7 +253,7 @@ struct CustomerView {
         appUserID = state.appUserID
         transactionCount = state.transactions.count
         entitlements = state.entitlements.map { entitlement in
-            Entitlement(
+            EntitlementRow(
                 identifier: entitlement.identifier, productID: entitlement.productID,
                 state: entitlement.isActive ? "active" : entitlement.revocationDate != nil ? "revoked" : "expired",
                 until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil)

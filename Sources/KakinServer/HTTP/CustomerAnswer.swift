@@ -24,23 +24,15 @@ extension CustomerAnswer.Transaction {
 }
 
 extension CustomerAnswer {
-    init(summary: CustomerSummary, entitlements: [AppStoreEntitlement], includeJWS: Bool) {
+    init(summary: CustomerSummary, entitlements: [Entitlement], includeJWS: Bool) {
         self.init(
             bundleId: summary.bundleID,
             appUserId: summary.appUserID,
-            entitlements: entitlements.map {
-                Entitlement(
-                    identifier: $0.identifier, productId: $0.productID, isActive: $0.isActive,
-                    expiresDate: $0.expiresDate.map(epochMilliseconds),
-                    revocationDate: $0.revocationDate.map(epochMilliseconds), transactionId: $0.transactionID,
-                    originalTransactionId: $0.originalTransactionID)
-            },
+            entitlements: entitlements,
             balances: summary.balances,
             transactions: summary.recentTransactions.map { Transaction(recorded: $0, includeJWS: includeJWS) },
             transactionCount: summary.transactionCount)
     }
 }
-
-typealias AppStoreEntitlement = Entitlement
 
 func epochMilliseconds(_ date: Date) -> Int64 { KakinJSON.epochMilliseconds(date) }

@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+public import KakinWire
 
 /// Where the server learned of a transaction.
 public enum TransactionSource: String, Codable, Hashable, Sendable {
@@ -77,31 +78,6 @@ public enum ClawbackPolicy: String, Codable, Hashable, Sendable {
     case allowNegative
     /// Take back what is left, down to zero; the shortfall is recorded but not collected.
     case clampAtZero
-}
-
-/// One access right of a customer, derived from their transactions.
-public struct Entitlement: Codable, Hashable, Sendable {
-    public var identifier: String
-    public var productID: String
-    public var isActive: Bool
-    public var expiresDate: Date?
-    public var revocationDate: Date?
-    /// The transaction that gives (or last gave) it.
-    public var transactionID: String
-    public var originalTransactionID: String
-
-    public init(
-        identifier: String, productID: String, isActive: Bool, expiresDate: Date?, revocationDate: Date?,
-        transactionID: String, originalTransactionID: String
-    ) {
-        self.identifier = identifier
-        self.productID = productID
-        self.isActive = isActive
-        self.expiresDate = expiresDate
-        self.revocationDate = revocationDate
-        self.transactionID = transactionID
-        self.originalTransactionID = originalTransactionID
-    }
 }
 
 /// One line of the append-only ledger.

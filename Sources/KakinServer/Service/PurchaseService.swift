@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
+public import KakinWire
 public import Logging
 
 /// The server's core: verify what arrives, record it once, grant once, and answer with the

@@ -106,11 +106,11 @@ final class FakeServer: KakinTransport, Sendable {
     private func answer(for user: String, nonce: String?) -> KakinHTTPReply {
         let customer = state.withLock { state in
             let ids = state.owners.filter { $0.value == user }.keys.sorted()
-            let entitlements = ids.compactMap { id -> CustomerAnswer.Entitlement? in
+            let entitlements = ids.compactMap { id -> Entitlement? in
                 let productID = state.products[id]!
                 guard let name = Self.entitlement(for: productID) else { return nil }
                 return .init(
-                    identifier: name, productId: productID, isActive: true, transactionId: id, originalTransactionId: id)
+                    identifier: name, productID: productID, isActive: true, transactionID: id, originalTransactionID: id)
             }
             return CustomerAnswer(
                 bundleId: Self.bundleID, appUserId: user, entitlements: entitlements,

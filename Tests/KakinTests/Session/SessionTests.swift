@@ -256,7 +256,8 @@ import Testing
             entitlements: [
                 .init(
                     identifier: "premium", productID: FakeStore.premium, isActive: true,
-                    expiresDate: now.addingTimeInterval(60), revocationDate: nil, transactionID: "1")
+                    expiresDate: now.addingTimeInterval(60), revocationDate: nil, transactionID: "1",
+                    originalTransactionID: "1")
             ], balances: [:])
         #expect(customer.isEntitled(to: "premium", at: now))
         #expect(!customer.isEntitled(to: "premium", at: now.addingTimeInterval(61)))

@@ -38,11 +38,13 @@ import Testing
                 environment: text(&random), source: text(&random), signedTransaction: optional(text(&random), &random))
         }
         let entitlements = (0..<Int.random(in: 0...3, using: &random)).map { _ in
-            CustomerAnswer.Entitlement(
-                identifier: text(&random), productId: text(&random), isActive: Bool.random(using: &random),
-                expiresDate: optional(Int64.random(in: .min ... .max, using: &random), &random),
-                revocationDate: optional(-1, &random), transactionId: text(&random),
-                originalTransactionId: text(&random))
+            Entitlement(
+                identifier: text(&random), productID: text(&random), isActive: Bool.random(using: &random),
+                expiresDate: optional(
+                    KakinJSON.date(epochMilliseconds: Int64.random(in: -4_000_000_000_000...4_000_000_000_000, using: &random)),
+                    &random),
+                revocationDate: optional(KakinJSON.date(epochMilliseconds: -1), &random), transactionID: text(&random),
+                originalTransactionID: text(&random))
         }
         var balances: [String: Int64] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &random) {

@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
+        .library(name: "AppStoreTesting", targets: ["AppStoreTesting"]),
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
         .library(name: "Kakin", targets: ["Kakin"]),
@@ -45,11 +46,25 @@ let package = Package(
             dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")],
             swiftSettings: swiftSettings
         ),
-        // Trust: JWS, certificate chains, app receipts, API tokens, the sandbox CA.
+        // Trust: verifying JWS, certificate chains, app receipts and OCSP answers; API tokens.
         .target(
             name: "AppStoreSecurity",
             dependencies: [
                 "AppStoreModels",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Minting for tests and the sandbox: a certificate authority shaped like Apple's, JWS and
+        // app receipt signing, OCSP answers. Never linked by the server's verify path.
+        .target(
+            name: "AppStoreTesting",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSecurity",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -72,6 +87,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "AppStoreTesting",
                 "KakinHTTP",
                 "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -134,6 +150,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "AppStoreTesting",
                 "StoreSandbox",
                 "KakinServer",
                 "KakinWire",
@@ -161,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreSecurityTests",
             dependencies: [
-                "AppStoreSecurity",
+                "AppStoreSecurity", "AppStoreTesting",
                 "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -174,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "StoreSandboxTests",
             dependencies: [
-                "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -182,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "KakinServerTests",
             dependencies: [
-                "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -190,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "KakinTests",
             dependencies: [
-                "Kakin", "KakinServer", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "Kakin", "KakinServer", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -200,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "KakinCLITests",
             dependencies: [
-                "KakinCLI", "AppStoreSecurity", "AppStoreModels", "KakinServer", "StoreSandbox",
+                "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "StoreSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

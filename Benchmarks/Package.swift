@@ -18,6 +18,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AppStoreSecurity", package: "Kakin"),
+                .product(name: "AppStoreTesting", package: "Kakin"),
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -30,6 +31,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AppStoreSecurity", package: "Kakin"),
+                .product(name: "AppStoreTesting", package: "Kakin"),
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "KakinServer", package: "Kakin"),
                 .product(name: "KakinWire", package: "Kakin"),
@@ -46,6 +48,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "StoreSandbox", package: "Kakin"),
                 .product(name: "AppStoreSecurity", package: "Kakin"),
+                .product(name: "AppStoreTesting", package: "Kakin"),
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,4 +1,5 @@
 import AppStoreSecurity
+import AppStoreTesting
 import ArgumentParser
 import Crypto
 import Foundation

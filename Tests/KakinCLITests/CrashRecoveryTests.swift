@@ -2,6 +2,7 @@
 import FoundationNetworking
 #endif
 import AppStoreSecurity
+import AppStoreTesting
 import Crypto
 import Foundation
 import Hummingbird

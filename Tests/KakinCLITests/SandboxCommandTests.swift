@@ -1,4 +1,5 @@
 import AppStoreSecurity
+import AppStoreTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting

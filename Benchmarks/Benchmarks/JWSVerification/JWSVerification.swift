@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSecurity
+import AppStoreTesting
 import Benchmark
 import Crypto
 import Foundation

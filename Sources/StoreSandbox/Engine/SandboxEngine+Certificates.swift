@@ -1,4 +1,5 @@
 public import AppStoreSecurity
+public import AppStoreTesting
 import Foundation
 import Synchronization
 

@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import AppStoreSecurity
+public import AppStoreTesting
 import Crypto
 public import Foundation
 

@@ -5,6 +5,7 @@ import Testing
 import X509
 
 @testable import AppStoreSecurity
+import AppStoreTesting
 
 @Suite struct SandboxCertificateAuthorityTests {
     let authority = TestAuthority.shared

@@ -5,6 +5,7 @@ import Testing
 import X509
 
 @testable import AppStoreSecurity
+import AppStoreTesting
 
 /// Every way of forging or bending a signed payload is rejected, each with the code that names it.
 @Suite struct JWSTamperTests {

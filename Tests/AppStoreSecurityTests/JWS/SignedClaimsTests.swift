@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import AppStoreSecurity
+import AppStoreTesting
 
 @Suite struct SignedClaimsTests {
     let signer = JWSSigner(identity: TestAuthority.shared.signingIdentity)

@@ -4,6 +4,7 @@ import Testing
 import X509
 
 @testable import AppStoreSecurity
+import AppStoreTesting
 
 /// The typed entry points decode Apple's payload models and apply each kind's checks.
 @Suite struct TypedPayloadTests {

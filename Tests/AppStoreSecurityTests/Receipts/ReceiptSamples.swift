@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSecurity
+import AppStoreTesting
 import Foundation
 
 /// Receipts and helpers shared by the receipt tests.

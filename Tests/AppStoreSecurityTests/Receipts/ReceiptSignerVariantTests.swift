@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSecurity
+import AppStoreTesting
 import Crypto
 import Foundation
 import SwiftASN1

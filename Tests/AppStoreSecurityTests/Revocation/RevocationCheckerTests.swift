@@ -6,6 +6,7 @@ import Testing
 import X509
 
 @testable import AppStoreSecurity
+import AppStoreTesting
 
 /// Revocation through the real verifier path: `JWSVerifier` with a `RevocationChecker` whose OCSP
 /// requests reach a responder played by the test (good, revoked, down, forged, stale), on an

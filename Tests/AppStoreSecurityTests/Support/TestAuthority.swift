@@ -1,4 +1,5 @@
 import AppStoreSecurity
+import AppStoreTesting
 import Foundation
 
 /// One authority per test process: generating P-384 keys is not free, and the tests only read it.

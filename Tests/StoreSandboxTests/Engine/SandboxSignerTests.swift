@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSecurity
+import AppStoreTesting
 import Foundation
 import StoreSandbox
 import Testing

@@ -1,3 +1,4 @@
+public import AppStoreSecurity
 public import Foundation
 import X509
 

@@ -1,3 +1,4 @@
+public import AppStoreSecurity
 public import AppStoreModels
 import Crypto
 public import Foundation

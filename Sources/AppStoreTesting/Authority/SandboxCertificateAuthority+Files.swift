@@ -1,3 +1,4 @@
+public import AppStoreSecurity
 import Crypto
 public import Foundation
 public import X509

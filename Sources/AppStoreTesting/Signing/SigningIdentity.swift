@@ -1,3 +1,4 @@
+public import AppStoreSecurity
 public import Crypto
 public import X509
 

@@ -1,3 +1,4 @@
+public import AppStoreSecurity
 public import Crypto
 public import Foundation
 public import X509

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "AppStoreTesting", targets: ["AppStoreTesting"]),
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
+        .library(name: "KakinDashboard", targets: ["KakinDashboard"]),
         .library(name: "Kakin", targets: ["Kakin"]),
         .library(name: "KakinWire", targets: ["KakinWire"]),
         .executable(name: "kakin", targets: ["kakin"]),
@@ -138,9 +139,23 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The OpenAPI document.
+            resources: [.copy("Resources")],
+            swiftSettings: serverSwiftSettings
+        ),
+        // The operators' dashboard: server-rendered pages over the server's read API, added to a
+        // server when it is built.
+        .target(
+            name: "KakinDashboard",
+            dependencies: [
+                "KakinServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // The OpenAPI document and the dashboard's templates and style sheet.
+            // The templates and the style sheet.
             resources: [.copy("Resources")],
             swiftSettings: serverSwiftSettings
         ),
@@ -153,6 +168,7 @@ let package = Package(
                 "AppStoreTesting",
                 "StoreSandbox",
                 "KakinServer",
+                "KakinDashboard",
                 "KakinWire",
                 "Kakin",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -199,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "KakinServerTests",
             dependencies: [
-                "KakinServer", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "KakinServer", "KakinDashboard", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -217,7 +233,8 @@ let package = Package(
         .testTarget(
             name: "KakinCLITests",
             dependencies: [
-                "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "StoreSandbox",
+                "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinDashboard",
+                "StoreSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

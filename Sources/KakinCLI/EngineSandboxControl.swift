@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSecurity
 import AppStoreTesting
 import Foundation
+import KakinDashboard
 import KakinServer
 import StoreSandbox
 

@@ -2,6 +2,7 @@ import AppStoreSecurity
 import ArgumentParser
 import Foundation
 import Hummingbird
+import KakinDashboard
 import KakinServer
 import Logging
 import ServiceLifecycle
@@ -180,7 +181,7 @@ struct ServeCommand: AsyncParsableCommand {
         var dependencies = ServerDependencies()
         dependencies.logger = Logger(label: "kakin.server")
         dependencies.onServerRunning = { port in await barrier.started("server", port: port) }
-        dependencies.sandboxControl = EngineSandboxControl(engine: environment.sandbox.engine)
+        dependencies.addDashboard(sandbox: EngineSandboxControl(engine: environment.sandbox.engine))
         let server: any ApplicationProtocol
         do {
             server = try await buildApplication(configuration: environment.server, dependencies: dependencies)

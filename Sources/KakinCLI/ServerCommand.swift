@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import KakinDashboard
 import KakinServer
 import Logging
 
@@ -39,6 +40,7 @@ struct ServerRunCommand: AsyncParsableCommand {
         ServiceRunner.bootstrapLogging(format: configuration.logFormat, level: configuration.logLevel)
         let listen = configuration.listen
         var dependencies = ServerDependencies()
+        dependencies.addDashboard()
         let apps = configuration.apps.map(\.bundleID).joined(separator: ", ")
         dependencies.onServerRunning = { port in
             let banner = """

@@ -1,6 +1,7 @@
 import AppStoreSecurity
 import AppStoreTesting
 import Foundation
+@testable import KakinDashboard
 import KakinServer
 import StoreSandbox
 import Testing

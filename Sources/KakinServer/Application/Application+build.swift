@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import AppStoreSecurity
-import Crypto
+public import Crypto
 public import Foundation
 public import Hummingbird
 public import Logging
@@ -24,9 +24,8 @@ public struct ServerDependencies: Sendable {
     public var metrics = ServerMetrics()
     /// Called with the bound port once the server listens (port 0 picks a free one).
     public var onServerRunning: @Sendable (Int) async -> Void = { _ in }
-    /// A sandbox App Store running in the same process, driven by the dashboard's transaction
-    /// manager; `nil` (the default) for a server in front of the real App Store.
-    public var sandboxControl: (any SandboxControl)?
+    /// Routes of other modules, added once the server's own (the dashboard adds its pages so).
+    public var additionalRoutes: [@Sendable (Router<KakinRequestContext>, ServerComponents) throws -> Void] = []
 
     public init() {}
 }
@@ -97,14 +96,10 @@ public func buildApplication(
     }
     let onServerRunning = dependencies.onServerRunning
     let router = http.router()
-    if configuration.dashboard.enabled {
-        try DashboardRoutes(
-            service: parts.service, configuration: configuration.dashboard, reconciler: parts.reconciler,
-            sandbox: dependencies.sandboxControl, webhookEndpoints: configuration.webhooks.map(\.url.absoluteString),
-            formKey: DashboardSessions.formKey(from: parts.serverKey), now: dependencies.now, logger: logger,
-            signInThrottle: throttle
-        ).add(to: router)
-    }
+    let components = ServerComponents(
+        configuration: configuration, service: parts.service, reconciler: parts.reconciler, signInThrottle: throttle,
+        serverKey: parts.serverKey, now: dependencies.now, logger: logger, metrics: dependencies.metrics)
+    for add in dependencies.additionalRoutes { try add(router, components) }
     let limiter = ConnectionLimiter(maxConnections: configuration.maxConnections)
     dependencies.metrics.observe(limiter)
     var application = Application(
@@ -120,6 +115,27 @@ public func buildApplication(
         logger: logger)
     application.beforeServerStarts { try await store.migrate() }
     return application
+}
+
+/// What a server is made of, handed to the routes other modules add to it
+/// (``ServerDependencies/additionalRoutes``): the dashboard is built from these.
+public struct ServerComponents: Sendable {
+    /// The configuration the server was built from.
+    public let configuration: ServerConfiguration
+    /// The core: apps, verifiers, the ledger.
+    public let service: PurchaseService
+    /// Reconciles with the App Store Server API.
+    public let reconciler: Reconciler
+    /// Counts wrong secrets and makes their addresses wait.
+    public let signInThrottle: SignInThrottle
+    /// The key every replica of the deployment shares (keys derived from it are the same on all).
+    public let serverKey: P256.Signing.PrivateKey
+    /// The clock.
+    public let now: @Sendable () -> Date
+    /// The server's logger.
+    public let logger: Logger
+    /// The server's metrics.
+    public let metrics: ServerMetrics
 }
 
 /// The pieces of a server, made from its configuration.

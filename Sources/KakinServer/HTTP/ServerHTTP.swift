@@ -174,7 +174,8 @@ public struct KakinServerHTTP: Sendable {
         }
     }
 
-    static func constantTimeEquals(_ left: String, _ right: String) -> Bool {
+    /// Whether two secrets are equal, compared in time that depends only on their lengths.
+    package static func constantTimeEquals(_ left: String, _ right: String) -> Bool {
         let a = Array(left.utf8)
         let b = Array(right.utf8)
         guard a.count == b.count else { return false }

@@ -215,7 +215,7 @@ public struct KnownSignedTransaction: Hashable, Sendable {
 
 extension Sequence<UInt8> {
     /// Lowercase hex digits, two per byte.
-    var hexDigits: String {
+    package var hexDigits: String {
         var text = ""
         text.reserveCapacity(underestimatedCount * 2)
         for byte in self {

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import StoreSandbox
 import Testing
 
+@testable import KakinDashboard
 @testable import KakinServer
 
 /// Each page renders what the ledger holds, escaped, for a signed-in operator.

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+@testable import KakinDashboard
 @testable import KakinServer
 import StoreSandbox
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+@testable import KakinDashboard
 @testable import KakinServer
 import Testing
 
@@ -53,10 +54,9 @@ import Testing
 
     @Test func theDocumentAndTheDashboardComeFromResourceFiles() throws {
         #expect(try ServerResources.text("openapi.yaml").hasPrefix("openapi: 3.1.0"))
-        let templates = try ServerResources.dashboardTemplates()
+        let templates = try DashboardResources.templates()
         #expect(templates.count == 8)
         #expect(templates["layout"]?.contains("<!doctype html>") == true)
-        #expect(try ServerResources.text("Dashboard/dashboard.css").contains("box-sizing"))
         #expect(throws: ServerError.self) { try ServerResources.text("no-such-file.txt") }
     }
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+@testable import KakinDashboard
 @testable import KakinServer
 import Testing
 

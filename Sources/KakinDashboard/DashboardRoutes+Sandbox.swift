@@ -1,4 +1,5 @@
 import Foundation
+import KakinServer
 import Hummingbird
 
 /// The transaction manager: the embedded sandbox's state, and its actions as forms.

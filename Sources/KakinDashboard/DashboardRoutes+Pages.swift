@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinServer
 import Hummingbird
 
 /// The pages over the ledger: overview, customers, one customer, activity.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KakinServer
 
 /// The dashboard's signed-in sessions and sign-in forms, valid on every server that shares the
 /// ledger's database, so that a load balancer needs no sticky sessions.

@@ -1,35 +1,11 @@
 public import Crypto
 public import Foundation
+public import KakinServer
 import HTTPTypes
 public import Hummingbird
 import Logging
 import Mustache
 import NIOCore
-
-/// The dashboard's settings: who may sign in and for how long.
-public struct DashboardConfiguration: Sendable {
-    /// Whether `/dashboard` is served at all.
-    public var enabled = true
-    /// A password accepted at sign-in besides the secret keys (`nil`: the secret keys only).
-    public var adminPassword: String?
-    /// How long a session lasts, on the server's clock.
-    public var sessionSeconds = 12 * 3600
-
-    /// Whether a request's `X-Forwarded-Proto` is believed: set it when the server is reached only
-    /// through a proxy that sets that header (and replaces any the client sent). Cookies of a
-    /// request that came over HTTPS are `Secure`.
-    public var trustForwardedProto = false
-
-    public init(
-        enabled: Bool = true, adminPassword: String? = nil, sessionSeconds: Int = 12 * 3600,
-        trustForwardedProto: Bool = false
-    ) {
-        self.enabled = enabled
-        self.adminPassword = adminPassword
-        self.sessionSeconds = sessionSeconds
-        self.trustForwardedProto = trustForwardedProto
-    }
-}
 
 /// The operators' dashboard at `/dashboard`: server-rendered pages (Mustache) over the ledger,
 /// and, when a sandbox App Store runs in the same process, its transaction manager.
@@ -78,11 +54,11 @@ public struct DashboardRoutes: Sendable {
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.
-        for (name, text) in try ServerResources.dashboardTemplates() {
+        for (name, text) in try DashboardResources.templates() {
             try library.register(name == "layout" ? text : "{{#page}}\(text){{/page}}", named: name)
         }
         self.library = library
-        self.css = try ServerResources.text("Dashboard/dashboard.css")
+        self.css = try ServerResources.text("Dashboard/dashboard.css", in: Bundle.module)
         self.now = now
         self.logger = logger
     }

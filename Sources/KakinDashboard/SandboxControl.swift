@@ -1,4 +1,5 @@
 public import Foundation
+import KakinServer
 
 /// What the dashboard's transaction manager needs from a sandbox App Store running in the same
 /// process (`kakin serve`): a view of its state and the actions Xcode's transaction manager has.

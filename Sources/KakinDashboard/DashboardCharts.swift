@@ -1,4 +1,5 @@
 import Foundation
+import KakinServer
 
 /// Inline SVG charts for the overview: no script, scaled by the browser to any width.
 enum DashboardCharts {

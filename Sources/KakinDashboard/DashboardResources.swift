@@ -1,0 +1,14 @@
+import Foundation
+import KakinServer
+
+/// The dashboard's Mustache templates, resource files of this module (`Resources/Dashboard`).
+enum DashboardResources {
+    /// The templates by name (`layout`, `login`, `overview`, …).
+    static func templates() throws(ServerError) -> [String: String] {
+        var templates: [String: String] = [:]
+        for name in ["layout", "login", "overview", "customers", "customer", "activity", "sandbox", "message"] {
+            templates[name] = try ServerResources.text("Dashboard/\(name).mustache", in: Bundle.module)
+        }
+        return templates
+    }
+}

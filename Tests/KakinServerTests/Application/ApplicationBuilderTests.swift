@@ -62,22 +62,10 @@ import Glibc
     /// Opens a connection, sends half a request, and reports whether the server closed it
     /// (a read returning end-of-file) before the socket's own 10-second receive timeout.
     static func stalledConnectionIsClosed(port: Int) throws -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
+        guard let socket = openSocket(port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") else {
+            return false
         }
-        guard connected else { return false }
-        let partial = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
-        _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+        defer { close(socket) }
         var buffer = [UInt8](repeating: 0, count: 1024)
         let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
         return received == 0

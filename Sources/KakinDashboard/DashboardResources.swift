@@ -7,8 +7,15 @@ enum DashboardResources {
     static func templates() throws(ServerError) -> [String: String] {
         var templates: [String: String] = [:]
         for name in ["layout", "login", "overview", "customers", "customer", "activity", "sandbox", "message"] {
-            templates[name] = try ServerResources.text("Dashboard/\(name).mustache", in: Bundle.module)
+            templates[name] = try ServerResources.text("Dashboard/\(name).mustache", module: "KakinDashboard")
         }
         return templates
+    }
+}
+
+extension DashboardResources {
+    /// The style sheet.
+    static func css() throws(ServerError) -> String {
+        try ServerResources.text("Dashboard/dashboard.css", module: "KakinDashboard")
     }
 }

@@ -58,7 +58,7 @@ public struct DashboardRoutes: Sendable {
             try library.register(name == "layout" ? text : "{{#page}}\(text){{/page}}", named: name)
         }
         self.library = library
-        self.css = try ServerResources.text("Dashboard/dashboard.css", in: Bundle.module)
+        self.css = try DashboardResources.css()
         self.now = now
         self.logger = logger
     }

@@ -7,6 +7,20 @@ let swiftSettings: [SwiftSetting] = [
 ]
 let serverSwiftSettings = swiftSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 
+/// On Linux, where there is no StoreKit, a stand-in module of that name declares the part of
+/// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it, with a scripted App
+/// Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link it, and only
+/// on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is the only one.
+#if os(Linux)
+let storeKitStandIn: [Target.Dependency] = ["StoreKit"]
+let storeKitStandInTargets: [Target] = [
+    .target(name: "StoreKit", path: "Tests/StoreKitAPI", swiftSettings: swiftSettings)
+]
+#else
+let storeKitStandIn: [Target.Dependency] = []
+let storeKitStandInTargets: [Target] = []
+#endif
+
 let package = Package(
     name: "Kakin",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -18,6 +32,7 @@ let package = Package(
         .library(name: "KakinServer", targets: ["KakinServer"]),
         .library(name: "KakinDashboard", targets: ["KakinDashboard"]),
         .library(name: "Kakin", targets: ["Kakin"]),
+        .library(name: "KakinStoreKit", targets: ["KakinStoreKit"]),
         .library(name: "KakinWire", targets: ["KakinWire"]),
         .executable(name: "kakin", targets: ["kakin"]),
     ],
@@ -112,6 +127,13 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
+        ),
+        // The SDK's StoreKit 2 backend, on Apple platforms with Apple's StoreKit. On Linux it is
+        // compiled against the stand-in below, so that it builds and is tested everywhere.
+        .target(
+            name: "KakinStoreKit",
+            dependencies: ["Kakin", "AppStoreModels"] + storeKitStandIn,
+            swiftSettings: swiftSettings
         ),
         // One SQLite connection through SQLite's C API (the SQLite that sqlite-nio builds): cached
         // prepared statements, binds, rows, a typed error. Used by the server's ledger and the sandbox.
@@ -231,6 +253,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KakinStoreKitTests",
+            dependencies: ["KakinStoreKit", "Kakin"] + storeKitStandIn,
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KakinCLITests",
             dependencies: [
                 "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinDashboard",
@@ -239,5 +266,5 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-    ]
+    ] + storeKitStandInTargets
 )

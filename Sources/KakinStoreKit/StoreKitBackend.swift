@@ -1,5 +1,6 @@
 #if canImport(StoreKit)
 import AppStoreModels
+public import Kakin
 import Foundation
 import StoreKit
 

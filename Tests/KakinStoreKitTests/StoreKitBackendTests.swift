@@ -1,0 +1,159 @@
+#if os(Linux)
+import Foundation
+import Kakin
+import KakinStoreKit
+import StoreKit
+import Testing
+
+/// The StoreKit 2 backend, compiled on Linux against the StoreKit stand-in and driven by its
+/// scripted App Store: what the SDK gets for each thing StoreKit can answer.
+@Suite struct StoreKitBackendTests {
+    static let removeAd = "com.example.kakin.removeAd"
+    static let premium = "com.example.kakin.premium.monthly"
+    static let now = Date(timeIntervalSince1970: 1_790_000_000)
+
+    static func script() -> StoreKitTestScript.State {
+        var state = StoreKitTestScript.State()
+        state.products[removeAd] = StoreKitTestScript.product(
+            id: removeAd, type: .nonConsumable, displayName: "Remove Ads", description: "No more ads, ever.",
+            price: Decimal(string: "120")!, displayPrice: "¥120", currencyCode: "JPY",
+            locale: Locale(identifier: "ja_JP"), isFamilyShareable: true)
+        state.products[premium] = StoreKitTestScript.product(
+            id: premium, type: .autoRenewable, displayName: "Premium", description: "Everything, monthly.",
+            price: Decimal(string: "4.99")!, displayPrice: "$4.99", currencyCode: "USD",
+            locale: Locale(identifier: "en_US"), subscription: ("21000001", 1, .month))
+        return state
+    }
+
+    static func transaction(_ id: UInt64, _ productID: String, expires: Date? = nil) -> Transaction {
+        StoreKitTestScript.transaction(
+            id: id, productID: productID, productType: productID == premium ? .autoRenewable : .nonConsumable,
+            purchaseDate: now, expirationDate: expires, appAccountToken: UUID(uuidString: "6F0E3B52-3C8A-4B16-9B8B-4A6C2D1E0F11"))
+    }
+
+    @Test func productsAreMappedAndUnknownIDsReportedInvalid() async throws {
+        var found: (products: [StoreProduct], invalid: [InvalidProduct])?
+        _ = try await StoreKitTestScript.withScript(Self.script()) {
+            found = try await StoreKitBackend().products(for: [Self.removeAd, Self.premium, "com.example.kakin.gone"])
+        }
+        let (products, invalid) = try #require(found)
+        #expect(products.map(\.id) == [Self.removeAd, Self.premium])
+        #expect(products[0].type == .nonConsumable && products[0].isFamilyShareable)
+        #expect(products[0].price == Decimal(string: "120") && products[0].displayPrice == "¥120")
+        #expect(products[0].currencyCode == "JPY" && products[0].priceLocaleIdentifier == "ja_JP")
+        #expect(products[1].type == .autoRenewableSubscription)
+        #expect(products[1].subscriptionPeriod == "P1M" && products[1].subscriptionGroupID == "21000001")
+        #expect(invalid.map(\.id) == ["com.example.kakin.gone"])
+        #expect(invalid.first?.reason == "unknownProduct")
+    }
+
+    @Test func aPurchaseSucceedsWithTheTransactionItsJWSAndTheOptionsAsked() async throws {
+        var script = Self.script()
+        script.purchaseResults[Self.removeAd] = .success(.verified(Self.transaction(7, Self.removeAd)))
+        script.jws[7] = "header.payload.signature"
+        var result: StorePurchaseResult?
+        let token = UUID()
+        let after = try await StoreKitTestScript.withScript(script) {
+            result = try await StoreKitBackend().purchase(Self.removeAd, quantity: 2, appAccountToken: token)
+        }
+        guard case .purchased(let transaction) = try #require(result) else {
+            Issue.record("expected a purchase, got \(String(describing: result))")
+            return
+        }
+        #expect(transaction.id == "7" && transaction.originalID == "7" && transaction.productID == Self.removeAd)
+        #expect(transaction.jwsRepresentation == "header.payload.signature")
+        #expect(transaction.appAccountToken == "6f0e3b52-3c8a-4b16-9b8b-4a6c2d1e0f11", "lowercased, as the server stores it")
+        #expect(after.purchases.count == 1)
+        #expect(after.purchases.first?.options == [.quantity(2), .appAccountToken(token)])
+    }
+
+    @Test func pendingAndCancelledPurchasesAndAnUnknownProduct() async throws {
+        var script = Self.script()
+        script.purchaseResults[Self.premium] = .pending
+        script.purchaseResults[Self.removeAd] = .userCancelled
+        var results: [StorePurchaseResult] = []
+        var unknown: KakinError?
+        _ = try await StoreKitTestScript.withScript(script) {
+            let backend = StoreKitBackend()
+            results.append(try await backend.purchase(Self.premium, quantity: 1, appAccountToken: nil))
+            results.append(try await backend.purchase(Self.removeAd, quantity: 1, appAccountToken: nil))
+            do { _ = try await backend.purchase("com.example.kakin.gone", quantity: 1, appAccountToken: nil) } catch {
+                unknown = error as? KakinError
+            }
+        }
+        #expect(results == [.pending, .cancelled])
+        #expect(unknown?.code == .productUnavailable)
+    }
+
+    @Test func anUnverifiedTransactionIsPassedOnForTheServerButNeverCountsOffline() async throws {
+        var script = Self.script()
+        let forged = VerificationResult<Transaction>.unverified(Self.transaction(9, Self.premium), .invalidSignature)
+        script.purchaseResults[Self.premium] = .success(forged)
+        script.unfinished = [forged]
+        script.currentEntitlements = [forged, .verified(Self.transaction(8, Self.removeAd))]
+        var purchased: StorePurchaseResult?
+        var unfinished: [StoreTransaction] = []
+        var offline: [StoreTransaction] = []
+        _ = try await StoreKitTestScript.withScript(script) {
+            let backend = StoreKitBackend()
+            purchased = try await backend.purchase(Self.premium, quantity: 1, appAccountToken: nil)
+            unfinished = try await backend.unfinishedTransactions()
+            offline = try await backend.currentEntitlements()
+        }
+        // The server verifies the JWS and refuses it; the device does not decide.
+        guard case .purchased(let transaction) = try #require(purchased) else {
+            Issue.record("expected the transaction")
+            return
+        }
+        #expect(transaction.id == "9")
+        #expect(unfinished.map(\.id) == ["9"])
+        // Offline, only what StoreKit verified counts.
+        #expect(offline.map(\.id) == ["8"])
+    }
+
+    @Test func updatesAtLaunchAndFinishingAfterTheServerAcknowledged() async throws {
+        var script = Self.script()
+        let approved = Self.transaction(11, Self.premium, expires: Self.now.addingTimeInterval(30 * 86_400))
+        script.updates = [.verified(approved)]
+        script.unfinished = [.verified(approved), .verified(Self.transaction(12, Self.removeAd))]
+        var first: StoreTransaction?
+        var left: [StoreTransaction] = []
+        let after = try await StoreKitTestScript.withScript(script) {
+            let backend = StoreKitBackend()
+            var updates = backend.transactionUpdates().makeAsyncIterator()
+            first = await updates.next()
+            if let first { try await backend.finish(first) }
+            left = try await backend.unfinishedTransactions()
+        }
+        #expect(first?.id == "11" && first?.productType == .autoRenewableSubscription)
+        #expect(first?.expirationDate == Self.now.addingTimeInterval(30 * 86_400))
+        #expect(after.finished == [11])
+        #expect(left.map(\.id) == ["12"])
+    }
+
+    @Test func restoreSyncsThenReturnsTheCurrentEntitlements() async throws {
+        var script = Self.script()
+        script.currentEntitlements = [.verified(Self.transaction(21, Self.removeAd))]
+        script.canMakePayments = false
+        var restored: [StoreTransaction] = []
+        var canPay = true
+        let after = try await StoreKitTestScript.withScript(script) {
+            let backend = StoreKitBackend()
+            canPay = try await backend.canMakePayments()
+            restored = try await backend.restore()
+        }
+        #expect(!canPay)
+        #expect(after.syncs == 1)
+        #expect(restored.map(\.id) == ["21"])
+
+        struct SignInCancelled: Error {}
+        var failing = Self.script()
+        failing.syncError = SignInCancelled()
+        var failed = false
+        _ = try await StoreKitTestScript.withScript(failing) {
+            do { _ = try await StoreKitBackend().restore() } catch { failed = error is SignInCancelled }
+        }
+        #expect(failed, "a failed sync is reported, not a stale list")
+    }
+}
+#endif

@@ -1,0 +1,119 @@
+// The slice of StoreKit 2's `Product` that Kakin's StoreKit backend uses, declared as Apple documents
+// it so that the backend compiles, and runs against a scripted App Store, on Linux.
+// Apple's documentation: https://developer.apple.com/documentation/storekit/product
+// This module is linked only on Linux and only by the backend's target and its tests; on Apple
+// platforms the backend links Apple's StoreKit.
+public import Foundation
+
+/// Information about a product configured in App Store Connect.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+public struct Product: Identifiable, Equatable, Hashable, Sendable {
+    /// The product identifier's type.
+    public typealias ID = String
+
+    /// The product identifier.
+    public let id: Product.ID
+    /// The type of the product.
+    public let type: Product.ProductType
+    /// A localized display name of the product.
+    public let displayName: String
+    /// A localized description of the product.
+    public let description: String
+    /// The decimal representation of the cost of the product, in local currency.
+    public let price: Decimal
+    /// A localized string representation of `price`.
+    public let displayPrice: String
+    /// Whether the product is available for Family Sharing.
+    public let isFamilyShareable: Bool
+    /// Properties and functionality specific to auto-renewable subscriptions.
+    public let subscription: Product.SubscriptionInfo?
+    /// The format style to use when formatting numbers derived from the price for the product.
+    public var priceFormatStyle: Decimal.FormatStyle.Currency { _priceFormatStyle }
+
+    let _priceFormatStyle: Decimal.FormatStyle.Currency
+
+    /// Requests product data from the App Store.
+    /// https://developer.apple.com/documentation/storekit/product/products(for:)
+    public static func products<Identifiers: Collection>(
+        for identifiers: Identifiers
+    ) async throws -> [Product] where Identifiers.Element == Product.ID {
+        try StoreKitTestScript.products(for: Array(identifiers))
+    }
+
+    /// Initiates a purchase for the product with the App Store and displays the confirmation sheet.
+    /// https://developer.apple.com/documentation/storekit/product/purchase(options:)
+    public func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
+        try StoreKitTestScript.purchase(self, options: options)
+    }
+}
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+extension Product {
+    /// The types of in-app purchases.
+    /// https://developer.apple.com/documentation/storekit/product/producttype
+    public struct ProductType: RawRepresentable, Equatable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A consumable in-app purchase.
+        public static let consumable = ProductType(rawValue: "Consumable")
+        /// A non-consumable in-app purchase.
+        public static let nonConsumable = ProductType(rawValue: "Non-Consumable")
+        /// A non-renewing subscription.
+        public static let nonRenewable = ProductType(rawValue: "Non-Renewing Subscription")
+        /// An auto-renewable subscription.
+        public static let autoRenewable = ProductType(rawValue: "Auto-Renewable Subscription")
+    }
+
+    /// The optional settings you can add to a purchase.
+    /// https://developer.apple.com/documentation/storekit/product/purchaseoption
+    public struct PurchaseOption: Equatable, Hashable, Sendable {
+        enum Kind: Hashable, Sendable {
+            case quantity(Int)
+            case appAccountToken(UUID)
+        }
+        let kind: Kind
+
+        /// Sets a quantity for the purchase.
+        public static func quantity(_ quantity: Int) -> Product.PurchaseOption { .init(kind: .quantity(quantity)) }
+        /// Sets a UUID that associates the purchase with an account in your system.
+        public static func appAccountToken(_ token: UUID) -> Product.PurchaseOption {
+            .init(kind: .appAccountToken(token))
+        }
+    }
+
+    /// The result of a purchase.
+    /// https://developer.apple.com/documentation/storekit/product/purchaseresult
+    public enum PurchaseResult: Sendable {
+        /// The purchase succeeded with a transaction.
+        case success(VerificationResult<Transaction>)
+        /// The user cancelled the purchase.
+        case userCancelled
+        /// The purchase is pending, and requires action from the customer.
+        case pending
+    }
+
+    /// Information about an auto-renewable subscription.
+    /// https://developer.apple.com/documentation/storekit/product/subscriptioninfo
+    public struct SubscriptionInfo: Equatable, Hashable, Sendable {
+        /// The group identifier of the subscription.
+        public let subscriptionGroupID: String
+        /// The duration that this subscription lasts before auto-renewing.
+        public let subscriptionPeriod: Product.SubscriptionPeriod
+    }
+
+    /// Values that represent the duration of time between subscription renewals.
+    /// https://developer.apple.com/documentation/storekit/product/subscriptionperiod
+    public struct SubscriptionPeriod: Equatable, Hashable, Sendable {
+        /// The number of units that the period represents.
+        public let value: Int
+        /// The unit of time that this period represents.
+        public let unit: Product.SubscriptionPeriod.Unit
+
+        /// Units of time that describe subscription periods.
+        /// https://developer.apple.com/documentation/storekit/product/subscriptionperiod/unit
+        public enum Unit: Equatable, Hashable, Sendable {
+            case day, week, month, year
+        }
+    }
+}

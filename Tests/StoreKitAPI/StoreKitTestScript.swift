@@ -1,0 +1,171 @@
+// Not part of Apple's API: how tests script the App Store behind this stand-in for StoreKit.
+public import Foundation
+import Synchronization
+
+/// The scripted App Store behind this module's `Product`, `Transaction` and `AppStore`: tests set
+/// what the store has and answers, then read what was asked of it. Every test that uses it runs
+/// under ``withScript(_:_:)``, which resets it and keeps other tests out meanwhile.
+public enum StoreKitTestScript {
+    /// What the scripted store has and answers.
+    public struct State: Sendable {
+        /// Products for sale, by ID.
+        public var products: [String: Product] = [:]
+        /// What buying a product gives, by product ID (`.userCancelled` when not set).
+        public var purchaseResults: [String: Product.PurchaseResult] = [:]
+        /// The error `Product.products(for:)` throws, when set.
+        public var productsError: (any Error & Sendable)?
+        /// Transactions not finished.
+        public var unfinished: [VerificationResult<Transaction>] = []
+        /// The account's current entitlements.
+        public var currentEntitlements: [VerificationResult<Transaction>] = []
+        /// Transactions `Transaction.updates` delivers to each new listener.
+        public var updates: [VerificationResult<Transaction>] = []
+        /// `AppStore.canMakePayments`.
+        public var canMakePayments = true
+        /// The error `AppStore.sync()` throws, when set.
+        public var syncError: (any Error & Sendable)?
+        /// The JWS of each transaction, by ID.
+        public var jws: [UInt64: String] = [:]
+
+        /// What was asked of the store.
+        public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
+        /// IDs of the transactions finished.
+        public var finished: [UInt64] = []
+        /// How many times `AppStore.sync()` ran.
+        public var syncs = 0
+
+        public init() {}
+    }
+
+    private static let state = Mutex(State())
+    private static let gate = AsyncGate()
+
+    /// Runs `body` with the store scripted as `initial`, one test at a time; returns what the
+    /// store looks like afterwards.
+    public static func withScript(
+        _ initial: State, _ body: () async throws -> Void
+    ) async throws -> State {
+        await gate.enter()
+        defer { gate.leave() }
+        state.withLock { $0 = initial }
+        try await body()
+        return state.withLock { $0 }
+    }
+
+    /// Changes the script while a test runs.
+    public static func update(_ change: (inout State) -> Void) { state.withLock { change(&$0) } }
+
+    /// A product as the App Store describes one.
+    public static func product(
+        id: String, type: Product.ProductType, displayName: String, description: String, price: Decimal,
+        displayPrice: String, currencyCode: String, locale: Locale, isFamilyShareable: Bool = false,
+        subscription: (groupID: String, value: Int, unit: Product.SubscriptionPeriod.Unit)? = nil
+    ) -> Product {
+        Product(
+            id: id, type: type, displayName: displayName, description: description, price: price,
+            displayPrice: displayPrice, isFamilyShareable: isFamilyShareable,
+            subscription: subscription.map {
+                Product.SubscriptionInfo(
+                    subscriptionGroupID: $0.groupID, subscriptionPeriod: .init(value: $0.value, unit: $0.unit))
+            },
+            _priceFormatStyle: Decimal.FormatStyle.Currency(code: currencyCode, locale: locale))
+    }
+
+    /// A transaction as the App Store records one.
+    public static func transaction(
+        id: UInt64, originalID: UInt64? = nil, productID: String, productType: Product.ProductType,
+        quantity: Int = 1, purchaseDate: Date, expirationDate: Date? = nil, revocationDate: Date? = nil,
+        appAccountToken: UUID? = nil
+    ) -> Transaction {
+        Transaction(
+            id: id, originalID: originalID ?? id, productID: productID, productType: productType,
+            purchasedQuantity: quantity, purchaseDate: purchaseDate, expirationDate: expirationDate,
+            revocationDate: revocationDate, appAccountToken: appAccountToken)
+    }
+
+    static func products(for identifiers: [String]) throws -> [Product] {
+        try state.withLock { state in
+            if let error = state.productsError { throw error }
+            return identifiers.compactMap { state.products[$0] }
+        }
+    }
+
+    static func purchase(_ product: Product, options: Set<Product.PurchaseOption>) throws -> Product.PurchaseResult {
+        state.withLock { state in
+            state.purchases.append((product.id, options))
+            return state.purchaseResults[product.id] ?? .userCancelled
+        }
+    }
+
+    static func finish(_ id: UInt64) {
+        state.withLock { state in
+            state.finished.append(id)
+            state.unfinished.removeAll { $0.unsafePayloadValue.id == id }
+        }
+    }
+
+    static func unfinished() -> AsyncStream<VerificationResult<Transaction>> {
+        stream(state.withLock { $0.unfinished }, finishes: true)
+    }
+
+    static func currentEntitlements() -> AsyncStream<VerificationResult<Transaction>> {
+        stream(state.withLock { $0.currentEntitlements }, finishes: true)
+    }
+
+    /// The updates scripted so far; like StoreKit's, the sequence then stays open.
+    static func updates() -> AsyncStream<VerificationResult<Transaction>> {
+        stream(state.withLock { $0.updates }, finishes: false)
+    }
+
+    static func canMakePayments() -> Bool { state.withLock { $0.canMakePayments } }
+
+    static func sync() throws {
+        try state.withLock { state in
+            state.syncs += 1
+            if let error = state.syncError { throw error }
+        }
+    }
+
+    static func jws(of transaction: Transaction) -> String {
+        state.withLock { $0.jws[transaction.id] } ?? "jws-\(transaction.id)"
+    }
+
+    private static func stream(
+        _ elements: [VerificationResult<Transaction>], finishes: Bool
+    ) -> AsyncStream<VerificationResult<Transaction>> {
+        AsyncStream { continuation in
+            for element in elements { continuation.yield(element) }
+            if finishes { continuation.finish() }
+        }
+    }
+}
+
+/// Lets one holder in at a time, in order.
+final class AsyncGate: Sendable {
+    private let state = Mutex<(busy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func enter() async {
+        await withCheckedContinuation { continuation in
+            let admitted = state.withLock { state -> Bool in
+                if state.busy {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.busy = true
+                return true
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.busy = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}

@@ -11,13 +11,28 @@ public actor OfflineEntitlements {
         var rules: [String: [String]] = [:]
         /// The last answer from the server, by app user.
         var customers: [String: CustomerInfo] = [:]
+        /// When the offline grace period of each user started: their last server answer, or, for a
+        /// user the server never answered for, the first time entitlements were computed offline.
+        /// (Optional: files written before it was kept have none.)
+        var graceStarts: [String: Date]?
     }
 
     private let url: URL
     private var document: Document
+    /// How long entitlements computed on the device last after the server last answered.
+    public let gracePeriod: TimeInterval
+
+    /// Three days: how long, by default, the device grants what the store's own transactions give
+    /// while the purchase server cannot be reached.
+    public static let defaultGracePeriod: TimeInterval = 3 * 86_400
 
     /// Opens (or creates) the file in `directory`.
-    public init(directory: URL) {
+    ///
+    /// - Parameter gracePeriod: how long entitlements computed on the device from the store's
+    ///   transactions last after the server last answered for the user (or, when it never did,
+    ///   after they were first computed offline). Past it they are inactive until the server answers.
+    public init(directory: URL, gracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod) {
+        self.gracePeriod = gracePeriod
         url = directory.appendingPathComponent("offline.json")
         document = (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode(Document.self, from: $0) }
             ?? Document()
@@ -26,11 +41,16 @@ public actor OfflineEntitlements {
     /// The entitlement identifiers a product unlocks, as last learned; empty when unknown.
     public func identifiers(forProductID productID: String) -> [String] { document.rules[productID] ?? [] }
 
-    /// Learns from a server answer: its product-to-entitlement pairs, and the answer itself.
-    public func learn(from customer: CustomerInfo) {
+    /// Learns from a server answer received at `date`: its product-to-entitlement pairs, and the
+    /// answer itself; the user's offline grace period starts again at `date`.
+    public func learn(from customer: CustomerInfo, at date: Date = Date()) {
         guard customer.source == .server else { return }
         var changed = document.customers[customer.appUserID] != customer
         document.customers[customer.appUserID] = customer
+        if document.graceStarts?[customer.appUserID].map({ date.timeIntervalSince($0) >= 60 }) ?? true {
+            document.graceStarts = (document.graceStarts ?? [:]).merging([customer.appUserID: date]) { _, new in new }
+            changed = true
+        }
         for entitlement in customer.entitlements {
             var known = document.rules[entitlement.productID] ?? []
             if !known.contains(entitlement.identifier) {
@@ -50,11 +70,23 @@ public actor OfflineEntitlements {
     }
 
     /// The entitlements the store's own transactions give at `date`: non-consumables unless
-    /// revoked, subscriptions until they expire. Consumables give no entitlement; balances are the
-    /// last ones the server confirmed for this user. Marked ``CustomerInfo/Source/device``.
+    /// revoked, subscriptions until they expire, and none of them beyond the grace period
+    /// (``gracePeriod`` after the server last answered for this user; each entitlement's
+    /// `expiresDate` is at most its end, so a kept answer lapses too). Consumables give no
+    /// entitlement; balances are the last ones the server confirmed for this user. Marked
+    /// ``CustomerInfo/Source/device``.
     public func customer(
         appUserID: String, transactions: [StoreTransaction], at date: Date
     ) -> CustomerInfo {
+        let graceStart: Date
+        if let start = document.graceStarts?[appUserID] {
+            graceStart = start
+        } else {
+            graceStart = date
+            document.graceStarts = (document.graceStarts ?? [:]).merging([appUserID: date]) { old, _ in old }
+            save()
+        }
+        let graceEnd = graceStart.addingTimeInterval(gracePeriod)
         var entitlements: [CustomerInfo.Entitlement] = []
         for transaction in transactions.sorted(by: { $0.purchaseDate > $1.purchaseDate }) {
             guard transaction.productType != .consumable else { continue }
@@ -71,6 +103,11 @@ public actor OfflineEntitlements {
                         expiresDate: transaction.expirationDate, revocationDate: transaction.revocationDate,
                         transactionID: transaction.id, originalTransactionID: transaction.originalID))
             }
+        }
+        for index in entitlements.indices {
+            let expires = min(entitlements[index].expiresDate ?? graceEnd, graceEnd)
+            entitlements[index].expiresDate = expires
+            entitlements[index].isActive = entitlements[index].isActive && expires > date
         }
         return CustomerInfo(
             appUserID: appUserID, entitlements: entitlements.sorted { $0.identifier < $1.identifier },

@@ -97,10 +97,14 @@ public actor StoreSession {
     ///   - now: the clock, for retry times.
     ///   - retryPolicy: backoff and jitter for deliveries that failed for a passing reason.
     ///   - sleeper: how the session waits for the next retry.
+    ///   - offlineGracePeriod: how long, while the server cannot be reached, the entitlements the
+    ///     store's own transactions give are granted after the server last answered for the user
+    ///     (three days by default); see ``OfflineEntitlements``.
     public init(
         backend: any StoreBackend, server: KakinServerClient, appUserID: String,
         storageDirectory: URL = PaymentManager.defaultDirectory, now: @escaping @Sendable () -> Date = { Date() },
-        retryPolicy: RetryPolicy = RetryPolicy(), sleeper: any DeliverySleeper = SystemDeliverySleeper()
+        retryPolicy: RetryPolicy = RetryPolicy(), sleeper: any DeliverySleeper = SystemDeliverySleeper(),
+        offlineGracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod
     ) throws {
         self.backend = backend
         self.server = server
@@ -109,7 +113,7 @@ public actor StoreSession {
         self.retryPolicy = retryPolicy
         self.sleeper = sleeper
         outbox = try DeliveryOutbox(directory: storageDirectory)
-        offline = OfflineEntitlements(directory: storageDirectory)
+        offline = OfflineEntitlements(directory: storageDirectory, gracePeriod: offlineGracePeriod)
     }
 
     /// Sets the user the store's own updates are delivered for (after a sign-in).
@@ -138,7 +142,7 @@ public actor StoreSession {
     public func customer(appUserID: String, allowOffline: Bool = true) async throws -> CustomerInfo {
         do {
             let customer = try await server.customer(appUserID: appUserID)
-            await offline.learn(from: customer)
+            await offline.learn(from: customer, at: now())
             return customer
         } catch let error as KakinError where error.code == .network && allowOffline {
             let transactions: [StoreTransaction]
@@ -260,7 +264,7 @@ public actor StoreSession {
                 let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
                 CrashPoint.reach("afterDelivery")
                 if wantedAnswers.contains(id) { answers[id] = customer }
-                await offline.learn(from: customer)
+                await offline.learn(from: customer, at: now())
                 if let beforeFinish { try await beforeFinish(entry.transaction) }
                 try await backend.finish(entry.transaction)
                 CrashPoint.reach("afterFinish")

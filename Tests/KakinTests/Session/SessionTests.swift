@@ -326,7 +326,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = FakeStore()
         let server = FakeServer()
-        let shared = try session(store, server, user: "kim", directory: directory)
+        let clock = MovableClock()
+        let shared = try session(store, server, user: "kim", directory: directory, clock: clock)
         try await shared.refreshCatalog()
         let payments = await PaymentManager(session: shared)
         _ = try await payments.purchase(store.product(FakeStore.removeAd))
@@ -340,7 +341,7 @@ import Testing
         server.setReachable(false)
         let offline = try await payments.customerInfo()
         #expect(offline.source == .device && offline.isProvisional)
-        #expect(offline.isEntitled(to: "removeAds") && offline.isEntitled(to: "premium"))
+        #expect(offline.isEntitled(to: "removeAds", at: clock.now()) && offline.isEntitled(to: "premium", at: clock.now()))
         #expect(offline.balances["points"] == 100, "the last balance the server confirmed")
         await #expect(throws: KakinError.self) { try await payments.customerInfo(allowOffline: false) }
 
@@ -353,6 +354,44 @@ import Testing
         #expect(back.source == .server && !back.isEntitled(to: "premium"), "the server's answer replaces the device's")
         try await products.update(from: back)
         #expect(await products.snapshot.isProvisional == false)
+        await payments.shutdown()
+    }
+
+    @Test func offlineEntitlementsLastAtMostTheGracePeriodAfterTheServerLastAnswered() async throws {
+        let directory = temporaryDirectory("offline-grace")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FakeStore()
+        let server = FakeServer()
+        let clock = MovableClock()
+        let shared = try session(store, server, user: "noa", directory: directory, clock: clock)
+        try await shared.refreshCatalog()
+        let payments = await PaymentManager(session: shared)
+        _ = try await payments.purchase(store.product(FakeStore.removeAd))
+        let answered = clock.now()
+        #expect(try await payments.customerInfo().source == .server)
+
+        // Two days without the server: still granted, and the entitlement says when that ends.
+        server.setReachable(false)
+        clock.advance(2 * 86_400)
+        let within = try await payments.customerInfo()
+        #expect(within.source == .device && within.isEntitled(to: "removeAds", at: clock.now()))
+        let end = answered.addingTimeInterval(OfflineEntitlements.defaultGracePeriod)
+        #expect(within.entitlements.first { $0.identifier == "removeAds" }?.expiresDate == end)
+        // A kept answer lapses at the end of the grace period too.
+        #expect(!within.isEntitled(to: "removeAds", at: end.addingTimeInterval(1)))
+
+        // Past three days without an answer: the device grants nothing more.
+        clock.advance(1.5 * 86_400)
+        let beyond = try await payments.customerInfo()
+        #expect(beyond.source == .device && !beyond.isEntitled(to: "removeAds", at: clock.now()))
+        #expect(beyond.entitlements.first?.isActive == false)
+
+        // The server answers again: its answer counts, and the grace period starts again.
+        server.setReachable(true)
+        #expect(try await payments.customerInfo().isEntitled(to: "removeAds", at: clock.now()))
+        server.setReachable(false)
+        clock.advance(86_400)
+        #expect(try await payments.customerInfo().isEntitled(to: "removeAds", at: clock.now()))
         await payments.shutdown()
     }
 

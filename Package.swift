@@ -254,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KakinStoreKitTests",
-            dependencies: ["KakinStoreKit", "Kakin"] + storeKitStandIn,
+            dependencies: ["KakinStoreKit", "Kakin", "AppStoreModels"] + storeKitStandIn,
             swiftSettings: swiftSettings
         ),
         .testTarget(

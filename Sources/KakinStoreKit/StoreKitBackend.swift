@@ -23,15 +23,31 @@ public struct StoreKitBackend: StoreBackend {
         for identifiers: [String]
     ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
         let found = try await Product.products(for: identifiers)
-        let products = found.map { product in
-            StoreProduct(
+        var products: [StoreProduct] = []
+        for product in found {
+            let subscription = product.subscription
+            var mapped = StoreProduct(
                 id: product.id, type: Self.type(product.type), displayName: product.displayName,
                 description: product.description, price: product.price, displayPrice: product.displayPrice,
                 currencyCode: product.priceFormatStyle.currencyCode,
                 priceLocaleIdentifier: product.priceFormatStyle.locale.identifier,
                 isFamilyShareable: product.isFamilyShareable,
-                subscriptionPeriod: product.subscription.map { Self.period($0.subscriptionPeriod) },
-                subscriptionGroupID: product.subscription?.subscriptionGroupID)
+                subscriptionPeriod: subscription.map { Self.period($0.subscriptionPeriod).iso8601 },
+                subscriptionGroupID: subscription?.subscriptionGroupID,
+                introductoryOffer: subscription?.introductoryOffer.map(Self.offer),
+                promotionalOffers: subscription?.promotionalOffers.map(Self.offer) ?? [])
+            if let subscription {
+                if #available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *) {
+                    mapped.subscriptionGroupLevel = subscription.groupLevel
+                }
+                if #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                    mapped.winBackOffers = subscription.winBackOffers.map(Self.offer)
+                }
+                if subscription.introductoryOffer != nil {
+                    mapped.isEligibleForIntroductoryOffer = await subscription.isEligibleForIntroOffer
+                }
+            }
+            products.append(mapped)
         }
         let known = Set(found.map(\.id))
         let invalid = identifiers.filter { !known.contains($0) }.map {
@@ -131,16 +147,34 @@ public struct StoreKitBackend: StoreBackend {
         }
     }
 
-    static func period(_ period: Product.SubscriptionPeriod) -> String {
-        let unit: String =
+    static func period(_ period: Product.SubscriptionPeriod) -> SubscriptionPeriod {
+        let unit: SubscriptionPeriod.Unit =
             switch period.unit {
-            case .day: "D"
-            case .week: "W"
-            case .month: "M"
-            case .year: "Y"
-            @unknown default: "D"
+            case .day: .day
+            case .week: .week
+            case .month: .month
+            case .year: .year
+            @unknown default: .day
             }
-        return "P\(period.value)\(unit)"
+        return SubscriptionPeriod(value: period.value, unit: unit)
+    }
+
+    static func offer(_ offer: Product.SubscriptionOffer) -> SubscriptionOffer {
+        let kind: SubscriptionOffer.Kind =
+            switch offer.type {
+            case .introductory: .introductory
+            case .promotional: .promotional
+            default: .winBack  // the one other kind StoreKit has
+            }
+        let mode: SubscriptionOffer.PaymentMode =
+            switch offer.paymentMode {
+            case .freeTrial: .freeTrial
+            case .payUpFront: .payUpFront
+            default: .payAsYouGo
+            }
+        return SubscriptionOffer(
+            id: offer.id, kind: kind, price: offer.price, displayPrice: offer.displayPrice,
+            period: period(offer.period), periodCount: offer.periodCount, paymentMode: mode)
     }
 }
 #endif

@@ -1,4 +1,5 @@
 #if os(Linux)
+import AppStoreModels
 import Foundation
 import Kakin
 import KakinStoreKit
@@ -21,7 +22,20 @@ import Testing
         state.products[premium] = StoreKitTestScript.product(
             id: premium, type: .autoRenewable, displayName: "Premium", description: "Everything, monthly.",
             price: Decimal(string: "4.99")!, displayPrice: "$4.99", currencyCode: "USD",
-            locale: Locale(identifier: "en_US"), subscription: ("21000001", 1, .month))
+            locale: Locale(identifier: "en_US"), subscription: ("21000001", 1, .month), groupLevel: 2,
+            introductoryOffer: StoreKitTestScript.offer(
+                id: nil, type: .introductory, price: 0, displayPrice: "$0.00",
+                period: StoreKitTestScript.period(1, .week), periodCount: 1, paymentMode: .freeTrial),
+            promotionalOffers: [
+                StoreKitTestScript.offer(
+                    id: "comeback50", type: .promotional, price: Decimal(string: "2.49")!, displayPrice: "$2.49",
+                    period: StoreKitTestScript.period(1, .month), periodCount: 3, paymentMode: .payAsYouGo)
+            ],
+            winBackOffers: [
+                StoreKitTestScript.offer(
+                    id: "winback1", type: .winBack, price: Decimal(string: "0.99")!, displayPrice: "$0.99",
+                    period: StoreKitTestScript.period(1, .month), periodCount: 1, paymentMode: .payUpFront)
+            ])
         return state
     }
 
@@ -43,8 +57,31 @@ import Testing
         #expect(products[0].currencyCode == "JPY" && products[0].priceLocaleIdentifier == "ja_JP")
         #expect(products[1].type == .autoRenewableSubscription)
         #expect(products[1].subscriptionPeriod == "P1M" && products[1].subscriptionGroupID == "21000001")
+        #expect(products[1].subscriptionPeriodValue == SubscriptionPeriod(value: 1, unit: .month))
+        #expect(products[1].subscriptionGroupLevel == 2)
+        #expect(
+            products[1].introductoryOffer
+                == SubscriptionOffer(
+                    id: nil, kind: .introductory, price: 0, displayPrice: "$0.00", period: .oneWeek, periodCount: 1,
+                    paymentMode: .freeTrial))
+        #expect(products[1].isEligibleForIntroductoryOffer == true)
+        #expect(products[1].promotionalOffers.map(\.id) == ["comeback50"])
+        #expect(products[1].promotionalOffers.first?.paymentMode == .payAsYouGo)
+        #expect(products[1].promotionalOffers.first?.periodCount == 3)
+        #expect(products[1].winBackOffers.map(\.kind) == [.winBack])
+        #expect(products[0].introductoryOffer == nil && products[0].isEligibleForIntroductoryOffer == nil)
         #expect(invalid.map(\.id) == ["com.example.kakin.gone"])
         #expect(invalid.first?.reason == "unknownProduct")
+    }
+
+    @Test func aCustomerWhoHadTheIntroductoryOfferIsNotEligibleAgain() async throws {
+        var script = Self.script()
+        script.introOfferUsedGroups = ["21000001"]
+        var products: [StoreProduct] = []
+        _ = try await StoreKitTestScript.withScript(script) {
+            products = try await StoreKitBackend().products(for: [Self.premium]).products
+        }
+        #expect(products.first?.isEligibleForIntroductoryOffer == false)
     }
 
     @Test func aPurchaseSucceedsWithTheTransactionItsJWSAndTheOptionsAsked() async throws {

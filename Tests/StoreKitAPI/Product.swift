@@ -100,6 +100,73 @@ extension Product {
         public let subscriptionGroupID: String
         /// The duration that this subscription lasts before auto-renewing.
         public let subscriptionPeriod: Product.SubscriptionPeriod
+        /// The level of the subscription within its group (1 is the highest).
+        /// https://developer.apple.com/documentation/storekit/product/subscriptioninfo/grouplevel
+        @available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *)
+        public var groupLevel: Int { _groupLevel }
+        /// The introductory offer of the subscription, if any.
+        public let introductoryOffer: Product.SubscriptionOffer?
+        /// The promotional offers of the subscription.
+        public let promotionalOffers: [Product.SubscriptionOffer]
+        /// The win-back offers of the subscription.
+        /// https://developer.apple.com/documentation/storekit/product/subscriptioninfo/winbackoffers
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        public var winBackOffers: [Product.SubscriptionOffer] { _winBackOffers }
+
+        let _groupLevel: Int
+        let _winBackOffers: [Product.SubscriptionOffer]
+
+        /// Whether the customer is eligible for the subscription group's introductory offer.
+        /// https://developer.apple.com/documentation/storekit/product/subscriptioninfo/iseligibleforintrooffer
+        public var isEligibleForIntroOffer: Bool {
+            get async { StoreKitTestScript.isEligibleForIntroOffer(groupID: subscriptionGroupID) }
+        }
+    }
+
+    /// Information about a subscription offer that you configure in App Store Connect.
+    /// https://developer.apple.com/documentation/storekit/product/subscriptionoffer
+    public struct SubscriptionOffer: Equatable, Hashable, Sendable {
+        /// The offer identifier; `nil` for an introductory offer.
+        public let id: String?
+        /// The type of the offer.
+        public let type: Product.SubscriptionOffer.OfferType
+        /// The discounted price the offer provides, in local currency.
+        public let price: Decimal
+        /// A localized string representation of `price`.
+        public let displayPrice: String
+        /// The duration of one period of the offer.
+        public let period: Product.SubscriptionPeriod
+        /// The number of periods the offer lasts.
+        public let periodCount: Int
+        /// The payment mode of the offer.
+        public let paymentMode: Product.SubscriptionOffer.PaymentMode
+
+        /// The types of subscription offers.
+        /// https://developer.apple.com/documentation/storekit/product/subscriptionoffer/offertype
+        public struct OfferType: RawRepresentable, Equatable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            /// An introductory offer.
+            public static let introductory = OfferType(rawValue: "introductory")
+            /// A promotional offer.
+            public static let promotional = OfferType(rawValue: "promotional")
+            /// A win-back offer.
+            @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+            public static let winBack = OfferType(rawValue: "winBack")
+        }
+
+        /// The payment modes of subscription offers.
+        /// https://developer.apple.com/documentation/storekit/product/subscriptionoffer/paymentmode
+        public struct PaymentMode: RawRepresentable, Equatable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            /// A free trial.
+            public static let freeTrial = PaymentMode(rawValue: "freeTrial")
+            /// A discounted price each period.
+            public static let payAsYouGo = PaymentMode(rawValue: "payAsYouGo")
+            /// One discounted price, paid up front, for the offer's periods.
+            public static let payUpFront = PaymentMode(rawValue: "payUpFront")
+        }
     }
 
     /// Values that represent the duration of time between subscription renewals.

@@ -26,6 +26,8 @@ public enum StoreKitTestScript {
         public var syncError: (any Error & Sendable)?
         /// The JWS of each transaction, by ID.
         public var jws: [UInt64: String] = [:]
+        /// Subscription groups whose introductory offer the customer may no longer take.
+        public var introOfferUsedGroups: Set<String> = []
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
@@ -59,16 +61,39 @@ public enum StoreKitTestScript {
     public static func product(
         id: String, type: Product.ProductType, displayName: String, description: String, price: Decimal,
         displayPrice: String, currencyCode: String, locale: Locale, isFamilyShareable: Bool = false,
-        subscription: (groupID: String, value: Int, unit: Product.SubscriptionPeriod.Unit)? = nil
+        subscription: (groupID: String, value: Int, unit: Product.SubscriptionPeriod.Unit)? = nil,
+        groupLevel: Int = 1, introductoryOffer: Product.SubscriptionOffer? = nil,
+        promotionalOffers: [Product.SubscriptionOffer] = [], winBackOffers: [Product.SubscriptionOffer] = []
     ) -> Product {
         Product(
             id: id, type: type, displayName: displayName, description: description, price: price,
             displayPrice: displayPrice, isFamilyShareable: isFamilyShareable,
             subscription: subscription.map {
                 Product.SubscriptionInfo(
-                    subscriptionGroupID: $0.groupID, subscriptionPeriod: .init(value: $0.value, unit: $0.unit))
+                    subscriptionGroupID: $0.groupID, subscriptionPeriod: .init(value: $0.value, unit: $0.unit),
+                    introductoryOffer: introductoryOffer, promotionalOffers: promotionalOffers,
+                    _groupLevel: groupLevel, _winBackOffers: winBackOffers)
             },
             _priceFormatStyle: Decimal.FormatStyle.Currency(code: currencyCode, locale: locale))
+    }
+
+    /// A subscription offer as the App Store describes one.
+    public static func offer(
+        id: String?, type: Product.SubscriptionOffer.OfferType, price: Decimal, displayPrice: String,
+        period: Product.SubscriptionPeriod, periodCount: Int, paymentMode: Product.SubscriptionOffer.PaymentMode
+    ) -> Product.SubscriptionOffer {
+        Product.SubscriptionOffer(
+            id: id, type: type, price: price, displayPrice: displayPrice, period: period, periodCount: periodCount,
+            paymentMode: paymentMode)
+    }
+
+    /// A subscription period.
+    public static func period(_ value: Int, _ unit: Product.SubscriptionPeriod.Unit) -> Product.SubscriptionPeriod {
+        Product.SubscriptionPeriod(value: value, unit: unit)
+    }
+
+    static func isEligibleForIntroOffer(groupID: String) -> Bool {
+        state.withLock { !$0.introOfferUsedGroups.contains(groupID) }
     }
 
     /// A transaction as the App Store records one.

@@ -31,14 +31,39 @@ public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
     public var subscriptionGroupID: String?
     /// Whether the product has hosted content to download after purchase.
     public var isDownloadable: Bool
+    /// The subscription's level in its group (1 is the highest: customers move up and down
+    /// between levels); `nil` for other products, or when the store does not say.
+    public var subscriptionGroupLevel: Int?
+    /// The subscription's introductory offer (a free trial or a discounted first period), if any.
+    public var introductoryOffer: SubscriptionOffer?
+    /// Whether the customer may still take the introductory offer (once per subscription group);
+    /// `nil` when the product has none or the store did not say.
+    public var isEligibleForIntroductoryOffer: Bool?
+    /// Promotional offers of the subscription, for customers the app chooses.
+    public var promotionalOffers: [SubscriptionOffer]
+    /// Win-back offers of the subscription, for customers whose subscription lapsed.
+    public var winBackOffers: [SubscriptionOffer]
+
+    /// ``subscriptionPeriod`` parsed: `P1M` is one month.
+    public var subscriptionPeriodValue: SubscriptionPeriod? {
+        subscriptionPeriod.flatMap(SubscriptionPeriod.init(iso8601:))
+    }
 
     /// Creates a product. Backends build these from the store's answer; tests and previews can
     /// build them by hand.
     public init(
         id: String, type: ProductType, displayName: String, description: String, price: Decimal, displayPrice: String,
         currencyCode: String, priceLocaleIdentifier: String, isFamilyShareable: Bool = false,
-        subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil, isDownloadable: Bool = false
+        subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil, isDownloadable: Bool = false,
+        subscriptionGroupLevel: Int? = nil, introductoryOffer: SubscriptionOffer? = nil,
+        isEligibleForIntroductoryOffer: Bool? = nil, promotionalOffers: [SubscriptionOffer] = [],
+        winBackOffers: [SubscriptionOffer] = []
     ) {
+        self.subscriptionGroupLevel = subscriptionGroupLevel
+        self.introductoryOffer = introductoryOffer
+        self.isEligibleForIntroductoryOffer = isEligibleForIntroductoryOffer
+        self.promotionalOffers = promotionalOffers
+        self.winBackOffers = winBackOffers
         self.id = id
         self.type = type
         self.displayName = displayName
@@ -51,6 +76,90 @@ public struct StoreProduct: Codable, Hashable, Sendable, Identifiable {
         self.subscriptionPeriod = subscriptionPeriod
         self.subscriptionGroupID = subscriptionGroupID
         self.isDownloadable = isDownloadable
+    }
+}
+
+/// A discount on an auto-renewable subscription: an introductory, promotional or win-back offer.
+public struct SubscriptionOffer: Codable, Hashable, Sendable {
+    /// Which kind of offer.
+    public enum Kind: String, Codable, Hashable, Sendable {
+        /// For new subscribers of the group, once.
+        case introductory
+        /// For customers the app chooses; needs a signature from the developer's server.
+        case promotional
+        /// For customers whose subscription lapsed.
+        case winBack
+    }
+
+    /// How the customer pays during the offer.
+    public enum PaymentMode: String, Codable, Hashable, Sendable {
+        /// Nothing, for the offer's periods.
+        case freeTrial
+        /// The offer's price each period.
+        case payAsYouGo
+        /// The offer's price once, for all its periods.
+        case payUpFront
+    }
+
+    /// The offer's identifier; `nil` for an introductory offer.
+    public var id: String?
+    /// Which kind of offer.
+    public var kind: Kind
+    /// The price during the offer, in the storefront's currency.
+    public var price: Decimal
+    /// That price formatted for the storefront.
+    public var displayPrice: String
+    /// The length of one period of the offer.
+    public var period: SubscriptionPeriod
+    /// How many periods the offer lasts.
+    public var periodCount: Int
+    /// How the customer pays during the offer.
+    public var paymentMode: PaymentMode
+
+    /// Creates an offer.
+    public init(
+        id: String?, kind: Kind, price: Decimal, displayPrice: String, period: SubscriptionPeriod, periodCount: Int,
+        paymentMode: PaymentMode
+    ) {
+        self.id = id
+        self.kind = kind
+        self.price = price
+        self.displayPrice = displayPrice
+        self.period = period
+        self.periodCount = periodCount
+        self.paymentMode = paymentMode
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, price, displayPrice, period, periodCount, paymentMode
+    }
+
+    /// Reads an offer whose period is written in ISO 8601 (`P1W`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let text = try container.decode(String.self, forKey: .period)
+        guard let period = SubscriptionPeriod(iso8601: text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .period, in: container, debugDescription: "\(text) is not a period such as P1W")
+        }
+        self.init(
+            id: try container.decodeIfPresent(String.self, forKey: .id), kind: try container.decode(Kind.self, forKey: .kind),
+            price: try container.decode(Decimal.self, forKey: .price),
+            displayPrice: try container.decode(String.self, forKey: .displayPrice), period: period,
+            periodCount: try container.decode(Int.self, forKey: .periodCount),
+            paymentMode: try container.decode(PaymentMode.self, forKey: .paymentMode))
+    }
+
+    /// Writes the offer, its period in ISO 8601 (`P1W`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(price, forKey: .price)
+        try container.encode(displayPrice, forKey: .displayPrice)
+        try container.encode(period.iso8601, forKey: .period)
+        try container.encode(periodCount, forKey: .periodCount)
+        try container.encode(paymentMode, forKey: .paymentMode)
     }
 }
 

@@ -59,7 +59,9 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { base.rawValue }
     }
 
+    /// What went wrong, as a code a client can switch on.
     public let code: Code
+    /// What went wrong, in a sentence for people (logs, the dashboard); not meant to be parsed.
     public let message: String
     /// For receipt rejections: Apple's status code.
     public let appleStatus: Int?
@@ -69,6 +71,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// How long to wait before trying again, when the server knows (`Retry-After`).
     public let retryAfterSeconds: Int?
 
+    /// Creates an error from its code and message, with the details that apply to it.
     public init(
         _ code: Code, _ message: String, appleStatus: Int? = nil, cause: String? = nil, retryAfterSeconds: Int? = nil
     ) {

@@ -45,6 +45,8 @@ public final class SignInThrottle: Sendable {
         case api
     }
 
+    /// Creates a throttle over the ledger `store`, which keeps the counts so that every server sharing
+    /// it refuses the same subjects. `now` is the clock of waits and failures.
     public init(
         store: any LedgerStore, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,

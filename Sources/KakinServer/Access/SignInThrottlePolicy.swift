@@ -34,6 +34,7 @@ public enum SignInSubject: Hashable, Sendable, CustomStringConvertible {
 
 /// A subject's failures as the ledger counts them.
 public struct SignInFailureCount: Hashable, Sendable {
+    /// The address or account counted.
     public var subject: SignInSubject
     /// Failures since the subject was last quiet for the policy's window.
     public var failures: Int
@@ -42,6 +43,7 @@ public struct SignInFailureCount: Hashable, Sendable {
     /// The latest failure, when read from the ledger's list.
     public var lastFailure: Date?
 
+    /// Creates a count from its parts.
     public init(subject: SignInSubject, failures: Int, lockedUntil: Date, lastFailure: Date? = nil) {
         self.subject = subject
         self.failures = failures
@@ -72,6 +74,7 @@ public struct SignInThrottlePolicy: Hashable, Sendable {
     /// proxy in front wrote): set it only when the server is reached through such a proxy alone.
     public var trustForwardedFor = false
 
+    /// Creates a policy; every value defaults to the one described above.
     public init(
         sourceAttempts: Int = 5, accountAttempts: Int = 20, firstWaitSeconds: Int = 1, maxWaitSeconds: Int = 900,
         windowSeconds: Int = 900, trustForwardedFor: Bool = false

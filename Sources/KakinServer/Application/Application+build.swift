@@ -27,6 +27,7 @@ public struct ServerDependencies: Sendable {
     /// Routes of other modules, added once the server's own (the dashboard adds its pages so).
     public var additionalRoutes: [@Sendable (Router<KakinRequestContext>, ServerComponents) throws -> Void] = []
 
+    /// The real dependencies: the network through `URLSession`, the system clock, no extra routes.
     public init() {}
 }
 

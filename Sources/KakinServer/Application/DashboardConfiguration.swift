@@ -14,6 +14,7 @@ public struct DashboardConfiguration: Sendable {
     /// request that came over HTTPS are `Secure`.
     public var trustForwardedProto = false
 
+    /// Creates settings; each value defaults to the one described on its property.
     public init(
         enabled: Bool = true, adminPassword: String? = nil, sessionSeconds: Int = 12 * 3600,
         trustForwardedProto: Bool = false

@@ -27,8 +27,11 @@ public import Foundation
 public struct ServerConfiguration: Sendable {
     /// Where the server listens.
     public struct Listen: Sendable {
+        /// The address to bind (`listen.host`); `0.0.0.0` accepts connections from every interface.
         public var host: String = "127.0.0.1"
+        /// The TCP port (`listen.port`); 0 takes any free port.
         public var port: Int = 8080
+        /// Creates a listen address from its parts.
         public init(host: String = "127.0.0.1", port: Int = 8080) {
             self.host = host
             self.port = port
@@ -37,8 +40,13 @@ public struct ServerConfiguration: Sendable {
 
     /// The keys an app presents: the publishable one ships in the app, the secret one stays on servers.
     public struct Keys: Sendable {
+        /// The key apps send on the customer endpoints; it ships inside the app, so it grants no more
+        /// than what a customer may do.
         public var publishable: String
+        /// The key of the app's own servers: spending, admin and content uploads. At least 16
+        /// characters, and never the publishable key.
         public var secret: String
+        /// Creates a key pair from its parts.
         public init(publishable: String, secret: String) {
             self.publishable = publishable
             self.secret = secret
@@ -47,10 +55,13 @@ public struct ServerConfiguration: Sendable {
 
     /// An in-app purchase key from App Store Connect (Users and Access → Integrations).
     public struct ServerAPIKey: Sendable {
+        /// The key's ID, as App Store Connect shows it (`kid` of the server's tokens).
         public var keyID: String
+        /// The issuer ID of the team, a UUID (`iss` of the server's tokens).
         public var issuerID: String
         /// The path of the `.p8` file.
         public var privateKeyPath: String
+        /// Creates a key reference from its parts.
         public init(keyID: String, issuerID: String, privateKeyPath: String) {
             self.keyID = keyID
             self.issuerID = issuerID
@@ -60,34 +71,50 @@ public struct ServerConfiguration: Sendable {
 
     /// Apple's hosts, or stand-ins (a `kakin sandbox`) for testing.
     public struct Endpoints: Sendable {
+        /// Where production receipts are sent to verifyReceipt.
         public var verifyReceiptProduction = AppleEndpoints.verifyReceiptProduction
+        /// Where sandbox receipts are sent to verifyReceipt (and production ones that answer 21007).
         public var verifyReceiptSandbox = AppleEndpoints.verifyReceiptSandbox
+        /// The base URL of the App Store Server API for production data.
         public var serverAPIProduction = AppleEndpoints.serverAPIProduction
+        /// The base URL of the App Store Server API for sandbox data.
         public var serverAPISandbox = AppleEndpoints.serverAPISandbox
+        /// Creates endpoints naming Apple's own hosts.
         public init() {}
     }
 
     /// One app.
     public struct App: Sendable {
+        /// The app's bundle ID (`bundleId`), which every transaction it sends must carry.
         public var bundleID: String
+        /// The app's Apple ID from App Store Connect (`appAppleId`); required when Production is accepted,
+        /// since production notifications and app transactions are checked against it.
         public var appAppleID: Int64?
+        /// The environments whose data the server accepts for this app: Production, Sandbox or both.
         public var environments: [AppStoreEnvironment] = [.production, .sandbox]
+        /// The app-specific shared secret sent with receipts to verifyReceipt; needed for
+        /// auto-renewable subscriptions.
         public var sharedSecret: String?
+        /// The in-app purchase key for the App Store Server API, which reconciliation needs; `nil` when
+        /// the app has none.
         public var appStoreServerAPI: ServerAPIKey?
         /// The `.storekit` file served as the catalog and read for product types.
         public var catalogPath: String?
         /// The grants file: what each product gives.
         public var grantsPath: String?
+        /// What happens when a purchase is restored by another customer than its owner.
         public var transferPolicy: TransferPolicy = .keepWithOriginal
         /// How signing certificates are checked for revocation; `nil` takes each environment's
         /// default (`require` for Production, `bestEffort` for Sandbox).
         public var revocation: RevocationMode?
         /// PEM files of roots trusted besides Apple Root CA - G3 (a sandbox App Store's root).
         public var extraRootPaths: [String] = []
+        /// Apple's hosts for this app, or stand-ins (`endpoints`).
         public var endpoints = Endpoints()
         /// Keys of this app only; the server's ``ServerConfiguration/keys`` otherwise.
         public var keys: Keys?
 
+        /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
             self.bundleID = bundleID
             self.appAppleID = appAppleID
@@ -102,6 +129,7 @@ public struct ServerConfiguration: Sendable {
         case json
     }
 
+    /// Where the server listens (`listen`).
     public var listen = Listen()
     /// `sqlite:PATH`, `sqlite::memory:` for a throwaway ledger, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`
     /// for a ledger that several servers share (see ``PostgresConnectionOptions``).
@@ -115,6 +143,8 @@ public struct ServerConfiguration: Sendable {
     /// `postgres.writers`: how many writers commit this server's writes (see
     /// ``PostgresConnectionOptions/writers``).
     public var postgresWriters: Int?
+    /// `postgres.tls`: whether connections to PostgreSQL use TLS; `nil` takes the URL's `sslmode`
+    /// or the default.
     public var postgresTLS: PostgresConnectionOptions.TLSMode?
     /// A PEM file of the certificate authority of the PostgreSQL server.
     public var postgresCAFile: String?
@@ -122,10 +152,15 @@ public struct ServerConfiguration: Sendable {
     public var postgresSchema: String?
     /// The PEM file of the key that signs customer answers; made on first start when absent.
     public var serverKeyPath: String
+    /// The keys of every app that has none of its own.
     public var keys: Keys
+    /// Where ledger events are posted, each signed with its endpoint's secret.
     public var webhooks: [WebhookEndpoint] = []
+    /// The apps served, at least one; each bundle ID once.
     public var apps: [App]
+    /// How currency is taken back when a consumable purchase is refunded after some was spent.
     public var clawbackPolicy: ClawbackPolicy = .clampAtZero
+    /// `logging.format`: lines for people or JSON for log collectors.
     public var logFormat: LogFormat = .text
     /// `trace` … `critical`; `info` logs one line per request.
     public var logLevel: String = "info"
@@ -150,6 +185,7 @@ public struct ServerConfiguration: Sendable {
     /// How wrong dashboard passwords and API keys are slowed down.
     public var signInThrottle = SignInThrottlePolicy()
 
+    /// Creates a configuration with what has no default; everything else takes its default.
     public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
         self.database = database
         self.serverKeyPath = serverKeyPath

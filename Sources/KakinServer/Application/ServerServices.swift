@@ -5,8 +5,10 @@ public import ServiceLifecycle
 /// Keeps the ledger open while the server runs and closes it last: it is the first service of
 /// the group, so on shutdown it stops after the HTTP server has drained its requests.
 public struct LedgerStoreService: Service {
+    /// The ledger to close once the other services have stopped.
     public let store: any LedgerStore
 
+    /// Creates the service that keeps `store` open.
     public init(store: any LedgerStore) {
         self.store = store
     }
@@ -24,13 +26,18 @@ public struct LedgerStoreService: Service {
 /// the sandbox's renewals and notifications. A failing run is logged and tried again next time;
 /// a run in progress is finished before the service stops.
 public struct PeriodicJob: Service {
+    /// The job's name, in its log lines.
     public let name: String
+    /// The pause between the end of one run and the start of the next.
     public let interval: Duration
+    /// Where a failing run is logged, at `warning`.
     public let logger: Logger
     /// Whether the first run waits one interval (jobs that need the migrated database wait).
     public let waitsFirst: Bool
+    /// One run of the job.
     public let body: @Sendable () async throws -> Void
 
+    /// Creates a job that runs `body` every `interval`.
     public init(
         name: String, every interval: Duration, waitsFirst: Bool = false, logger: Logger,
         _ body: @escaping @Sendable () async throws -> Void

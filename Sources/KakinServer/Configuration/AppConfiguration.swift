@@ -29,8 +29,10 @@ public struct AppConfiguration: Sendable {
     public var secretKey: String
     /// The app-specific shared secret sent to verifyReceipt.
     public var sharedSecret: String?
-    /// Apple's verifyReceipt endpoints (or the sandbox App Store's).
+    /// Apple's verifyReceipt endpoint for production receipts (or the sandbox App Store's).
     public var verifyReceiptProductionURL: URL
+    /// Apple's verifyReceipt endpoint for sandbox receipts (or the sandbox App Store's), where a
+    /// production receipt answered 21007 is sent again.
     public var verifyReceiptSandboxURL: URL
     /// What each product grants; `nil` uses the service's shared grants.
     public var grants: GrantsCatalog?
@@ -44,10 +46,13 @@ public struct AppConfiguration: Sendable {
     /// whose signing certificate has expired since it was signed; `nil` when none is configured.
     public var serverAPI: ServerAPIAccess?
     /// How signing certificates are checked for revocation; `nil` takes each environment's
-    /// default (``RevocationMode/defaultMode(for:)``: `require` for Production, `bestEffort` for
+    /// default (`RevocationMode.defaultMode(for:)`: `require` for Production, `bestEffort` for
     /// Sandbox).
     public var revocation: RevocationMode?
 
+    /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
+    /// hosts, the service's grants and product types, no catalog, no App Store Server API key,
+    /// purchases kept with their first owner, each environment's revocation default.
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: Set<AppStoreEnvironment> = [.production, .sandbox],
         sandboxRoots: [Certificate] = [], publicKey: String, secretKey: String, sharedSecret: String? = nil,

@@ -17,6 +17,7 @@ public struct GrantsCatalog: Hashable, Sendable {
     /// Grants by product ID.
     public var grants: [String: [Grant]]
 
+    /// Creates a catalog from grants by product ID.
     public init(grants: [String: [Grant]] = [:]) {
         self.grants = grants
     }

@@ -33,6 +33,8 @@ public struct KakinServerHTTP: Sendable {
     /// Counts wrong keys and makes their addresses wait.
     public let signInThrottle: SignInThrottle
 
+    /// Creates the API over `service`. Without a `signInThrottle`, one of its own counts wrong keys
+    /// in the same ledger.
     public init(
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,

@@ -7,6 +7,8 @@ import FoundationNetworking
 /// Makes one HTTP request and returns the status and body. Injected into the jobs, so tests can
 /// answer for the network.
 public protocol HTTPExchange: Sendable {
+    /// Sends one request and returns the response's status and body, whatever the status; throws
+    /// only when no response came (no connection, a timeout).
     func send(
         method: String, url: URL, headers: [String: String], body: Data?
     ) async throws -> (status: Int, body: Data)
@@ -14,8 +16,10 @@ public protocol HTTPExchange: Sendable {
 
 /// `HTTPExchange` over `URLSession`.
 public struct URLSessionExchange: HTTPExchange {
+    /// How long a request may take, in seconds, before it fails.
     public let timeout: TimeInterval
 
+    /// Creates an exchange whose requests fail after `timeout` seconds.
     public init(timeout: TimeInterval = 30) {
         self.timeout = timeout
     }

@@ -17,6 +17,7 @@ public struct ServerAPIAccess: Sendable {
     /// The key itself (the `.p8` file).
     public var privateKey: P256.Signing.PrivateKey
 
+    /// Creates access to the API with one host for each environment.
     public init(
         productionURL: URL = AppleEndpoints.serverAPIProduction, sandboxURL: URL = AppleEndpoints.serverAPISandbox,
         keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey
@@ -46,17 +47,24 @@ public struct ServerAPIAccess: Sendable {
 public struct Reconciler: Sendable {
     /// What one run did.
     public struct Report: Codable, Hashable, Sendable {
+        /// Purchases whose history was asked for: one per original transaction the ledger knows.
         public var customersExamined: Int = 0
+        /// Signed transactions Apple returned that verified.
         public var transactionsSeen: Int = 0
+        /// Transactions the ledger did not have before.
         public var transactionsRecorded: Int = 0
+        /// Transactions found refunded or revoked that the ledger had not yet revoked.
         public var transactionsRevoked: Int = 0
     }
 
+    /// The service whose ledger is reconciled and through which transactions are recorded.
     public let service: PurchaseService
     /// API access by bundle ID, over what the apps' configurations say.
     public let access: [String: ServerAPIAccess]
+    /// Carries the requests to the App Store Server API.
     public let exchange: any HTTPExchange
 
+    /// Creates a reconciler over `service`.
     public init(
         service: PurchaseService, access: [String: ServerAPIAccess] = [:],
         exchange: any HTTPExchange = URLSessionExchange()

@@ -3,9 +3,12 @@ public import Foundation
 
 /// Where ledger events are posted, and the secret that signs them.
 public struct WebhookEndpoint: Codable, Hashable, Sendable {
+    /// Where the events are posted.
     public var url: URL
+    /// The key of the HMAC-SHA256 in each post's `X-Kakin-Signature`, shared with the receiver.
     public var secret: String
 
+    /// Creates an endpoint from its URL and secret.
     public init(url: URL, secret: String) {
         self.url = url
         self.secret = secret
@@ -24,9 +27,13 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 ///
 /// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 public struct WebhookDispatcher: Sendable {
+    /// The ledger whose outbox holds the events.
     public let store: any LedgerStore
+    /// Where every event is posted.
     public let endpoints: [WebhookEndpoint]
+    /// Carries the posts.
     public let exchange: any HTTPExchange
+    /// The clock of leases, retries and signatures.
     public let now: @Sendable () -> Date
     /// Delay before the next attempt after a failure.
     public let retryDelay: TimeInterval
@@ -37,6 +44,7 @@ public struct WebhookDispatcher: Sendable {
     /// out of order; each carries its `id` (increasing as events are written) and `createdAt`.
     public let concurrency: Int
 
+    /// Creates a dispatcher; each value defaults to the one described on its property.
     public init(
         store: any LedgerStore, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
         retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300, concurrency: Int = 8,

@@ -9,6 +9,8 @@ public import KakinWire
 /// same entitlement, the active one with the latest expiry wins; otherwise the latest one is shown
 /// as inactive, so the app can say "expired" or "refunded".
 public enum EntitlementRules {
+    /// The entitlements `transactions` give at `date` under `grants`, one per identifier, sorted by
+    /// identifier.
     public static func entitlements(
         transactions: [RecordedTransaction], grants: GrantsCatalog, at date: Date
     ) -> [Entitlement] {

@@ -2,12 +2,16 @@ public import Foundation
 
 /// A customer found by the dashboard's search: who, in which app, how many transactions.
 public struct CustomerMatch: Hashable, Sendable {
+    /// The app the customer uses.
     public var bundleID: String
+    /// The customer's ID, as the app knows them.
     public var appUserID: String
+    /// How many transactions the ledger holds for the customer in this app.
     public var transactionCount: Int
     /// The purchase date of the customer's newest transaction.
     public var lastPurchaseDate: Date
 
+    /// Creates a match from its parts.
     public init(bundleID: String, appUserID: String, transactionCount: Int, lastPurchaseDate: Date) {
         self.bundleID = bundleID
         self.appUserID = appUserID
@@ -18,17 +22,24 @@ public struct CustomerMatch: Hashable, Sendable {
 
 /// An App Store Server Notification the server recorded, with what became of its transaction.
 public struct ReceivedNotification: Hashable, Sendable {
+    /// Apple's `notificationUUID`, which identifies the notification across Apple's retries.
     public var notificationUUID: String
+    /// Its `notificationType` (`DID_RENEW`, `REFUND`, …).
     public var type: String
+    /// Its `subtype`, when it has one.
     public var subtype: String?
+    /// The app it is about.
     public var bundleID: String
+    /// The transaction it carried; `nil` for a notification without one (`TEST`, a summary).
     public var transactionID: String?
+    /// When the server received it.
     public var receivedAt: Date
     /// The customer who owns the notification's transaction, when known.
     public var appUserID: String?
     /// When the notification's transaction was refunded or revoked, if it was.
     public var transactionRevocationDate: Date?
 
+    /// Creates a notification's row from its parts.
     public init(
         notificationUUID: String, type: String, subtype: String?, bundleID: String, transactionID: String?,
         receivedAt: Date, appUserID: String?, transactionRevocationDate: Date?
@@ -46,19 +57,28 @@ public struct ReceivedNotification: Hashable, Sendable {
 
 /// An outbox event and where its delivery to one webhook endpoint stands.
 public struct WebhookDelivery: Hashable, Sendable {
+    /// The event's ID in the outbox, increasing as events are written.
     public var eventID: Int64
+    /// The event's type (`transaction.recorded`, `transaction.revoked`, …).
     public var type: String
+    /// The app the event is about.
     public var bundleID: String
+    /// The customer the event is about, when there is one.
     public var appUserID: String?
+    /// When the event was written.
     public var createdAt: Date
     /// The endpoint, or `nil` when no attempt was made yet.
     public var endpoint: String?
+    /// How many times it was posted to the endpoint.
     public var attempts: Int
+    /// When it was last posted; `nil` before the first attempt.
     public var lastAttemptAt: Date?
+    /// When the endpoint accepted it; `nil` until then.
     public var deliveredAt: Date?
     /// When the next attempt is due; `nil` once delivered or given up.
     public var nextAttemptAt: Date?
 
+    /// Creates a delivery's row from its parts.
     public init(
         eventID: Int64, type: String, bundleID: String, appUserID: String?, createdAt: Date, endpoint: String?,
         attempts: Int, lastAttemptAt: Date?, deliveredAt: Date?, nextAttemptAt: Date?
@@ -78,15 +98,22 @@ public struct WebhookDelivery: Hashable, Sendable {
 
 /// One reconciliation run of one app, as recorded when it ended.
 public struct ReconciliationRun: Hashable, Sendable {
+    /// The app reconciled.
     public var bundleID: String
+    /// When the run started.
     public var startedAt: Date
+    /// When it ended, completed or not.
     public var finishedAt: Date
+    /// Signed transactions Apple returned that verified (``Reconciler/Report/transactionsSeen``).
     public var transactionsSeen: Int
+    /// Transactions the ledger did not have before.
     public var transactionsRecorded: Int
+    /// Transactions found refunded or revoked that the ledger had not yet revoked.
     public var transactionsRevoked: Int
     /// Why the run stopped early, or `nil` when it completed.
     public var failure: String?
 
+    /// Creates a run's record from its parts.
     public init(
         bundleID: String, startedAt: Date, finishedAt: Date, transactionsSeen: Int, transactionsRecorded: Int,
         transactionsRevoked: Int, failure: String?

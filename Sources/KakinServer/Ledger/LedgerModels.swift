@@ -16,27 +16,41 @@ public enum TransactionSource: String, Codable, Hashable, Sendable {
 
 /// A verified App Store transaction as the ledger keeps it: one row per `transactionId`.
 public struct RecordedTransaction: Codable, Hashable, Sendable {
+    /// Apple's `transactionId`: this purchase, renewal or restore.
     public var transactionID: String
+    /// Apple's `originalTransactionId`: the first purchase, shared by its renewals and restores.
     public var originalTransactionID: String
+    /// The app it was bought in.
     public var bundleID: String
     /// The app's own user ID; `nil` until someone who knows the customer (the app, or an earlier
     /// transaction of the same purchase) says who it is.
     public var appUserID: String?
+    /// The product bought.
     public var productID: String
+    /// The product's type, which decides how long it gives access (see ``EntitlementRules``).
     public var productType: ProductType
+    /// How many units were bought (consumables; 1 otherwise).
     public var quantity: Int
+    /// When the App Store charged for it.
     public var purchaseDate: Date
+    /// When the period it pays for ends (subscriptions); `nil` for products that do not expire.
     public var expiresDate: Date?
+    /// When Apple refunded or revoked it; `nil` while it stands.
     public var revocationDate: Date?
+    /// Why it was refunded, when it was.
     public var revocationReason: RevocationReason?
+    /// The environment that signed it: Production or Sandbox.
     public var environment: AppStoreEnvironment
+    /// The UUID the app attached to the purchase, when it did.
     public var appAccountToken: String?
     /// The JWS it was verified from, kept as evidence (`nil` for receipt-derived rows).
     public var signedTransaction: String?
+    /// How the server first learned of it.
     public var source: TransactionSource
     /// When the server first recorded it.
     public var recordedAt: Date
 
+    /// Creates a recorded transaction from its parts.
     public init(
         transactionID: String, originalTransactionID: String, bundleID: String, appUserID: String? = nil,
         productID: String, productType: ProductType, quantity: Int = 1, purchaseDate: Date, expiresDate: Date? = nil,
@@ -82,6 +96,7 @@ public enum ClawbackPolicy: String, Codable, Hashable, Sendable {
 
 /// One line of the append-only ledger.
 public struct LedgerEntry: Codable, Hashable, Sendable {
+    /// What a ledger line does to a balance.
     public enum Kind: String, Codable, Hashable, Sendable {
         /// Currency credited for a purchase.
         case credit
@@ -91,19 +106,26 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
         case clawback
     }
 
+    /// What the line does: a credit, a spend or a clawback.
     public var kind: Kind
+    /// The app whose currency it is.
     public var bundleID: String
+    /// The customer whose balance changes.
     public var appUserID: String
+    /// The currency's name, as the grants file spells it (`points`).
     public var currency: String
     /// Signed: positive for credits, negative for spends and clawbacks.
     public var amount: Int64
+    /// The transaction that credited or lost the currency; `nil` for a spend.
     public var transactionID: String?
     /// Unique across the ledger: the same operation is never applied twice.
     public var idempotencyKey: String
     /// For clawbacks under `clampAtZero`: what could not be taken back.
     public var shortfall: Int64
+    /// When the line was written.
     public var createdAt: Date
 
+    /// Creates a ledger line from its parts.
     public init(
         kind: Kind, bundleID: String, appUserID: String, currency: String, amount: Int64, transactionID: String?,
         idempotencyKey: String, shortfall: Int64 = 0, createdAt: Date
@@ -122,8 +144,11 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
 
 /// A customer as the server sees them.
 public struct CustomerState: Codable, Hashable, Sendable {
+    /// The app.
     public var bundleID: String
+    /// The customer's ID, as the app knows them.
     public var appUserID: String
+    /// What the customer has access to now, and what lapsed or was refunded.
     public var entitlements: [Entitlement]
     /// Balances by currency.
     public var balances: [String: Int64]
@@ -132,6 +157,7 @@ public struct CustomerState: Codable, Hashable, Sendable {
     /// The ledger lines, oldest first.
     public var ledger: [LedgerEntry]
 
+    /// Creates a customer's state from its parts.
     public init(
         bundleID: String, appUserID: String, entitlements: [Entitlement], balances: [String: Int64],
         transactions: [RecordedTransaction], ledger: [LedgerEntry]
@@ -176,15 +202,20 @@ public enum SpendOutcome: Hashable, Sendable {
 
 /// An event for the webhooks outbox.
 public struct LedgerEvent: Codable, Hashable, Sendable {
+    /// The event's ID, increasing as events are written; receivers deduplicate by it.
     public var id: Int64
     /// `transaction.recorded`, `entitlement.granted`, `transaction.revoked`, `balance.spent`, …
     public var type: String
+    /// The app the event is about.
     public var bundleID: String
+    /// The customer the event is about, when there is one.
     public var appUserID: String?
     /// The event's JSON body.
     public var payload: Data
+    /// When the event was written.
     public var createdAt: Date
 
+    /// Creates an event from its parts.
     public init(id: Int64, type: String, bundleID: String, appUserID: String?, payload: Data, createdAt: Date) {
         self.id = id
         self.type = type
@@ -197,14 +228,20 @@ public struct LedgerEvent: Codable, Hashable, Sendable {
 
 /// A hosted content package uploaded by an admin.
 public struct ContentPackage: Codable, Hashable, Sendable {
+    /// The app that serves it.
     public var bundleID: String
+    /// The product whose purchase gives access to it.
     public var productID: String
+    /// The version name given at upload; customers download the latest one.
     public var version: String
     /// Lowercase hex SHA-256 of the bytes.
     public var sha256: String
+    /// The package's size in bytes.
     public var size: Int64
+    /// When it was uploaded.
     public var uploadedAt: Date
 
+    /// Creates a package's record from its parts.
     public init(bundleID: String, productID: String, version: String, sha256: String, size: Int64, uploadedAt: Date) {
         self.bundleID = bundleID
         self.productID = productID
@@ -217,7 +254,9 @@ public struct ContentPackage: Codable, Hashable, Sendable {
 
 /// A bounded view of a customer, what answers are made of (see ``LedgerStore/customerSummary(bundleID:appUserID:recent:)``).
 public struct CustomerSummary: Hashable, Sendable {
+    /// The app.
     public var bundleID: String
+    /// The customer's ID, as the app knows them.
     public var appUserID: String
     /// Balances by currency.
     public var balances: [String: Int64]
@@ -228,6 +267,7 @@ public struct CustomerSummary: Hashable, Sendable {
     /// How many transactions the customer has in all.
     public var transactionCount: Int
 
+    /// Creates a summary from its parts.
     public init(
         bundleID: String, appUserID: String, balances: [String: Int64], accessTransactions: [RecordedTransaction],
         recentTransactions: [RecordedTransaction], transactionCount: Int
@@ -243,9 +283,12 @@ public struct CustomerSummary: Hashable, Sendable {
 
 /// Where a page of transactions ends: the last row's purchase date and transaction ID.
 public struct TransactionCursor: Hashable, Sendable {
+    /// The purchase date of the last row of the page.
     public var purchaseDate: Date
+    /// The transaction ID of the last row, which orders rows with the same purchase date.
     public var transactionID: String
 
+    /// Creates a cursor from its parts.
     public init(purchaseDate: Date, transactionID: String) {
         self.purchaseDate = purchaseDate
         self.transactionID = transactionID

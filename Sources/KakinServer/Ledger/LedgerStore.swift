@@ -192,6 +192,7 @@ public struct SignedDigest: Hashable, Sendable {
     /// The 32 bytes.
     public let bytes: Data
 
+    /// The digest of `jws`'s UTF-8 bytes.
     public init(_ jws: String) {
         var text = jws
         bytes = text.withUTF8 { Data(SHA256.hash(data: $0)) }
@@ -200,11 +201,16 @@ public struct SignedDigest: Hashable, Sendable {
 
 /// What the ledger knows of a transaction stored with given signed bytes.
 public struct KnownSignedTransaction: Hashable, Sendable {
+    /// The transaction's ID.
     public var transactionID: String
+    /// The app it was recorded for.
     public var bundleID: String
+    /// The environment that signed it.
     public var environment: AppStoreEnvironment
+    /// Its owner, when the ledger knows them.
     public var appUserID: String?
 
+    /// Creates the record from its parts.
     public init(transactionID: String, bundleID: String, environment: AppStoreEnvironment, appUserID: String?) {
         self.transactionID = transactionID
         self.bundleID = bundleID

@@ -20,6 +20,7 @@ public struct LineLogHandler<Format: LogLineFormat>: LogHandler {
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
 
+    /// Creates the handler of the logger named `label`, as `LoggingSystem.bootstrap` asks for one.
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.metadataProvider = metadataProvider

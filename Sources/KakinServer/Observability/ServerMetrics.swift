@@ -26,6 +26,7 @@ public final class ServerMetrics: Sendable {
     /// The swift-metrics factory writing into ``registry``.
     public let factory: PrometheusMetricsFactory
 
+    /// Creates the metrics on `registry`, with latency buckets from half a millisecond to ten seconds.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)

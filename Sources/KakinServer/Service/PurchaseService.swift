@@ -11,16 +11,21 @@ public import Logging
 /// the certificate chain of Apple's signing leaf is checked once (and, with revocation checks,
 /// again when its OCSP answers run out) and then served from the cache.
 public struct PurchaseService: Sendable {
+    /// The ledger: transactions, balances, events and content.
     public let store: any LedgerStore
+    /// The apps served, by bundle ID.
     public let apps: [String: AppConfiguration]
     /// Grants for apps that have none of their own.
     public let grants: GrantsCatalog
     /// Product types by ID (from the `.storekit` catalog), for apps that have none of their own.
     public let productTypes: [String: ProductType]
+    /// How currency is taken back when a consumable purchase is refunded after some was spent.
     public let clawbackPolicy: ClawbackPolicy
+    /// Sends app receipts to verifyReceipt, for the legacy flow.
     public let verifyReceiptClient: any VerifyReceiptClient
     /// Calls the App Store Server API to fetch again a transaction whose signing leaf has expired.
     public let exchange: any HTTPExchange
+    /// The clock of the ledger and of the verifiers.
     public let now: @Sendable () -> Date
     /// Counts ledger events; `nil` counts nothing.
     public let metrics: ServerMetrics?
@@ -34,6 +39,8 @@ public struct PurchaseService: Sendable {
         var environment: AppStoreEnvironment
     }
 
+    /// Creates the service and builds the verifier of each app and accepted environment, with its
+    /// revocation check (through `ocspTransport`). When two apps share a bundle ID, the first is kept.
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],

@@ -13,8 +13,10 @@ public protocol VerifyReceiptClient: Sendable {
 
 /// verifyReceipt over HTTP with `URLSession`.
 public struct URLSessionVerifyReceiptClient: VerifyReceiptClient {
+    /// How long a request may take, in seconds, before it fails.
     public let timeout: TimeInterval
 
+    /// Creates a client whose requests fail after `timeout` seconds.
     public init(timeout: TimeInterval = 30) {
         self.timeout = timeout
     }

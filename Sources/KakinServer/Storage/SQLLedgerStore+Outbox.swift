@@ -222,6 +222,7 @@ extension SQLLedgerStore {
 
 /// One attempt to deliver an event to an endpoint.
 public struct DeliveryAttempt: Hashable, Sendable {
+    /// The event attempted.
     public var eventID: Int64
     /// Whether the endpoint accepted it (a 2xx answer).
     public var delivered: Bool
@@ -230,6 +231,7 @@ public struct DeliveryAttempt: Hashable, Sendable {
     /// When to try again after a failure; `nil` gives up.
     public var retryAt: Date?
 
+    /// Creates an attempt's record from its parts.
     public init(eventID: Int64, delivered: Bool, at date: Date, retryAt: Date?) {
         self.eventID = eventID
         self.delivered = delivered

@@ -16,7 +16,7 @@ import SQLiteKit
 ///
 /// So any number of stores, in one process or many, can share a database.
 ///
-/// The `database` must give each ``SQLDatabase/withSession(_:)`` closure a connection of its own
+/// The `database` must give each `SQLDatabase.withSession(_:)` closure a connection of its own
 /// (the SQLite store made by ``sqlite(path:connections:busyTimeout:)`` has its own engine, and so do SQLKit's pooled
 /// PostgreSQL databases): a transaction's statements must not mix with another's.
 ///

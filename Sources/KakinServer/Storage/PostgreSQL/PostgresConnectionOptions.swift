@@ -26,11 +26,17 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
         case require
     }
 
+    /// The server's host name or address.
     public var host: String
+    /// The server's TCP port; 5432 when the URL names none.
     public var port: Int
+    /// The user to connect as.
     public var username: String
+    /// The user's password; `nil` when the server asks for none.
     public var password: String?
+    /// The database to use; `nil` takes the user's default (a database named like the user).
     public var database: String?
+    /// Whether connections use TLS; `prefer` unless the URL's `sslmode` says otherwise.
     public var tls: TLSMode
     /// A PEM file of the certificate authority that signed the server's certificate.
     public var caFile: String?

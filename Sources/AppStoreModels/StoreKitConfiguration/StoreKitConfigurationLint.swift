@@ -27,7 +27,9 @@ public struct StoreKitConfigurationLint: Sendable {
 
     /// How serious a problem is: an error blocks registration, a warning is a likely mistake.
     public enum Severity: String, Hashable, Sendable {
+        /// The catalog cannot be registered as it is.
         case error
+        /// Probably a mistake, but the catalog works.
         case warning
     }
 

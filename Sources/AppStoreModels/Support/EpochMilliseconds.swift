@@ -12,8 +12,10 @@ public import Foundation
 /// is left out when encoding.
 @propertyWrapper
 public struct EpochMilliseconds: Codable, Hashable, Sendable {
+    /// The date; `nil` when the key was missing or `null`.
     public var wrappedValue: Date?
 
+    /// Wraps a date.
     public init(wrappedValue: Date?) {
         self.wrappedValue = wrappedValue
     }

@@ -13,9 +13,13 @@ public protocol FlatJSONDecodable: Decodable {
 
 /// One value of a flat JSON object.
 public enum FlatJSONValue: Sendable, Hashable {
+    /// A string, which had no escapes.
     case string(String)
+    /// An integer, which had no fraction or exponent.
     case integer(Int64)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
 }
 
@@ -26,6 +30,7 @@ public struct FlatJSONScanner: ~Copyable {
     private var opened = false
     private var finished = false
 
+    /// Creates a scanner over the JSON text in `bytes`, which must stay valid while it is used.
     public init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }

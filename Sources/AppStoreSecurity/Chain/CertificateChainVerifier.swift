@@ -120,6 +120,8 @@ public struct AppStoreChainPolicy: VerifierPolicy, Sendable {
     /// Whether the marker extensions are required.
     public let requiresMarkerOIDs: Bool
 
+    /// Creates the policy; without `requiresMarkerOIDs` it checks only the chain's length and the
+    /// intermediate's right to sign certificates.
     public init(requiresMarkerOIDs: Bool = true) {
         self.requiresMarkerOIDs = requiresMarkerOIDs
     }

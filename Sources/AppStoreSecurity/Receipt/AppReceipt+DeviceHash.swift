@@ -21,12 +21,12 @@ extension AppReceipt {
         return Data(hasher.finalize())
     }
 
-    /// Sets ``sha1Hash`` for the device with `deviceIdentifier`, as the store does when it issues a receipt.
+    /// Sets `sha1Hash` for the device with `deviceIdentifier`, as the store does when it issues a receipt.
     public mutating func setDeviceHash(for deviceIdentifier: some DataProtocol) {
         sha1Hash = deviceHash(for: deviceIdentifier)
     }
 
-    /// Checks that ``sha1Hash`` belongs to the device with `deviceIdentifier`.
+    /// Checks that `sha1Hash` belongs to the device with `deviceIdentifier`.
     ///
     /// - Throws: ``AppStoreSecurityError/Code/deviceHashMismatch`` when it does not.
     public func verifyDeviceHash(for deviceIdentifier: some DataProtocol) throws(AppStoreSecurityError) {

@@ -3,11 +3,11 @@ import Foundation
 import SwiftASN1
 public import X509
 
-/// An app receipt as it arrives: a PKCS#7 SignedData around the ``AppReceipt`` payload, parsed
+/// An app receipt as it arrives: a PKCS#7 SignedData around the `AppReceipt` payload, parsed
 /// but not yet trusted.
 ///
 /// Parsing accepts the BER Apple and Xcode write and the DER Kakin writes, as bytes or base64
-/// text. Nothing here is trusted until ``verify(roots:at:trustsXcodeSigning:bundleID:environment:deviceIdentifier:now:)``
+/// text. Nothing here is trusted until ``verify(roots:at:trustsXcodeSigning:bundleID:environment:deviceIdentifier:revocation:now:)``
 /// has checked the signature and the certificates. Every failure to parse is an
 /// ``AppStoreSecurityError`` with code `malformedInput` and a reason saying what was wrong.
 public struct SignedAppReceipt: Sendable {

@@ -14,7 +14,9 @@ public import X509
 /// library (`app-store-server-library`) sends SHA-256. A responder answers in the algorithm it
 /// was asked in.
 public enum OCSPHashAlgorithm: Sendable {
+    /// SHA-1, which RFC 5019's lightweight profile asks for.
     case sha1
+    /// SHA-256, which Apple's Python library uses.
     case sha256
 }
 
@@ -160,11 +162,17 @@ public struct OCSPSingleAnswer: Hashable, Sendable {
 public struct OCSPResponseMessage: Sendable {
     /// `OCSPResponseStatus`. Value 4 is not used by RFC 6960.
     public enum Status: Int, Sendable {
+        /// The response carries answers.
         case successful = 0
+        /// The request could not be parsed.
         case malformedRequest = 1
+        /// The responder failed.
         case internalError = 2
+        /// The responder cannot answer now; the client may ask again.
         case tryLater = 3
+        /// The responder wants signed requests.
         case sigRequired = 5
+        /// The responder will not answer this request: it does not serve this issuer, or this client.
         case unauthorized = 6
     }
 

@@ -223,6 +223,7 @@ public final class RevocationChecker: Sendable {
 
 /// One outcome of a revocation check, for logs and metrics.
 public struct RevocationEvent: Sendable, Hashable {
+    /// How a check ended.
     public enum Outcome: String, Sendable, Hashable {
         /// Verified good answers for the leaf and the intermediate.
         case good
@@ -234,7 +235,9 @@ public struct RevocationEvent: Sendable, Hashable {
         case passedUnchecked
     }
 
+    /// How the check ended.
     public let outcome: Outcome
+    /// The mode the check ran under, which decided what a missing answer meant.
     public let mode: RevocationMode
     /// The leaf's subject, to tell chains apart in a log.
     public let leafSubject: String

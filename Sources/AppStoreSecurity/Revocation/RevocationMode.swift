@@ -49,6 +49,7 @@ public struct URLSessionOCSPTransport: OCSPTransport {
     /// Seconds to wait for a responder before it counts as unavailable.
     public var timeout: TimeInterval
 
+    /// Creates a transport that gives up on a responder after `timeout` seconds.
     public init(timeout: TimeInterval = 5) {
         self.timeout = timeout
     }

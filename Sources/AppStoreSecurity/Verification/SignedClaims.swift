@@ -10,6 +10,8 @@ public import Foundation
 public struct SignedClaims: Decodable, Sendable, SignedPayload {
     /// The kind of payload, recognised by its distinguishing keys.
     public enum Kind: String, Sendable {
+        /// A transaction, a subscription's renewal info, a server notification, an app transaction, or a
+        /// payload with none of their distinguishing keys.
         case transaction, renewalInfo, notification, appTransaction, unknown
     }
 

@@ -57,6 +57,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         /// How many redemptions the code allows in all; unlimited when absent.
         public var maximumRedemptions: Int?
 
+        /// Creates an entry from its parts.
         public init(productID: String, offerID: String, maximumRedemptions: Int? = nil) {
             self.productID = productID
             self.offerID = offerID

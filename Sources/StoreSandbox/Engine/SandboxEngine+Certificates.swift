@@ -16,8 +16,8 @@ extension SandboxEngine {
     public nonisolated var authority: SandboxCertificateAuthority { signer.authority }
 
     /// Revokes the leaf or the intermediate and switches to their replacements (see
-    /// ``SandboxCertificateAuthority/revoking(_:at:)``): from now on everything is signed by the
-    /// new leaf, under the same root, and the responder answers `revoked` for the old
+    /// AppStoreTesting's `SandboxCertificateAuthority.revoking(_:at:)`): from now on everything is
+    /// signed by the new leaf, under the same root, and the responder answers `revoked` for the old
     /// certificates. The rotated authority is written to the authority's directory, if any,
     /// before it is used. Answers the new authority.
     @discardableResult
@@ -80,7 +80,7 @@ extension SandboxEngine {
     }
 
     /// The DER OCSP response to a DER OCSP request, at the real time now (see
-    /// ``SandboxOCSPResponder``).
+    /// AppStoreTesting's `SandboxOCSPResponder`).
     public nonisolated func ocspResponse(to request: [UInt8]) -> [UInt8] {
         authority.responder(validity: ocspValidity).response(to: request, at: realClock())
     }

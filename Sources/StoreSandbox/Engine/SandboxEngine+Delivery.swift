@@ -4,16 +4,22 @@ public import Foundation
 /// A notification the sandbox sent or will send, with every attempt: what the notification history
 /// endpoint and a test notification's status report.
 public struct NotificationRecord: LoggedRecord {
+    /// The notification's `notificationUUID`, the same on every attempt.
     public var notificationUUID: String
+    /// What happened (`SUBSCRIBED`, `DID_RENEW`, `REFUND`, …).
     public var notificationType: NotificationTypeV2
+    /// The detail of what happened, for the types that have one.
     public var subtype: NotificationSubtype?
+    /// The transaction the notification carries.
     public var transactionID: String
     /// The JWS that was (or will be) POSTed as `{"signedPayload": …}`.
     public var signedPayload: String
+    /// Every attempt to post it, oldest first, with its outcome.
     public var attempts: [SendAttemptItem]
     /// When the next attempt is due; `nil` once delivered or given up.
     public var nextAttemptDate: Date?
 
+    /// Creates a record of a notification not yet attempted.
     public init(
         notificationUUID: String, notificationType: NotificationTypeV2, subtype: NotificationSubtype?,
         transactionID: String, signedPayload: String, nextAttemptDate: Date?
@@ -101,8 +107,10 @@ extension SandboxEngine {
 
 /// Delivers notifications over HTTP with `URLSession`: 200–206 is success, as Apple counts it.
 public struct URLSessionNotificationTransport: NotificationTransport {
+    /// How long a post may take, in seconds, before it counts as timed out.
     public let timeout: TimeInterval
 
+    /// Creates a transport whose posts time out after `timeout` seconds.
     public init(timeout: TimeInterval = 30) {
         self.timeout = timeout
     }

@@ -9,6 +9,7 @@ extension SandboxEngine {
 
     /// Which history endpoint: v1 leaves out finished consumables; v2 returns everything.
     public enum HistoryVersion: Sendable {
+        /// Get Transaction History v1 (`/inApps/v1/history`) or v2 (`/inApps/v2/history`).
         case v1, v2
     }
 

@@ -19,6 +19,7 @@ public struct SandboxProductInfo: Hashable, Sendable {
         /// The price per period, in milliunits (0 for a free trial).
         public var priceMilliunits: Int64
 
+        /// Creates an offer from its parts.
         public init(
             identifier: String? = nil, discountType: OfferDiscountType, period: SubscriptionPeriod,
             periodCount: Int = 1,
@@ -51,6 +52,7 @@ public struct SandboxProductInfo: Hashable, Sendable {
         /// The price paid with the offer, in milliunits.
         public var priceMilliunits: Int64
 
+        /// Creates a one-time offer from its parts.
         public init(identifier: String, priceMilliunits: Int64 = 0) {
             self.identifier = identifier
             self.priceMilliunits = priceMilliunits
@@ -84,6 +86,7 @@ public struct SandboxProductInfo: Hashable, Sendable {
     /// Whether the product is for sale in this storefront.
     public var isAvailable: Bool
 
+    /// Creates a product from its parts; without offers, and for sale.
     public init(
         id: String, type: ProductType, priceMilliunits: Int64, currency: String, subscriptionGroupID: String? = nil,
         groupLevel: Int? = nil, period: SubscriptionPeriod? = nil, introductoryOffer: Offer? = nil,

@@ -19,6 +19,7 @@ public struct SandboxOfferCode: Codable, Hashable, Sendable {
     /// The testers who redeemed it, in order.
     public var redeemedBy: [String]
 
+    /// Creates an offer code from its parts, not yet redeemed by default.
     public init(
         code: String, productID: String, offerID: String, maximumRedemptions: Int? = nil, redeemedBy: [String] = []
     ) {

@@ -13,14 +13,19 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
         case billingRetry
     }
 
+    /// The original transaction ID shared by every period of the subscription.
     public var originalTransactionID: String
+    /// The tester who subscribed.
     public var testerID: String
+    /// The subscription group: a customer has one subscription per group.
     public var subscriptionGroupID: String
     /// The product of the current period.
     public var productID: String
     /// The product the next period renews to (differs after a downgrade or crossgrade).
     public var autoRenewProductID: String
+    /// Whether the subscription renews at the end of its period; turning it off expires it then.
     public var autoRenewEnabled: Bool
+    /// Whether the last renewal was paid, or the subscription is in grace period or billing retry.
     public var billingState: BillingState
     /// When the grace period ends, while in it.
     public var gracePeriodExpiresDate: Date?
@@ -59,6 +64,8 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
         /// When the increase was announced.
         public var announcedDate: Date
 
+        /// Creates the state of a new subscription: renewing, billed normally, without offer periods
+        /// or price increase.
         public init(
             productID: String, priceMilliunits: Int64, requiresConsent: Bool, consented: Bool, announcedDate: Date
         ) {
@@ -73,6 +80,7 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     /// The kind of offer the remaining offer periods use.
     var currentOfferType: OfferType { offerType ?? (offerIdentifier == nil ? .introductory : .promotional) }
 
+    /// Creates an announcement from its parts.
     public init(
         originalTransactionID: String, testerID: String, subscriptionGroupID: String, productID: String,
         startDate: Date
@@ -95,15 +103,22 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
 public struct PendingPurchase: Codable, Hashable, Sendable, Identifiable {
     /// Why the purchase waits.
     public enum Reason: String, Codable, Hashable, Sendable {
+        /// Ask to buy: a parent must approve or decline.
         case askToBuy
+        /// An interrupted purchase: the tester must complete it (a sign-in or terms to accept).
         case interrupted
     }
 
+    /// The pending purchase's ID, which approving or declining names.
     public var id: String
+    /// Why it waits.
     public var reason: Reason
+    /// The payment as it was asked for, carried out as it is when approved.
     public var request: PurchaseRequest
+    /// When it was asked for, on the sandbox's clock.
     public var createdAt: Date
 
+    /// Creates a pending purchase from its parts.
     public init(id: String, reason: Reason, request: PurchaseRequest, createdAt: Date) {
         self.id = id
         self.reason = reason
@@ -114,7 +129,9 @@ public struct PendingPurchase: Codable, Hashable, Sendable, Identifiable {
 
 /// A payment as the device adds it to the queue.
 public struct PurchaseRequest: Codable, Hashable, Sendable {
+    /// The tester who buys.
     public var testerID: String
+    /// The product bought.
     public var productID: String
     /// Consumables only; at least 1.
     public var quantity: Int
@@ -129,6 +146,7 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     /// A win-back offer to apply (StoreKit 2's `.winBackOffer(_:)` purchase option).
     public var winBackOfferID: String?
 
+    /// Creates a request; one unit, without token, offer or ask to buy unless given.
     public init(
         testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
         applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil,
@@ -157,17 +175,21 @@ public enum PurchaseOutcome: Hashable, Sendable {
 
 /// Something the App Store tells the developer's server about: one Notification V2.
 public struct SandboxEvent: LoggedRecord {
+    /// What happened (`SUBSCRIBED`, `DID_RENEW`, `REFUND`, …).
     public var notificationType: NotificationTypeV2
+    /// The detail of what happened, for the types that have one.
     public var subtype: NotificationSubtype?
     /// The transaction the notification carries; empty for notifications about no transaction
     /// (`RESCIND_CONSENT`, the `RENEWAL_EXTENSION` summary).
     public var transactionID: String
     /// The customer; empty for the `RENEWAL_EXTENSION` summary.
     public var testerID: String
+    /// When it happened, on the sandbox's clock.
     public var date: Date
     /// The outcome of a mass renewal date extension, for `RENEWAL_EXTENSION` / `SUMMARY`.
     public var summary: Summary?
 
+    /// Creates an event from its parts.
     public init(
         notificationType: NotificationTypeV2, subtype: NotificationSubtype? = nil, transactionID: String,
         testerID: String, date: Date, summary: Summary? = nil
@@ -196,6 +218,8 @@ public struct SandboxSettings: Codable, Hashable, Sendable {
     /// Where App Store Server Notifications V2 are POSTed; `nil` keeps them queued.
     public var notificationURL: URL?
 
+    /// Creates settings; by default purchases succeed, nobody asks to buy, the grace period is 16
+    /// days and notifications stay queued.
     public init(
         failPurchasesWith: StoreKitErrorCode? = nil, askToBuy: Bool = false, gracePeriodDays: Int = 16,
         notificationURL: URL? = nil

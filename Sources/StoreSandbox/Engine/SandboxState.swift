@@ -47,25 +47,34 @@ public struct SandboxState: Codable, Hashable, Sendable {
 
     /// One entry of the update stream.
     public struct TransactionUpdate: LoggedRecord {
+        /// The entry's number, increasing across the sandbox: a device asks for the updates after the
+        /// last one it saw.
         public var sequence: Int
+        /// The transaction that is new or changed.
         public var transactionID: String
+        /// The tester whose devices are told.
         public var testerID: String
 
+        /// Creates an entry from its parts.
         public init(sequence: Int, transactionID: String, testerID: String) {
             self.sequence = sequence
             self.transactionID = transactionID
             self.testerID = testerID
         }
 
+        /// Updates are kept in order only.
         public var recordKey: String? { nil }
         public var recordGroups: [RecordGroup] { [.tester(testerID)] }
     }
 
     /// A tester's first download of the app, which the app transaction and receipt describe.
     public struct AppDownload: Codable, Hashable, Sendable {
+        /// The app transaction's ID (`appTransactionId`), the same for every download of the app by the tester.
         public var appTransactionID: String
+        /// When the tester first downloaded the app.
         public var originalPurchaseDate: Date
 
+        /// Creates a download's record from its parts.
         public init(appTransactionID: String, originalPurchaseDate: Date) {
             self.appTransactionID = appTransactionID
             self.originalPurchaseDate = originalPurchaseDate

@@ -10,6 +10,7 @@ public struct HostedContentStore: Sendable {
     /// Where real packages are looked up; `nil` uses stand-ins only.
     public let directory: URL?
 
+    /// Creates a store that looks for `<productID>.zip` in `directory`, or hosts stand-ins only.
     public init(directory: URL? = nil) {
         self.directory = directory
     }

@@ -15,6 +15,8 @@ public struct SandboxService: Sendable {
         /// Keys accepted for App Store Server API bearer tokens.
         public var apiKeys: [AppStoreServerAPITokenVerifier.Key]
 
+        /// Creates settings from their parts; by default any `verifyReceipt` password is accepted,
+        /// and no App Store Server API token (no key is registered).
         public init(sharedSecret: String? = nil, apiKeys: [AppStoreServerAPITokenVerifier.Key] = []) {
             self.sharedSecret = sharedSecret
             self.apiKeys = apiKeys
@@ -32,6 +34,8 @@ public struct SandboxService: Sendable {
     /// Checks App Store Server API bearer tokens against ``Configuration/apiKeys``; made once.
     let tokenVerifier: AppStoreServerAPITokenVerifier
 
+    /// Creates the service; nothing listens until its ``application(host:port:)`` runs, or its
+    /// ``router()`` is served.
     public init(
         engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
         content: HostedContentStore = HostedContentStore()

@@ -18,21 +18,27 @@ public struct SandboxStateChanges: Sendable {
 
     /// A row's key.
     public enum RowKey: Hashable, Sendable {
+        /// The ordinal of a log's record.
         case ordinal(Int64)
+        /// The key of a map's record.
         case name(String)
     }
 
     /// One row to write: its new body, or `nil` to delete it.
     public struct Row: Sendable {
+        /// Which row.
         public let key: RowKey
+        /// The record as JSON; `nil` deletes the row.
         public let body: Data?
     }
 
     /// The changes of one collection.
     public struct Table: Sendable {
+        /// The collection's table, one of ``SandboxStateChanges/tableLayout``'s names.
         public let name: String
         /// Delete every row of the table before writing ``rows``.
         public let dropsAll: Bool
+        /// The rows to write or delete, in order.
         public let rows: [Row]
     }
 

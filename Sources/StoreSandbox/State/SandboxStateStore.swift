@@ -110,6 +110,7 @@ public struct SandboxStateError: Error, CustomStringConvertible {
     /// Whether trying again later may succeed (the database was busy or could not be reached).
     public let isRetryable: Bool
 
+    /// Creates an error from its parts; by default a failed read that trying again will not fix.
     public init(url: URL, reason: String, isWrite: Bool = false, isRetryable: Bool = false) {
         self.url = url
         self.reason = reason

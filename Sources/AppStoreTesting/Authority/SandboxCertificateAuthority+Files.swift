@@ -7,12 +7,19 @@ extension SandboxCertificateAuthority {
     /// The files an authority is kept in, all PEM (keys as PKCS#8), plus `root.cer` in DER for
     /// tools that want the root the way Apple publishes its own.
     public enum FileName {
+        /// The root certificate, which the verifying side adds to its trusted roots.
         public static let root = "root.pem"
+        /// The same root in DER.
         public static let rootDER = "root.cer"
+        /// The root's private key.
         public static let rootKey = "root-key.pem"
+        /// The intermediate certificate in use.
         public static let intermediate = "intermediate.pem"
+        /// The intermediate's private key.
         public static let intermediateKey = "intermediate-key.pem"
+        /// The signing leaf certificate in use.
         public static let leaf = "leaf.pem"
+        /// The leaf's private key, which signs the JWS and the receipts.
         public static let leafKey = "leaf-key.pem"
         /// The retired certificates, their issuers and revocation dates (JSON).
         public static let retired = "retired.json"

@@ -13,8 +13,11 @@ import NIOCore
 /// Nothing but the sign-in page and the style sheet is served without a session; every form
 /// carries the session's CSRF token, checked before anything is done.
 public struct DashboardRoutes: Sendable {
+    /// The purchase service whose ledger the pages show and whose operations their forms call.
     public let service: PurchaseService
+    /// What the activity page's reconcile button runs against Apple; `nil` when the server has none.
     public let reconciler: Reconciler?
+    /// The sandbox App Store in the same process, for the transaction manager; `nil` hides it.
     public let sandbox: (any SandboxControl)?
     /// The webhook endpoints deliveries are made to, for the activity page.
     public let webhookEndpoints: [String]
@@ -34,6 +37,15 @@ public struct DashboardRoutes: Sendable {
     static let loginCookie = "kakin_login"
     static let maxFormBytes = 64 * 1024
 
+    /// Prepares the dashboard: reads its templates and style sheet, and takes the apps' secret keys
+    /// and the configuration's admin password as what signs in.
+    ///
+    /// - Parameters:
+    ///   - formKey: the key that authenticates sign-in forms; servers sharing one database must share
+    ///     it (``KakinServer/ServerDependencies/addDashboard(sandbox:)`` derives it from the server key).
+    ///   - signInThrottle: the server's throttle, so that the dashboard and the API count wrong
+    ///     secrets together; by default one of its own over the same ledger.
+    /// - Throws: when a template or the style sheet cannot be read, or a template does not parse.
     public init(
         service: PurchaseService, configuration: DashboardConfiguration, reconciler: Reconciler? = nil,
         sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],

@@ -2,7 +2,7 @@ public import Foundation
 public import KakinServer
 
 extension ServerDependencies {
-    /// Adds the operators' dashboard at `/dashboard` to the server ``buildApplication(configuration:dependencies:)``
+    /// Adds the operators' dashboard at `/dashboard` to the server `buildApplication(configuration:dependencies:)`
     /// builds, when its configuration enables it (`dashboard.enabled`, the default). `sandbox` is a
     /// sandbox App Store running in the same process, driven by the dashboard's transaction
     /// manager; `nil` for a server in front of the real App Store.

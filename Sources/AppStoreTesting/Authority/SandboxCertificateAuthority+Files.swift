@@ -82,8 +82,8 @@ extension SandboxCertificateAuthority {
     /// directory without `retired.json` (written before revocation existed) has no retired
     /// certificates.
     ///
-    /// Fails with ``AppStoreSecurityError/Code/malformedInput`` naming the file that is missing or
-    /// unreadable, and with ``AppStoreSecurityError/Code/invalidConfiguration`` when a key does not
+    /// Fails with `AppStoreSecurityError.Code.malformedInput` naming the file that is missing or
+    /// unreadable, and with `AppStoreSecurityError.Code.invalidConfiguration` when a key does not
     /// belong to its certificate.
     public static func load(from directory: URL) throws(AppStoreSecurityError) -> SandboxCertificateAuthority {
         func text(_ name: String) throws(AppStoreSecurityError) -> String {

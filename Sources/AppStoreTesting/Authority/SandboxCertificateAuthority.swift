@@ -27,7 +27,7 @@ public struct SandboxCertificateAuthority: Sendable {
     /// The OCSP responder named in the Authority Information Access extension of the
     /// intermediates and leaves this authority issues (never in the root); `nil` for none.
     ///
-    /// Rotations (``revoking(_:at:)``) issue their new certificates with it.
+    /// Rotations (``revoking(_:at:notValidBefore:)``) issue their new certificates with it.
     public let ocspURL: String?
     /// Intermediates and leaves this authority issued and no longer signs with, oldest first:
     /// revoked ones, and those replaced when the OCSP URL changed. The responder still answers

@@ -9,8 +9,8 @@ import X509
 /// The result is a DER PKCS#7 SignedData: the payload as `pkcs7-data` content, the identity's
 /// certificates (leaf, intermediate, root), and one signer named by issuer and serial number,
 /// with digest SHA-256, signature `ecdsa-with-SHA256` over the payload itself, and no signed
-/// attributes, like Apple's receipts. ``SignedAppReceipt`` parses it back to an equal
-/// ``AppReceipt``, and it verifies against the authority's root.
+/// attributes, like Apple's receipts. AppStoreSecurity's `SignedAppReceipt` parses it back to an
+/// equal `AppReceipt`, and it verifies against the authority's root.
 public struct AppReceiptSigner: Sendable {
     /// The leaf key and the certificates written into every receipt.
     public let identity: SigningIdentity
@@ -23,9 +23,9 @@ public struct AppReceiptSigner: Sendable {
     /// Signs `receipt` and returns the DER bytes.
     ///
     /// - Parameter deviceIdentifier: when given, the receipt's SHA-1 hash is first set for this
-    ///   device (see ``AppReceipt/setDeviceHash(for:)``), as the store does for the device that
+    ///   device (see `AppReceipt.setDeviceHash(for:)`), as the store does for the device that
     ///   asked for the receipt.
-    /// - Throws: ``AppStoreSecurityError/Code/invalidConfiguration`` when the identity has no
+    /// - Throws: `AppStoreSecurityError.Code.invalidConfiguration` when the identity has no
     ///   certificate or cannot sign.
     public func sign(_ receipt: AppReceipt, deviceIdentifier: Data? = nil) throws(AppStoreSecurityError) -> [UInt8] {
         do {

@@ -16,10 +16,10 @@ extension SandboxEngine {
     public nonisolated var authority: SandboxCertificateAuthority { signer.authority }
 
     /// Revokes the leaf or the intermediate and switches to their replacements (see
-    /// AppStoreTesting's `SandboxCertificateAuthority.revoking(_:at:)`): from now on everything is
-    /// signed by the new leaf, under the same root, and the responder answers `revoked` for the old
-    /// certificates. The rotated authority is written to the authority's directory, if any,
-    /// before it is used. Answers the new authority.
+    /// AppStoreTesting's `SandboxCertificateAuthority.revoking(_:at:notValidBefore:)`): from now on
+    /// everything is signed by the new leaf, under the same root, and the responder answers
+    /// `revoked` for the old certificates. The rotated authority is written to the authority's
+    /// directory, if any, before it is used. Answers the new authority.
     @discardableResult
     public func revokeCertificate(
         _ kind: SandboxCertificateAuthority.CertificateKind

@@ -57,7 +57,7 @@ public struct StoreKitBackend: StoreBackend {
     }
 
     /// Buys with `Product.purchase(options:)`, passing the quantity and the app account token.
-    /// Throws ``KakinError/Code/productUnavailable`` when StoreKit does not know the product.
+    /// Throws `KakinError.Code.productUnavailable` when StoreKit does not know the product.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
         guard let product = try await Product.products(for: [productID]).first else {

@@ -7,11 +7,15 @@ import FoundationNetworking
 #endif
 
 /// A `kakin` process started by a test, its output collected as it comes.
+///
+/// Each pipe is read by a thread of its own with blocking reads, not with a `readabilityHandler`:
+/// on Linux, many handlers set up and torn down at once can crash libdispatch's event loop.
 final class RunningProcess: Sendable {
     let process: Process
     private let stdout = TextBuffer()
     private let stderr = TextBuffer()
-    private let pipes: [(FileHandle, TextBuffer)]
+    /// Left by each reader thread at the end of its pipe.
+    private let readers = DispatchGroup()
 
     /// Starts `kakin` with `arguments`; with `prelude`, through `/bin/sh`, which runs the prelude
     /// (`ulimit -Sn 256`, say) and then replaces itself with `kakin`.
@@ -32,16 +36,17 @@ final class RunningProcess: Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         self.process = process
-        pipes = [(out.fileHandleForReading, stdout), (err.fileHandleForReading, stderr)]
-        out.fileHandleForReading.readabilityHandler = { [stdout] handle in
-            let data = handle.availableData
-            stdout.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        err.fileHandleForReading.readabilityHandler = { [stderr] handle in
-            let data = handle.availableData
-            stderr.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        for (handle, buffer) in [(out.fileHandleForReading, stdout), (err.fileHandleForReading, stderr)] {
+            readers.enter()
+            Thread.detachNewThread { [readers] in
+                // `availableData` blocks until there is output, and is empty at the end of the pipe.
+                while case let data = handle.availableData, !data.isEmpty {
+                    buffer.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                }
+                readers.leave()
+            }
+        }
     }
 
     var output: String { stdout.text.withLock { $0 } }
@@ -69,15 +74,10 @@ final class RunningProcess: Sendable {
         return exitStatus()
     }
 
-    /// Waits for the process to end by itself, then collects what it wrote last (the pipes'
-    /// handlers may not have run yet when it exits).
+    /// Waits for the process to end by itself, then for its readers to collect what it wrote last.
     func exitStatus() -> Int32 {
         process.waitUntilExit()
-        for (handle, buffer) in pipes {
-            handle.readabilityHandler = nil
-            let rest = (try? handle.readToEnd()) ?? nil
-            if let rest, !rest.isEmpty { buffer.text.withLock { $0 += String(decoding: rest, as: UTF8.self) } }
-        }
+        _ = readers.wait(timeout: .now() + 30)
         return process.terminationStatus
     }
 }

@@ -1,21 +1,22 @@
 import Foundation
 import KakinServer
 
-/// The dashboard's Mustache templates, resource files of this module (`Resources/Dashboard`).
+/// The dashboard's Mustache templates and style sheet, resource files of this module
+/// (`Resources/Dashboard`).
 enum DashboardResources {
     /// The templates by name (`layout`, `login`, `overview`, …).
     static func templates() throws(ServerError) -> [String: String] {
         var templates: [String: String] = [:]
         for name in ["layout", "login", "overview", "customers", "customer", "activity", "sandbox", "message"] {
-            templates[name] = try ServerResources.text("Dashboard/\(name).mustache", module: "KakinDashboard")
+            templates[name] = try text("\(name).mustache")
         }
         return templates
     }
-}
 
-extension DashboardResources {
     /// The style sheet.
-    static func css() throws(ServerError) -> String {
-        try ServerResources.text("Dashboard/dashboard.css", module: "KakinDashboard")
+    static func css() throws(ServerError) -> String { try text("dashboard.css") }
+
+    private static func text(_ name: String) throws(ServerError) -> String {
+        try ServerResources.text("Dashboard/\(name)", module: "KakinDashboard")
     }
 }

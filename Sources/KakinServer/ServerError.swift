@@ -1,4 +1,5 @@
 public import AppStoreSecurity
+import Hummingbird
 
 /// The one error type of KakinServer: a code, a message, the HTTP status it answers with, and
 /// whether retrying can help.
@@ -125,9 +126,16 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension ServerError {
-    /// The server error for any failure: typed errors keep their meaning, storage errors map to
-    /// their status (a reused key or a changed content version is a conflict, a bad argument a bad
-    /// request, an unreachable database a 503), and anything else is an internal error.
+    /// The codes of the HTTP statuses the framework answers with by itself.
+    private static let codes: [Int: Code] = [
+        400: .invalidRequest, 401: .unauthorized, 404: .notFound, 405: .methodNotAllowed, 413: .payloadTooLarge,
+        415: .invalidRequest,
+    ]
+
+    /// The server error for any failure: typed errors keep their meaning, the framework's HTTP
+    /// errors their status, storage errors map to their status (a reused key or a changed content
+    /// version is a conflict, a bad argument a bad request, an unreachable database a 503), and
+    /// anything else is an internal error.
     public init(_ error: any Error) {
         switch error {
         case let error as ServerError:
@@ -143,6 +151,10 @@ extension ServerError {
             }
         case let error as AppStoreSecurityError:
             self.init(verification: error)
+        case let error as any HTTPResponseError where Self.codes[error.status.code] != nil:
+            // The framework's own answers (no such route, a body too large) keep their status.
+            let message = (error as? HTTPError)?.body ?? error.status.reasonPhrase
+            self.init(Self.codes[error.status.code]!, message)
         default:
             // Errors of the database driver (a lost connection, a locked file) are transient.
             let type = String(reflecting: Swift.type(of: error))

@@ -47,8 +47,9 @@ public actor OfflineEntitlements {
         guard customer.source == .server else { return }
         var changed = document.customers[customer.appUserID] != customer
         document.customers[customer.appUserID] = customer
-        if document.graceStarts?[customer.appUserID].map({ date.timeIntervalSince($0) >= 60 }) ?? true {
-            document.graceStarts = (document.graceStarts ?? [:]).merging([customer.appUserID: date]) { _, new in new }
+        // Restarted at most once a minute, so that a stream of answers does not rewrite the file.
+        if graceStart(of: customer.appUserID).map({ date.timeIntervalSince($0) >= 60 }) ?? true {
+            setGraceStart(date, of: customer.appUserID)
             changed = true
         }
         for entitlement in customer.entitlements {
@@ -78,15 +79,12 @@ public actor OfflineEntitlements {
     public func customer(
         appUserID: String, transactions: [StoreTransaction], at date: Date
     ) -> CustomerInfo {
-        let graceStart: Date
-        if let start = document.graceStarts?[appUserID] {
-            graceStart = start
-        } else {
-            graceStart = date
-            document.graceStarts = (document.graceStarts ?? [:]).merging([appUserID: date]) { old, _ in old }
+        let start = graceStart(of: appUserID) ?? date
+        if graceStart(of: appUserID) == nil {
+            setGraceStart(date, of: appUserID)
             save()
         }
-        let graceEnd = graceStart.addingTimeInterval(gracePeriod)
+        let graceEnd = start.addingTimeInterval(gracePeriod)
         var entitlements: [CustomerInfo.Entitlement] = []
         for transaction in transactions.sorted(by: { $0.purchaseDate > $1.purchaseDate }) {
             guard transaction.productType != .consumable else { continue }
@@ -112,6 +110,15 @@ public actor OfflineEntitlements {
         return CustomerInfo(
             appUserID: appUserID, entitlements: entitlements.sorted { $0.identifier < $1.identifier },
             balances: document.customers[appUserID]?.balances ?? [:], source: .device)
+    }
+
+    /// When `appUserID`'s grace period started, if it did.
+    private func graceStart(of appUserID: String) -> Date? { document.graceStarts?[appUserID] }
+
+    private func setGraceStart(_ date: Date, of appUserID: String) {
+        var starts = document.graceStarts ?? [:]
+        starts[appUserID] = date
+        document.graceStarts = starts
     }
 
     private func save() {

@@ -99,7 +99,7 @@ public func buildApplication(
     let router = http.router()
     let components = ServerComponents(
         configuration: configuration, service: parts.service, reconciler: parts.reconciler, signInThrottle: throttle,
-        serverKey: parts.serverKey, now: dependencies.now, logger: logger, metrics: dependencies.metrics)
+        serverKey: parts.serverKey, now: dependencies.now, logger: logger)
     for add in dependencies.additionalRoutes { try add(router, components) }
     let limiter = ConnectionLimiter(maxConnections: configuration.maxConnections)
     dependencies.metrics.observe(limiter)
@@ -135,8 +135,6 @@ public struct ServerComponents: Sendable {
     public let now: @Sendable () -> Date
     /// The server's logger.
     public let logger: Logger
-    /// The server's metrics.
-    public let metrics: ServerMetrics
 }
 
 /// The pieces of a server, made from its configuration.

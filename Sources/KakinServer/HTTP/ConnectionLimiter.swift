@@ -18,7 +18,7 @@ import Synchronization
 /// the accept itself.
 public final class ConnectionLimiter: Sendable {
     /// The most connections kept open; a new one beyond it closes the longest idle one.
-    public var maxConnections: Int { state.withLock { $0.max ?? Self.defaultMax() } }
+    public var maxConnections: Int { state.withLock { $0.max } ?? Self.defaultMax(reserve: reserve) }
     private let reserve: Int
     private let state: Mutex<State>
 
@@ -93,7 +93,7 @@ public final class ConnectionLimiter: Sendable {
         _ = state.withLock { $0.open.removeValue(forKey: id) }
     }
 
-    static func defaultMax(reserve: Int = 256) -> Int {
+    static func defaultMax(reserve: Int) -> Int {
         let limit = ProcessLimits.openFileLimit.map { Int(clamping: $0) } ?? 4096
         return max(limit - reserve, limit / 2, 16)
     }

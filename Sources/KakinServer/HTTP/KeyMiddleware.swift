@@ -18,31 +18,19 @@ struct KeyMiddleware: RouterMiddleware {
         _ request: Request, context: KakinRequestContext,
         next: @concurrent (Request, KakinRequestContext) async throws -> Response
     ) async throws -> Response {
-        let bearer = request.headers[.authorization].flatMap {
-            $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
-        }
         let header = request.headers[HTTPField.Name(KakinHeader.publishableKey)!].flatMap { $0.isEmpty ? nil : $0 }
-        guard bearer?.isEmpty == false || header != nil else { return try await next(request, context) }
-
-        var keys = PresentedKeys(publishable: [], secret: [], refusal: nil)
-        var onlyPublishable = true
-        var wrong = false
-        for presented in [header, bearer].compactMap({ $0 }) where !presented.isEmpty {
-            var matchedAny = false
-            for app in apps {
-                let isSecret = KakinServerHTTP.constantTimeEquals(presented, app.secretKey)
-                let isPublic = KakinServerHTTP.constantTimeEquals(presented, app.publicKey)
-                if isSecret { onlyPublishable = false }
-                matchedAny = matchedAny || isSecret || isPublic
-                if presented == (header ?? bearer), isSecret || isPublic { keys.publishable.insert(app.bundleID) }
-                if presented == bearer, isSecret { keys.secret.insert(app.bundleID) }
-            }
-            if !matchedAny {
-                wrong = true
-                onlyPublishable = false
-            }
+        let bearer = request.headers[.authorization].flatMap {
+            $0.hasPrefix("Bearer ") && $0.count > 7 ? String($0.dropFirst(7)) : nil
         }
-        if !onlyPublishable {
+        guard header != nil || bearer != nil else { return try await next(request, context) }
+
+        let fromHeader = header.map(apps(matching:))
+        let fromBearer = bearer == header ? fromHeader : bearer.map(apps(matching:))
+        var keys = PresentedKeys(
+            publishable: (fromHeader ?? fromBearer)?.any ?? [], secret: fromBearer?.secret ?? [], refusal: nil)
+        let presented = [fromHeader, fromBearer].compactMap { $0 }
+        // Publishable keys ship inside apps: presenting one guesses nothing, so it is never held up.
+        if !presented.allSatisfy({ $0.secret.isEmpty && !$0.any.isEmpty }) {
             let source = throttle.source(of: request, peer: context.remoteAddress)
             if let learned = throttle.learnedLockedUntil([source]) {
                 // Confirmed with the ledger, where an operator may have cleared the wait.
@@ -50,10 +38,25 @@ struct KeyMiddleware: RouterMiddleware {
                 do { until = try await throttle.lockedUntil([source]) } catch { until = learned }
                 if let until { keys.refusal = throttle.refused([source], kind: .api, until: until) }
             }
-            if wrong, keys.refusal == nil { await throttle.failed([source], kind: .api) }
+            if keys.refusal == nil, presented.contains(where: { $0.any.isEmpty }) {
+                await throttle.failed([source], kind: .api)
+            }
         }
         var context = context
         context.keys = keys
         return try await next(request, context)
+    }
+
+    /// The apps whose secret key `key` is, and those whose secret or publishable key it is,
+    /// compared in constant time with every app's keys.
+    private func apps(matching key: String) -> (secret: Set<String>, any: Set<String>) {
+        var secret: Set<String> = []
+        var any: Set<String> = []
+        for app in apps {
+            let isSecret = KakinServerHTTP.constantTimeEquals(key, app.secretKey)
+            if isSecret { secret.insert(app.bundleID) }
+            if isSecret || KakinServerHTTP.constantTimeEquals(key, app.publicKey) { any.insert(app.bundleID) }
+        }
+        return (secret, any)
     }
 }

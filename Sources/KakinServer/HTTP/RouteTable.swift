@@ -69,7 +69,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
         do { return try await next(request, context) } catch {
-            let failure = Self.serverError(error)
+            let failure = ServerError(error)
             if failure.code == .verificationFailed {
                 metrics.verificationFailure(cause: failure.cause ?? "unknown")
             }
@@ -78,21 +78,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     "internal error", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "unmatched")"])
             }
             return failure.response(allow: nil)
-        }
-    }
-
-    /// The server error for anything thrown: the framework's own HTTP errors (no such route, a
-    /// body too large) keep their status as the matching code.
-    static func serverError(_ error: any Error) -> ServerError {
-        guard !(error is ServerError), let http = error as? any HTTPResponseError else { return ServerError(error) }
-        let message = (error as? HTTPError)?.body ?? "\(http.status.reasonPhrase)"
-        switch http.status {
-        case .notFound: return ServerError(.notFound, message)
-        case .contentTooLarge: return ServerError(.payloadTooLarge, message)
-        case .methodNotAllowed: return ServerError(.methodNotAllowed, message)
-        case .badRequest, .unsupportedMediaType: return ServerError(.invalidRequest, message)
-        case .unauthorized: return ServerError(.unauthorized, message)
-        default: return ServerError(error)
         }
     }
 }

@@ -230,7 +230,7 @@ struct ServerParts {
             verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
-            serverAPI: access, revocation: app.revocation)
+            serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

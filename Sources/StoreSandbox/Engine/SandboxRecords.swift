@@ -145,13 +145,24 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     public var promotionalOfferID: String?
     /// A win-back offer to apply (StoreKit 2's `.winBackOffer(_:)` purchase option).
     public var winBackOfferID: String?
+    /// The promotional offer's signature, which the App Store requires with ``promotionalOfferID``.
+    public var promotionalOfferSignature: PromotionalOfferSignature?
+    /// An introductory-offer eligibility JWS (`.introductoryOfferEligibility(compactJWS:)`): the
+    /// app's server decides whether the introductory offer applies.
+    public var introductoryOfferEligibilityJWS: String?
+    /// What a verified ``introductoryOfferEligibilityJWS`` decided, set by the engine when it
+    /// accepts the purchase; `nil` lets the App Store decide (once per subscription group).
+    public internal(set) var introductoryOfferAllowed: Bool?
 
     /// Creates a request; one unit, without token, offer or ask to buy unless given.
     public init(
         testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
         applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil,
-        winBackOfferID: String? = nil
+        winBackOfferID: String? = nil, promotionalOfferSignature: PromotionalOfferSignature? = nil,
+        introductoryOfferEligibilityJWS: String? = nil
     ) {
+        self.promotionalOfferSignature = promotionalOfferSignature
+        self.introductoryOfferEligibilityJWS = introductoryOfferEligibilityJWS
         self.testerID = testerID
         self.productID = productID
         self.quantity = quantity

@@ -26,6 +26,8 @@ extension SandboxService {
         var simulatesAskToBuy: Bool?
         var promotionalOfferID: String?
         var winBackOfferID: String?
+        var promotionalOfferSignature: PromotionalOfferSignature?
+        var introductoryOfferEligibilityJWS: String?
     }
 
     struct PaymentResponse: Codable, Sendable {
@@ -82,7 +84,9 @@ extension SandboxService {
                         testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
                         appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
                         simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID,
-                        winBackOfferID: body.winBackOfferID)
+                        winBackOfferID: body.winBackOfferID, promotionalOfferSignature: body.promotionalOfferSignature,
+                        introductoryOfferEligibilityJWS: body.introductoryOfferEligibilityJWS),
+                    offerKeys: configuration.apiKeys
                 )
                 return try paymentResponse(outcome)
             }

@@ -1,5 +1,6 @@
 import AppStoreModels
 public import Foundation
+import KakinWire
 
 /// The sandbox App Store as the store: its device API over HTTP. Works on Linux and in any test.
 public struct SandboxBackend: StoreBackend {
@@ -150,8 +151,23 @@ public struct SandboxBackend: StoreBackend {
     /// any failure other than a cancel throws ``KakinError`` carrying the sandbox's SKError code.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
-        var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": quantity]
-        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+        try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
+    }
+
+    /// Asks the sandbox to charge the tester with StoreKit's purchase options: a promotional offer
+    /// goes with its signature (the JWS), an eligibility with its JWS, a win-back offer by ID. The
+    /// sandbox checks the signatures as the App Store does.
+    public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": options.quantity]
+        if let token = options.appAccountToken { body["appAccountToken"] = token.uuidString }
+        if let offer = options.promotionalOffer {
+            body["promotionalOfferID"] = offer.offerId ?? ""
+            body["promotionalOfferSignature"] = ["compactJWS": offer.jws]
+        }
+        if let eligibility = options.introductoryOfferEligibility {
+            body["introductoryOfferEligibilityJWS"] = eligibility.jws
+        }
+        if let winBack = options.winBackOfferID { body["winBackOfferID"] = winBack }
         let reply = try await http.send(
             "POST", url("v1/device/payments"), body: try JSONSerialization.data(withJSONObject: body))
         try check(reply)

@@ -54,6 +54,32 @@ public struct SandboxBackend: StoreBackend {
         struct Subscription: Decodable {
             var subscriptionGroupID: String
             var subscriptionPeriod: String
+            var groupLevel: Int?
+            var introductoryOffer: Offer?
+            var promotionalOffers: [Offer]?
+            var winBackOffers: [Offer]?
+        }
+        struct Offer: Decodable {
+            var id: String?
+            var paymentMode: String
+            var period: String
+            var periodCount: Int
+            var price: Decimal
+            var displayPrice: String
+
+            /// The offer as the SDK models it; `nil` for a period the SDK cannot read.
+            func offer(_ kind: SubscriptionOffer.Kind) -> SubscriptionOffer? {
+                guard let value = SubscriptionPeriod(iso8601: period) else { return nil }
+                let mode: SubscriptionOffer.PaymentMode =
+                    switch paymentMode {
+                    case "free", "freeTrial": .freeTrial
+                    case "payUpFront": .payUpFront
+                    default: .payAsYouGo
+                    }
+                return SubscriptionOffer(
+                    id: id, kind: kind, price: price, displayPrice: displayPrice, period: value,
+                    periodCount: periodCount, paymentMode: mode)
+            }
         }
     }
 
@@ -139,7 +165,10 @@ public struct SandboxBackend: StoreBackend {
                     priceLocaleIdentifier: $0.priceLocaleIdentifier, isFamilyShareable: $0.isFamilyShareable ?? false,
                     subscriptionPeriod: $0.subscription?.subscriptionPeriod,
                     subscriptionGroupID: $0.subscription?.subscriptionGroupID,
-                    isDownloadable: $0.isDownloadable ?? false)
+                    isDownloadable: $0.isDownloadable ?? false, subscriptionGroupLevel: $0.subscription?.groupLevel,
+                    introductoryOffer: $0.subscription?.introductoryOffer?.offer(.introductory),
+                    promotionalOffers: $0.subscription?.promotionalOffers?.compactMap { $0.offer(.promotional) } ?? [],
+                    winBackOffers: $0.subscription?.winBackOffers?.compactMap { $0.offer(.winBack) } ?? [])
             },
             products.invalidProductIdentifiers.map {
                 InvalidProduct(id: $0.identifier, reason: $0.reason, message: $0.message)

@@ -160,6 +160,14 @@ extension SandboxEngine {
         OfferSignatureVerifier(keys: extraKeys + state.offerKeys.values.compactMap { try? $0.verifierKey() })
     }
 
+    /// The tester's app transaction ID (`AppTransaction.appTransactionID`), made on first use.
+    public func appTransactionID(of testerID: String) throws(SandboxError) -> String {
+        _ = try tester(testerID)
+        let download = appDownload(of: testerID)
+        try save()
+        return download.appTransactionID
+    }
+
     /// Whether `transactionID` is one of the tester's transactions or their app transaction ID.
     private func belongs(_ transactionID: String, to testerID: String) -> Bool {
         state.transactions[transactionID]?.testerID == testerID

@@ -95,6 +95,14 @@ public func buildApplication(
                 if ran == nil { logger.debug("reconciliation skipped: another server is reconciling") }
             })
     }
+    if parts.service.apps.values.contains(where: { $0.consumption != nil }) {
+        let reporter = ConsumptionReporter(service: parts.service)
+        services.append(
+            PeriodicJob(
+                name: "consumption information", every: .seconds(configuration.consumptionIntervalSeconds),
+                waitsFirst: true, logger: logger
+            ) { try await reporter.sendDue() })
+    }
     let onServerRunning = dependencies.onServerRunning
     let router = http.router()
     let components = ServerComponents(

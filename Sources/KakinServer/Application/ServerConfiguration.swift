@@ -184,6 +184,9 @@ public struct ServerConfiguration: Sendable {
     public var webhookLeaseSeconds = 300
     /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
     public var reconcileIntervalSeconds = 3600
+    /// `jobs.consumptionIntervalSeconds`: how often Apple's requests for consumption information
+    /// are looked for and sent (apps with a `consumption` policy only).
+    public var consumptionIntervalSeconds = 30
     /// The operators' dashboard at `/dashboard`.
     public var dashboard = DashboardConfiguration()
     /// How wrong dashboard passwords and API keys are slowed down.
@@ -295,6 +298,9 @@ extension ServerConfiguration {
             configuration.reconcileIntervalSeconds = Int(
                 try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
                     ?? Int64(configuration.reconcileIntervalSeconds))
+            configuration.consumptionIntervalSeconds = Int(
+                try jobs.integer("consumptionIntervalSeconds", in: 1...3600)
+                    ?? Int64(configuration.consumptionIntervalSeconds))
             configuration.webhookLeaseSeconds = Int(
                 try jobs.integer("webhookLeaseSeconds", in: 10...86_400) ?? Int64(configuration.webhookLeaseSeconds))
             try jobs.finish()

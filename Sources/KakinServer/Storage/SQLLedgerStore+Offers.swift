@@ -64,9 +64,11 @@ extension SQLLedgerStore {
     ) async throws -> [ConsumptionRequestRecord] {
         let current = LedgerValue.integer(LedgerTime.milliseconds(now))
         let rows = try await writing { db in
+            // The lease is checked again on the row itself: on PostgreSQL a server that waited for
+            // another's claim of the same row sees the new lease and leaves the row alone.
             try await db.run(
                 .claimConsumptionRequests, .integer(LedgerTime.milliseconds(leaseUntil)), current, current,
-                .integer(Int64(limit)))
+                .integer(Int64(limit)), current)
         }
         return try rows.map(Self.consumptionRequest)
     }
@@ -141,6 +143,7 @@ extension LedgerStatement {
             SELECT notification_uuid FROM consumption_requests
             WHERE state = 'pending' AND next_attempt_at <= ? AND leased_until <= ?
             ORDER BY next_attempt_at LIMIT ?)
+          AND state = 'pending' AND leased_until <= ?
         RETURNING \(consumptionColumns)
         """)
     static let finishConsumptionRequest = LedgerStatement(

@@ -115,6 +115,7 @@ let package = Package(
         // query names, request and answer types, JSON settings. Foundation only.
         .target(
             name: "KakinWire",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The SDK an app links: no server dependencies, Foundation networking only; hosted content
@@ -238,7 +239,8 @@ let package = Package(
         .testTarget(
             name: "KakinServerTests",
             dependencies: [
-                "KakinServer", "KakinDashboard", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "KakinServer", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "AppStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -44,12 +44,15 @@ struct MintCommand: AsyncParsableCommand {
         output.reserveCapacity(count * 2_600)
         for index in 0..<count {
             let id = String(first + Int64(index))
+            let user = "load-\(index % users + 1)"
+            // The token the SDK would give the purchase, so the server has nothing to set.
             let transaction = SandboxTransaction(
                 id: id, originalID: id, testerID: "load", productID: product, productType: ProductType(rawValue: type),
-                purchaseDate: now, originalPurchaseDate: now, storefront: "USA", storefrontID: "143441",
-                currency: "USD", priceMilliunits: 990, appTransactionID: "load")
+                purchaseDate: now, originalPurchaseDate: now,
+                appAccountToken: AppAccountToken.derived(from: user).uuidString.lowercased(), storefront: "USA",
+                storefrontID: "143441", currency: "USD", priceMilliunits: 990, appTransactionID: "load")
             let body = TransactionSubmission(
-                bundleId: bundleID, appUserId: "load-\(index % users + 1)",
+                bundleId: bundleID, appUserId: user,
                 signedTransaction: try signer.signTransaction(transaction, at: now))
             output.append(try encoder.encode(body))
             output.append(0x0A)

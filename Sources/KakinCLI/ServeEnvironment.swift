@@ -123,7 +123,7 @@ struct ServeEnvironment {
         server.logFormat = options.logFormat
         server.logLevel = "warning"
         server.reconcileIntervalSeconds = 600
-        server.consumptionIntervalSeconds = 5
+        server.appleRequestIntervalSeconds = 5
         server.dashboard.adminPassword = options.adminPassword
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }

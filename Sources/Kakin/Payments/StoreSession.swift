@@ -210,14 +210,7 @@ public actor StoreSession {
     /// The app account token the SDK gives a user's purchases: a UUID derived from the app user
     /// ID (SHA-256, shaped as a version 8 UUID), the same on every device, revealing nothing of it.
     public static func accountToken(for appUserID: String) -> UUID {
-        var bytes = Array(SHA256.hash(data: Data("kakin.appAccountToken:\(appUserID)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x80
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        AppAccountToken.derived(from: appUserID)
     }
 
     private func received(_ transaction: StoreTransaction) async {

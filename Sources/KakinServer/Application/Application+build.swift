@@ -95,13 +95,13 @@ public func buildApplication(
                 if ran == nil { logger.debug("reconciliation skipped: another server is reconciling") }
             })
     }
-    if parts.service.apps.values.contains(where: { $0.consumption != nil }) {
-        let reporter = ConsumptionReporter(service: parts.service)
+    if parts.service.apps.values.contains(where: { $0.serverAPI != nil }) {
+        let sender = AppleRequestSender(service: parts.service)
         services.append(
             PeriodicJob(
-                name: "consumption information", every: .seconds(configuration.consumptionIntervalSeconds),
+                name: "calls to the App Store Server API", every: .seconds(configuration.appleRequestIntervalSeconds),
                 waitsFirst: true, logger: logger
-            ) { try await reporter.sendDue() })
+            ) { try await sender.sendDue() })
     }
     let onServerRunning = dependencies.onServerRunning
     let router = http.router()
@@ -238,7 +238,8 @@ struct ServerParts {
             verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
-            serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption)
+            serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption,
+            setsAppAccountTokens: app.setAppAccountTokens)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

@@ -117,6 +117,9 @@ public struct ServerConfiguration: Sendable {
         public var offers = OfferPolicy()
         /// What is told to Apple when a customer asks for a refund (`consumption`); nothing by default.
         public var consumption: ConsumptionPolicy?
+        /// Whether purchases without an app account token, or moved to another customer, get their
+        /// owner's token through the App Store Server API (`setAppAccountTokens`, default true).
+        public var setAppAccountTokens = true
 
         /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
@@ -184,9 +187,9 @@ public struct ServerConfiguration: Sendable {
     public var webhookLeaseSeconds = 300
     /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
     public var reconcileIntervalSeconds = 3600
-    /// `jobs.consumptionIntervalSeconds`: how often Apple's requests for consumption information
-    /// are looked for and sent (apps with a `consumption` policy only).
-    public var consumptionIntervalSeconds = 30
+    /// `jobs.appleRequestIntervalSeconds`: how often the calls owed to the App Store Server API
+    /// (consumption information, app account tokens) are looked for and made.
+    public var appleRequestIntervalSeconds = 30
     /// The operators' dashboard at `/dashboard`.
     public var dashboard = DashboardConfiguration()
     /// How wrong dashboard passwords and API keys are slowed down.
@@ -298,9 +301,9 @@ extension ServerConfiguration {
             configuration.reconcileIntervalSeconds = Int(
                 try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
                     ?? Int64(configuration.reconcileIntervalSeconds))
-            configuration.consumptionIntervalSeconds = Int(
-                try jobs.integer("consumptionIntervalSeconds", in: 1...3600)
-                    ?? Int64(configuration.consumptionIntervalSeconds))
+            configuration.appleRequestIntervalSeconds = Int(
+                try jobs.integer("appleRequestIntervalSeconds", in: 1...3600)
+                    ?? Int64(configuration.appleRequestIntervalSeconds))
             configuration.webhookLeaseSeconds = Int(
                 try jobs.integer("webhookLeaseSeconds", in: 10...86_400) ?? Int64(configuration.webhookLeaseSeconds))
             try jobs.finish()
@@ -423,6 +426,7 @@ extension ServerConfiguration {
             }
             try offers.finish()
         }
+        app.setAppAccountTokens = try reader.boolean("setAppAccountTokens") ?? true
         if let consumption = try reader.object("consumption") {
             var policy = ConsumptionPolicy()
             policy.customersConsented = try consumption.boolean("customersConsented") ?? false

@@ -54,6 +54,10 @@ public struct AppConfiguration: Sendable {
     public var offers: OfferPolicy
     /// What the server tells Apple when a customer asks for a refund; `nil` sends nothing.
     public var consumption: ConsumptionPolicy?
+    /// Whether the server sets the owner's app account token (``KakinWire/AppAccountToken``) on
+    /// purchases that arrive without one or move to another customer, through the App Store
+    /// Server API (with ``serverAPI`` only).
+    public var setsAppAccountTokens: Bool
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,
@@ -66,8 +70,9 @@ public struct AppConfiguration: Sendable {
         grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
         serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil, offers: OfferPolicy = OfferPolicy(),
-        consumption: ConsumptionPolicy? = nil
+        consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true
     ) {
+        self.setsAppAccountTokens = setsAppAccountTokens
         self.offers = offers
         self.consumption = consumption
         self.bundleID = bundleID

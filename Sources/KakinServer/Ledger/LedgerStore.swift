@@ -180,24 +180,22 @@ public protocol LedgerStore: Sendable {
     /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
     func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
 
-    // MARK: Offers and consumption information
+    // MARK: Offers and calls owed to Apple
 
     /// Logs an offer signature by its nonce; a nonce logged before is refused.
     func recordOfferSignature(_ record: OfferSignatureRecord) async throws
     /// The newest offer signatures, of one app when `bundleID` is given.
     func offerSignatures(bundleID: String?, limit: Int) async throws -> [OfferSignatureRecord]
-    /// Records Apple's request for consumption information once per notification; `false` when
-    /// it was recorded before.
-    func recordConsumptionRequest(_ request: ConsumptionRequestRecord) async throws -> Bool
-    /// Takes the pending requests due at `now`, leased until `leaseUntil`.
-    func claimDueConsumptionRequests(now: Date, limit: Int, leaseUntil: Date) async throws
-        -> [ConsumptionRequestRecord]
-    /// Ends a claimed request, or makes it pending again at `retryAt`.
-    func finishConsumptionRequest(
-        _ notificationUUID: String, state: ConsumptionRequestRecord.State, sentBody: String?, error: String?,
-        retryAt: Date?, at date: Date) async throws
-    /// The newest consumption requests, of one app when `bundleID` is given.
-    func consumptionRequests(bundleID: String?, limit: Int) async throws -> [ConsumptionRequestRecord]
+    /// Records a call owed to Apple once per ID; `false` when it was recorded before.
+    func recordAppleRequest(_ request: AppleRequestRecord) async throws -> Bool
+    /// Takes the pending calls due at `now`, leased until `leaseUntil`.
+    func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord]
+    /// Ends a claimed call, or makes it pending again at `retryAt`.
+    func finishAppleRequest(
+        _ id: String, state: AppleRequestRecord.State, sentBody: String?, error: String?, retryAt: Date?, at date: Date
+    ) async throws
+    /// The newest calls owed to Apple, of one app when `bundleID` is given.
+    func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord]
 }
 
 /// Background work that one server at a time runs, when several share a database.

@@ -22,8 +22,9 @@ import Synchronization
 ///   because their address or account must wait;
 /// - `kakin_offer_signatures_total{kind, outcome}`: offers signed (`signed`) or refused
 ///   (`ineligible`, `unknownOffer`, `notConfigured`);
-/// - `kakin_consumption_reports_total{outcome}`: Send Consumption Information calls `sent`,
-///   `skipped` (no consent, no key), `retried` and `failed`.
+/// - `kakin_apple_requests_total{kind, outcome}`: calls made to the App Store Server API on the
+///   server's own initiative (`consumptionInformation`, `appAccountToken`): `sent`, `skipped` (no
+///   consent, no key), `retried` and `failed`.
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
@@ -131,10 +132,11 @@ public final class ServerMetrics: Sendable {
         ).increment()
     }
 
-    /// One consumption request handled: `sent`, `skipped`, `retried` or `failed`.
-    public func consumptionReport(outcome: String) {
-        Counter(label: "kakin_consumption_reports_total", dimensions: [("outcome", outcome)], factory: factory)
-            .increment()
+    /// One call owed to Apple handled: `sent`, `skipped`, `retried` or `failed`.
+    public func appleRequest(kind: String, outcome: String) {
+        Counter(
+            label: "kakin_apple_requests_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory
+        ).increment()
     }
 
     /// An attempt refused unchecked, because its address or account must wait.

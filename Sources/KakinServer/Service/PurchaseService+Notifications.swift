@@ -65,7 +65,7 @@ extension PurchaseService {
     }
 
     /// Records Apple's request for consumption information, once per notification: `pending` for
-    /// the ``ConsumptionReporter`` to send, or `skipped` at once when the app may not send it
+    /// the ``AppleRequestSender`` to send, or `skipped` at once when the app may not send it
     /// (no App Store Server API key, or its customers did not consent).
     private func recordConsumptionRequest(
         uuid: String, transactionID: String, app: AppConfiguration, environment: AppStoreEnvironment, reason: String?
@@ -77,11 +77,11 @@ extension PurchaseService {
         } else if app.consumption?.customersConsented != true {
             skip = "the app's customers did not consent (consumption.customersConsented)"
         }
-        let recorded = try await store.recordConsumptionRequest(
-            ConsumptionRequestRecord(
-                notificationUUID: uuid, bundleID: app.bundleID, transactionID: transactionID,
-                environment: environment, reason: reason, requestedAt: now, state: skip == nil ? .pending : .skipped,
+        let recorded = try await store.recordAppleRequest(
+            AppleRequestRecord(
+                id: uuid, kind: .consumptionInformation, bundleID: app.bundleID, transactionID: transactionID,
+                environment: environment, detail: reason, requestedAt: now, state: skip == nil ? .pending : .skipped,
                 nextAttemptAt: now, lastError: skip, finishedAt: skip == nil ? nil : now))
-        if recorded, skip != nil { metrics?.consumptionReport(outcome: "skipped") }
+        if recorded, skip != nil { metrics?.appleRequest(kind: "consumptionInformation", outcome: "skipped") }
     }
 }

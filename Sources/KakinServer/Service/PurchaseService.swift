@@ -233,6 +233,11 @@ public struct PurchaseService: Sendable {
                 transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
                 grants: productGrants, policy: clawbackPolicy)
         }
+        if app.setsAppAccountTokens, app.serverAPI != nil, let owner = record.appUserID,
+            outcome.isNew && record.appAccountToken == nil || outcome.transferredFrom != nil
+        {
+            try await owe(appAccountTokenOf: owner, on: record, app: app)
+        }
         if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
         if outcome.revoked { ledgerEvent("transaction.revoked", record, source: record.source.rawValue) }
         if let previous = outcome.transferredFrom {
@@ -240,6 +245,20 @@ public struct PurchaseService: Sendable {
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
         return (outcome, summary)
+    }
+
+    /// Records that Apple should learn `owner`'s app account token for the purchase of `record`
+    /// (Set App Account Token, made by ``AppleRequestSender``): once per purchase and token.
+    private func owe(appAccountTokenOf owner: String, on record: RecordedTransaction, app: AppConfiguration)
+        async throws
+    {
+        let token = AppAccountToken.derived(from: owner).uuidString.lowercased()
+        let now = now()
+        try await store.recordAppleRequest(
+            AppleRequestRecord(
+                id: "appAccountToken:\(record.originalTransactionID):\(token)", kind: .appAccountToken,
+                bundleID: app.bundleID, transactionID: record.originalTransactionID, environment: record.environment,
+                detail: token, requestedAt: now, nextAttemptAt: now))
     }
 
     func ledgerEvent(

@@ -210,9 +210,10 @@ enum LedgerSchema {
             ]
         },
         // Offer signatures made for customers, by their nonce (never the same twice), and the
-        // consumption information owed to Apple for each CONSUMPTION_REQUEST, sent once each with
-        // retries: `state` is `pending` until sent, or `skipped` / `failed` with the reason.
-        LedgerMigration(id: "0008_offers_and_consumption") { _ in
+        // calls owed to the App Store Server API (consumption information for each
+        // CONSUMPTION_REQUEST, app account tokens), each sent once with retries: `state` is
+        // `pending` until sent, or `skipped` / `failed` with the reason.
+        LedgerMigration(id: "0008_offers_and_apple_requests") { _ in
             [
                 """
                 CREATE TABLE offer_signatures (
@@ -228,12 +229,13 @@ enum LedgerSchema {
                 """,
                 "CREATE INDEX offer_signatures_by_created ON offer_signatures (created_at)",
                 """
-                CREATE TABLE consumption_requests (
-                    notification_uuid TEXT PRIMARY KEY,
+                CREATE TABLE apple_requests (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
                     bundle_id TEXT NOT NULL,
                     transaction_id TEXT NOT NULL,
                     environment TEXT NOT NULL,
-                    reason TEXT,
+                    detail TEXT,
                     requested_at BIGINT NOT NULL,
                     state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'skipped', 'failed')),
                     attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
@@ -244,7 +246,7 @@ enum LedgerSchema {
                     finished_at BIGINT
                 )
                 """,
-                "CREATE INDEX consumption_requests_due ON consumption_requests (state, next_attempt_at)",
+                "CREATE INDEX apple_requests_due ON apple_requests (state, next_attempt_at)",
             ]
         },
     ]

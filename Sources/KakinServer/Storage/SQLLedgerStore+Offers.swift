@@ -40,16 +40,16 @@ extension SQLLedgerStore {
         }
     }
 
-    // MARK: Consumption requests
+    // MARK: Calls owed to the App Store Server API
 
-    /// Records Apple's request for consumption information, once per notification: returns
-    /// `false` when the notification's request was recorded before.
+    /// Records a call owed to Apple, once per ``AppleRequestRecord/id``: returns `false` when it
+    /// was recorded before.
     @discardableResult
-    public func recordConsumptionRequest(_ request: ConsumptionRequestRecord) async throws -> Bool {
+    public func recordAppleRequest(_ request: AppleRequestRecord) async throws -> Bool {
         try await writing { db in
             !(try await db.run(
-                .insertConsumptionRequest, .text(request.notificationUUID), .text(request.bundleID),
-                .text(request.transactionID), .text(request.environment.rawValue), .text(request.reason),
+                .insertAppleRequest, .text(request.id), .text(request.kind.rawValue), .text(request.bundleID),
+                .text(request.transactionID), .text(request.environment.rawValue), .text(request.detail),
                 .integer(LedgerTime.milliseconds(request.requestedAt)), .text(request.state.rawValue),
                 .integer(LedgerTime.milliseconds(request.nextAttemptAt)), .text(request.lastError),
                 .integer(request.finishedAt.map(LedgerTime.milliseconds)))
@@ -57,56 +57,54 @@ extension SQLLedgerStore {
         }
     }
 
-    /// Takes up to `limit` pending requests due at `now`, leased until `leaseUntil` so that no
-    /// other server takes them meanwhile; each taken request counts one more attempt.
-    public func claimDueConsumptionRequests(
-        now: Date, limit: Int, leaseUntil: Date
-    ) async throws -> [ConsumptionRequestRecord] {
+    /// Takes up to `limit` pending calls due at `now`, leased until `leaseUntil` so that no other
+    /// server takes them meanwhile; each taken call counts one more attempt.
+    public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
         let current = LedgerValue.integer(LedgerTime.milliseconds(now))
         let rows = try await writing { db in
             // The lease is checked again on the row itself: on PostgreSQL a server that waited for
             // another's claim of the same row sees the new lease and leaves the row alone.
             try await db.run(
-                .claimConsumptionRequests, .integer(LedgerTime.milliseconds(leaseUntil)), current, current,
+                .claimAppleRequests, .integer(LedgerTime.milliseconds(leaseUntil)), current, current,
                 .integer(Int64(limit)), current)
         }
-        return try rows.map(Self.consumptionRequest)
+        return try rows.map(Self.appleRequest)
     }
 
-    /// Ends a claimed request: `sent`, `skipped` or `failed` (with `error`), or `pending` again
-    /// at `retryAt` after a failure worth retrying.
-    public func finishConsumptionRequest(
-        _ notificationUUID: String, state: ConsumptionRequestRecord.State, sentBody: String?, error: String?,
-        retryAt: Date?, at date: Date
+    /// Ends a claimed call: `sent`, `skipped` or `failed` (with `error`), or `pending` again at
+    /// `retryAt` after a failure worth retrying.
+    public func finishAppleRequest(
+        _ id: String, state: AppleRequestRecord.State, sentBody: String?, error: String?, retryAt: Date?, at date: Date
     ) async throws {
         try await writing { db in
             _ = try await db.run(
-                .finishConsumptionRequest, .text(state.rawValue), .text(sentBody), .text(error),
+                .finishAppleRequest, .text(state.rawValue), .text(sentBody), .text(error),
                 .integer(retryAt.map(LedgerTime.milliseconds) ?? 0),
-                .integer(state == .pending ? nil : LedgerTime.milliseconds(date)), .text(notificationUUID))
+                .integer(state == .pending ? nil : LedgerTime.milliseconds(date)), .text(id))
         }
     }
 
-    /// The newest consumption requests, of one app when `bundleID` is given.
-    public func consumptionRequests(bundleID: String?, limit: Int) async throws -> [ConsumptionRequestRecord] {
+    /// The newest calls owed to Apple, of one app when `bundleID` is given.
+    public func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord] {
         let rows = try await readingStatement { db in
             if let bundleID {
-                return try await db.run(.recentConsumptionRequestsOfApp, .text(bundleID), .integer(Int64(limit)))
+                return try await db.run(.recentAppleRequestsOfApp, .text(bundleID), .integer(Int64(limit)))
             }
-            return try await db.run(.recentConsumptionRequests, .integer(Int64(limit)))
+            return try await db.run(.recentAppleRequests, .integer(Int64(limit)))
         }
-        return try rows.map(Self.consumptionRequest)
+        return try rows.map(Self.appleRequest)
     }
 
-    static func consumptionRequest(_ row: any SQLRow) throws -> ConsumptionRequestRecord {
-        ConsumptionRequestRecord(
-            notificationUUID: try row.decode(column: "notification_uuid", as: String.self),
+    static func appleRequest(_ row: any SQLRow) throws -> AppleRequestRecord {
+        AppleRequestRecord(
+            id: try row.decode(column: "id", as: String.self),
+            kind: AppleRequestRecord.Kind(rawValue: try row.decode(column: "kind", as: String.self))
+                ?? .consumptionInformation,
             bundleID: try row.decode(column: "bundle_id", as: String.self),
             transactionID: try row.decode(column: "transaction_id", as: String.self),
             environment: AppStoreEnvironment(rawValue: try row.decode(column: "environment", as: String.self)),
-            reason: try row.optional("reason", as: String.self), requestedAt: try row.date("requested_at"),
-            state: ConsumptionRequestRecord.State(rawValue: try row.decode(column: "state", as: String.self))
-                ?? .failed,
+            detail: try row.optional("detail", as: String.self), requestedAt: try row.date("requested_at"),
+            state: AppleRequestRecord.State(rawValue: try row.decode(column: "state", as: String.self)) ?? .failed,
             attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
             nextAttemptAt: try row.date("next_attempt_at"), sentBody: try row.optional("sent_body", as: String.self),
             lastError: try row.optional("last_error", as: String.self), finishedAt: try row.optionalDate("finished_at"))
@@ -129,38 +127,38 @@ extension LedgerStatement {
         SELECT nonce, bundle_id, app_user_id, product_id, offer_id, kind, key_id, created_at FROM offer_signatures
         WHERE bundle_id = ? ORDER BY created_at DESC, nonce LIMIT ?
         """)
-    static let insertConsumptionRequest = LedgerStatement(
+    static let insertAppleRequest = LedgerStatement(
         """
-        INSERT INTO consumption_requests
-            (notification_uuid, bundle_id, transaction_id, environment, reason, requested_at, state,
-             next_attempt_at, last_error, finished_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING RETURNING notification_uuid
+        INSERT INTO apple_requests
+            (id, kind, bundle_id, transaction_id, environment, detail, requested_at, state, next_attempt_at, last_error,
+             finished_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
         """)
-    static let claimConsumptionRequests = LedgerStatement(
+    static let claimAppleRequests = LedgerStatement(
         """
-        UPDATE consumption_requests SET leased_until = ?, attempts = attempts + 1
-        WHERE notification_uuid IN (
-            SELECT notification_uuid FROM consumption_requests
+        UPDATE apple_requests SET leased_until = ?, attempts = attempts + 1
+        WHERE id IN (
+            SELECT id FROM apple_requests
             WHERE state = 'pending' AND next_attempt_at <= ? AND leased_until <= ?
             ORDER BY next_attempt_at LIMIT ?)
           AND state = 'pending' AND leased_until <= ?
-        RETURNING \(consumptionColumns)
+        RETURNING \(appleRequestColumns)
         """)
-    static let finishConsumptionRequest = LedgerStatement(
+    static let finishAppleRequest = LedgerStatement(
         """
-        UPDATE consumption_requests SET state = ?, sent_body = ?, last_error = ?, next_attempt_at = ?,
-            finished_at = ?, leased_until = 0
-        WHERE notification_uuid = ?
+        UPDATE apple_requests SET state = ?, sent_body = ?, last_error = ?, next_attempt_at = ?, finished_at = ?,
+            leased_until = 0
+        WHERE id = ?
         """)
-    static let recentConsumptionRequests = LedgerStatement(
-        "SELECT \(consumptionColumns) FROM consumption_requests ORDER BY requested_at DESC, notification_uuid LIMIT ?")
-    static let recentConsumptionRequestsOfApp = LedgerStatement(
+    static let recentAppleRequests = LedgerStatement(
+        "SELECT \(appleRequestColumns) FROM apple_requests ORDER BY requested_at DESC, id LIMIT ?")
+    static let recentAppleRequestsOfApp = LedgerStatement(
         """
-        SELECT \(consumptionColumns) FROM consumption_requests
-        WHERE bundle_id = ? ORDER BY requested_at DESC, notification_uuid LIMIT ?
+        SELECT \(appleRequestColumns) FROM apple_requests
+        WHERE bundle_id = ? ORDER BY requested_at DESC, id LIMIT ?
         """)
-    private static let consumptionColumns = """
-        notification_uuid, bundle_id, transaction_id, environment, reason, requested_at, state, attempts,
-        next_attempt_at, sent_body, last_error, finished_at
+    private static let appleRequestColumns = """
+        id, kind, bundle_id, transaction_id, environment, detail, requested_at, state, attempts, next_attempt_at,
+        sent_body, last_error, finished_at
         """
 }

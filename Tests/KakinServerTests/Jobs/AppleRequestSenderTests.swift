@@ -1,15 +1,18 @@
 import AppStoreModels
 import Foundation
 import KakinServer
+import KakinWire
 import StoreSandbox
 import Testing
 
-/// Apple asks for consumption information when a customer asks for a refund; the server answers
-/// once, within the window, with the ledger's facts and the app's refund preference.
-@Suite struct ConsumptionReporterTests {
+/// The calls the server owes Apple: consumption information when a customer asks for a refund
+/// (once, within the window, with the ledger's facts and the app's refund preference), and the
+/// owner's app account token on purchases that arrived without one or moved to another customer.
+@Suite struct AppleRequestSenderTests {
     /// The fixture's ledger served by a service whose app holds the sandbox's API key and `policy`.
     func service(
-        _ fixture: ServerFixture, access: ServerAPIAccess?, policy: ConsumptionPolicy?
+        _ fixture: ServerFixture, access: ServerAPIAccess?, policy: ConsumptionPolicy?,
+        transferPolicy: TransferPolicy = .keepWithOriginal, setsTokens: Bool = false
     ) throws -> PurchaseService {
         let grants = try GrantsCatalog.load(
             from: Data(contentsOf: ServerFixture.catalogFile.appendingPathComponent("Kakin.grants.json")))
@@ -20,7 +23,8 @@ import Testing
                 AppConfiguration(
                     bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
                     sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                    serverAPI: access, consumption: policy)
+                    transferPolicy: transferPolicy, serverAPI: access, consumption: policy,
+                    setsAppAccountTokens: setsTokens)
             ], grants: grants, now: { clock.now() })
     }
 
@@ -45,7 +49,7 @@ import Testing
                 idempotencyKey: "spend-1")
             try await requestRefund(fixture, points.id, service: service)
 
-            let reporter = ConsumptionReporter(service: service)
+            let reporter = AppleRequestSender(service: service)
             let report = try await reporter.sendDue()
             #expect(report.sent == 1 && report.failed == 0)
             #expect(try await reporter.sendDue() == .init(), "sent once")
@@ -54,7 +58,8 @@ import Testing
             #expect(sent.customerConsented == true && sent.deliveryStatus == .delivered)
             #expect(sent.consumptionPercentage == 30_000, "30 of the 100 points credited were spent")
             #expect(sent.refundPreference == .decline)
-            let recorded = try await service.store.consumptionRequests(bundleID: nil, limit: 10)
+            let recorded = try await service.store.appleRequests(bundleID: nil, limit: 10)
+                .filter { $0.kind == .consumptionInformation }
             #expect(recorded.map(\.state) == [.sent] && recorded.first?.attempts == 1)
 
             // The sandbox's App Store follows the developer's preference.
@@ -71,9 +76,10 @@ import Testing
             let (points, jws) = try await fixture.buy("increasePoints")
             _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
             try await requestRefund(fixture, points.id, service: service)
-            #expect(try await ConsumptionReporter(service: service).sendDue() == .init())
+            #expect(try await AppleRequestSender(service: service).sendDue() == .init())
             #expect(await fixture.engine.snapshot.consumptionReports[points.id] == nil)
-            let recorded = try await service.store.consumptionRequests(bundleID: nil, limit: 10)
+            let recorded = try await service.store.appleRequests(bundleID: nil, limit: 10)
+                .filter { $0.kind == .consumptionInformation }
             #expect(recorded.map(\.state) == [.skipped])
         }
         try await fixture.store.shutdown()
@@ -89,16 +95,41 @@ import Testing
         let (points, jws) = try await fixture.buy("increasePoints")
         _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
         try await requestRefund(fixture, points.id, service: service)
-        let reporter = ConsumptionReporter(service: service)
+        let reporter = AppleRequestSender(service: service)
         #expect(try await reporter.sendDue().retried == 1)
         #expect(try await reporter.sendDue() == .init(), "not due again before its wait")
         fixture.clock.advance(by: 31)
         #expect(try await reporter.sendDue().retried == 1)
-        let waiting = try #require(try await service.store.consumptionRequests(bundleID: nil, limit: 1).first)
+        let waiting = try #require(try await service.store.appleRequests(bundleID: nil, limit: 1).first)
         #expect(waiting.attempts == 2 && waiting.state == .pending)
         #expect(waiting.nextAttemptAt == fixture.clock.now().addingTimeInterval(60), "the wait doubled")
         fixture.clock.advance(by: 13 * 3600)
         #expect(try await reporter.sendDue().failed == 1, "Apple's 12 hours are over")
+        try await fixture.store.shutdown()
+    }
+
+    @Test func purchasesWithoutATokenOrMovedGetTheOwnersToken() async throws {
+        let fixture = try await ServerFixture()
+        try await fixture.withServerAPI { access in
+            let service = try service(
+                fixture, access: access, policy: nil, transferPolicy: .transferToNewUser, setsTokens: true)
+            // The sandbox sells without a token, as an app that never set one does.
+            let (unlock, jws) = try await fixture.buy("unlock")
+            #expect(unlock.appAccountToken == nil)
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+            let sender = AppleRequestSender(service: service)
+            #expect(try await sender.sendDue().sent == 1, "one call, however often the purchase is uploaded")
+            let linked = try #require(await fixture.engine.snapshot.transactions[unlock.id])
+            #expect(linked.appAccountToken == AppAccountToken.derived(from: "user-1").uuidString.lowercased())
+
+            // Restored by another customer, the purchase moves, and so does its token.
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-2")
+            #expect(try await sender.sendDue().sent == 1)
+            let moved = try #require(await fixture.engine.snapshot.transactions[unlock.id])
+            #expect(moved.appAccountToken == AppAccountToken.derived(from: "user-2").uuidString.lowercased())
+            #expect(try await sender.sendDue() == .init())
+        }
         try await fixture.store.shutdown()
     }
 }

@@ -1,22 +1,25 @@
 public import AppStoreModels
 public import Foundation
 
-/// Answers Apple's requests for consumption information: for each CONSUMPTION_REQUEST the server
-/// recorded, sends Send Consumption Information (version 2) for the transaction, within Apple's
-/// 12-hour window, made from the ledger's facts and the app's ``ConsumptionPolicy``.
+/// Makes the calls the server owes the App Store Server API (``AppleRequestRecord``):
+/// - for each CONSUMPTION_REQUEST, Send Consumption Information (version 2) for the transaction,
+///   within Apple's 12-hour window, made from the ledger's facts and the app's
+///   ``ConsumptionPolicy``;
+/// - Set App Account Token, when a purchase arrived without a token or moved to another customer,
+///   so Apple's records name the customer the ledger does.
 ///
-/// Each request is sent once: it is taken under a lease (so servers sharing the ledger never send
-/// it twice at the same time), and marked `sent` when Apple accepted it. A failure worth retrying
+/// Each call is made once: it is taken under a lease (so servers sharing the ledger never make it
+/// twice at the same time), and marked `sent` when Apple accepted it. A failure worth retrying
 /// (Apple or the network unavailable) is tried again with a doubling wait (30 s, 1 min, 2 min, …,
-/// at most 1 hour) until the window closes; Apple's refusal ends it as `failed`.
-public struct ConsumptionReporter: Sendable {
+/// at most 1 hour) until the call's window closes; Apple's refusal ends it as `failed`.
+public struct AppleRequestSender: Sendable {
     /// What one run did.
     public struct Report: Hashable, Sendable {
-        /// Requests Apple accepted.
+        /// Calls Apple accepted.
         public var sent = 0
-        /// Requests to try again later.
+        /// Calls to try again later.
         public var retried = 0
-        /// Requests given up.
+        /// Calls given up or skipped.
         public var failed = 0
 
         /// Creates a report; nothing done unless given.
@@ -27,16 +30,16 @@ public struct ConsumptionReporter: Sendable {
         }
     }
 
-    /// The service whose ledger holds the requests, and whose apps' keys send them.
+    /// The service whose ledger holds the calls, and whose apps' keys make them.
     public let service: PurchaseService
-    /// How long a server holds the requests it took.
+    /// How long a server holds the calls it took.
     public let leaseDuration: TimeInterval
     /// The first wait after a failure worth retrying; each further failure doubles it.
     public let firstRetry: TimeInterval
     /// The longest wait between two attempts.
     public let maximumRetry: TimeInterval
 
-    /// Creates a reporter over `service`.
+    /// Creates a sender over `service`.
     public init(
         service: PurchaseService, leaseDuration: TimeInterval = 120, firstRetry: TimeInterval = 30,
         maximumRetry: TimeInterval = 3600
@@ -47,17 +50,17 @@ public struct ConsumptionReporter: Sendable {
         self.maximumRetry = maximumRetry
     }
 
-    /// Sends every request due now, up to `limit`.
+    /// Makes every call due now, up to `limit`.
     @discardableResult
     public func sendDue(limit: Int = 50) async throws -> Report {
         let now = service.now()
-        let due = try await service.store.claimDueConsumptionRequests(
+        let due = try await service.store.claimDueAppleRequests(
             now: now, limit: limit, leaseUntil: now.addingTimeInterval(leaseDuration))
         var report = Report()
         for request in due {
             let outcome = await send(request, at: now)
-            try await service.store.finishConsumptionRequest(
-                request.notificationUUID, state: outcome.state, sentBody: outcome.body, error: outcome.error,
+            try await service.store.finishAppleRequest(
+                request.id, state: outcome.state, sentBody: outcome.body, error: outcome.error,
                 retryAt: outcome.retryAt, at: now)
             switch outcome.state {
             case .sent: report.sent += 1
@@ -65,9 +68,9 @@ public struct ConsumptionReporter: Sendable {
             default: report.failed += 1
             }
             let label = outcome.state == .pending ? "retried" : outcome.state.rawValue
-            service.metrics?.consumptionReport(outcome: label)
+            service.metrics?.appleRequest(kind: request.kind.rawValue, outcome: label)
             service.logger.info(
-                "consumption.\(label)",
+                "apple.\(request.kind.rawValue).\(label)",
                 metadata: [
                     "bundleId": .string(request.bundleID), "transactionId": .string(request.transactionID),
                     "attempt": .stringConvertible(request.attempts), "error": .string(outcome.error ?? ""),
@@ -77,50 +80,68 @@ public struct ConsumptionReporter: Sendable {
     }
 
     private struct Outcome {
-        var state: ConsumptionRequestRecord.State
+        var state: AppleRequestRecord.State
         var body: String?
         var error: String?
         var retryAt: Date?
     }
 
-    private func send(_ request: ConsumptionRequestRecord, at now: Date) async -> Outcome {
-        let deadline = request.requestedAt.addingTimeInterval(ConsumptionRequestRecord.window)
+    private func send(_ request: AppleRequestRecord, at now: Date) async -> Outcome {
+        let deadline = request.requestedAt.addingTimeInterval(request.kind.window)
         guard now < deadline else {
-            return Outcome(state: .failed, error: "Apple's 12-hour window closed before it could be sent")
+            return Outcome(state: .failed, error: "the call's window closed before it could be made")
         }
         guard let app = service.apps[request.bundleID], let access = app.serverAPI else {
             return Outcome(state: .skipped, error: "the app has no App Store Server API key")
         }
-        guard let policy = app.consumption, policy.customersConsented else {
-            return Outcome(state: .skipped, error: "the app's customers did not consent (consumption.customersConsented)")
-        }
-        let body: ConsumptionRequest
-        do { body = try await ConsumptionFacts.request(for: request.transactionID, app: app, policy: policy, service: service, now: now) } catch {
-            return retry(request, now: now, deadline: deadline, error: "the ledger could not be read: \(error)")
-        }
         let client = AppStoreServerAPIClient(access: access, exchange: service.exchange, bundleID: app.bundleID)
-        let text = String(decoding: (try? JSONEncoder.sortedKeys.encode(body)) ?? Data(), as: UTF8.self)
+        let text: String
         do {
-            try await client.put(
-                body, path: "inApps/v2/transactions/consumption/\(request.transactionID)",
-                environment: request.environment)
-            return Outcome(state: .sent, body: text)
+            switch request.kind {
+            case .consumptionInformation:
+                guard let policy = app.consumption, policy.customersConsented else {
+                    return Outcome(
+                        state: .skipped, error: "the app's customers did not consent (consumption.customersConsented)")
+                }
+                let body: ConsumptionRequest
+                do {
+                    body = try await ConsumptionFacts.request(
+                        for: request.transactionID, app: app, policy: policy, service: service, now: now)
+                } catch {
+                    return retry(request, now: now, deadline: deadline, error: "the ledger could not be read: \(error)")
+                }
+                text = Self.json(body)
+                try await client.put(
+                    body, path: "inApps/v2/transactions/consumption/\(request.transactionID)",
+                    environment: request.environment)
+            case .appAccountToken:
+                let body = UpdateAppAccountTokenRequest(appAccountToken: request.detail)
+                text = Self.json(body)
+                try await client.put(
+                    body, path: "inApps/v1/transactions/\(request.transactionID)/appAccountToken",
+                    environment: request.environment)
+            }
         } catch where error.isRetryable {
             return retry(request, now: now, deadline: deadline, error: error.message)
         } catch {
-            return Outcome(state: .failed, body: text, error: error.message)
+            return Outcome(state: .failed, error: error.message)
         }
+        return Outcome(state: .sent, body: text)
     }
 
-    private func retry(
-        _ request: ConsumptionRequestRecord, now: Date, deadline: Date, error: String
-    ) -> Outcome {
+    private func retry(_ request: AppleRequestRecord, now: Date, deadline: Date, error: String) -> Outcome {
         let wait = min(maximumRetry, firstRetry * pow(2, Double(max(0, request.attempts - 1))))
         let next = now.addingTimeInterval(wait)
         guard next < deadline else {
-            return Outcome(state: .failed, error: "\(error); Apple's 12-hour window closes before another attempt")
+            return Outcome(state: .failed, error: "\(error); the call's window closes before another attempt")
         }
         return Outcome(state: .pending, error: error, retryAt: next)
+    }
+
+    private static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
     }
 }
 
@@ -166,14 +187,5 @@ enum ConsumptionFacts {
             deliveryStatus: delivered ? .delivered : .undeliveredOther, consumptionPercentage: consumption,
             refundPreference: policy.refundPreference(
                 delivered: delivered, consumption: consumption, purchaseDate: transaction?.purchaseDate ?? now, now: now))
-    }
-}
-
-extension JSONEncoder {
-    /// An encoder writing keys in order, for bodies kept in the ledger.
-    static var sortedKeys: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
     }
 }

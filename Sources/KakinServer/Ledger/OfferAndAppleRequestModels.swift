@@ -45,39 +45,61 @@ public struct OfferSignatureRecord: Codable, Hashable, Sendable {
     }
 }
 
-/// Apple's request for consumption information about one transaction (a CONSUMPTION_REQUEST
-/// notification), and what the server did about it.
-public struct ConsumptionRequestRecord: Codable, Hashable, Sendable {
-    /// Where the request stands.
+/// A call the server owes the App Store Server API, kept in the ledger until Apple accepted it:
+/// consumption information Apple asked for (a CONSUMPTION_REQUEST), or an app account token to
+/// set on a purchase (Set App Account Token). Sent by ``AppleRequestSender``.
+public struct AppleRequestRecord: Codable, Hashable, Sendable {
+    /// What the call is.
+    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
+        /// Send Consumption Information (version 2) for ``AppleRequestRecord/transactionID``.
+        case consumptionInformation
+        /// Set App Account Token on the purchase whose original transaction ID is
+        /// ``AppleRequestRecord/transactionID``; ``AppleRequestRecord/detail`` is the token.
+        case appAccountToken
+
+        /// How long after it became owed the call is still worth making: Apple asks for
+        /// consumption information within 12 hours; a token is tried for a week.
+        public var window: TimeInterval {
+            switch self {
+            case .consumptionInformation: 12 * 3600
+            case .appAccountToken: 7 * 86_400
+            }
+        }
+    }
+
+    /// Where the call stands.
     public enum State: String, Codable, Hashable, Sendable, CaseIterable {
-        /// Not sent yet; the reporter tries at ``ConsumptionRequestRecord/nextAttemptAt``.
+        /// Not sent yet; the sender tries at ``AppleRequestRecord/nextAttemptAt``.
         case pending
         /// Sent, and Apple accepted it.
         case sent
         /// Not sent on purpose (the app's customers did not consent, or the app has no App
-        /// Store Server API key); ``ConsumptionRequestRecord/lastError`` says which.
+        /// Store Server API key); ``AppleRequestRecord/lastError`` says which.
         case skipped
-        /// Given up: Apple refused it, or its 12-hour window passed.
+        /// Given up: Apple refused it, or its window passed.
         case failed
     }
 
-    /// The notification that asked (one request per notification).
-    public var notificationUUID: String
+    /// The call's key: the notification's UUID for consumption information (one call per
+    /// notification), `appAccountToken:<original transaction ID>:<token>` for a token.
+    public var id: String
+    /// What the call is.
+    public var kind: Kind
     /// The app.
     public var bundleID: String
-    /// The transaction whose refund the customer asked for.
+    /// The transaction the call is about (the original transaction ID for a token).
     public var transactionID: String
     /// The environment of the transaction.
     public var environment: AppStoreEnvironment
-    /// Why the customer asked (`consumptionRequestReason`), when Apple says.
-    public var reason: String?
-    /// When the notification arrived.
+    /// Why the customer asked (`consumptionRequestReason`), or the token to set.
+    public var detail: String?
+    /// When the call became owed.
     public var requestedAt: Date
     /// Where it stands.
     public var state: State
     /// Attempts made so far.
     public var attempts: Int
-    /// When the next attempt is due (pending requests).
+    /// When the next attempt is due (pending calls).
     public var nextAttemptAt: Date
     /// The body sent (JSON), once sent.
     public var sentBody: String?
@@ -88,15 +110,16 @@ public struct ConsumptionRequestRecord: Codable, Hashable, Sendable {
 
     /// Creates a record from its parts.
     public init(
-        notificationUUID: String, bundleID: String, transactionID: String, environment: AppStoreEnvironment,
-        reason: String?, requestedAt: Date, state: State = .pending, attempts: Int = 0, nextAttemptAt: Date,
+        id: String, kind: Kind, bundleID: String, transactionID: String, environment: AppStoreEnvironment,
+        detail: String?, requestedAt: Date, state: State = .pending, attempts: Int = 0, nextAttemptAt: Date,
         sentBody: String? = nil, lastError: String? = nil, finishedAt: Date? = nil
     ) {
-        self.notificationUUID = notificationUUID
+        self.id = id
+        self.kind = kind
         self.bundleID = bundleID
         self.transactionID = transactionID
         self.environment = environment
-        self.reason = reason
+        self.detail = detail
         self.requestedAt = requestedAt
         self.state = state
         self.attempts = attempts
@@ -105,7 +128,4 @@ public struct ConsumptionRequestRecord: Codable, Hashable, Sendable {
         self.lastError = lastError
         self.finishedAt = finishedAt
     }
-
-    /// Apple asks for the information within 12 hours of the notification.
-    public static let window: TimeInterval = 12 * 3600
 }

@@ -74,11 +74,15 @@ extension DashboardRoutes {
         let notifications = try await service.store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 100)
         let deliveries = try await service.store.webhookDeliveries(bundleID: nil, appUserID: nil, limit: 100)
         let runs = try await service.store.reconciliationRuns(limit: 50)
+        let calls = try await service.store.appleRequests(bundleID: nil, limit: 100)
+        let offers = try await service.store.offerSignatures(bundleID: nil, limit: 100)
         let view = ActivityView(
             notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
             endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },
             hasDeliveries: !deliveries.isEmpty, runs: runs.map(ActivityView.Run.init), hasRuns: !runs.isEmpty,
-            canReconcile: reconciler != nil && service.apps.values.contains { $0.serverAPI != nil })
+            canReconcile: reconciler != nil && service.apps.values.contains { $0.serverAPI != nil },
+            calls: calls.map(ActivityView.Call.init), hasCalls: !calls.isEmpty,
+            offers: offers.map(ActivityView.Offer.init), hasOffers: !offers.isEmpty)
         return Page(template: "activity", view: view, title: "Activity", current: "activity")
     }
 }
@@ -376,6 +380,62 @@ struct ActivityView {
             result = run.failure.map { "stopped: \($0)" } ?? "completed"
         }
     }
+    /// A call owed to the App Store Server API: consumption information or an account token.
+    struct Call {
+        var requestedAt: String
+        var kind: String
+        var bundleID: String
+        var transactionID: String
+        var state: String
+        var stateClass: String
+        var attempts: Int
+        var details: String
+
+        init(_ call: AppleRequestRecord) {
+            requestedAt = DashboardFormat.time(call.requestedAt)
+            kind =
+                call.kind == .consumptionInformation
+                ? "Consumption information" + (call.detail.map { " (\($0))" } ?? "") : "App account token"
+            bundleID = call.bundleID
+            transactionID = call.transactionID
+            attempts = call.attempts
+            switch call.state {
+            case .sent:
+                state = "sent \(call.finishedAt.map(DashboardFormat.time) ?? "")"
+                stateClass = "delivered"
+            case .pending:
+                state = call.attempts == 0 ? "due" : "retry at \(DashboardFormat.time(call.nextAttemptAt))"
+                stateClass = "pending"
+            case .skipped:
+                state = "skipped"
+                stateClass = "pending"
+            case .failed:
+                state = "failed"
+                stateClass = "failed"
+            }
+            details = call.state == .sent ? call.sentBody ?? "" : call.lastError ?? ""
+        }
+    }
+    /// An offer signature made for a customer.
+    struct Offer {
+        var createdAt: String
+        var kind: String
+        var bundleID: String
+        var appUserID: String
+        var productID: String
+        var offerID: String
+        var nonce: String
+
+        init(_ offer: OfferSignatureRecord) {
+            createdAt = DashboardFormat.time(offer.createdAt)
+            kind = offer.kind == .promotional ? "Promotional offer" : "Introductory eligibility"
+            bundleID = offer.bundleID
+            appUserID = offer.appUserID
+            productID = offer.productID
+            offerID = offer.offerID ?? ""
+            nonce = offer.nonce
+        }
+    }
     var notifications: [Notification]
     var hasNotifications: Bool
     var endpoints: Bool
@@ -384,4 +444,8 @@ struct ActivityView {
     var runs: [Run]
     var hasRuns: Bool
     var canReconcile: Bool
+    var calls: [Call]
+    var hasCalls: Bool
+    var offers: [Offer]
+    var hasOffers: Bool
 }

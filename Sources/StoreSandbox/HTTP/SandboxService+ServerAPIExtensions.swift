@@ -86,10 +86,15 @@ extension SandboxService {
                 guard let token = body.appAccountToken.flatMap(UUID.init(uuidString:)) else {
                     throw AppleAPIFailure(.invalidAppAccountTokenUUID, "Invalid appAccountToken UUID.")
                 }
+                let id = try context.parameters.require("id")
                 do {
-                    try await engine.setAppAccountToken(
-                        token, originalTransactionID: try context.parameters.require("id"))
+                    try await engine.setAppAccountToken(token, originalTransactionID: id)
                 } catch let error as SandboxError where error.code == .unknownTransaction {
+                    // A renewal's or an upgrade's own ID names a transaction, but not a purchase.
+                    if (try? await engine.transaction(id)) != nil {
+                        throw AppleAPIFailure(
+                            .transactionIDIsNotOriginalTransactionID, "Transaction id is not original transaction id.")
+                    }
                     throw AppleAPIFailure(.originalTransactionIDNotFound, "Original transaction id not found.")
                 }
                 return Response(status: .ok)

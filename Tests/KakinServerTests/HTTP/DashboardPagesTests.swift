@@ -103,6 +103,28 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func activityShowsCallsToAppleAndOfferSignatures() async throws {
+        let fixture = try await ServerFixture()
+        let now = fixture.clock.now()
+        try await fixture.store.recordAppleRequest(
+            AppleRequestRecord(
+                id: "uuid-1", kind: .consumptionInformation, bundleID: ServerFixture.bundleID,
+                transactionID: "2000000000000001", environment: .sandbox, detail: "UNINTENDED_PURCHASE",
+                requestedAt: now, state: .skipped, nextAttemptAt: now,
+                lastError: "the app's customers did not consent <yet>", finishedAt: now))
+        try await fixture.store.recordOfferSignature(
+            OfferSignatureRecord(
+                nonce: "0b5f6a0e-0000-4000-8000-000000000001", bundleID: ServerFixture.bundleID, appUserID: "alice",
+                productID: "com.example.kakin.premium.monthly", offerID: "comeback50", kind: .promotional,
+                keyID: "KEY", createdAt: now))
+        let (status, html) = try await Self.page("/dashboard/activity", fixture: fixture)
+        #expect(status == .ok)
+        #expect(html.contains("Consumption information (UNINTENDED_PURCHASE)"))
+        #expect(html.contains("did not consent &lt;yet&gt;"), "escaped")
+        #expect(html.contains("<td>comeback50</td>") && html.contains("0b5f6a0e-0000-4000-8000-000000000001"))
+        try await fixture.store.shutdown()
+    }
+
     @Test func theTransactionManagerShowsTheSandbox() async throws {
         let fixture = try await ServerFixture()
         let (status, html) = try await Self.page(

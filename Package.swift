@@ -257,7 +257,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KakinStoreKitTests",
-            dependencies: ["KakinStoreKit", "Kakin", "AppStoreModels"] + storeKitStandIn,
+            dependencies: ["KakinStoreKit", "Kakin", "KakinWire", "AppStoreModels"] + storeKitStandIn,
             swiftSettings: swiftSettings
         ),
         .testTarget(

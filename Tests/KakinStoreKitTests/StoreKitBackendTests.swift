@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import Kakin
 import KakinStoreKit
+import KakinWire
 import StoreKit
 import Testing
 
@@ -102,6 +103,41 @@ import Testing
         #expect(transaction.appAccountToken == "6f0e3b52-3c8a-4b16-9b8b-4a6c2d1e0f11", "lowercased, as the server stores it")
         #expect(after.purchases.count == 1)
         #expect(after.purchases.first?.options == [.quantity(2), .appAccountToken(token)])
+    }
+
+    @Test func offersArePassedAsStoreKitsPurchaseOptions() async throws {
+        var script = Self.script()
+        script.purchaseResults[Self.premium] = .success(.verified(Self.transaction(8, Self.premium)))
+        let token = UUID()
+        let nonce = UUID()
+        let signature = Data([0x30, 0x45, 0x02, 0x20])
+        let offer = SignedOffer(
+            kind: .promotional, productId: Self.premium, offerId: "comeback50", jws: "a.b.c", keyId: "KEY1234567",
+            nonce: nonce.uuidString.lowercased(), timestamp: 1_790_000_000_000,
+            signature: signature.base64EncodedString(), appAccountToken: token.uuidString.lowercased())
+        let eligibility = SignedOffer(
+            kind: .introductoryEligibility, productId: Self.premium, offerId: nil, jws: "e.l.i", keyId: "KEY1234567",
+            nonce: UUID().uuidString.lowercased(), timestamp: 1_790_000_000_000, allowIntroductoryOffer: false)
+        let after = try await StoreKitTestScript.withScript(script) {
+            _ = try await StoreKitBackend().purchase(
+                Self.premium,
+                options: .init(
+                    appAccountToken: token, promotionalOffer: offer, introductoryOfferEligibility: eligibility,
+                    winBackOfferID: "winback1"))
+            await #expect(throws: KakinError.self, "a win-back offer the product does not have") {
+                _ = try await StoreKitBackend().purchase(Self.premium, options: .init(winBackOfferID: "nope"))
+            }
+        }
+        let options = try #require(after.purchases.first?.options)
+        #expect(options.contains(.quantity(1)) && options.contains(.appAccountToken(token)))
+        #expect(
+            options.contains(
+                .promotionalOffer(
+                    offerID: "comeback50", keyID: "KEY1234567", nonce: nonce, signature: signature,
+                    timestamp: 1_790_000_000_000)))
+        #expect(options.contains(.introductoryOfferEligibility(compactJWS: "e.l.i")))
+        #expect(options.contains { if case .winBackOffer(let chosen) = $0.kind { chosen.id == "winback1" } else { false } })
+        #expect(after.purchases.count == 1, "the unknown win-back offer never reached StoreKit")
     }
 
     @Test func pendingAndCancelledPurchasesAndAnUnknownProduct() async throws {

@@ -73,7 +73,7 @@ private let wireEnumChecks: [(name: String, check: @Sendable () throws -> [Strin
     check(ProductType.self), check(InAppOwnershipType.self), check(TransactionReason.self), check(OfferType.self),
     check(OfferDiscountType.self), check(RevocationReason.self), check(RevocationType.self),
     check(ExpirationIntent.self), check(AutoRenewStatus.self), check(PriceIncreaseStatus.self), check(Platform.self),
-    check(BillingPlanType.self), check(NotificationTypeV2.self), check(NotificationSubtype.self),
+    check(BillingPlanType.self), check(RenewalBillingPlanType.self), check(NotificationTypeV2.self), check(NotificationSubtype.self),
     check(ConsumptionRequestReason.self), check(SubscriptionStatus.self), check(SendAttemptResult.self),
     check(OrderLookupStatus.self), check(ExtendReasonCode.self), check(APIErrorCode.self),
     check(TransactionHistoryRequest.ProductType.self), check(TransactionHistoryRequest.Order.self),

@@ -209,5 +209,18 @@ enum LedgerSchema {
                 "CREATE INDEX sign_in_failures_by_last_failure ON sign_in_failures (last_failure_at)",
             ]
         },
+        // The refunded share of a revoked transaction in milliunits of a percent (Apple's
+        // `revocationPercentage`): a prorated refund takes back part of a consumable's credit, and a
+        // later, larger refund of the same transaction takes back only the rest. NULL on a revoked
+        // row means the whole transaction (rows revoked before it, refunds without a percentage,
+        // family sharing revocations).
+        LedgerMigration(id: "0008_revocation_percentage") { _ in
+            [
+                """
+                ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER
+                CHECK (revocation_percentage BETWEEN 1 AND 100000)
+                """
+            ]
+        },
     ]
 }

@@ -5,11 +5,12 @@ extension SQLLedgerStore {
     /// Marks a transaction revoked and takes back `share` of its credits, once per share, in one
     /// database transaction.
     ///
-    /// Once-ness comes from `UPDATE transactions … WHERE revocation_date IS NULL OR
-    /// revocation_percentage < share`: a second revoke with the same share (Apple delivering the
+    /// Once-ness comes from `UPDATE transactions … WHERE <share already revoked> < share`, the
+    /// share already revoked being 0 for a transaction not revoked, its `revocation_percentage`
+    /// after a prorated refund, and the whole (100000) after a whole revocation, which is stored
+    /// with `revocation_percentage` NULL. A second revoke with the same share (Apple delivering the
     /// same refund again, concurrently or later) updates nothing and returns false, and so does a
-    /// smaller one. A whole revocation is stored with `revocation_percentage` NULL, which no share
-    /// exceeds. What is taken back is, for each `credit` line of the transaction, `share` of the
+    /// smaller one. What is taken back is, for each `credit` line of the transaction, `share` of the
     /// credit less what earlier revocations of it asked for (see ``creditShare(_:share:)``), under
     /// the unique key `clawback:<transactionId>:<currency>` for the whole and
     /// `clawback:<transactionId>:<currency>:<share>` for a part. `grants` is not needed: the ledger
@@ -41,7 +42,8 @@ extension SQLLedgerStore {
                 UPDATE transactions SET revocation_date = \(bind: now), revocation_reason = \(bind: reason), \
                 revocation_percentage = \(bind: storedShare)
                 WHERE transaction_id = \(bind: transactionID)
-                  AND (revocation_date IS NULL OR revocation_percentage < \(bind: share))
+                  AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
+                \(unsafeRaw: String(RecordedTransaction.wholeShare)) END) < \(bind: share)
                 RETURNING bundle_id, app_user_id, original_transaction_id, product_id
                 """
             ).first()

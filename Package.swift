@@ -230,6 +230,7 @@ let package = Package(
             name: "StoreSandboxTests",
             dependencies: [
                 "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -104,6 +104,8 @@ struct ServeEnvironment {
         app.appStoreServerAPI = .init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, privateKeyPath: apiKeyURL.path)
         app.catalogPath = options.catalog
         app.grantsPath = options.grants
+        // The sandbox's testers consent: a refund request is answered with the ledger's facts.
+        app.consumption = ConsumptionPolicy(customersConsented: true, declineWhenUsed: true, grantWithinDays: 14)
         app.transferPolicy = options.transferPolicy
         app.revocation = options.revocation
         app.extraRootPaths = [caDirectory.appendingPathComponent(SandboxCertificateAuthority.FileName.root).path]
@@ -121,6 +123,7 @@ struct ServeEnvironment {
         server.logFormat = options.logFormat
         server.logLevel = "warning"
         server.reconcileIntervalSeconds = 600
+        server.consumptionIntervalSeconds = 5
         server.dashboard.adminPassword = options.adminPassword
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }

@@ -60,12 +60,40 @@ public struct StoreKitBackend: StoreBackend {
     /// Throws `KakinError.Code.productUnavailable` when StoreKit does not know the product.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
+        try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
+    }
+
+    /// Buys with `Product.purchase(options:)` and StoreKit's offer options: a server-signed
+    /// promotional offer as `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)` (the form
+    /// every StoreKit 2 release takes), an eligibility as `.introductoryOfferEligibility(compactJWS:)`,
+    /// a win-back offer as `.winBackOffer(_:)` (iOS 18 and later).
+    public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
         guard let product = try await Product.products(for: [productID]).first else {
             throw KakinError(.productUnavailable, "\(productID) is not for sale", storeKitCode: 5)
         }
-        var options: Set<Product.PurchaseOption> = [.quantity(quantity)]
-        if let appAccountToken { options.insert(.appAccountToken(appAccountToken)) }
-        switch try await product.purchase(options: options) {
+        var purchaseOptions: Set<Product.PurchaseOption> = [.quantity(options.quantity)]
+        if let token = options.appAccountToken { purchaseOptions.insert(.appAccountToken(token)) }
+        if let offer = options.promotionalOffer {
+            guard let offerID = offer.offerId, let nonce = UUID(uuidString: offer.nonce),
+                let signature = offer.signature.flatMap({ Data(base64Encoded: $0) })
+            else { throw KakinError(.invalidResponse, "the signed offer lacks the older signature's parts") }
+            purchaseOptions.insert(
+                .promotionalOffer(
+                    offerID: offerID, keyID: offer.keyId, nonce: nonce, signature: signature,
+                    timestamp: Int(offer.timestamp)))
+        }
+        #if compiler(>=6.2)
+            if let eligibility = options.introductoryOfferEligibility {
+                purchaseOptions.insert(.introductoryOfferEligibility(compactJWS: eligibility.jws))
+            }
+        #endif
+        if let winBackID = options.winBackOfferID {
+            guard #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+                let offer = product.subscription?.winBackOffers.first(where: { $0.id == winBackID })
+            else { throw KakinError(.storeFailure, "\(productID) has no win-back offer \(winBackID)", storeKitCode: 11) }
+            purchaseOptions.insert(.winBackOffer(offer))
+        }
+        switch try await product.purchase(options: purchaseOptions) {
         case .success(let verification): return .purchased(Self.transaction(verification))
         case .pending: return .pending
         case .userCancelled: return .cancelled

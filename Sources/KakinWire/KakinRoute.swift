@@ -97,6 +97,15 @@ extension KakinRoute {
                 .literal("balances"), .parameter(name: "currency", value: currency), .literal("spend"),
             ])
     }
+    /// `POST /v1/customers/{user}/offers/sign`: an ``OfferSigningRequest``, answered with a ``SignedOffer``.
+    public static func signOffer(_ appUserID: String = "") -> KakinRoute {
+        KakinRoute(
+            "POST",
+            [
+                .literal("v1"), .literal("customers"), .parameter(name: "user", value: appUserID), .literal("offers"),
+                .literal("sign"),
+            ])
+    }
     /// `GET /v1/catalog`: the ``CatalogAnswer``.
     public static let catalog = KakinRoute("GET", [.literal("v1"), .literal("catalog")])
     /// `GET /v1/content/{product}`: a product's hosted content package (ranged).

@@ -68,17 +68,47 @@ extension Product {
     /// The optional settings you can add to a purchase.
     /// https://developer.apple.com/documentation/storekit/product/purchaseoption
     public struct PurchaseOption: Equatable, Hashable, Sendable {
-        enum Kind: Hashable, Sendable {
+        public enum Kind: Hashable, Sendable {
             case quantity(Int)
             case appAccountToken(UUID)
+            case promotionalOffer(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int)
+            case promotionalOfferJWS(offerID: String, compactJWS: String)
+            case introductoryOfferEligibility(compactJWS: String)
+            case winBackOffer(Product.SubscriptionOffer)
         }
-        let kind: Kind
+        /// What the option sets; read by the scripted store in tests.
+        public let kind: Kind
 
         /// Sets a quantity for the purchase.
         public static func quantity(_ quantity: Int) -> Product.PurchaseOption { .init(kind: .quantity(quantity)) }
         /// Sets a UUID that associates the purchase with an account in your system.
         public static func appAccountToken(_ token: UUID) -> Product.PurchaseOption {
             .init(kind: .appAccountToken(token))
+        }
+        /// Applies a promotional offer with the signature your server generated.
+        /// https://developer.apple.com/documentation/storekit/product/purchaseoption/promotionaloffer(offerid:keyid:nonce:signature:timestamp:)
+        public static func promotionalOffer(
+            offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
+        ) -> Product.PurchaseOption {
+            .init(
+                kind: .promotionalOffer(
+                    offerID: offerID, keyID: keyID, nonce: nonce, signature: signature, timestamp: timestamp))
+        }
+        /// Applies a promotional offer with a JWS your server signed.
+        /// https://developer.apple.com/documentation/storekit/product/purchaseoption/promotionaloffer(_:compactjws:)
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> Product.PurchaseOption {
+            .init(kind: .promotionalOfferJWS(offerID: offerID, compactJWS: compactJWS))
+        }
+        /// Sets the customer's introductory-offer eligibility with a JWS your server signed.
+        /// https://developer.apple.com/documentation/storekit/product/purchaseoption/introductoryoffereligibility(compactjws:)
+        public static func introductoryOfferEligibility(compactJWS: String) -> Product.PurchaseOption {
+            .init(kind: .introductoryOfferEligibility(compactJWS: compactJWS))
+        }
+        /// Applies a win-back offer.
+        /// https://developer.apple.com/documentation/storekit/product/purchaseoption/winbackoffer(_:)
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> Product.PurchaseOption {
+            .init(kind: .winBackOffer(offer))
         }
     }
 

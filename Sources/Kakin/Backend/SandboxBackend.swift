@@ -1,5 +1,6 @@
 import AppStoreModels
 public import Foundation
+import KakinWire
 
 /// The sandbox App Store as the store: its device API over HTTP. Works on Linux and in any test.
 public struct SandboxBackend: StoreBackend {
@@ -53,6 +54,32 @@ public struct SandboxBackend: StoreBackend {
         struct Subscription: Decodable {
             var subscriptionGroupID: String
             var subscriptionPeriod: String
+            var groupLevel: Int?
+            var introductoryOffer: Offer?
+            var promotionalOffers: [Offer]?
+            var winBackOffers: [Offer]?
+        }
+        struct Offer: Decodable {
+            var id: String?
+            var paymentMode: String
+            var period: String
+            var periodCount: Int
+            var price: Decimal
+            var displayPrice: String
+
+            /// The offer as the SDK models it; `nil` for a period the SDK cannot read.
+            func offer(_ kind: SubscriptionOffer.Kind) -> SubscriptionOffer? {
+                guard let value = SubscriptionPeriod(iso8601: period) else { return nil }
+                let mode: SubscriptionOffer.PaymentMode =
+                    switch paymentMode {
+                    case "free", "freeTrial": .freeTrial
+                    case "payUpFront": .payUpFront
+                    default: .payAsYouGo
+                    }
+                return SubscriptionOffer(
+                    id: id, kind: kind, price: price, displayPrice: displayPrice, period: value,
+                    periodCount: periodCount, paymentMode: mode)
+            }
         }
     }
 
@@ -138,7 +165,10 @@ public struct SandboxBackend: StoreBackend {
                     priceLocaleIdentifier: $0.priceLocaleIdentifier, isFamilyShareable: $0.isFamilyShareable ?? false,
                     subscriptionPeriod: $0.subscription?.subscriptionPeriod,
                     subscriptionGroupID: $0.subscription?.subscriptionGroupID,
-                    isDownloadable: $0.isDownloadable ?? false)
+                    isDownloadable: $0.isDownloadable ?? false, subscriptionGroupLevel: $0.subscription?.groupLevel,
+                    introductoryOffer: $0.subscription?.introductoryOffer?.offer(.introductory),
+                    promotionalOffers: $0.subscription?.promotionalOffers?.compactMap { $0.offer(.promotional) } ?? [],
+                    winBackOffers: $0.subscription?.winBackOffers?.compactMap { $0.offer(.winBack) } ?? [])
             },
             products.invalidProductIdentifiers.map {
                 InvalidProduct(id: $0.identifier, reason: $0.reason, message: $0.message)
@@ -150,8 +180,23 @@ public struct SandboxBackend: StoreBackend {
     /// any failure other than a cancel throws ``KakinError`` carrying the sandbox's SKError code.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
-        var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": quantity]
-        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+        try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
+    }
+
+    /// Asks the sandbox to charge the tester with StoreKit's purchase options: a promotional offer
+    /// goes with its signature (the JWS), an eligibility with its JWS, a win-back offer by ID. The
+    /// sandbox checks the signatures as the App Store does.
+    public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        var body: [String: Any] = ["testerID": testerID, "productID": productID, "quantity": options.quantity]
+        if let token = options.appAccountToken { body["appAccountToken"] = token.uuidString }
+        if let offer = options.promotionalOffer {
+            body["promotionalOfferID"] = offer.offerId ?? ""
+            body["promotionalOfferSignature"] = ["compactJWS": offer.jws]
+        }
+        if let eligibility = options.introductoryOfferEligibility {
+            body["introductoryOfferEligibilityJWS"] = eligibility.jws
+        }
+        if let winBack = options.winBackOfferID { body["winBackOfferID"] = winBack }
         let reply = try await http.send(
             "POST", url("v1/device/payments"), body: try JSONSerialization.data(withJSONObject: body))
         try check(reply)

@@ -1,4 +1,5 @@
 public import Foundation
+public import KakinWire
 
 /// What a purchase came to at the store.
 public enum StorePurchaseResult: Hashable, Sendable {
@@ -24,6 +25,10 @@ public protocol StoreBackend: Sendable {
     func products(for identifiers: [String]) async throws -> (products: [StoreProduct], invalid: [InvalidProduct])
     /// Buys a product; throws ``KakinError`` with the store's code for failures other than cancel.
     func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
+    /// Buys a product with the options StoreKit takes beyond the quantity and token: a
+    /// server-signed promotional offer, an introductory-offer eligibility, a win-back offer. A
+    /// store that cannot apply them throws ``KakinError/Code/storeFailure``.
+    func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult
     /// Transactions not finished yet.
     func unfinishedTransactions() async throws -> [StoreTransaction]
     /// Finishes a transaction, after the server acknowledged it.
@@ -39,4 +44,46 @@ public protocol StoreBackend: Sendable {
     func transactionUpdates() -> AsyncStream<StoreTransaction>
     /// The app receipt, base64 (for the legacy server flow).
     func appReceipt() async throws -> String?
+}
+
+/// What a purchase asks of the store besides the product: StoreKit's purchase options.
+public struct StorePurchaseOptions: Hashable, Sendable {
+    /// How many (consumables only).
+    public var quantity: Int
+    /// The app account token the transaction will carry.
+    public var appAccountToken: UUID?
+    /// A promotional offer the purchase server signed (``SignedOffer/kind`` `promotional`).
+    public var promotionalOffer: SignedOffer?
+    /// An introductory-offer eligibility the purchase server signed.
+    public var introductoryOfferEligibility: SignedOffer?
+    /// A win-back offer's ID (no signature needed).
+    public var winBackOfferID: String?
+
+    /// Creates options; one unit, no token and no offer unless given.
+    public init(
+        quantity: Int = 1, appAccountToken: UUID? = nil, promotionalOffer: SignedOffer? = nil,
+        introductoryOfferEligibility: SignedOffer? = nil, winBackOfferID: String? = nil
+    ) {
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.promotionalOffer = promotionalOffer
+        self.introductoryOfferEligibility = introductoryOfferEligibility
+        self.winBackOfferID = winBackOfferID
+    }
+
+    /// Whether any offer is asked for.
+    public var hasOffer: Bool {
+        promotionalOffer != nil || introductoryOfferEligibility != nil || winBackOfferID != nil
+    }
+}
+
+extension StoreBackend {
+    /// Buys without offers through ``purchase(_:quantity:appAccountToken:)``; a store that has
+    /// no way to apply offers refuses them.
+    public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
+        guard !options.hasOffer else {
+            throw KakinError(.storeFailure, "this store cannot apply offers")
+        }
+        return try await purchase(productID, quantity: options.quantity, appAccountToken: options.appAccountToken)
+    }
 }

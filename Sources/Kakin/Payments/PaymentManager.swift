@@ -146,6 +146,22 @@ public actor PaymentManager {
     ) async throws
         -> PurchaseOutcome
     {
+        try await purchase(product, offer: nil, quantity: quantity, appAccountToken: appAccountToken)
+    }
+
+    /// Buys a subscription with one of its offers, as ``purchase(_:quantity:appAccountToken:)``
+    /// does otherwise.
+    ///
+    /// - A promotional offer is signed by the purchase server for this customer first
+    ///   (`POST /v1/customers/{id}/offers/sign`); the server refuses offers its catalog lacks and
+    ///   customers the offer's rule excludes, and that refusal is thrown.
+    /// - A win-back offer needs no signature: the store checks the customer's eligibility.
+    /// - The introductory offer is decided by the server when it can sign an eligibility for the
+    ///   customer, by the store otherwise.
+    public func purchase(
+        _ product: StoreProduct, offer: SubscriptionOffer?, quantity: Int = 1,
+        appAccountToken: UUID? = nil
+    ) async throws -> PurchaseOutcome {
         let allowed: Bool
         do { allowed = try await canMakePayments() } catch {
             post(.failed(productID: product.id, error: PaymentError(error)))
@@ -161,7 +177,9 @@ public actor PaymentManager {
             // The token ties the transaction to this user wherever the store replays it later.
             let token = appAccountToken ?? StoreSession.accountToken(for: appUserID)
             try await session.outbox.register(token: token, for: appUserID)
-            result = try await session.backend.purchase(product.id, quantity: quantity, appAccountToken: token)
+            var options = StorePurchaseOptions(quantity: quantity, appAccountToken: token)
+            if let offer { try await sign(offer, of: product, token: token, into: &options) }
+            result = try await session.backend.purchase(product.id, options: options)
         } catch {
             post(.failed(productID: product.id, error: PaymentError(error)))
             throw error
@@ -177,6 +195,27 @@ public actor PaymentManager {
             CrashPoint.reach("afterPurchase")
             let customer = try await session.enqueueAndDeliver(transaction, appUserID: appUserID)
             return .purchased(transaction, customer: customer)
+        }
+    }
+
+    private func sign(
+        _ offer: SubscriptionOffer, of product: StoreProduct, token: UUID,
+        into options: inout StorePurchaseOptions
+    ) async throws {
+        switch offer.kind {
+        case .promotional:
+            guard let offerID = offer.id else {
+                throw KakinError(.notConfigured, "a promotional offer needs its ID")
+            }
+            options.promotionalOffer = try await session.server.signOffer(
+                .promotional, productID: product.id, offerID: offerID, appAccountToken: token, appUserID: appUserID)
+        case .winBack:
+            guard let offerID = offer.id else { throw KakinError(.notConfigured, "a win-back offer needs its ID") }
+            options.winBackOfferID = offerID
+        case .introductory:
+            // Without an eligibility the store decides, as it does for any introductory offer.
+            options.introductoryOfferEligibility = try? await session.server.signOffer(
+                .introductoryEligibility, productID: product.id, appAccountToken: token, appUserID: appUserID)
         }
     }
 

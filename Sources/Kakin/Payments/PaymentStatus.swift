@@ -41,6 +41,12 @@ public enum PaymentError: Error, Hashable, Sendable {
     case network
     /// The server refused the transaction for good; the error carries the server's code and cause.
     case serverRejected(KakinError)
+    /// The store does not know the offer, or its parameters are missing or wrong (SKError 11, 13, 14).
+    case invalidOffer
+    /// The store found the offer's signature bad, too old or used before (SKError 12).
+    case invalidOfferSignature
+    /// The customer may not have the offer (SKError 18).
+    case ineligibleForOffer
     /// Any other failure, with its description.
     case unknown(String)
 
@@ -61,6 +67,9 @@ public enum PaymentError: Error, Hashable, Sendable {
             case 3: self = .invalidPayment
             case 4: self = .notAllowed
             case 5: self = .productUnavailable
+            case 11, 13, 14: self = .invalidOffer
+            case 12: self = .invalidOfferSignature
+            case 18: self = .ineligibleForOffer
             default: self = .unknown(error.message)
             }
         default: self = .unknown(error.message)

@@ -73,6 +73,22 @@ public struct KakinServerClient: Sendable {
         return try customer(from: reply, nonce: nonce)
     }
 
+    /// Asks the server to sign an offer for the customer (`POST /v1/customers/{id}/offers/sign`).
+    /// Throws ``KakinError`` with the server's code: `notEntitled` when the offer's rule refuses
+    /// the customer, `notFound` for an offer the server's catalog lacks.
+    public func signOffer(
+        _ kind: OfferSigningRequest.Kind, productID: String, offerID: String? = nil, appAccountToken: UUID? = nil,
+        transactionID: String? = nil, appUserID: String
+    ) async throws -> SignedOffer {
+        let body = JSONHTTP.encode(
+            OfferSigningRequest(
+                bundleId: bundleID, productId: productID, kind: kind, offerId: offerID,
+                appAccountToken: appAccountToken?.uuidString.lowercased(), transactionId: transactionID))
+        let reply = try await send(.signOffer(appUserID), [:], body: body)
+        try Self.check(reply)
+        return try JSONHTTP.decode(SignedOffer.self, from: reply.body)
+    }
+
     /// The server's catalog (`GET /v1/catalog`): products and what each grants.
     public func catalog(locale: String = "en_US") async throws -> CatalogAnswer {
         let reply = try await send(.catalog, [KakinQuery.bundleID: bundleID, KakinQuery.locale: locale])

@@ -125,11 +125,22 @@ public final class KakinStore {
     /// Throws the failure as a ``PaymentError`` (also kept in ``lastError``); a cancel is an outcome.
     @discardableResult
     public func purchase(_ product: StoreProduct, quantity: Int = 1) async throws(PaymentError) -> PurchaseOutcome {
+        try await purchase(product, offer: nil, quantity: quantity)
+    }
+
+    /// Buys a subscription with one of its offers (``StoreProduct/promotionalOffers``,
+    /// ``StoreProduct/winBackOffers`` or its ``StoreProduct/introductoryOffer``): a promotional
+    /// offer is signed by the purchase server for this customer first. A refusal (the offer's rule
+    /// excludes the customer, the store finds the signature bad) is thrown as a ``PaymentError``.
+    @discardableResult
+    public func purchase(
+        _ product: StoreProduct, offer: SubscriptionOffer?, quantity: Int = 1
+    ) async throws(PaymentError) -> PurchaseOutcome {
         lastError = nil
         isPurchasing = true
         defer { isPurchasing = false }
         do {
-            let outcome = try await payments.purchase(product, quantity: quantity)
+            let outcome = try await payments.purchase(product, offer: offer, quantity: quantity)
             if case .purchased(_, let customer?) = outcome { publish(customer) }
             return outcome
         } catch {

@@ -95,6 +95,14 @@ public func buildApplication(
                 if ran == nil { logger.debug("reconciliation skipped: another server is reconciling") }
             })
     }
+    if parts.service.apps.values.contains(where: { $0.consumption != nil }) {
+        let reporter = ConsumptionReporter(service: parts.service)
+        services.append(
+            PeriodicJob(
+                name: "consumption information", every: .seconds(configuration.consumptionIntervalSeconds),
+                waitsFirst: true, logger: logger
+            ) { try await reporter.sendDue() })
+    }
     let onServerRunning = dependencies.onServerRunning
     let router = http.router()
     let components = ServerComponents(
@@ -230,7 +238,7 @@ struct ServerParts {
             verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
-            serverAPI: access, revocation: app.revocation)
+            serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

@@ -113,6 +113,10 @@ public struct ServerConfiguration: Sendable {
         public var endpoints = Endpoints()
         /// Keys of this app only; the server's ``ServerConfiguration/keys`` otherwise.
         public var keys: Keys?
+        /// Which promotional offers are signed, and for whom (`offers`).
+        public var offers = OfferPolicy()
+        /// What is told to Apple when a customer asks for a refund (`consumption`); nothing by default.
+        public var consumption: ConsumptionPolicy?
 
         /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
@@ -180,6 +184,9 @@ public struct ServerConfiguration: Sendable {
     public var webhookLeaseSeconds = 300
     /// How often reconciliation runs for apps with an App Store Server API key; 0 turns it off.
     public var reconcileIntervalSeconds = 3600
+    /// `jobs.consumptionIntervalSeconds`: how often Apple's requests for consumption information
+    /// are looked for and sent (apps with a `consumption` policy only).
+    public var consumptionIntervalSeconds = 30
     /// The operators' dashboard at `/dashboard`.
     public var dashboard = DashboardConfiguration()
     /// How wrong dashboard passwords and API keys are slowed down.
@@ -291,6 +298,9 @@ extension ServerConfiguration {
             configuration.reconcileIntervalSeconds = Int(
                 try jobs.integer("reconcileIntervalSeconds", in: 0...(7 * 86_400))
                     ?? Int64(configuration.reconcileIntervalSeconds))
+            configuration.consumptionIntervalSeconds = Int(
+                try jobs.integer("consumptionIntervalSeconds", in: 1...3600)
+                    ?? Int64(configuration.consumptionIntervalSeconds))
             configuration.webhookLeaseSeconds = Int(
                 try jobs.integer("webhookLeaseSeconds", in: 10...86_400) ?? Int64(configuration.webhookLeaseSeconds))
             try jobs.finish()
@@ -398,6 +408,30 @@ extension ServerConfiguration {
             try endpoints.finish()
         }
         if let keys = try reader.object("keys") { app.keys = try readKeys(keys) }
+        if let offers = try reader.object("offers") {
+            app.offers.defaultRule =
+                try offers.choice("default", OfferEligibilityRule.self, allowed: OfferEligibilityRule.allCases)
+                ?? app.offers.defaultRule
+            for rule in try offers.objects("rules") {
+                let offerID = try rule.requiredString("offerId")
+                guard
+                    let eligibility = try rule.choice(
+                        "eligibility", OfferEligibilityRule.self, allowed: OfferEligibilityRule.allCases)
+                else { throw rule.failure("eligibility", "is required") }
+                app.offers.rules[offerID] = eligibility
+                try rule.finish()
+            }
+            try offers.finish()
+        }
+        if let consumption = try reader.object("consumption") {
+            var policy = ConsumptionPolicy()
+            policy.customersConsented = try consumption.boolean("customersConsented") ?? false
+            policy.sampleContentProvided = try consumption.boolean("sampleContentProvided") ?? false
+            policy.declineWhenUsed = try consumption.boolean("declineWhenUsed") ?? false
+            policy.grantWithinDays = try consumption.integer("grantWithinDays", in: 0...365).map { Int($0) }
+            try consumption.finish()
+            app.consumption = policy
+        }
         try reader.finish()
         return app
     }

@@ -49,6 +49,11 @@ public struct AppConfiguration: Sendable {
     /// default (`RevocationMode.defaultMode(for:)`: `require` for Production, `bestEffort` for
     /// Sandbox).
     public var revocation: RevocationMode?
+    /// Which promotional offers the server signs, and for whom; the In-App Purchase key of
+    /// ``serverAPI`` signs them.
+    public var offers: OfferPolicy
+    /// What the server tells Apple when a customer asks for a refund; `nil` sends nothing.
+    public var consumption: ConsumptionPolicy?
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,
@@ -60,8 +65,11 @@ public struct AppConfiguration: Sendable {
         verifyReceiptSandboxURL: URL = AppleEndpoints.verifyReceiptSandbox,
         grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
-        serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil
+        serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil, offers: OfferPolicy = OfferPolicy(),
+        consumption: ConsumptionPolicy? = nil
     ) {
+        self.offers = offers
+        self.consumption = consumption
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.environments = environments

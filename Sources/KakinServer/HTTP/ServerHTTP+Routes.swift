@@ -76,6 +76,16 @@ extension KakinServerHTTP {
                 nextCursor: rows.count > limit ? page.last.map { TransactionCursor(after: $0).token } : nil)
             return signed(answer.jsonBytes())
         }
+        table.on(.signOffer(), router) { request, context in
+            let caller = try context.caller(secret: false)
+            let user = try Self.pathParameter(context, "user")
+            let body = try await decode(OfferSigningRequest.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try Self.checkUserID(user)
+            var signing = body
+            signing.bundleId = app.bundleID
+            return Self.json(try await service.signOffer(signing, appUserID: user))
+        }
         table.on(.spend(), router) { request, context in
             let caller = try context.caller(secret: true)
             let user = try Self.pathParameter(context, "user")

@@ -185,6 +185,25 @@ public protocol LedgerStore: Sendable {
     /// `nil`. Bytes the ledger stored were verified when they arrived, and verification depends
     /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
     func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
+
+    // MARK: Offers and consumption information
+
+    /// Logs an offer signature by its nonce; a nonce logged before is refused.
+    func recordOfferSignature(_ record: OfferSignatureRecord) async throws
+    /// The newest offer signatures, of one app when `bundleID` is given.
+    func offerSignatures(bundleID: String?, limit: Int) async throws -> [OfferSignatureRecord]
+    /// Records Apple's request for consumption information once per notification; `false` when
+    /// it was recorded before.
+    func recordConsumptionRequest(_ request: ConsumptionRequestRecord) async throws -> Bool
+    /// Takes the pending requests due at `now`, leased until `leaseUntil`.
+    func claimDueConsumptionRequests(now: Date, limit: Int, leaseUntil: Date) async throws
+        -> [ConsumptionRequestRecord]
+    /// Ends a claimed request, or makes it pending again at `retryAt`.
+    func finishConsumptionRequest(
+        _ notificationUUID: String, state: ConsumptionRequestRecord.State, sentBody: String?, error: String?,
+        retryAt: Date?, at date: Date) async throws
+    /// The newest consumption requests, of one app when `bundleID` is given.
+    func consumptionRequests(bundleID: String?, limit: Int) async throws -> [ConsumptionRequestRecord]
 }
 
 /// Background work that one server at a time runs, when several share a database.

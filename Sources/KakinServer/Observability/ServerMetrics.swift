@@ -19,7 +19,11 @@ import Synchronization
 ///   ones closed to make room for new ones (see ``ConnectionLimiter``);
 /// - `kakin_sign_in_failures_total{kind}` and `kakin_sign_in_refused_total{kind}`: wrong
 ///   dashboard passwords and API keys (`kind` is `dashboard` or `api`), and attempts refused
-///   because their address or account must wait.
+///   because their address or account must wait;
+/// - `kakin_offer_signatures_total{kind, outcome}`: offers signed (`signed`) or refused
+///   (`ineligible`, `unknownOffer`, `notConfigured`);
+/// - `kakin_consumption_reports_total{outcome}`: Send Consumption Information calls `sent`,
+///   `skipped` (no consent, no key), `retried` and `failed`.
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
@@ -118,6 +122,19 @@ public final class ServerMetrics: Sendable {
     /// A wrong secret presented (`kind`: `dashboard` or `api`).
     public func signInFailure(kind: String) {
         Counter(label: "kakin_sign_in_failures_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// One offer signing request: `signed`, or why it was refused.
+    public func offerSignature(kind: String, outcome: String) {
+        Counter(
+            label: "kakin_offer_signatures_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory
+        ).increment()
+    }
+
+    /// One consumption request handled: `sent`, `skipped`, `retried` or `failed`.
+    public func consumptionReport(outcome: String) {
+        Counter(label: "kakin_consumption_reports_total", dimensions: [("outcome", outcome)], factory: factory)
+            .increment()
     }
 
     /// An attempt refused unchecked, because its address or account must wait.

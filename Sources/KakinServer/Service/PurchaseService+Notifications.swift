@@ -53,9 +53,35 @@ extension PurchaseService {
             transactionID = record.transactionID
             _ = try await ingest(record, app: app)
         }
+        if type == .consumptionRequest, let transactionID {
+            try await recordConsumptionRequest(
+                uuid: uuid, transactionID: transactionID, app: app, environment: environment,
+                reason: notification.data?.consumptionRequestReason?.rawValue)
+        }
         let isNew = try await store.recordNotification(
             uuid: uuid, type: type.rawValue, subtype: notification.subtype?.rawValue, bundleID: bundleID,
             transactionID: transactionID, signedPayload: signedPayload, receivedAt: now())
         return isNew ? .processed(type) : .duplicate
+    }
+
+    /// Records Apple's request for consumption information, once per notification: `pending` for
+    /// the ``ConsumptionReporter`` to send, or `skipped` at once when the app may not send it
+    /// (no App Store Server API key, or its customers did not consent).
+    private func recordConsumptionRequest(
+        uuid: String, transactionID: String, app: AppConfiguration, environment: AppStoreEnvironment, reason: String?
+    ) async throws {
+        let now = now()
+        var skip: String?
+        if app.serverAPI == nil {
+            skip = "the app has no App Store Server API key"
+        } else if app.consumption?.customersConsented != true {
+            skip = "the app's customers did not consent (consumption.customersConsented)"
+        }
+        let recorded = try await store.recordConsumptionRequest(
+            ConsumptionRequestRecord(
+                notificationUUID: uuid, bundleID: app.bundleID, transactionID: transactionID,
+                environment: environment, reason: reason, requestedAt: now, state: skip == nil ? .pending : .skipped,
+                nextAttemptAt: now, lastError: skip, finishedAt: skip == nil ? nil : now))
+        if recorded, skip != nil { metrics?.consumptionReport(outcome: "skipped") }
     }
 }

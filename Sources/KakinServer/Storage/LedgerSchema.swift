@@ -209,12 +209,50 @@ enum LedgerSchema {
                 "CREATE INDEX sign_in_failures_by_last_failure ON sign_in_failures (last_failure_at)",
             ]
         },
+        // Offer signatures made for customers, by their nonce (never the same twice), and the
+        // consumption information owed to Apple for each CONSUMPTION_REQUEST, sent once each with
+        // retries: `state` is `pending` until sent, or `skipped` / `failed` with the reason.
+        LedgerMigration(id: "0008_offers_and_consumption") { _ in
+            [
+                """
+                CREATE TABLE offer_signatures (
+                    nonce TEXT PRIMARY KEY,
+                    bundle_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    offer_id TEXT,
+                    kind TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX offer_signatures_by_created ON offer_signatures (created_at)",
+                """
+                CREATE TABLE consumption_requests (
+                    notification_uuid TEXT PRIMARY KEY,
+                    bundle_id TEXT NOT NULL,
+                    transaction_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    reason TEXT,
+                    requested_at BIGINT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'skipped', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                    next_attempt_at BIGINT NOT NULL,
+                    leased_until BIGINT NOT NULL DEFAULT 0,
+                    sent_body TEXT,
+                    last_error TEXT,
+                    finished_at BIGINT
+                )
+                """,
+                "CREATE INDEX consumption_requests_due ON consumption_requests (state, next_attempt_at)",
+            ]
+        },
         // The refunded share of a revoked transaction in milliunits of a percent (Apple's
         // `revocationPercentage`): a prorated refund takes back part of a consumable's credit, and a
         // later, larger refund of the same transaction takes back only the rest. NULL on a revoked
         // row means the whole transaction (rows revoked before it, refunds without a percentage,
         // family sharing revocations).
-        LedgerMigration(id: "0008_revocation_percentage") { _ in
+        LedgerMigration(id: "0009_revocation_percentage") { _ in
             [
                 """
                 ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER

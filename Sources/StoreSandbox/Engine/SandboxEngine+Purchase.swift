@@ -1,4 +1,5 @@
 public import AppStoreModels
+public import AppStoreSecurity
 public import Foundation
 
 extension SandboxEngine {
@@ -15,7 +16,11 @@ extension SandboxEngine {
     /// - Throws: ``SandboxError/Code/unknownProduct`` when the catalog has no such product, and
     ///   ``SandboxError/Code/invalidQuantity`` for a quantity outside 1…``maximumQuantity`` (or above
     ///   1 for anything but a consumable): StoreKit refuses both before any payment starts.
-    public func purchase(_ request: PurchaseRequest) throws(SandboxError) -> PurchaseOutcome {
+    /// - Parameter offerKeys: In-App Purchase keys trusted for offer signatures besides the
+    ///   registered ones (``registerOfferKey(_:)``).
+    public func purchase(
+        _ request: PurchaseRequest, offerKeys: [AppStoreServerAPITokenVerifier.Key] = []
+    ) throws(SandboxError) -> PurchaseOutcome {
         let tester = try tester(request.testerID)
         if let code = simulatedError(for: .purchase) { return .failed(code) }
         guard tester.canMakePayments else { return .failed(.paymentNotAllowed) }
@@ -27,11 +32,15 @@ extension SandboxEngine {
         guard product.isAvailable else { return .failed(.storeProductNotAvailable) }
         try Self.checkQuantity(request.quantity, of: product)
         if let code = state.settings.failPurchasesWith { return .failed(code) }
-        if let offerID = request.promotionalOfferID {
-            guard product.type == .autoRenewableSubscription,
-                product.promotionalOffers.contains(where: { $0.identifier == offerID })
-            else { return .failed(.invalidOfferIdentifier) }
+        if let offerID = request.promotionalOfferID,
+            let code = checkPromotionalOffer(request, offerID: offerID, product: product, extraKeys: offerKeys)
+        {
+            return .failed(code)
         }
+        var request = request
+        let introductory = introductoryOfferDecision(request, product: product, extraKeys: offerKeys)
+        if let code = introductory.failure { return .failed(code) }
+        request.introductoryOfferAllowed = introductory.allow
         if let offerID = request.winBackOfferID {
             guard product.type == .autoRenewableSubscription,
                 product.winBackOffers.contains(where: { $0.identifier == offerID })

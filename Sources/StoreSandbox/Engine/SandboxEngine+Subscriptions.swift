@@ -46,7 +46,8 @@ extension SandboxEngine {
             offer = product.winBackOffers.first { $0.identifier == offerID }
             offerType = .winBack
         } else if let intro = product.introductoryOffer,
-            !transactions(of: tester.id).contains(where: { $0.subscriptionGroupID == groupID })
+            request.introductoryOfferAllowed
+                ?? !transactions(of: tester.id).contains(where: { $0.subscriptionGroupID == groupID })
         {
             offer = intro
             offerType = .introductory

@@ -148,6 +148,14 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     public var promotionalOfferID: String?
     /// A win-back offer to apply (StoreKit 2's `.winBackOffer(_:)` purchase option).
     public var winBackOfferID: String?
+    /// The promotional offer's signature, which the App Store requires with ``promotionalOfferID``.
+    public var promotionalOfferSignature: PromotionalOfferSignature?
+    /// An introductory-offer eligibility JWS (`.introductoryOfferEligibility(compactJWS:)`): the
+    /// app's server decides whether the introductory offer applies.
+    public var introductoryOfferEligibilityJWS: String?
+    /// What a verified ``introductoryOfferEligibilityJWS`` decided, set by the engine when it
+    /// accepts the purchase; `nil` lets the App Store decide (once per subscription group).
+    public internal(set) var introductoryOfferAllowed: Bool?
     /// How a subscription is billed (StoreKit 2's `.billingPlanType(_:)` purchase option):
     /// `MONTHLY` buys the product's monthly plan with a 12-month commitment; `nil` or
     /// `BILLED_UPFRONT` bills each period up front, as usual.
@@ -157,8 +165,11 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     public init(
         testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
         applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil,
-        winBackOfferID: String? = nil, billingPlanType: BillingPlanType? = nil
+        winBackOfferID: String? = nil, promotionalOfferSignature: PromotionalOfferSignature? = nil,
+        introductoryOfferEligibilityJWS: String? = nil, billingPlanType: BillingPlanType? = nil
     ) {
+        self.promotionalOfferSignature = promotionalOfferSignature
+        self.introductoryOfferEligibilityJWS = introductoryOfferEligibilityJWS
         self.testerID = testerID
         self.productID = productID
         self.quantity = quantity

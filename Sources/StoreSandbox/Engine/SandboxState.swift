@@ -44,6 +44,10 @@ public struct SandboxState: Codable, Hashable, Sendable {
     public var simulatedErrors: RecordMap<StoreKitErrorCode>
     /// Refund requests customers made and the App Store has not decided, by transaction ID: when.
     public var refundRequests: RecordMap<Date>
+    /// In-App Purchase keys registered for offer signatures, by key ID.
+    public var offerKeys: RecordMap<SandboxOfferKey>
+    /// Nonces of offer signatures already used, each with when: a signature is accepted once.
+    public var usedOfferNonces: RecordMap<Date>
 
     /// One entry of the update stream.
     public struct TransactionUpdate: LoggedRecord {
@@ -101,6 +105,8 @@ public struct SandboxState: Codable, Hashable, Sendable {
         offerCodes = [:]
         simulatedErrors = [:]
         refundRequests = [:]
+        offerKeys = [:]
+        usedOfferNonces = [:]
     }
 
     /// Takes the next transaction ID.
@@ -116,7 +122,8 @@ public struct SandboxState: Codable, Hashable, Sendable {
     }
 
     /// Forgets testers, transactions, notifications and settings; numbering goes on, so IDs are
-    /// never reused. Stores drop every row on the next save.
+    /// never reused, and registered keys and used offer nonces stay. Stores drop the cleared rows on the
+    /// next save.
     public mutating func removeAll() {
         testers.removeAll()
         transactions.removeAll()
@@ -170,5 +177,7 @@ extension SandboxState {
         simulatedErrors =
             try container.decodeIfPresent(RecordMap<StoreKitErrorCode>.self, forKey: .simulatedErrors) ?? [:]
         refundRequests = try container.decodeIfPresent(RecordMap<Date>.self, forKey: .refundRequests) ?? [:]
+        offerKeys = try container.decodeIfPresent(RecordMap<SandboxOfferKey>.self, forKey: .offerKeys) ?? [:]
+        usedOfferNonces = try container.decodeIfPresent(RecordMap<Date>.self, forKey: .usedOfferNonces) ?? [:]
     }
 }

@@ -44,6 +44,7 @@ extension SandboxService {
         let control = router.group("v1/control")
         addStoreKitControlRoutes(to: control)
         addCertificateControlRoutes(to: control)
+        addOfferControlRoutes(to: control)
         control.get("testers") { _, _ in
             ServiceJSON.response(TestersResponse(testers: await engine.testers()))
         }

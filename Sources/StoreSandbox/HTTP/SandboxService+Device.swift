@@ -26,6 +26,8 @@ extension SandboxService {
         var simulatesAskToBuy: Bool?
         var promotionalOfferID: String?
         var winBackOfferID: String?
+        var promotionalOfferSignature: PromotionalOfferSignature?
+        var introductoryOfferEligibilityJWS: String?
         /// `MONTHLY` for a subscription's monthly plan with a 12-month commitment.
         var billingPlanType: String?
     }
@@ -83,10 +85,12 @@ extension SandboxService {
                     testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
                     appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
                     simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID,
-                    winBackOfferID: body.winBackOfferID, billingPlanType: body.billingPlanType.map(BillingPlanType.init))
+                    winBackOfferID: body.winBackOfferID, promotionalOfferSignature: body.promotionalOfferSignature,
+                    introductoryOfferEligibilityJWS: body.introductoryOfferEligibilityJWS,
+                    billingPlanType: body.billingPlanType.map(BillingPlanType.init))
                 // Refused before the payment starts, as StoreKit refuses a plan the product lacks.
                 _ = try await engine.checkBillingPlan(payment)
-                let outcome = try await engine.purchase(payment)
+                let outcome = try await engine.purchase(payment, offerKeys: configuration.apiKeys)
                 return try paymentResponse(outcome)
             }
         }

@@ -122,6 +122,8 @@ extension SandboxState {
         try visitor.visit("offer_codes", &offerCodes)
         try visitor.visit("simulated_errors", &simulatedErrors)
         try visitor.visit("refund_requests", &refundRequests)
+        try visitor.visit("offer_keys", &offerKeys)
+        try visitor.visit("used_offer_nonces", &usedOfferNonces)
     }
 
     /// The rows that changed since the journal was last cleared, and the scalars.

@@ -22,6 +22,10 @@ struct LiveStack {
     let store: SQLLedgerStore
     let server: KakinServerHTTP
     let serverKey = P256.Signing.PrivateKey()
+    /// The app's In-App Purchase key: the server signs offers with it, the sandbox checks them.
+    static let offerKey = P256.Signing.PrivateKey()
+    static let offerKeyID = "OFFERKEY01"
+    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     let directory: URL
 
     init() async throws {
@@ -29,7 +33,10 @@ struct LiveStack {
         engine = try SandboxEngine(
             signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
             clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
-        sandbox = SandboxService(engine: engine, catalog: catalog)
+        sandbox = SandboxService(
+            engine: engine, catalog: catalog,
+            configuration: .init(
+                apiKeys: [.init(keyID: Self.offerKeyID, issuerID: Self.issuerID, publicKey: Self.offerKey.publicKey)]))
         store = try await SQLLedgerStore.sqlite(path: nil)
         try await store.migrate()
         let grants = try GrantsCatalog.load(
@@ -39,7 +46,13 @@ struct LiveStack {
             apps: [
                 AppConfiguration(
                     bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
-                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test")
+                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
+                    catalog: try StoreKitConfiguration.load(
+                        from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.storekit"))),
+                    serverAPI: ServerAPIAccess(
+                        baseURL: URL(string: "http://127.0.0.1:9")!, keyID: Self.offerKeyID, issuerID: Self.issuerID,
+                        privateKey: Self.offerKey),
+                    offers: OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers]))
             ], grants: grants)
         server = KakinServerHTTP(service: service, signingKey: serverKey)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")

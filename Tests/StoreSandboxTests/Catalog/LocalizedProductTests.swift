@@ -103,7 +103,7 @@ import Testing
         #expect(intro.price == 0)
         #expect(intro.displayPrice == "¥0")
         let promotional = try #require(info.promotionalOffers.first)
-        #expect(info.promotionalOffers.count == 1)
+        #expect(info.promotionalOffers.map(\.id) == ["com.example.kakin.premium.monthly.comeback", "comeback50"])
         #expect(promotional.id == "com.example.kakin.premium.monthly.comeback")
         #expect(promotional.type == .promotional)
         #expect(promotional.paymentMode == .payAsYouGo)

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import AppStoreTesting
+import Crypto
 import Foundation
 import StoreSandbox
 
@@ -44,6 +45,26 @@ struct EngineFixture {
             id: "yearly", type: .autoRenewableSubscription, priceMilliunits: 49_990, currency: "USD",
             subscriptionGroupID: "premium", groupLevel: 1, period: .oneYear),
     ]
+
+    /// The app's In-App Purchase key, which signs promotional offers in tests.
+    static let offerKey = P256.Signing.PrivateKey()
+    static let offerSigner = OfferSigner(
+        keyID: "OFFERKEY01", issuerID: "57246542-96fe-1a63-e053-0824d011072a", bundleID: "com.example.kakin",
+        privateKey: offerKey)
+    /// The key as the sandbox trusts it.
+    static let offerKeys: [AppStoreServerAPITokenVerifier.Key] = [
+        .init(keyID: offerSigner.keyID, issuerID: offerSigner.issuerID, publicKey: offerKey.publicKey)
+    ]
+
+    /// A promotional offer JWS for `offerID` of `productID`, signed now (or at `issuedAt`).
+    func signedOffer(
+        _ offerID: String, product productID: String = "monthly", nonce: UUID = UUID(), issuedAt: Date? = nil
+    ) throws -> PromotionalOfferSignature {
+        PromotionalOfferSignature(
+            compactJWS: try Self.offerSigner.promotionalOffer(
+                productID: productID, offerID: offerID, transactionID: nil, nonce: nonce,
+                issuedAt: issuedAt ?? clock.now()))
+    }
 
     let clock = SandboxClock.manual(at: start)
     let store: any SandboxStateStore

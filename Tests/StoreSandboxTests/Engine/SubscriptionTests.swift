@@ -11,7 +11,10 @@ import Testing
     {
         let tester = try await fixture.engine.createTester(name: "s@example.com")
         let outcome = try await fixture.engine.purchase(
-            .init(testerID: tester.id, productID: product, promotionalOfferID: offer))
+            .init(
+                testerID: tester.id, productID: product, promotionalOfferID: offer,
+                promotionalOfferSignature: try offer.map { try fixture.signedOffer($0, product: product) }),
+            offerKeys: EngineFixture.offerKeys)
         return (tester, try #require(outcome.transaction))
     }
 
@@ -119,7 +122,10 @@ import Testing
         let tester = try await fixture.engine.createTester(name: "p@example.com")
         let first = try #require(
             try await fixture.engine.purchase(
-                .init(testerID: tester.id, productID: "monthly", promotionalOfferID: "comeback")
+                .init(
+                    testerID: tester.id, productID: "monthly", promotionalOfferID: "comeback",
+                    promotionalOfferSignature: try fixture.signedOffer("comeback")),
+                offerKeys: EngineFixture.offerKeys
             )
             .transaction)
         #expect(first.offerType == .promotional)

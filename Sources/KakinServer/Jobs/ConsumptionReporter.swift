@@ -1,0 +1,179 @@
+public import AppStoreModels
+public import Foundation
+
+/// Answers Apple's requests for consumption information: for each CONSUMPTION_REQUEST the server
+/// recorded, sends Send Consumption Information (version 2) for the transaction, within Apple's
+/// 12-hour window, made from the ledger's facts and the app's ``ConsumptionPolicy``.
+///
+/// Each request is sent once: it is taken under a lease (so servers sharing the ledger never send
+/// it twice at the same time), and marked `sent` when Apple accepted it. A failure worth retrying
+/// (Apple or the network unavailable) is tried again with a doubling wait (30 s, 1 min, 2 min, …,
+/// at most 1 hour) until the window closes; Apple's refusal ends it as `failed`.
+public struct ConsumptionReporter: Sendable {
+    /// What one run did.
+    public struct Report: Hashable, Sendable {
+        /// Requests Apple accepted.
+        public var sent = 0
+        /// Requests to try again later.
+        public var retried = 0
+        /// Requests given up.
+        public var failed = 0
+
+        /// Creates a report; nothing done unless given.
+        public init(sent: Int = 0, retried: Int = 0, failed: Int = 0) {
+            self.sent = sent
+            self.retried = retried
+            self.failed = failed
+        }
+    }
+
+    /// The service whose ledger holds the requests, and whose apps' keys send them.
+    public let service: PurchaseService
+    /// How long a server holds the requests it took.
+    public let leaseDuration: TimeInterval
+    /// The first wait after a failure worth retrying; each further failure doubles it.
+    public let firstRetry: TimeInterval
+    /// The longest wait between two attempts.
+    public let maximumRetry: TimeInterval
+
+    /// Creates a reporter over `service`.
+    public init(
+        service: PurchaseService, leaseDuration: TimeInterval = 120, firstRetry: TimeInterval = 30,
+        maximumRetry: TimeInterval = 3600
+    ) {
+        self.service = service
+        self.leaseDuration = leaseDuration
+        self.firstRetry = firstRetry
+        self.maximumRetry = maximumRetry
+    }
+
+    /// Sends every request due now, up to `limit`.
+    @discardableResult
+    public func sendDue(limit: Int = 50) async throws -> Report {
+        let now = service.now()
+        let due = try await service.store.claimDueConsumptionRequests(
+            now: now, limit: limit, leaseUntil: now.addingTimeInterval(leaseDuration))
+        var report = Report()
+        for request in due {
+            let outcome = await send(request, at: now)
+            try await service.store.finishConsumptionRequest(
+                request.notificationUUID, state: outcome.state, sentBody: outcome.body, error: outcome.error,
+                retryAt: outcome.retryAt, at: now)
+            switch outcome.state {
+            case .sent: report.sent += 1
+            case .pending: report.retried += 1
+            default: report.failed += 1
+            }
+            let label = outcome.state == .pending ? "retried" : outcome.state.rawValue
+            service.metrics?.consumptionReport(outcome: label)
+            service.logger.info(
+                "consumption.\(label)",
+                metadata: [
+                    "bundleId": .string(request.bundleID), "transactionId": .string(request.transactionID),
+                    "attempt": .stringConvertible(request.attempts), "error": .string(outcome.error ?? ""),
+                ])
+        }
+        return report
+    }
+
+    private struct Outcome {
+        var state: ConsumptionRequestRecord.State
+        var body: String?
+        var error: String?
+        var retryAt: Date?
+    }
+
+    private func send(_ request: ConsumptionRequestRecord, at now: Date) async -> Outcome {
+        let deadline = request.requestedAt.addingTimeInterval(ConsumptionRequestRecord.window)
+        guard now < deadline else {
+            return Outcome(state: .failed, error: "Apple's 12-hour window closed before it could be sent")
+        }
+        guard let app = service.apps[request.bundleID], let access = app.serverAPI else {
+            return Outcome(state: .skipped, error: "the app has no App Store Server API key")
+        }
+        guard let policy = app.consumption, policy.customersConsented else {
+            return Outcome(state: .skipped, error: "the app's customers did not consent (consumption.customersConsented)")
+        }
+        let body: ConsumptionRequest
+        do { body = try await ConsumptionFacts.request(for: request.transactionID, app: app, policy: policy, service: service, now: now) } catch {
+            return retry(request, now: now, deadline: deadline, error: "the ledger could not be read: \(error)")
+        }
+        let client = AppStoreServerAPIClient(access: access, exchange: service.exchange, bundleID: app.bundleID)
+        let text = String(decoding: (try? JSONEncoder.sortedKeys.encode(body)) ?? Data(), as: UTF8.self)
+        do {
+            try await client.put(
+                body, path: "inApps/v2/transactions/consumption/\(request.transactionID)",
+                environment: request.environment)
+            return Outcome(state: .sent, body: text)
+        } catch where error.isRetryable {
+            return retry(request, now: now, deadline: deadline, error: error.message)
+        } catch {
+            return Outcome(state: .failed, body: text, error: error.message)
+        }
+    }
+
+    private func retry(
+        _ request: ConsumptionRequestRecord, now: Date, deadline: Date, error: String
+    ) -> Outcome {
+        let wait = min(maximumRetry, firstRetry * pow(2, Double(max(0, request.attempts - 1))))
+        let next = now.addingTimeInterval(wait)
+        guard next < deadline else {
+            return Outcome(state: .failed, error: "\(error); Apple's 12-hour window closes before another attempt")
+        }
+        return Outcome(state: .pending, error: error, retryAt: next)
+    }
+}
+
+/// The facts the ledger has about a purchase whose refund the customer asked for.
+enum ConsumptionFacts {
+    /// The body of Send Consumption Information for `transactionID`:
+    /// - `deliveryStatus` `DELIVERED` when an app delivered the purchase to a customer (the ledger
+    ///   has its owner), `UNDELIVERED_OTHER` when no app ever did;
+    /// - `consumptionPercentage`: for a consumable, the share of what it credited that is no longer
+    ///   in the customer's balance (spent, as far as the ledger can tell); for a subscription, the
+    ///   share of its period that has passed; absent for a non-consumable;
+    /// - `refundPreference` as the app's policy says.
+    static func request(
+        for transactionID: String, app: AppConfiguration, policy: ConsumptionPolicy, service: PurchaseService, now: Date
+    ) async throws -> ConsumptionRequest {
+        let transaction = try await service.store.transaction(id: transactionID)
+        var delivered = false
+        var consumption: Int?
+        if let transaction, let owner = transaction.appUserID {
+            delivered = true
+            switch transaction.productType {
+            case .consumable:
+                let customer = try await service.store.customer(bundleID: app.bundleID, appUserID: owner)
+                let credits = customer.ledger.filter { $0.kind == .credit && $0.transactionID == transactionID }
+                var credited: Int64 = 0
+                var remaining: Int64 = 0
+                for currency in Set(credits.map(\.currency)) {
+                    let amount = credits.filter { $0.currency == currency }.reduce(0) { $0 + $1.amount }
+                    credited += amount
+                    remaining += min(amount, max(0, customer.balances[currency] ?? 0))
+                }
+                if credited > 0 { consumption = Int((credited - remaining) * 100_000 / credited) }
+            case .autoRenewableSubscription, .nonRenewingSubscription:
+                if let end = transaction.expiresDate, end > transaction.purchaseDate {
+                    let share = now.timeIntervalSince(transaction.purchaseDate) / end.timeIntervalSince(transaction.purchaseDate)
+                    consumption = Int((min(1, max(0, share)) * 100_000).rounded(.down))
+                }
+            default: break
+            }
+        }
+        return ConsumptionRequest(
+            customerConsented: true, sampleContentProvided: policy.sampleContentProvided,
+            deliveryStatus: delivered ? .delivered : .undeliveredOther, consumptionPercentage: consumption,
+            refundPreference: policy.refundPreference(
+                delivered: delivered, consumption: consumption, purchaseDate: transaction?.purchaseDate ?? now, now: now))
+    }
+}
+
+extension JSONEncoder {
+    /// An encoder writing keys in order, for bodies kept in the ledger.
+    static var sortedKeys: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

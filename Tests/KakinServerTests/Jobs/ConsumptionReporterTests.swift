@@ -1,0 +1,104 @@
+import AppStoreModels
+import Foundation
+import KakinServer
+import StoreSandbox
+import Testing
+
+/// Apple asks for consumption information when a customer asks for a refund; the server answers
+/// once, within the window, with the ledger's facts and the app's refund preference.
+@Suite struct ConsumptionReporterTests {
+    /// The fixture's ledger served by a service whose app holds the sandbox's API key and `policy`.
+    func service(
+        _ fixture: ServerFixture, access: ServerAPIAccess?, policy: ConsumptionPolicy?
+    ) throws -> PurchaseService {
+        let grants = try GrantsCatalog.load(
+            from: Data(contentsOf: ServerFixture.catalogFile.appendingPathComponent("Kakin.grants.json")))
+        let clock = fixture.clock
+        return PurchaseService(
+            store: fixture.store,
+            apps: [
+                AppConfiguration(
+                    bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
+                    serverAPI: access, consumption: policy)
+            ], grants: grants, now: { clock.now() })
+    }
+
+    /// The customer asks the sandbox for a refund; its CONSUMPTION_REQUEST reaches `service`.
+    func requestRefund(_ fixture: ServerFixture, _ transactionID: String, service: PurchaseService) async throws {
+        try await fixture.engine.requestRefund(transactionID, testerID: "tester")
+        let event = try #require(await fixture.engine.events().last { $0.notificationType == .consumptionRequest })
+        let body = try await fixture.engine.signedNotification(for: event)
+        #expect(try await service.receiveNotification(body) == .processed(.consumptionRequest))
+        #expect(try await service.receiveNotification(body) == .duplicate, "Apple's retry is recorded once")
+    }
+
+    @Test func aRefundRequestIsAnsweredOnceWithTheLedgersFacts() async throws {
+        let fixture = try await ServerFixture()
+        try await fixture.withServerAPI { access in
+            let service = try service(
+                fixture, access: access, policy: ConsumptionPolicy(customersConsented: true, declineWhenUsed: true))
+            let (points, jws) = try await fixture.buy("increasePoints")
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+            _ = try await service.spend(
+                bundleID: ServerFixture.bundleID, appUserID: "user-1", currency: "points", amount: 30,
+                idempotencyKey: "spend-1")
+            try await requestRefund(fixture, points.id, service: service)
+
+            let reporter = ConsumptionReporter(service: service)
+            let report = try await reporter.sendDue()
+            #expect(report.sent == 1 && report.failed == 0)
+            #expect(try await reporter.sendDue() == .init(), "sent once")
+
+            let sent = try #require(await fixture.engine.snapshot.consumptionReports[points.id])
+            #expect(sent.customerConsented == true && sent.deliveryStatus == .delivered)
+            #expect(sent.consumptionPercentage == 30_000, "30 of the 100 points credited were spent")
+            #expect(sent.refundPreference == .decline)
+            let recorded = try await service.store.consumptionRequests(bundleID: nil, limit: 10)
+            #expect(recorded.map(\.state) == [.sent] && recorded.first?.attempts == 1)
+
+            // The sandbox's App Store follows the developer's preference.
+            #expect(try await fixture.engine.decideRefund(points.id) == false)
+            #expect(await fixture.engine.events().last?.notificationType == .refundDeclined)
+        }
+        try await fixture.store.shutdown()
+    }
+
+    @Test func withoutConsentNothingIsSent() async throws {
+        let fixture = try await ServerFixture()
+        try await fixture.withServerAPI { access in
+            let service = try service(fixture, access: access, policy: ConsumptionPolicy(customersConsented: false))
+            let (points, jws) = try await fixture.buy("increasePoints")
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+            try await requestRefund(fixture, points.id, service: service)
+            #expect(try await ConsumptionReporter(service: service).sendDue() == .init())
+            #expect(await fixture.engine.snapshot.consumptionReports[points.id] == nil)
+            let recorded = try await service.store.consumptionRequests(bundleID: nil, limit: 10)
+            #expect(recorded.map(\.state) == [.skipped])
+        }
+        try await fixture.store.shutdown()
+    }
+
+    @Test func appleUnavailableIsRetriedWithBackoffUntilTheWindowCloses() async throws {
+        let fixture = try await ServerFixture()
+        // An API host that refuses connections: every attempt fails in a way worth retrying.
+        let unreachable = ServerAPIAccess(
+            baseURL: URL(string: "http://127.0.0.1:9")!, keyID: "KEY", issuerID: "issuer",
+            privateKey: .init())
+        let service = try service(fixture, access: unreachable, policy: ConsumptionPolicy(customersConsented: true))
+        let (points, jws) = try await fixture.buy("increasePoints")
+        _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        try await requestRefund(fixture, points.id, service: service)
+        let reporter = ConsumptionReporter(service: service)
+        #expect(try await reporter.sendDue().retried == 1)
+        #expect(try await reporter.sendDue() == .init(), "not due again before its wait")
+        fixture.clock.advance(by: 31)
+        #expect(try await reporter.sendDue().retried == 1)
+        let waiting = try #require(try await service.store.consumptionRequests(bundleID: nil, limit: 1).first)
+        #expect(waiting.attempts == 2 && waiting.state == .pending)
+        #expect(waiting.nextAttemptAt == fixture.clock.now().addingTimeInterval(60), "the wait doubled")
+        fixture.clock.advance(by: 13 * 3600)
+        #expect(try await reporter.sendDue().failed == 1, "Apple's 12 hours are over")
+        try await fixture.store.shutdown()
+    }
+}

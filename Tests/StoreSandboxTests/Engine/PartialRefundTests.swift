@@ -83,3 +83,38 @@ import Testing
         #expect(try await fixture.engine.transaction(points.id).isRevoked == false)
     }
 }
+
+@Suite struct ProratedRefundDecisionTests {
+    @Test func aGrantProratedPreferenceRefundsTheShareNotConsumed() async throws {
+        let fixture = try EngineFixture()
+        let tester = try await fixture.engine.createTester(name: "decide@example.com")
+        let points = try #require(
+            try await fixture.engine.purchase(.init(testerID: tester.id, productID: "points")).transaction)
+        try await fixture.engine.requestRefund(points.id, testerID: tester.id)
+        var report = ConsumptionRequest()
+        report.customerConsented = true
+        report.consumptionPercentage = 30_000
+        report.refundPreference = .grantProrated
+        try await fixture.engine.reportConsumption(transactionID: points.id, report)
+        #expect(try await fixture.engine.decideRefund(points.id))
+        let refunded = try await fixture.engine.transaction(points.id)
+        #expect(refunded.revocationType == .refundProrated)
+        #expect(refunded.revocationPercentage == 70_000)
+    }
+
+    @Test func aGrantFullPreferenceRefundsInFull() async throws {
+        let fixture = try EngineFixture()
+        let tester = try await fixture.engine.createTester(name: "decide-full@example.com")
+        let points = try #require(
+            try await fixture.engine.purchase(.init(testerID: tester.id, productID: "points")).transaction)
+        try await fixture.engine.requestRefund(points.id, testerID: tester.id)
+        var report = ConsumptionRequest()
+        report.consumptionPercentage = 30_000
+        report.refundPreference = .grantFull
+        try await fixture.engine.reportConsumption(transactionID: points.id, report)
+        #expect(try await fixture.engine.decideRefund(points.id))
+        let refunded = try await fixture.engine.transaction(points.id)
+        #expect(refunded.revocationType == .refundFull)
+        #expect(refunded.revocationPercentage == 100_000)
+    }
+}

@@ -29,7 +29,8 @@ public struct SandboxCommitmentPlan: Hashable, Sendable {
         self.commitmentPriceMilliunits = commitmentPriceMilliunits
         self.totalBillingPeriods = max(1, totalBillingPeriods)
         self.monthlyPriceMilliunits =
-            monthlyPriceMilliunits ?? Self.monthlyPrice(of: commitmentPriceMilliunits, periods: self.totalBillingPeriods)
+            monthlyPriceMilliunits
+            ?? Self.monthlyPrice(of: commitmentPriceMilliunits, periods: self.totalBillingPeriods)
     }
 
     /// A month's share of a commitment price: the price divided by the number of payments, rounded
@@ -173,7 +174,9 @@ extension SandboxEngine {
     /// Adds a commitment plan's terms to renewal info: the next month is billed while the
     /// commitment lasts (`autoRenewStatus` on, the monthly `renewalPrice`), and `commitmentInfo`
     /// says whether, when and at what price the commitment itself renews.
-    func addCommitment(of subscription: SubscriptionState, to info: inout JWSRenewalInfoDecodedPayload, storefront: String) {
+    func addCommitment(
+        of subscription: SubscriptionState, to info: inout JWSRenewalInfoDecodedPayload, storefront: String
+    ) {
         guard let commitment = subscription.commitment else { return }
         let nextPlan = commitmentPlans(subscription.autoRenewProductID, storefront)
         if commitment.hasPeriodsLeft {

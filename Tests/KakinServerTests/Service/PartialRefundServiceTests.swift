@@ -26,8 +26,9 @@ import Testing
         fixture.clock.advance(by: 86_400)
         try await fixture.engine.refund(transaction.id)
         let full = try #require(await fixture.engine.events().last)
-        #expect(try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: full))
-            == .processed(.refund))
+        #expect(
+            try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: full))
+                == .processed(.refund))
         customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
         #expect(customer.balances["points"] == 0)
         #expect(customer.ledger.map(\.amount) == [100, -50, -50])

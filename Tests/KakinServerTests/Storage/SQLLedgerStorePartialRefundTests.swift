@@ -16,7 +16,9 @@ struct SQLLedgerStorePartialRefundTests {
         try await store.customer(bundleID: Fixture.bundleID, appUserID: user).ledger.filter { $0.kind == .clawback }
     }
 
-    @Test("a 50 % refund takes back 50 of 100 points once; a full refund then takes the other 50", arguments: StoreKind.allCases)
+    @Test(
+        "a 50 % refund takes back 50 of 100 points once; a full refund then takes the other 50",
+        arguments: StoreKind.allCases)
     func halfThenFull(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
@@ -43,9 +45,10 @@ struct SQLLedgerStorePartialRefundTests {
             #expect(lines.map(\.amount) == [-50, -50])
             #expect(lines.map(\.idempotencyKey) == ["clawback:t1:coins:50000", "clawback:t1:coins"])
             #expect(try await revoke(store, "t1", share: 100_000, at: 310) == false)
-            #expect(try await store.revoke(
-                transactionID: "t1", at: Fixture.at(320), reason: 0, grants: Fixture.coins, policy: .clampAtZero)
-                == false)
+            #expect(
+                try await store.revoke(
+                    transactionID: "t1", at: Fixture.at(320), reason: 0, grants: Fixture.coins, policy: .clampAtZero)
+                    == false)
             try await expectLedgerMatchesBalances(store, user: "alice")
         }
     }
@@ -92,7 +95,8 @@ struct SQLLedgerStorePartialRefundTests {
             let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(0), limit: 100)
             let revoked = events.filter { $0.type == "transaction.revoked" }
             let shares = try revoked.map { event in
-                (try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])?["revocationPercentage"] as? Int
+                (try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])?["revocationPercentage"]
+                    as? Int
             }
             #expect(shares == [50_000, 100_000])
         }
@@ -108,20 +112,23 @@ struct SQLLedgerStorePartialRefundTests {
 
     @Test("the revoked share follows Apple's revocationType and revocationPercentage")
     func revokedShare() {
-        #expect(RecordedTransaction(
-            transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-            purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 50_000,
-            environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-        ).revokedShare == 50_000)
-        #expect(RecordedTransaction(
-            transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-            purchaseDate: Fixture.at(0), revocationType: .refundFull, revocationPercentage: 100_000,
-            environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-        ).revokedShare == 100_000)
-        #expect(RecordedTransaction(
-            transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-            purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 0,
-            environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-        ).revokedShare == 100_000, "a share Apple could not mean is the whole")
+        #expect(
+            RecordedTransaction(
+                transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
+                purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 50_000,
+                environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
+            ).revokedShare == 50_000)
+        #expect(
+            RecordedTransaction(
+                transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
+                purchaseDate: Fixture.at(0), revocationType: .refundFull, revocationPercentage: 100_000,
+                environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
+            ).revokedShare == 100_000)
+        #expect(
+            RecordedTransaction(
+                transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
+                purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 0,
+                environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
+            ).revokedShare == 100_000, "a share Apple could not mean is the whole")
     }
 }

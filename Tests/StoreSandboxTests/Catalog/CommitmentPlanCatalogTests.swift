@@ -48,7 +48,8 @@ import Testing
             let json = #"{"commitmentPlans": {"p": {"commitmentPrice": \#(text)}}}"#
             #expect(throws: SandboxError(.catalogInvalid)) { try CatalogOptions.load(from: Data(json.utf8)) }
         }
-        let round = try? CatalogOptions.load(from: Data(#"{"commitmentPlans": {"p": {"commitmentPrice": "59.88"}}}"#.utf8))
+        let round = try? CatalogOptions.load(
+            from: Data(#"{"commitmentPlans": {"p": {"commitmentPrice": "59.88"}}}"#.utf8))
         #expect(round?.commitmentPlans["p"]?.commitmentPrice == Decimal(string: "59.88"))
     }
 }

@@ -72,7 +72,9 @@ import Testing
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
             clock: .manual(at: now),
-            commitmentPlans: { id, _ in id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil },
+            commitmentPlans: { id, _ in
+                id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil
+            },
             products: { id, _ in EngineFixture.catalog[id] })
         let tester = try await engine.createTester(name: "py@example.com")
         let points = try #require(

@@ -15,7 +15,8 @@ private struct CommitmentFixture {
             signer: SandboxSigner(
                 authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
             clock: clock, storefrontIDs: ["USA": "143441"],
-            commitmentPlans: { id, _ in id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil },
+            commitmentPlans: { id, _ in id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil
+            },
             products: { id, _ in EngineFixture.catalog[id] })
     }
 
@@ -123,7 +124,8 @@ private struct CommitmentFixture {
         let fixture = try CommitmentFixture()
         let tester = try await fixture.engine.createTester(name: "r@example.com")
         await #expect(throws: SandboxError(.billingPlanUnavailable)) {
-            try await fixture.engine.purchase(.init(testerID: tester.id, productID: "monthly", billingPlanType: .monthly))
+            try await fixture.engine.purchase(
+                .init(testerID: tester.id, productID: "monthly", billingPlanType: .monthly))
         }
         await #expect(throws: SandboxError(.billingPlanUnavailable)) {
             try await fixture.engine.checkBillingPlan(
@@ -142,7 +144,9 @@ private struct CommitmentFixture {
         #expect(upFront.priceMilliunits == 49_990)
     }
 
-    @Test(arguments: [(119_990, 10, 9_990), (59_880, 10, 4_990), (12_000_000, 1_000, 1_000_000), (11_990_000, 1_000, 999_000)])
+    @Test(arguments: [
+        (119_990, 10, 9_990), (59_880, 10, 4_990), (12_000_000, 1_000, 1_000_000), (11_990_000, 1_000, 999_000),
+    ])
     func aMonthIsATwelfthRoundedDown(commitment: Int64, minorUnit: Int64, monthly: Int64) {
         #expect(SandboxCommitmentPlan.monthlyPrice(of: commitment, minorUnitMilliunits: minorUnit) == monthly)
     }

@@ -10,21 +10,51 @@ extension SandboxControlCommand {
     func run() async throws { try await emit() }
 }
 
-/// `kakin sandbox refund TRANSACTION_ID [--reason N]`
+/// `kakin sandbox refund TRANSACTION_ID [--reason N] [--percentage P]`
 struct SandboxRefundCommand: SandboxControlCommand {
     static let configuration = CommandConfiguration(
-        commandName: "refund", abstract: "Refund a transaction (REFUND is sent to the server).")
+        commandName: "refund", abstract: "Refund a transaction, in full or in part (REFUND is sent to the server).")
     @OptionGroup var connection: SandboxConnectionOptions
     @Argument(help: "The transaction's ID.") var transactionID: String
     @Option(help: "The revocation reason: 0 (other) or 1 (a problem in the app).") var reason: Int = 0
+    @Option(
+        help: """
+            The refunded share in percent, above 0 and up to 100, with at most three decimals \
+            (50 or 67.932): a prorated refund below 100, a full refund by default.
+            """)
+    var percentage: String?
 
     func validate() throws {
         guard [0, 1].contains(reason) else { throw ValidationError("--reason must be 0 or 1; found \(reason)") }
+        if let percentage, Self.milliunits(percentage) == nil {
+            throw ValidationError(
+                "--percentage must be a number above 0 and up to 100 with at most three decimals; found \(percentage)")
+        }
+    }
+
+    /// A percentage written as text (`50`, `67.932`) in milliunits of a percent (50000, 67932), as
+    /// Apple's `revocationPercentage` counts; `nil` when it is not a number in (0, 100] with at most
+    /// three decimals.
+    static func milliunits(_ text: String) -> Int? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 3,
+            whole.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.count <= 3, fraction.allSatisfy({ $0.isASCII && $0.isNumber }),
+            parts.count == 1 || !fraction.isEmpty
+        else { return nil }
+        fraction += String(repeating: "0", count: 3 - fraction.count)
+        guard let units = Int(whole), let thousandths = Int(fraction) else { return nil }
+        let value = units * 1000 + thousandths
+        return (1...100_000).contains(value) ? value : nil
     }
 
     func produceOutput() async -> CommandOutput {
-        await connection.client.send(
-            "POST", ["transactions", transactionID, "refund"], body: ["reason": reason], done: "refunded")
+        var body: [String: Int] = ["reason": reason]
+        if let percentage, let share = Self.milliunits(percentage) { body["percentage"] = share }
+        return await connection.client.send(
+            "POST", ["transactions", transactionID, "refund"], body: body, done: "refunded")
     }
 }
 

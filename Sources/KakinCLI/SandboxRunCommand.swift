@@ -126,7 +126,8 @@ struct SandboxRunCommand: AsyncParsableCommand {
         let engine = try SandboxEngine(
             signer: SandboxSigner(authority: authority, bundleID: bundleID, appAppleID: appAppleID),
             clock: SandboxClock(), store: store, storefrontIDs: catalog.storefrontIdentifiers,
-            authorityDirectory: authorityDirectory, products: catalog.engineLookup)
+            authorityDirectory: authorityDirectory, commitmentPlans: catalog.commitmentPlanLookup,
+            products: catalog.engineLookup)
         return SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)),

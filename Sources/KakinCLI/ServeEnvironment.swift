@@ -85,7 +85,7 @@ struct ServeEnvironment {
             signer: SandboxSigner(authority: authority, bundleID: options.bundleID, appAppleID: options.appAppleID),
             clock: SandboxClock(), store: try SQLiteStateStore(directory: sandboxData),
             storefrontIDs: catalog.storefrontIdentifiers, authorityDirectory: caDirectory,
-            products: catalog.engineLookup)
+            commitmentPlans: catalog.commitmentPlanLookup, products: catalog.engineLookup)
         try await engine.updateSettings(
             SandboxSettingsUpdate(
                 notificationURL: URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple").map { .set($0) }

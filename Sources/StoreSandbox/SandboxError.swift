@@ -28,6 +28,8 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidQuantity
             case unknownOfferCode
             case simulatedError
+            case invalidRefundPercentage
+            case billingPlanUnavailable
         }
 
         private let base: Base
@@ -72,6 +74,12 @@ public struct SandboxError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A StoreKit API was made to fail on purpose (``SandboxEngine/setSimulatedError(_:for:)``);
         /// ``SandboxError/storeKitCode`` says with which StoreKit error.
         public static let simulatedError = Code(.simulatedError)
+        /// A refund asked for a share outside 1…100000 milliunits of a percent (0.001 % to 100 %),
+        /// the range of Apple's `revocationPercentage`.
+        public static let invalidRefundPercentage = Code(.invalidRefundPercentage)
+        /// A purchase asked for a billing plan the product does not offer, such as `MONTHLY` for a
+        /// subscription the catalog does not sell with a 12-month commitment.
+        public static let billingPlanUnavailable = Code(.billingPlanUnavailable)
 
         /// The code's name, such as `duplicateProduct`.
         public var description: String { base.rawValue }

@@ -46,12 +46,15 @@ let payloadAndNotificationSamples: [RoundTripCase] = [
          "appTransactionId":"704","originalPlatform":"visionOS","requestDate":1700000000500}
         """#),
     .of(
-        CommitmentInfo.self,
+        TransactionCommitmentInfo.self,
         #"{"billingPeriodNumber":2,"commitmentExpiresDate":1731536000000,"commitmentPrice":100,"totalBillingPeriods":6}"#
     ),
     .of(
         RenewalCommitmentInfo.self,
         #"{"commitmentAutoRenewProductId":"p","commitmentAutoRenewStatus":0,"commitmentRenewalDate":1731536000000}"#),
+    .of(
+        RenewalCommitmentInfo.self,
+        #"{"commitmentRenewalBillingPlanType":"BILLED_UPFRONT","commitmentRenewalPrice":119990}"#),
     .of(ResponseBodyV2.self, #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.c2ln"}"#),
     .of(
         ResponseBodyV2DecodedPayload.self,

@@ -53,7 +53,7 @@ public struct JWSRenewalInfoDecodedPayload: Codable, Hashable, Sendable {
     /// What happens to a subscription commitment plan at its next renewal.
     public var commitmentInfo: RenewalCommitmentInfo?
     /// How the next renewal of a commitment plan will be billed.
-    public var renewalBillingPlanType: BillingPlanType?
+    public var renewalBillingPlanType: RenewalBillingPlanType?
     /// A hash that lets the device confirm the payload was made for it; device payloads only.
     public var deviceVerification: String?
     /// The UUID mixed into ``deviceVerification``.
@@ -70,7 +70,7 @@ public struct JWSRenewalInfoDecodedPayload: Codable, Hashable, Sendable {
         offerDiscountType: OfferDiscountType? = nil, eligibleWinBackOfferIDs: [String]? = nil,
         appAccountToken: String? = nil, appTransactionID: String? = nil, offerPeriod: String? = nil,
         advancedCommerceInfo: JSONValue? = nil, commitmentInfo: RenewalCommitmentInfo? = nil,
-        renewalBillingPlanType: BillingPlanType? = nil, deviceVerification: String? = nil,
+        renewalBillingPlanType: RenewalBillingPlanType? = nil, deviceVerification: String? = nil,
         deviceVerificationNonce: String? = nil
     ) {
         self.expirationIntent = expirationIntent

@@ -63,16 +63,19 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
     public var appTransactionID: String?
     /// How long the redeemed offer lasts, as an ISO 8601 duration such as `P1Y`. See ``offerPeriodValue``.
     public var offerPeriod: String?
-    /// How much of the transaction was taken back.
+    /// How much of the transaction was taken back: all of it (`REFUND_FULL`), a share of it
+    /// (`REFUND_PRORATED`, see ``revocationPercentage``), or access ended by family sharing.
     public var revocationType: RevocationType?
-    /// The refunded share of the transaction in milliunits of a percent: `50000` means 50 %.
+    /// The refunded share of the transaction in milliunits of a percent: `50000` means 50 %,
+    /// `100000` the whole transaction. Present on refunded transactions; absent once a refund is
+    /// reversed.
     public var revocationPercentage: Int?
     /// Advanced Commerce details, kept as raw JSON because Kakin does not model that API.
     public var advancedCommerceInfo: JSONValue?
     /// How a subscription commitment plan is billed.
     public var billingPlanType: BillingPlanType?
     /// Where this transaction stands within a subscription commitment plan.
-    public var commitmentInfo: CommitmentInfo?
+    public var commitmentInfo: TransactionCommitmentInfo?
     /// A hash that lets the device that made the purchase confirm the transaction was made for it;
     /// present only in payloads signed for a device.
     public var deviceVerification: String?
@@ -92,7 +95,7 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         currency: String? = nil, price: Int64? = nil, offerDiscountType: OfferDiscountType? = nil,
         appTransactionID: String? = nil, offerPeriod: String? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, advancedCommerceInfo: JSONValue? = nil,
-        billingPlanType: BillingPlanType? = nil, commitmentInfo: CommitmentInfo? = nil,
+        billingPlanType: BillingPlanType? = nil, commitmentInfo: TransactionCommitmentInfo? = nil,
         deviceVerification: String? = nil, deviceVerificationNonce: String? = nil
     ) {
         self.transactionID = transactionID

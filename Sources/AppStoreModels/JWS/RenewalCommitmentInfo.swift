@@ -2,14 +2,16 @@ public import Foundation
 
 /// What happens to a subscription commitment plan at its next renewal, as told by renewal info.
 ///
-/// Kakin decodes it so that newer payloads keep their content, but does not simulate commitment plans.
+/// The sandbox writes it in the renewal info of monthly plans with a 12-month commitment: whether
+/// the commitment renews for another 12 months when its last billing period ends, and when.
 public struct RenewalCommitmentInfo: Codable, Hashable, Sendable {
     /// The product the commitment renews into.
     public var commitmentAutoRenewProductID: String?
-    /// Whether the commitment renews when it ends.
+    /// Whether the commitment renews when it ends (the customer's choice; billing within the
+    /// commitment goes on either way).
     public var commitmentAutoRenewStatus: AutoRenewStatus?
     /// How the renewed commitment will be billed.
-    public var commitmentRenewalBillingPlanType: BillingPlanType?
+    public var commitmentRenewalBillingPlanType: RenewalBillingPlanType?
     /// When the commitment renews.
     @EpochMilliseconds public var commitmentRenewalDate: Date?
     /// The price of the renewed commitment in milliunits of the currency.
@@ -18,7 +20,7 @@ public struct RenewalCommitmentInfo: Codable, Hashable, Sendable {
     /// Creates renewal commitment details; every field is optional, as Apple may leave any out.
     public init(
         commitmentAutoRenewProductID: String? = nil, commitmentAutoRenewStatus: AutoRenewStatus? = nil,
-        commitmentRenewalBillingPlanType: BillingPlanType? = nil, commitmentRenewalDate: Date? = nil,
+        commitmentRenewalBillingPlanType: RenewalBillingPlanType? = nil, commitmentRenewalDate: Date? = nil,
         commitmentRenewalPrice: Int64? = nil
     ) {
         self.commitmentAutoRenewProductID = commitmentAutoRenewProductID

@@ -124,8 +124,14 @@ public enum AppleEndpoints {
     public static let verifyReceiptProduction = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
     /// verifyReceipt for sandbox receipts.
     public static let verifyReceiptSandbox = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
-    /// The App Store Server API for production data.
-    public static let serverAPIProduction = URL(string: "https://api.storekit.itunes.apple.com")!
-    /// The App Store Server API for sandbox data.
-    public static let serverAPISandbox = URL(string: "https://api.storekit-sandbox.itunes.apple.com")!
+    /// The App Store Server API for production data, at the host Apple's own server libraries use.
+    ///
+    /// The older host `https://api.storekit.itunes.apple.com` still answers; a configuration that
+    /// names it in `endpoints.serverAPIProduction` keeps working.
+    public static let serverAPIProduction = URL(string: "https://api.storekit.apple.com")!
+    /// The App Store Server API for sandbox data, at the host Apple's own server libraries use.
+    ///
+    /// The older host `https://api.storekit-sandbox.itunes.apple.com` still answers; a configuration
+    /// that names it in `endpoints.serverAPISandbox` keeps working.
+    public static let serverAPISandbox = URL(string: "https://api.storekit-sandbox.apple.com")!
 }

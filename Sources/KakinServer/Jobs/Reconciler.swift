@@ -6,9 +6,9 @@ public import Foundation
 /// How the server reaches the App Store Server API for one app: the hosts and the in-app
 /// purchase key made in App Store Connect (Users and Access → Integrations → In-App Purchase).
 public struct ServerAPIAccess: Sendable {
-    /// The API for production data: `https://api.storekit.itunes.apple.com`, or the sandbox App Store.
+    /// The API for production data: `https://api.storekit.apple.com` (``AppleEndpoints/serverAPIProduction``), or the sandbox App Store.
     public var productionURL: URL
-    /// The API for sandbox data: `https://api.storekit-sandbox.itunes.apple.com`, or the sandbox App Store.
+    /// The API for sandbox data: `https://api.storekit-sandbox.apple.com` (``AppleEndpoints/serverAPISandbox``), or the sandbox App Store.
     public var sandboxURL: URL
     /// The key's ID, shown next to it in App Store Connect.
     public var keyID: String

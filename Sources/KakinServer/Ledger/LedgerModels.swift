@@ -39,6 +39,12 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     public var revocationDate: Date?
     /// Why it was refunded, when it was.
     public var revocationReason: RevocationReason?
+    /// How much Apple took back: all (`REFUND_FULL`), a share (`REFUND_PRORATED`), or access ended
+    /// by family sharing (`FAMILY_REVOKE`); `nil` when Apple does not say.
+    public var revocationType: RevocationType?
+    /// The refunded share in milliunits of a percent (Apple's `revocationPercentage`: 50000 is
+    /// 50 %); `nil` means the whole transaction. See ``revokedShare``.
+    public var revocationPercentage: Int?
     /// The environment that signed it: Production or Sandbox.
     public var environment: AppStoreEnvironment
     /// The UUID the app attached to the purchase, when it did.
@@ -54,8 +60,9 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     public init(
         transactionID: String, originalTransactionID: String, bundleID: String, appUserID: String? = nil,
         productID: String, productType: ProductType, quantity: Int = 1, purchaseDate: Date, expiresDate: Date? = nil,
-        revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, environment: AppStoreEnvironment,
-        appAccountToken: String? = nil, signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date
+        revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, revocationType: RevocationType? = nil,
+        revocationPercentage: Int? = nil, environment: AppStoreEnvironment, appAccountToken: String? = nil,
+        signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -68,11 +75,28 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         self.expiresDate = expiresDate
         self.revocationDate = revocationDate
         self.revocationReason = revocationReason
+        self.revocationType = revocationType
+        self.revocationPercentage = revocationPercentage
         self.environment = environment
         self.appAccountToken = appAccountToken
         self.signedTransaction = signedTransaction
         self.source = source
         self.recordedAt = recordedAt
+    }
+}
+
+extension RecordedTransaction {
+    /// The whole of a transaction in milliunits of a percent.
+    public static let wholeShare = 100_000
+
+    /// The share of the transaction the ledger takes back when it is revoked, in milliunits of a
+    /// percent: ``revocationPercentage`` for a prorated refund (`REFUND_PRORATED`) that names a
+    /// share in 1…99999, the whole transaction (100000) for anything else, including a refund
+    /// without a percentage and a percentage Apple could not mean (0 or above 100000).
+    public var revokedShare: Int {
+        guard revocationType == .refundProrated, let share = revocationPercentage, (1..<Self.wholeShare).contains(share)
+        else { return Self.wholeShare }
+        return share
     }
 }
 

@@ -48,10 +48,16 @@ public protocol LedgerStore: Sendable {
         _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
     ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
 
-    /// Marks a transaction refunded or revoked and claws its currency back under `policy`, once.
-    /// Returns false when the transaction is unknown (the caller records it first) or was already revoked.
+    /// Marks a transaction refunded or revoked and claws back `share` of its currency under
+    /// `policy`, once per share.
+    ///
+    /// `share` is the refunded part of the whole transaction in milliunits of a percent
+    /// (``RecordedTransaction/revokedShare``): 100000 for a full refund or a revocation, less for a
+    /// prorated refund. A transaction revoked with a share can be revoked again with a larger one,
+    /// which takes back only the difference; the same or a smaller share changes nothing. Returns
+    /// false when the transaction is unknown (the caller records it first) or nothing changed.
     func revoke(
-        transactionID: String, at date: Date, reason: Int?, grants: [Grant], policy: ClawbackPolicy
+        transactionID: String, at date: Date, reason: Int?, share: Int, grants: [Grant], policy: ClawbackPolicy
     ) async throws -> Bool
 
     /// Records a notification once; false when its UUID was seen before. Durable when it returns.
@@ -278,5 +284,17 @@ extension LedgerStore {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
         try await customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent)
+    }
+}
+
+extension LedgerStore {
+    /// Revokes the whole transaction: ``revoke(transactionID:at:reason:share:grants:policy:)`` with
+    /// the whole share.
+    public func revoke(
+        transactionID: String, at date: Date, reason: Int?, grants: [Grant], policy: ClawbackPolicy
+    ) async throws -> Bool {
+        try await revoke(
+            transactionID: transactionID, at: date, reason: reason, share: RecordedTransaction.wholeShare,
+            grants: grants, policy: policy)
     }
 }

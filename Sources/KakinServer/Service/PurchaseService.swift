@@ -179,7 +179,8 @@ public struct PurchaseService: Sendable {
     public struct IngestOutcome: Hashable, Sendable {
         /// Recorded for the first time (false: seen before).
         public var isNew: Bool
-        /// Revoked now (a refund or revocation the ledger did not know).
+        /// Revoked now (a refund or revocation the ledger did not know, or a larger share of a
+        /// transaction refunded in part before).
         public var revoked: Bool
         /// The previous owner, when the purchase moved to the customer who restored it.
         public var transferredFrom: String?
@@ -231,7 +232,7 @@ public struct PurchaseService: Sendable {
         if let revoked = record.revocationDate {
             outcome.revoked = try await store.revoke(
                 transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
-                grants: productGrants, policy: clawbackPolicy)
+                share: record.revokedShare, grants: productGrants, policy: clawbackPolicy)
         }
         if app.setsAppAccountTokens, app.serverAPI != nil, let owner = record.appUserID,
             outcome.isNew && record.appAccountToken == nil || outcome.transferredFrom != nil
@@ -239,7 +240,11 @@ public struct PurchaseService: Sendable {
             try await owe(appAccountTokenOf: owner, on: record, app: app)
         }
         if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
-        if outcome.revoked { ledgerEvent("transaction.revoked", record, source: record.source.rawValue) }
+        if outcome.revoked {
+            ledgerEvent(
+                "transaction.revoked", record, source: record.source.rawValue,
+                extra: ["revocation_percentage": "\(record.revokedShare)"])
+        }
         if let previous = outcome.transferredFrom {
             ledgerEvent(
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
@@ -426,6 +431,7 @@ public struct PurchaseService: Sendable {
             bundleID: bundleID, appUserID: appUserID, productID: productID, productType: payload.type ?? .nonConsumable,
             quantity: payload.quantity ?? 1, purchaseDate: purchaseDate, expiresDate: payload.expiresDate,
             revocationDate: payload.revocationDate, revocationReason: payload.revocationReason,
+            revocationType: payload.revocationType, revocationPercentage: payload.revocationPercentage,
             environment: payload.environment ?? .sandbox, appAccountToken: payload.appAccountToken,
             signedTransaction: jws, source: source, recordedAt: date)
     }

@@ -249,5 +249,18 @@ enum LedgerSchema {
                 "CREATE INDEX apple_requests_due ON apple_requests (state, next_attempt_at)",
             ]
         },
+        // The refunded share of a revoked transaction in milliunits of a percent (Apple's
+        // `revocationPercentage`): a prorated refund takes back part of a consumable's credit, and a
+        // later, larger refund of the same transaction takes back only the rest. NULL on a revoked
+        // row means the whole transaction (rows revoked before it, refunds without a percentage,
+        // family sharing revocations).
+        LedgerMigration(id: "0009_revocation_percentage") { _ in
+            [
+                """
+                ALTER TABLE transactions ADD COLUMN revocation_percentage INTEGER
+                CHECK (revocation_percentage BETWEEN 1 AND 100000)
+                """
+            ]
+        },
     ]
 }

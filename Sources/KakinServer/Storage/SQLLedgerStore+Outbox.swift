@@ -31,6 +31,8 @@ struct TransactionEventPayload: EventPayload {
     var revoked: Bool?
     var revocationDate: Int64?
     var revocationReason: Int?
+    /// The refunded share in milliunits of a percent, on `transaction.revoked`.
+    var revocationPercentage: Int?
 
     func write(to output: inout JSONOutput) {
         output.object { output in
@@ -41,6 +43,7 @@ struct TransactionEventPayload: EventPayload {
             output.field("productType", productType)
             output.field("quantity", quantity)
             output.field("revocationDate", revocationDate)
+            output.field("revocationPercentage", revocationPercentage)
             output.field("revocationReason", revocationReason)
             output.field("revoked", revoked)
             output.field("source", source)

@@ -52,6 +52,7 @@ struct CatalogBuilder {
             Array(options.hostedContent.keys) + Array(options.notClearedForSale)
             + Array(options.unavailableStorefronts.keys) + Array(options.priceOverrides.keys)
             + Array(options.codeOffers.keys) + options.offerCodes.values.map(\.productID)
+            + Array(options.commitmentPlans.keys)
         for productID in named.sorted() where positions[productID] == nil {
             throw SandboxError(.catalogInvalid, "The catalog options name \(productID), which is not in the catalog.")
         }
@@ -64,6 +65,7 @@ struct CatalogBuilder {
                     "The offer code \(code) names the offer \(entry.offerID), which \(entry.productID) does not have.")
             }
         }
+        try checkCommitmentPlans()
         let countryCodes =
             options.unavailableStorefronts.values.flatMap { $0 } + options.priceOverrides.values.flatMap(\.keys)
         for countryCode in countryCodes.sorted()

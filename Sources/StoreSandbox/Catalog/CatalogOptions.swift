@@ -17,7 +17,8 @@ public import Foundation
 ///   "unavailableStorefronts": { "com.example.kakin.seasonPass": ["CHN"] },
 ///   "priceOverrides": { "com.example.kakin.removeAd": { "JPN": "120" } },
 ///   "codeOffers": { "com.example.kakin.coins": [{ "offerID": "FREECOINS", "displayPrice": "0" }] },
-///   "offerCodes": { "COINS2026": { "productID": "com.example.kakin.coins", "offerID": "FREECOINS" } }
+///   "offerCodes": { "COINS2026": { "productID": "com.example.kakin.coins", "offerID": "FREECOINS" } },
+///   "commitmentPlans": { "com.example.kakin.premium.yearly": { "commitmentPrice": "59.88" } }
 /// }
 /// ```
 ///
@@ -26,6 +27,8 @@ public import Foundation
 /// to its file's `codeOffers`; a one-time product's need only an `offerID` and a `displayPrice`, free
 /// when absent); `offerCodes` are the codes customers redeem, each naming a product and one of its
 /// offer-code offers, with an optional `maximumRedemptions` (1 for a one-time code).
+/// `commitmentPlans` sells yearly subscriptions on a monthly plan with a 12-month commitment as
+/// well (see ``CommitmentPlanEntry``).
 public struct CatalogOptions: Codable, Hashable, Sendable {
     /// The app's bundle ID. When set, every product ID must start with it and a dot, and a
     /// requested ID that does not is reported as ``InvalidProductReason/bundlePrefixMismatch``.
@@ -47,6 +50,9 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
     public var codeOffers: [String: [StoreKitConfiguration.SubscriptionOffer]]
     /// Offer codes customers can redeem, by code.
     public var offerCodes: [String: OfferCodeEntry]
+    /// Yearly auto-renewable subscriptions also sold on a monthly plan with a 12-month
+    /// commitment, by product ID.
+    public var commitmentPlans: [String: CommitmentPlanEntry]
 
     /// An offer code of the side file: the product and offer it unlocks.
     public struct OfferCodeEntry: Codable, Hashable, Sendable {
@@ -77,7 +83,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         bundleID: String? = nil, hostedContent: [String: HostedContent] = [:], notClearedForSale: Set<String> = [],
         unavailableStorefronts: [String: Set<String>] = [:], priceOverrides: [String: [String: Decimal]] = [:],
         appProblem: InvalidProductReason? = nil, codeOffers: [String: [StoreKitConfiguration.SubscriptionOffer]] = [:],
-        offerCodes: [String: OfferCodeEntry] = [:]
+        offerCodes: [String: OfferCodeEntry] = [:], commitmentPlans: [String: CommitmentPlanEntry] = [:]
     ) {
         self.bundleID = bundleID
         self.hostedContent = hostedContent
@@ -87,6 +93,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         self.appProblem = appProblem
         self.codeOffers = codeOffers
         self.offerCodes = offerCodes
+        self.commitmentPlans = commitmentPlans
     }
 
     enum CodingKeys: String, CodingKey {
@@ -98,6 +105,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         case appProblem
         case codeOffers
         case offerCodes
+        case commitmentPlans
     }
 
     public init(from decoder: any Decoder) throws {
@@ -112,6 +120,8 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
             try container.decodeIfPresent([String: [StoreKitConfiguration.SubscriptionOffer]].self, forKey: .codeOffers)
             ?? [:]
         offerCodes = try container.decodeIfPresent([String: OfferCodeEntry].self, forKey: .offerCodes) ?? [:]
+        commitmentPlans =
+            try container.decodeIfPresent([String: CommitmentPlanEntry].self, forKey: .commitmentPlans) ?? [:]
         let texts = try container.decodeIfPresent([String: [String: String]].self, forKey: .priceOverrides) ?? [:]
         var prices: [String: [String: Decimal]] = [:]
         for (productID, perStorefront) in texts {
@@ -138,6 +148,7 @@ public struct CatalogOptions: Codable, Hashable, Sendable {
         try container.encodeIfPresent(appProblem, forKey: .appProblem)
         try container.encode(codeOffers, forKey: .codeOffers)
         try container.encode(offerCodes, forKey: .offerCodes)
+        try container.encode(commitmentPlans, forKey: .commitmentPlans)
     }
 
     /// Pins the price of `productID` in `storefront`, replacing the tier table's price there.

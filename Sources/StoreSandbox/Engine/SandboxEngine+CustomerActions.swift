@@ -59,6 +59,7 @@ extension SandboxEngine {
         transaction.revocationDate = nil
         transaction.revocationReason = nil
         transaction.revocationType = nil
+        transaction.revocationPercentage = nil
         state.transactions[transactionID] = transaction
         noteUpdate(transaction)
         record(.refundReversed, nil, transaction)

@@ -118,35 +118,71 @@ extension SandboxEngine {
         try save()
     }
 
-    /// Refunds a transaction: it gets a revocation date and reason, stops entitling, and a REFUND
-    /// notification is recorded.
+    /// The whole of a transaction in milliunits of a percent, Apple's `revocationPercentage` of a
+    /// full refund.
+    public static let fullRefundPercentage = 100_000
+
+    /// Refunds a transaction: it gets a revocation date, reason, type and percentage, stops
+    /// entitling, and a REFUND notification is recorded.
+    ///
+    /// `percentage` is the refunded share in milliunits of a percent, as Apple's
+    /// `revocationPercentage` says it: 50000 refunds half. Without it, or at 100000, the refund is
+    /// full (`REFUND_FULL`, `revocationPercentage` 100000, which Apple's documentation lists for
+    /// refunded transactions); below, it is prorated (`REFUND_PRORATED`). Either way the App Store
+    /// ends access to what was refunded: a prorated refund of a non-consumable or a subscription
+    /// revokes it as a full one does, and the developer's server decides what a share of a
+    /// consumable takes back.
+    ///
+    /// The percentage is the transaction's refunded share in all, not an increment: refunding 50000
+    /// and then 100000 refunds the other half (a second REFUND, now `REFUND_FULL`). Refunding a
+    /// share no larger than the one already refunded, or refunding a transaction revoked otherwise,
+    /// changes nothing and records no notification.
+    ///
+    /// - Throws: ``SandboxError/Code/invalidRefundPercentage`` for a percentage outside
+    ///   1…``fullRefundPercentage``, ``SandboxError/Code/unknownTransaction`` for an unknown ID.
     @discardableResult
     public func refund(
-        _ transactionID: String, reason: RevocationReason = .other
+        _ transactionID: String, reason: RevocationReason = .other, percentage: Int? = nil
     ) throws(SandboxError)
         -> SandboxTransaction
     {
-        try revoke(transactionID, reason: reason, type: .refundFull, notification: .refund)
+        let share = percentage ?? Self.fullRefundPercentage
+        guard (1...Self.fullRefundPercentage).contains(share) else {
+            throw SandboxError(
+                .invalidRefundPercentage,
+                "a refund's percentage is in milliunits of a percent, 1 to \(Self.fullRefundPercentage) "
+                    + "(0.001 % to 100 %), not \(share)")
+        }
+        return try revoke(
+            transactionID, reason: reason, type: share == Self.fullRefundPercentage ? .refundFull : .refundProrated,
+            percentage: share, notification: .refund)
     }
 
     /// Revokes a transaction without a refund to this customer (family sharing ended): REVOKE.
     @discardableResult
     public func revoke(_ transactionID: String) throws(SandboxError) -> SandboxTransaction {
-        try revoke(transactionID, reason: .other, type: .familyRevoke, notification: .revoke)
+        try revoke(transactionID, reason: .other, type: .familyRevoke, percentage: nil, notification: .revoke)
     }
 
     private func revoke(
-        _ transactionID: String, reason: RevocationReason, type: RevocationType, notification: NotificationTypeV2
+        _ transactionID: String, reason: RevocationReason, type: RevocationType, percentage: Int?,
+        notification: NotificationTypeV2
     )
         throws(SandboxError) -> SandboxTransaction
     {
         guard var transaction = state.transactions[transactionID] else {
             throw SandboxError(.unknownTransaction, "no transaction has ID \(transactionID)")
         }
-        guard transaction.revocationDate == nil else { return transaction }
+        if transaction.revocationDate != nil {
+            // Only a larger refund of a prorated refund changes a revoked transaction.
+            guard transaction.revocationType == .refundProrated, let percentage,
+                percentage > transaction.revocationPercentage ?? Self.fullRefundPercentage
+            else { return transaction }
+        }
         transaction.revocationDate = clock.now()
         transaction.revocationReason = reason
         transaction.revocationType = type
+        transaction.revocationPercentage = percentage
         state.transactions[transactionID] = transaction
         state.refundRequests[transactionID] = nil
         noteUpdate(transaction)

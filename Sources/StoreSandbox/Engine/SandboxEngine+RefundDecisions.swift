@@ -17,6 +17,11 @@ extension SandboxEngine {
     /// The App Store decides a pending refund request by `rule`: a refund (REFUND) or a decline
     /// (REFUND_DECLINED). Returns whether it was granted.
     ///
+    /// A granted refund is full, except when the developer's consumption information prefers
+    /// `GRANT_PRORATED` with a `consumptionPercentage` below 100 %: then the share not consumed is
+    /// refunded (`REFUND_PRORATED`; 30 % consumed refunds 70 %), as Apple bases a prorated refund on
+    /// consumption.
+    ///
     /// - Throws: ``SandboxError/Code/invalidRequest`` when no refund of the transaction is pending,
     ///   ``SandboxError/Code/unknownTransaction`` for an unknown ID.
     @discardableResult
@@ -35,7 +40,14 @@ extension SandboxEngine {
             grant = state.consumptionReports[transactionID]?.refundPreference != .decline
         }
         if grant {
-            try refund(transactionID, reason: .other)
+            let report = state.consumptionReports[transactionID]
+            var percentage: Int?
+            if report?.refundPreference == .grantProrated, let consumed = report?.consumptionPercentage,
+                (1..<Self.fullRefundPercentage).contains(consumed)
+            {
+                percentage = Self.fullRefundPercentage - consumed
+            }
+            try refund(transactionID, reason: .other, percentage: percentage)
         } else {
             try declineRefund(transactionID)
         }

@@ -20,6 +20,7 @@ extension SandboxEngine {
             throw SandboxError(
                 .invalidRequest, "\(product.id) is an auto-renewable subscription without a group or period")
         }
+        let plan = try checkBillingPlan(request)
         let now = clock.now()
         let existing = state.subscriptions.values.first {
             $0.testerID == tester.id && $0.subscriptionGroupID == groupID
@@ -51,6 +52,11 @@ extension SandboxEngine {
             offer = intro
             offerType = .introductory
         }
+        if plan != nil {
+            // The sandbox applies no offer to a commitment plan: its months are billed as agreed.
+            offer = nil
+            offerType = nil
+        }
 
         let originalID = existing?.originalTransactionID
         let originalDate = originalID.flatMap { state.transactions[$0]?.purchaseDate }
@@ -61,6 +67,8 @@ extension SandboxEngine {
         } else {
             transaction.expiresDate = period.advance(now)
         }
+        let commitment = plan.map { SubscriptionState.Commitment(plan: $0, startDate: now) }
+        if let commitment { transaction.bill(commitment, period: 1) }
         var subscription =
             existing
             ?? SubscriptionState(
@@ -76,6 +84,7 @@ extension SandboxEngine {
         subscription.offerIdentifier = offer?.identifier
         subscription.offerType = offer == nil ? nil : offerType
         subscription.offerPeriodsRemaining = offer?.remainingPeriods ?? 0
+        subscription.commitment = commitment
         if existing != nil, let lapseStart = latestTransaction(of: subscription.originalTransactionID)?.expiresDate,
             now.timeIntervalSince(lapseStart) > 60 * 86_400
         {
@@ -158,7 +167,8 @@ extension SandboxEngine {
                 !latest.isRevoked, subscription.expirationIntent == nil, let expires = latest.expiresDate,
                 expires <= now
             else { return }
-            guard subscription.autoRenewEnabled else {
+            // Within a commitment every month is billed: turning auto-renewal off ends it afterwards.
+            guard subscription.autoRenewEnabled || subscription.commitment?.hasPeriodsLeft == true else {
                 subscription.expirationIntent = .customerCancelled
                 state.subscriptions[originalID] = subscription
                 record(.expired, .voluntary, latest)
@@ -169,6 +179,7 @@ extension SandboxEngine {
                 state.subscriptions[originalID] = subscription
                 return
             }
+            if try renewCommitment(&subscription, latest: latest, expires: expires, now: now) { continue }
             let tester = try tester(latest.testerID)
             guard let product = products(subscription.autoRenewProductID, tester.storefront),
                 let period = product.period,
@@ -315,7 +326,7 @@ extension SandboxEngine {
             renewalPrice = offer.priceMilliunits
         }
         let winBack = eligibleWinBackOfferIDs(subscription, storefront: latest.storefront)
-        return JWSRenewalInfoDecodedPayload(
+        var info = JWSRenewalInfoDecodedPayload(
             expirationIntent: subscription.expirationIntent, originalTransactionID: originalTransactionID,
             autoRenewProductID: subscription.autoRenewProductID, productID: subscription.productID,
             autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
@@ -327,6 +338,8 @@ extension SandboxEngine {
             offerDiscountType: upcoming?.offer.discountType, eligibleWinBackOfferIDs: winBack.isEmpty ? nil : winBack,
             appAccountToken: latest.appAccountToken, appTransactionID: latest.appTransactionID,
             offerPeriod: upcoming?.offer.period.iso8601)
+        addCommitment(of: subscription, to: &info, storefront: latest.storefront)
+        return info
     }
 
     /// The App Store Server API status of a subscription: 1 active, 2 expired, 3 billing retry,

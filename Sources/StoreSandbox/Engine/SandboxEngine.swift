@@ -9,6 +9,10 @@ import Synchronization
 public actor SandboxEngine {
     /// Looks a product up for a storefront (country code); `nil` when the catalog has no such product.
     public typealias ProductLookup = @Sendable (_ productID: String, _ storefront: String) -> SandboxProductInfo?
+    /// Looks up the monthly plan with a 12-month commitment of a product in a storefront (country
+    /// code); `nil` when the product is sold only up front there.
+    public typealias CommitmentPlanLookup =
+        @Sendable (_ productID: String, _ storefront: String) -> SandboxCommitmentPlan?
 
     /// Signs what the engine hands out, with the authority's current leaf: after a certificate is
     /// revoked (``revokeCertificate(_:)``), everything signed next uses the new leaf.
@@ -26,6 +30,7 @@ public actor SandboxEngine {
     /// them in memory.
     nonisolated let authorityDirectory: URL?
     let products: ProductLookup
+    let commitmentPlans: CommitmentPlanLookup
     let store: any SandboxStateStore
     let storefrontIDs: [String: String]
     var state: SandboxState
@@ -40,11 +45,13 @@ public actor SandboxEngine {
     ///     after a revocation is written back there. `nil` keeps rotations in memory.
     ///   - realClock: the real time, for certificates and OCSP answers; injected by tests.
     ///   - ocspValidity: how long an OCSP answer stays fresh.
+    ///   - commitmentPlans: the products sold on a monthly plan with a 12-month commitment; none
+    ///     by default.
     public init(
         signer: SandboxSigner, clock: SandboxClock, store: any SandboxStateStore = MemoryStateStore(),
         storefrontIDs: [String: String] = [:], authorityDirectory: URL? = nil,
         realClock: @escaping @Sendable () -> Date = { Date() }, ocspValidity: TimeInterval = 3_600,
-        products: @escaping ProductLookup
+        commitmentPlans: @escaping CommitmentPlanLookup = { _, _ in nil }, products: @escaping ProductLookup
     ) throws(SandboxError) {
         certificates = Mutex(CertificateState(signer: signer))
         self.authorityDirectory = authorityDirectory
@@ -54,6 +61,7 @@ public actor SandboxEngine {
         self.store = store
         self.storefrontIDs = storefrontIDs
         self.products = products
+        self.commitmentPlans = commitmentPlans
         do { state = try store.load() ?? SandboxState() } catch {
             throw SandboxError(.stateUnavailable, "\(error)")
         }

@@ -49,6 +49,9 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     public var renewalPriceMilliunits: Int64?
     /// The product ``renewalPriceMilliunits`` applies to.
     public var renewalPriceProductID: String?
+    /// The commitment in progress, for a subscription bought on a monthly plan with a 12-month
+    /// commitment; `nil` for one billed up front.
+    public var commitment: Commitment?
 
     /// A price increase of a subscription, as App Store Connect announces one.
     public struct PriceIncrease: Codable, Hashable, Sendable {
@@ -153,13 +156,17 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
     /// What a verified ``introductoryOfferEligibilityJWS`` decided, set by the engine when it
     /// accepts the purchase; `nil` lets the App Store decide (once per subscription group).
     public internal(set) var introductoryOfferAllowed: Bool?
+    /// How a subscription is billed (StoreKit 2's `.billingPlanType(_:)` purchase option):
+    /// `MONTHLY` buys the product's monthly plan with a 12-month commitment; `nil` or
+    /// `BILLED_UPFRONT` bills each period up front, as usual.
+    public var billingPlanType: BillingPlanType?
 
-    /// Creates a request; one unit, without token, offer or ask to buy unless given.
+    /// Creates a request; one unit, without token, offer, ask to buy or billing plan unless given.
     public init(
         testerID: String, productID: String, quantity: Int = 1, appAccountToken: UUID? = nil,
         applicationUsername: String? = nil, simulatesAskToBuy: Bool = false, promotionalOfferID: String? = nil,
         winBackOfferID: String? = nil, promotionalOfferSignature: PromotionalOfferSignature? = nil,
-        introductoryOfferEligibilityJWS: String? = nil
+        introductoryOfferEligibilityJWS: String? = nil, billingPlanType: BillingPlanType? = nil
     ) {
         self.promotionalOfferSignature = promotionalOfferSignature
         self.introductoryOfferEligibilityJWS = introductoryOfferEligibilityJWS
@@ -171,6 +178,7 @@ public struct PurchaseRequest: Codable, Hashable, Sendable {
         self.simulatesAskToBuy = simulatesAskToBuy
         self.promotionalOfferID = promotionalOfferID
         self.winBackOfferID = winBackOfferID
+        self.billingPlanType = billingPlanType
     }
 }
 

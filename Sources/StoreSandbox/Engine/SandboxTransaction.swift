@@ -56,8 +56,17 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
     public var revocationDate: Date?
     /// Why it was refunded.
     public var revocationReason: RevocationReason?
-    /// How much was taken back: a full refund, or access ended by family sharing.
+    /// How much was taken back: a full refund, a prorated (partial) refund, or access ended by
+    /// family sharing.
     public var revocationType: RevocationType?
+    /// The refunded share in milliunits of a percent (`revocationPercentage`): 100000 for a full
+    /// refund, less for a prorated one; `nil` when not refunded (or revoked by family sharing).
+    public var revocationPercentage: Int?
+    /// How the period was billed: ``AppStoreModels/BillingPlanType/monthly`` for one month of a
+    /// commitment plan; `nil` for everything billed up front, which Apple leaves unmarked.
+    public var billingPlanType: BillingPlanType?
+    /// Which payment of a commitment plan this transaction is; `nil` outside commitment plans.
+    public var commitmentInfo: TransactionCommitmentInfo?
     /// Whether the app finished the transaction.
     public var isFinished: Bool
     /// The app download transaction this belongs to.
@@ -133,7 +142,9 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
             revocationDate: revocationDate, isUpgraded: isUpgraded ? true : nil, offerType: offerType,
             offerIdentifier: offerIdentifier, environment: .sandbox, storefront: storefront, storefrontID: storefrontID,
             transactionReason: reason, currency: currency, price: priceMilliunits, offerDiscountType: offerDiscountType,
-            appTransactionID: appTransactionID, offerPeriod: offerPeriod, revocationType: revocationType)
+            appTransactionID: appTransactionID, offerPeriod: offerPeriod, revocationType: revocationType,
+            revocationPercentage: revocationPercentage, billingPlanType: billingPlanType,
+            commitmentInfo: commitmentInfo)
     }
 
     /// The in-app purchase record of the app receipt.

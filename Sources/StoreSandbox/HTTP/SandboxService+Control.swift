@@ -31,6 +31,8 @@ extension SandboxService {
 
     struct RefundBody: Codable, Sendable {
         var reason: Int?
+        /// The refunded share in milliunits of a percent (1…100000); a full refund when absent.
+        var percentage: Int?
     }
 
     struct OutcomeResponse: Codable, Sendable {
@@ -117,7 +119,8 @@ extension SandboxService {
             await respond {
                 let body = try await ServiceJSON.decode(RefundBody.self, from: request)
                 let transaction = try await engine.refund(
-                    try context.parameters.require("transaction"), reason: RevocationReason(rawValue: body.reason ?? 0))
+                    try context.parameters.require("transaction"), reason: RevocationReason(rawValue: body.reason ?? 0),
+                    percentage: body.percentage)
                 return ServiceJSON.response(OutcomeResponse(state: "refunded", transactionID: transaction.id))
             }
         }

@@ -28,6 +28,8 @@ extension SandboxService {
         var winBackOfferID: String?
         var promotionalOfferSignature: PromotionalOfferSignature?
         var introductoryOfferEligibilityJWS: String?
+        /// `MONTHLY` for a subscription's monthly plan with a 12-month commitment.
+        var billingPlanType: String?
     }
 
     struct PaymentResponse: Codable, Sendable {
@@ -79,15 +81,16 @@ extension SandboxService {
         device.post("payments") { request, _ in
             await respond {
                 let body = try await ServiceJSON.decode(PaymentBody.self, from: request)
-                let outcome = try await engine.purchase(
-                    PurchaseRequest(
-                        testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
-                        appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
-                        simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID,
-                        winBackOfferID: body.winBackOfferID, promotionalOfferSignature: body.promotionalOfferSignature,
-                        introductoryOfferEligibilityJWS: body.introductoryOfferEligibilityJWS),
-                    offerKeys: configuration.apiKeys
-                )
+                let payment = PurchaseRequest(
+                    testerID: body.testerID, productID: body.productID, quantity: body.quantity ?? 1,
+                    appAccountToken: body.appAccountToken, applicationUsername: body.applicationUsername,
+                    simulatesAskToBuy: body.simulatesAskToBuy ?? false, promotionalOfferID: body.promotionalOfferID,
+                    winBackOfferID: body.winBackOfferID, promotionalOfferSignature: body.promotionalOfferSignature,
+                    introductoryOfferEligibilityJWS: body.introductoryOfferEligibilityJWS,
+                    billingPlanType: body.billingPlanType.map(BillingPlanType.init))
+                // Refused before the payment starts, as StoreKit refuses a plan the product lacks.
+                _ = try await engine.checkBillingPlan(payment)
+                let outcome = try await engine.purchase(payment, offerKeys: configuration.apiKeys)
                 return try paymentResponse(outcome)
             }
         }

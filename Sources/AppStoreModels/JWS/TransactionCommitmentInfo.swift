@@ -1,13 +1,16 @@
 public import Foundation
 
-/// Where a transaction stands within a subscription commitment plan.
+/// Where a transaction stands within a subscription commitment plan (Apple's
+/// `TransactionCommitmentInfo`).
 ///
-/// A commitment plan binds the customer to a number of billing periods. Kakin decodes it so that
-/// newer payloads keep their content, but does not simulate commitment plans.
-public struct CommitmentInfo: Codable, Hashable, Sendable {
-    /// Which billing period of the commitment this transaction pays for, counting from 1.
+/// A commitment plan binds the customer to a number of billing periods, such as 12 monthly
+/// payments for a yearly subscription. Each payment is its own transaction, and this says which one
+/// it is. The sandbox writes it on the transactions of monthly plans with a 12-month commitment.
+public struct TransactionCommitmentInfo: Codable, Hashable, Sendable {
+    /// Which billing period of the commitment this transaction pays for, counting from 1 (1 to 12
+    /// for a 12-month commitment).
     public var billingPeriodNumber: Int?
-    /// When the commitment ends.
+    /// When the commitment ends: the end of its last billing period.
     @EpochMilliseconds public var commitmentExpiresDate: Date?
     /// The price of the whole commitment in milliunits of the currency.
     public var commitmentPrice: Int64?
@@ -32,3 +35,6 @@ public struct CommitmentInfo: Codable, Hashable, Sendable {
         case totalBillingPeriods
     }
 }
+
+/// The earlier name of ``TransactionCommitmentInfo``, kept so that code written against it builds.
+public typealias CommitmentInfo = TransactionCommitmentInfo

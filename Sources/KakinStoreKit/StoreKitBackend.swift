@@ -4,12 +4,33 @@ public import Kakin
 import Foundation
 import StoreKit
 
+#if canImport(UIKit)
+    public import UIKit
+#endif
+
 /// StoreKit 2 as the store, on Apple platforms. A thin mapping only: every decision (delivery,
 /// retries, finishing after the server acknowledged) is made above it, in code tested on Linux.
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 public struct StoreKitBackend: StoreBackend {
-    /// Creates the backend; it keeps no state of its own, StoreKit holds it all.
-    public init() {}
+    /// Creates the backend; StoreKit holds all the state, and chooses where to confirm purchases.
+    public init() {
+        #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
+            confirmationScene = nil
+        #endif
+    }
+
+    #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
+        /// The scene StoreKit shows its confirmation sheet in, asked for at each purchase; `nil`
+        /// lets StoreKit choose.
+        let confirmationScene: (@MainActor @Sendable () -> UIScene?)?
+
+        /// Creates the backend that confirms purchases in the scene `scene` returns at the time of
+        /// each purchase (`Product.purchase(confirmIn:options:)`), for apps with several windows:
+        /// `StoreKitBackend(confirmIn: { view.window?.windowScene })`.
+        public init(confirmIn scene: @escaping @MainActor @Sendable () -> UIScene?) {
+            confirmationScene = scene
+        }
+    #endif
 
     /// Always `storekit`, so all managers on the device share one observer of `Transaction.updates`.
     public var storeIdentifier: String { "storekit" }
@@ -93,13 +114,34 @@ public struct StoreKitBackend: StoreBackend {
             else { throw KakinError(.storeFailure, "\(productID) has no win-back offer \(winBackID)", storeKitCode: 11) }
             purchaseOptions.insert(.winBackOffer(offer))
         }
-        switch try await product.purchase(options: purchaseOptions) {
+        switch try await purchase(product, options: purchaseOptions) {
         case .success(let verification): return .purchased(Self.transaction(verification))
         case .pending: return .pending
         case .userCancelled: return .cancelled
         @unknown default: return .cancelled
         }
     }
+
+    /// `Product.purchase(options:)`, or `purchase(confirmIn:options:)` in the app's scene when the
+    /// backend was made with one and the app has one to show.
+    private func purchase(
+        _ product: Product, options: Set<Product.PurchaseOption>
+    ) async throws -> Product.PurchaseResult {
+        #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
+            if let confirmationScene { return try await Self.purchase(product, options: options, in: confirmationScene) }
+        #endif
+        return try await product.purchase(options: options)
+    }
+
+    #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
+        @MainActor
+        private static func purchase(
+            _ product: Product, options: Set<Product.PurchaseOption>, in scene: @MainActor @Sendable () -> UIScene?
+        ) async throws -> Product.PurchaseResult {
+            guard let scene = scene() else { return try await product.purchase(options: options) }
+            return try await product.purchase(confirmIn: scene, options: options)
+        }
+    #endif
 
     /// Everything in `Transaction.unfinished`, verified or not: the server does the verifying.
     public func unfinishedTransactions() async throws -> [StoreTransaction] {

@@ -140,6 +140,22 @@ import Testing
         #expect(after.purchases.count == 1, "the unknown win-back offer never reached StoreKit")
     }
 
+    /// The app's window scene.
+    @MainActor static let scene = UIScene()
+
+    @Test func aPurchaseConfirmsInTheScene() async throws {
+        var script = Self.script()
+        script.purchaseResults[Self.removeAd] = .success(.verified(Self.transaction(9, Self.removeAd)))
+        let after = try await StoreKitTestScript.withScript(script) {
+            _ = try await StoreKitBackend(confirmIn: { Self.scene }).purchase(
+                Self.removeAd, quantity: 1, appAccountToken: nil)
+            _ = try await StoreKitBackend(confirmIn: { nil }).purchase(Self.removeAd, quantity: 1, appAccountToken: nil)
+            _ = try await StoreKitBackend().purchase(Self.removeAd, quantity: 1, appAccountToken: nil)
+        }
+        let scene = await MainActor.run { ObjectIdentifier(Self.scene) }
+        #expect(after.confirmationScenes == [scene, nil, nil], "the app's scene when it has one")
+    }
+
     @Test func pendingAndCancelledPurchasesAndAnUnknownProduct() async throws {
         var script = Self.script()
         script.purchaseResults[Self.premium] = .pending

@@ -45,6 +45,19 @@ public struct Product: Identifiable, Equatable, Hashable, Sendable {
     public func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
         try StoreKitTestScript.purchase(self, options: options)
     }
+
+    /// Initiates a purchase for the product with the App Store and displays the confirmation sheet
+    /// in the scene you provide.
+    /// https://developer.apple.com/documentation/storekit/product/purchase(confirmin:options:)
+    @available(iOS 17.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, *)
+    @available(macOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public func purchase(
+        confirmIn scene: UIScene, options: Set<Product.PurchaseOption> = []
+    ) async throws -> Product.PurchaseResult {
+        try StoreKitTestScript.purchase(self, options: options, confirmedIn: ObjectIdentifier(scene))
+    }
 }
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)

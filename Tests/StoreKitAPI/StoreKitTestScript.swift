@@ -31,6 +31,8 @@ public enum StoreKitTestScript {
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
+        /// For each purchase, the scene its confirmation sheet was shown in (`nil`: none given).
+        public var confirmationScenes: [ObjectIdentifier?] = []
         /// IDs of the transactions finished.
         public var finished: [UInt64] = []
         /// How many times `AppStore.sync()` ran.
@@ -115,9 +117,12 @@ public enum StoreKitTestScript {
         }
     }
 
-    static func purchase(_ product: Product, options: Set<Product.PurchaseOption>) throws -> Product.PurchaseResult {
+    static func purchase(
+        _ product: Product, options: Set<Product.PurchaseOption>, confirmedIn scene: ObjectIdentifier? = nil
+    ) throws -> Product.PurchaseResult {
         state.withLock { state in
             state.purchases.append((product.id, options))
+            state.confirmationScenes.append(scene)
             return state.purchaseResults[product.id] ?? .userCancelled
         }
     }

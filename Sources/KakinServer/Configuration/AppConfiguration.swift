@@ -54,7 +54,7 @@ public struct AppConfiguration: Sendable {
     public var offers: OfferPolicy
     /// What the server tells Apple when a customer asks for a refund; `nil` sends nothing.
     public var consumption: ConsumptionPolicy?
-    /// Whether the server sets the owner's app account token (``KakinWire/AppAccountToken``) on
+    /// Whether the server sets the owner's app account token (`AppAccountToken` in KakinWire) on
     /// purchases that arrive without one or move to another customer, through the App Store
     /// Server API (with ``serverAPI`` only).
     public var setsAppAccountTokens: Bool

@@ -6,7 +6,7 @@ extension SQLLedgerStore {
     // MARK: Offer signatures
 
     /// Logs an offer signature by its nonce; a nonce logged before is refused
-    /// (``LedgerStoreError/Code/conflict``), so no two signatures share one.
+    /// (``LedgerStoreError/Code/invalidArgument``), so no two signatures share one.
     public func recordOfferSignature(_ record: OfferSignatureRecord) async throws {
         try await writing(for: record.appUserID) { db in
             let inserted = try await db.run(

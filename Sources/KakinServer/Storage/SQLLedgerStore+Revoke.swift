@@ -11,7 +11,7 @@ extension SQLLedgerStore {
     /// with `revocation_percentage` NULL. A second revoke with the same share (Apple delivering the
     /// same refund again, concurrently or later) updates nothing and returns false, and so does a
     /// smaller one. What is taken back is, for each `credit` line of the transaction, `share` of the
-    /// credit less what earlier revocations of it asked for (see ``creditShare(_:share:)``), under
+    /// credit less what earlier revocations of it asked for (see `creditShare(_:share:)`), under
     /// the unique key `clawback:<transactionId>:<currency>` for the whole and
     /// `clawback:<transactionId>:<currency>:<share>` for a part. `grants` is not needed: the ledger
     /// knows what was credited.

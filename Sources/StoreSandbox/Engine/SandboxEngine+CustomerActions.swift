@@ -7,7 +7,7 @@ extension SandboxEngine {
     // MARK: - Refund requests
 
     /// The customer asks for a refund (`Transaction.beginRefundRequest`). The App Store decides
-    /// later: ``refund(_:reason:)`` grants it (REFUND), ``declineRefund(_:)`` declines it
+    /// later: ``refund(_:reason:percentage:)`` grants it (REFUND), ``declineRefund(_:)`` declines it
     /// (REFUND_DECLINED). For consumables and subscriptions the developer is asked for consumption
     /// information at once (CONSUMPTION_REQUEST).
     ///

@@ -62,7 +62,7 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
     /// The refunded share in milliunits of a percent (`revocationPercentage`): 100000 for a full
     /// refund, less for a prorated one; `nil` when not refunded (or revoked by family sharing).
     public var revocationPercentage: Int?
-    /// How the period was billed: ``AppStoreModels/BillingPlanType/monthly`` for one month of a
+    /// How the period was billed: `BillingPlanType.monthly` for one month of a
     /// commitment plan; `nil` for everything billed up front, which Apple leaves unmarked.
     public var billingPlanType: BillingPlanType?
     /// Which payment of a commitment plan this transaction is; `nil` outside commitment plans.

@@ -52,7 +52,7 @@ public struct StorePurchaseOptions: Hashable, Sendable {
     public var quantity: Int
     /// The app account token the transaction will carry.
     public var appAccountToken: UUID?
-    /// A promotional offer the purchase server signed (``SignedOffer/kind`` `promotional`).
+    /// A promotional offer the purchase server signed (`SignedOffer.kind` `promotional`).
     public var promotionalOffer: SignedOffer?
     /// An introductory-offer eligibility the purchase server signed.
     public var introductoryOfferEligibility: SignedOffer?

@@ -106,6 +106,13 @@ extension KakinRoute {
                 .literal("sign"),
             ])
     }
+    /// `POST /v1/customers/{user}/app-transaction`: an ``AppTransactionSubmission``, answered with a
+    /// ``LinkedAppTransaction``.
+    public static func linkAppTransaction(_ appUserID: String = "") -> KakinRoute {
+        KakinRoute(
+            "POST",
+            [.literal("v1"), .literal("customers"), .parameter(name: "user", value: appUserID), .literal("app-transaction")])
+    }
     /// `GET /v1/catalog`: the ``CatalogAnswer``.
     public static let catalog = KakinRoute("GET", [.literal("v1"), .literal("catalog")])
     /// `GET /v1/content/{product}`: a product's hosted content package (ranged).

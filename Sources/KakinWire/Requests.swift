@@ -113,3 +113,33 @@ public struct ErrorAnswer: Codable, Hashable, Sendable {
     /// Creates an error body.
     public init(error: Detail) { self.error = error }
 }
+
+/// The body of `POST /v1/customers/{user}/app-transaction`: the app transaction of the install the
+/// customer uses (StoreKit's `AppTransaction.shared`, as its JWS), so that purchases of this
+/// download that reach the server without an owner are given to this customer.
+public struct AppTransactionSubmission: Codable, Hashable, Sendable {
+    /// The app's bundle ID; must match the app transaction's.
+    public var bundleId: String
+    /// The JWS of the app transaction (`jwsRepresentation`).
+    public var signedAppTransaction: String
+
+    /// Creates a submission.
+    public init(bundleId: String, signedAppTransaction: String) {
+        self.bundleId = bundleId
+        self.signedAppTransaction = signedAppTransaction
+    }
+}
+
+/// What `POST /v1/customers/{user}/app-transaction` linked: the download and its customer.
+public struct LinkedAppTransaction: Codable, Hashable, Sendable {
+    /// The app download's ID (`appTransactionId`).
+    public var appTransactionId: String
+    /// The customer it is linked to now.
+    public var appUserId: String
+
+    /// Creates an answer.
+    public init(appTransactionId: String, appUserId: String) {
+        self.appTransactionId = appTransactionId
+        self.appUserId = appUserId
+    }
+}

@@ -89,6 +89,18 @@ public struct KakinServerClient: Sendable {
         return try JSONHTTP.decode(SignedOffer.self, from: reply.body)
     }
 
+    /// Links the app transaction of this install (`AppTransaction.shared`'s JWS) to the customer
+    /// (`POST /v1/customers/{id}/app-transaction`): purchases of this download that reach the
+    /// server without an owner, such as those Apple notifies before the app uploads them, are
+    /// given to this customer. Returns the download's `appTransactionId`.
+    @discardableResult
+    public func linkAppTransaction(_ jws: String, appUserID: String) async throws -> String {
+        let body = JSONHTTP.encode(AppTransactionSubmission(bundleId: bundleID, signedAppTransaction: jws))
+        let reply = try await send(.linkAppTransaction(appUserID), [:], body: body)
+        try Self.check(reply)
+        return try JSONHTTP.decode(LinkedAppTransaction.self, from: reply.body).appTransactionId
+    }
+
     /// The server's catalog (`GET /v1/catalog`): products and what each grants.
     public func catalog(locale: String = "en_US") async throws -> CatalogAnswer {
         let reply = try await send(.catalog, [KakinQuery.bundleID: bundleID, KakinQuery.locale: locale])

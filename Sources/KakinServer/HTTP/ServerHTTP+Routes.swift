@@ -86,6 +86,16 @@ extension KakinServerHTTP {
             signing.bundleId = app.bundleID
             return Self.json(try await service.signOffer(signing, appUserID: user))
         }
+        table.on(.linkAppTransaction(), router) { request, context in
+            let caller = try context.caller(secret: false)
+            let user = try Self.pathParameter(context, "user")
+            let body = try await decode(AppTransactionSubmission.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try Self.checkUserID(user)
+            let linked = try await service.linkAppTransaction(
+                body.signedAppTransaction, bundleID: app.bundleID, appUserID: user)
+            return Self.json(LinkedAppTransaction(appTransactionId: linked.appTransactionID ?? "", appUserId: user))
+        }
         table.on(.spend(), router) { request, context in
             let caller = try context.caller(secret: true)
             let user = try Self.pathParameter(context, "user")

@@ -202,6 +202,15 @@ public protocol LedgerStore: Sendable {
     ) async throws
     /// The newest calls owed to Apple, of one app when `bundleID` is given.
     func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord]
+
+    // MARK: App downloads
+
+    /// Records that an app download belongs to a customer (the latest link wins).
+    func linkAppTransaction(
+        bundleID: String, appTransactionID: String, appUserID: String, environment: AppStoreEnvironment, at date: Date
+    ) async throws
+    /// The customer an app download was last linked to, if any.
+    func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String?
 }
 
 /// Background work that one server at a time runs, when several share a database.

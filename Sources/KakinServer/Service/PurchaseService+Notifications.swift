@@ -47,6 +47,12 @@ extension PurchaseService {
             }
             var record = try Self.record(
                 from: payload, jws: signedTransaction, appUserID: nil, source: .notification, at: now())
+            // A purchase no app uploaded yet: its customer, when its app download was linked to one.
+            if try await store.transaction(id: record.originalTransactionID)?.appUserID == nil,
+                try await store.transaction(id: record.transactionID)?.appUserID == nil
+            {
+                record.appUserID = await customerOfAppDownload(payload, app: app, environment: environment)
+            }
             if type == .refund || type == .revoke, record.revocationDate == nil {
                 record.revocationDate = now()
             }

@@ -262,5 +262,22 @@ enum LedgerSchema {
                 """
             ]
         },
+        // Which customer each app download belongs to, as the SDK reports it (its app transaction,
+        // verified): a transaction that reaches the server without an owner is given the
+        // customer of its `appTransactionId`. The latest customer to report a download wins.
+        LedgerMigration(id: "0010_app_transactions") { _ in
+            [
+                """
+                CREATE TABLE app_transactions (
+                    bundle_id TEXT NOT NULL,
+                    app_transaction_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    linked_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, app_transaction_id)
+                )
+                """
+            ]
+        },
     ]
 }

@@ -31,7 +31,7 @@ extension SandboxCatalog {
                 oneTimeCodeOffers.append(.init(identifier: offerID, priceMilliunits: Self.milliunits(price)))
             }
         }
-        return SandboxProductInfo(
+        var info = SandboxProductInfo(
             id: productID, type: localized.type, priceMilliunits: Self.milliunits(localized.price),
             currency: localized.currencyCode, subscriptionGroupID: subscription?.subscriptionGroupID,
             groupLevel: subscription?.groupLevel, period: subscription?.subscriptionPeriodValue,
@@ -39,6 +39,8 @@ extension SandboxCatalog {
             promotionalOffers: subscription?.promotionalOffers.compactMap(Self.engineOffer) ?? [],
             winBackOffers: subscription?.winBackOffers.compactMap(Self.engineOffer) ?? [], codeOffers: codeOffers,
             oneTimeCodeOffers: oneTimeCodeOffers, isAvailable: isAvailable(catalogProduct, in: storefront))
+        info.isFamilyShareable = catalogProduct.isFamilyShareable
+        return info
     }
 
     /// The offer code `code` of the catalog options (``CatalogOptions/offerCodes``), matched

@@ -116,9 +116,16 @@ extension SandboxEngine {
 extension SandboxEngine {
     /// Set App Account Token: attaches `token` to the purchase with this original transaction ID
     /// (every transaction of it, renewals included).
+    ///
+    /// - Throws: ``SandboxError/Code/unknownTransaction`` for an ID that is not a purchase's
+    ///   original transaction ID, ``SandboxError/Code/ineligible`` for a purchase shared by Family
+    ///   Sharing (Apple refuses those).
     public func setAppAccountToken(_ token: UUID, originalTransactionID: String) throws(SandboxError) {
-        guard state.transactions.first(in: .original(originalTransactionID)) != nil else {
+        guard let first = state.transactions.first(in: .original(originalTransactionID)) else {
             throw SandboxError(.unknownTransaction, "no purchase has original transaction ID \(originalTransactionID)")
+        }
+        guard first.ownership != .familyShared else {
+            throw SandboxError(.ineligible, "\(originalTransactionID) was shared by Family Sharing")
         }
         state.transactions.update(in: .original(originalTransactionID)) {
             $0.appAccountToken = token.uuidString.lowercased()

@@ -85,6 +85,9 @@ public struct SandboxProductInfo: Hashable, Sendable {
     public var oneTimeCodeOffers: [OneTimeOffer]
     /// Whether the product is for sale in this storefront.
     public var isAvailable: Bool
+    /// Whether Family Sharing is on for the product: a purchase can be shared with the buyer's
+    /// family (``SandboxEngine/shareWithFamily(_:member:)``).
+    public var isFamilyShareable: Bool = false
 
     /// Creates a product from its parts; without offers, and for sale.
     public init(

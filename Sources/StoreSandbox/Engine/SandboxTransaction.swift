@@ -115,6 +115,10 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
         self.orderID = orderID
     }
 
+    /// How the customer has the product: `nil` (or `PURCHASED`) when they bought it,
+    /// `FAMILY_SHARED` when a family member shared it with them.
+    public var ownership: InAppOwnershipType?
+
     /// Whether the transaction was refunded or revoked.
     public var isRevoked: Bool { revocationDate != nil }
 
@@ -138,7 +142,7 @@ public struct SandboxTransaction: LoggedRecord, Identifiable {
             bundleID: bundleID, productID: productID, subscriptionGroupIdentifier: subscriptionGroupID,
             purchaseDate: purchaseDate, originalPurchaseDate: originalPurchaseDate, expiresDate: expiresDate,
             quantity: quantity, type: productType, appAccountToken: appAccountToken,
-            inAppOwnershipType: .purchased, signedDate: signedDate, revocationReason: revocationReason,
+            inAppOwnershipType: ownership ?? .purchased, signedDate: signedDate, revocationReason: revocationReason,
             revocationDate: revocationDate, isUpgraded: isUpgraded ? true : nil, offerType: offerType,
             offerIdentifier: offerIdentifier, environment: .sandbox, storefront: storefront, storefrontID: storefrontID,
             transactionReason: reason, currency: currency, price: priceMilliunits, offerDiscountType: offerDiscountType,

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// The control API's In-App Purchase keys (which check offer signatures), the consumption
-/// information developers sent, and refund decisions.
+/// information developers sent, refund decisions, and Family Sharing.
 extension SandboxService {
     struct OfferKeysResponse: Codable, Sendable {
         var keys: [SandboxOfferKey]
@@ -19,6 +19,10 @@ extension SandboxService {
 
     struct RefundDecisionBody: Codable, Sendable {
         var rule: RefundDecisionRule?
+    }
+
+    struct FamilyShareBody: Codable, Sendable {
+        var memberID: String
     }
 
     func addOfferControlRoutes(to control: RouterGroup<BasicRequestContext>) {
@@ -42,6 +46,14 @@ extension SandboxService {
             ServiceJSON.response(
                 ConsumptionReportsResponse(
                     reports: await engine.consumptionReports().map { .init(transactionID: $0.transactionID, report: $0.report) }))
+        }
+        control.post("transactions/:transaction/share-with-family") { request, context in
+            await respond {
+                let body = try await ServiceJSON.decode(FamilyShareBody.self, from: request)
+                let shared = try await engine.shareWithFamily(
+                    try context.parameters.require("transaction"), member: body.memberID)
+                return ServiceJSON.response(OutcomeResponse(state: "familyShared", transactionID: shared.id), status: .created)
+            }
         }
         control.post("transactions/:transaction/decide-refund") { request, context in
             await respond {

@@ -96,6 +96,8 @@ extension SandboxService {
                             .transactionIDIsNotOriginalTransactionID, "Transaction id is not original transaction id.")
                     }
                     throw AppleAPIFailure(.originalTransactionIDNotFound, "Original transaction id not found.")
+                } catch let error as SandboxError where error.code == .ineligible {
+                    throw AppleAPIFailure(.familyTransactionNotSupported, "Family transaction not supported.")
                 }
                 return Response(status: .ok)
             }

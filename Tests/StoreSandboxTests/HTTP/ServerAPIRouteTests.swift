@@ -281,3 +281,40 @@ extension ServerAPIRouteTests {
         #expect(updated.isFinished)
     }
 }
+
+extension ServerAPIRouteTests {
+    @Test func aFamilySharedPurchaseIsItsMembersAndRefusesAnAccountToken() async throws {
+        let service = try makeService()
+        let buyer = try await service.engine.createTester(name: "parent@example.com")
+        let child = try await service.engine.createTester(name: "child@example.com")
+        let pass = try #require(
+            try await service.engine.purchase(.init(testerID: buyer.id, productID: "com.example.kakin.removeAd"))
+                .transaction)
+        let shared = try await service.engine.shareWithFamily(pass.id, member: child.id)
+        #expect(shared.testerID == child.id && shared.originalID == shared.id && shared.id != pass.id)
+        let payload = shared.payload(bundleID: "com.example.kakin", signedDate: EngineFixture.start)
+        #expect(payload.inAppOwnershipType == .familyShared)
+        #expect(await service.engine.events().last?.notificationType == .oneTimeCharge)
+        await #expect(throws: SandboxError.self, "a consumable has no Family Sharing") {
+            let points = try #require(
+                try await service.engine.purchase(.init(testerID: buyer.id, productID: "com.example.kakin.increasePoints"))
+                    .transaction)
+            try await service.engine.shareWithFamily(points.id, member: child.id)
+        }
+
+        let token = UUID()
+        try await Application(router: service.router()).test(.router) { client in
+            let refused = try await client.execute(
+                uri: "/inApps/v1/transactions/\(shared.id)/appAccountToken", method: .put, headers: try self.token(),
+                body: ByteBuffer(string: #"{"appAccountToken":"\#(token.uuidString)"}"#))
+            #expect(refused.status == .badRequest)
+            #expect(
+                try JSONDecoder().decode(APIErrorResponse.self, from: Data(buffer: refused.body)).errorCode
+                    == .familyTransactionNotSupported)
+            let set = try await client.execute(
+                uri: "/inApps/v1/transactions/\(pass.id)/appAccountToken", method: .put, headers: try self.token(),
+                body: ByteBuffer(string: #"{"appAccountToken":"\#(token.uuidString)"}"#))
+            #expect(set.status == .ok, "the buyer's own purchase takes a token")
+        }
+    }
+}

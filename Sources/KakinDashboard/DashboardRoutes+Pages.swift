@@ -62,11 +62,16 @@ extension DashboardRoutes {
         let notifications = try await service.store.receivedNotifications(
             bundleID: bundleID, appUserID: appUserID, limit: 200)
         let deliveries = try await service.store.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: 200)
-        guard !state.transactions.isEmpty || !state.ledger.isEmpty || !deliveries.isEmpty else {
+        let downloads = try await service.store.appTransactions(bundleID: bundleID, appUserID: appUserID)
+        guard !state.transactions.isEmpty || !state.ledger.isEmpty || !deliveries.isEmpty || !downloads.isEmpty else {
             throw DashboardNotFound(message: "The ledger has nothing for \(appUserID) in \(bundleID).")
         }
-        let view = CustomerView(
+        var view = CustomerView(
             state: state, notifications: notifications, deliveries: deliveries, now: now())
+        view.downloads = downloads.map {
+            CustomerView.Download(appTransactionID: $0.appTransactionID, linkedAt: DashboardFormat.time($0.linkedAt))
+        }
+        view.hasDownloads = !downloads.isEmpty
         return Page(template: "customer", view: view, title: "Customer \(appUserID)", current: "customers")
     }
 
@@ -252,6 +257,13 @@ struct CustomerView {
     var balances: [Balance]
     var hasBalances: Bool
     var timeline: [Event]
+    /// An app download linked to the customer: purchases of it that arrive without an owner are theirs.
+    struct Download {
+        var appTransactionID: String
+        var linkedAt: String
+    }
+    var downloads: [Download] = []
+    var hasDownloads = false
 
     init(state: CustomerState, notifications: [ReceivedNotification], deliveries: [WebhookDelivery], now: Date) {
         bundleID = state.bundleID

@@ -209,6 +209,8 @@ public protocol LedgerStore: Sendable {
     func linkAppTransaction(
         bundleID: String, appTransactionID: String, appUserID: String, environment: AppStoreEnvironment, at date: Date
     ) async throws
+    /// The app downloads linked to a customer, newest link first (at most 50).
+    func appTransactions(bundleID: String, appUserID: String) async throws -> [(appTransactionID: String, linkedAt: Date)]
     /// The customer an app download was last linked to, if any.
     func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String?
 }

@@ -34,6 +34,7 @@ extension PurchaseService {
                 bundleID: app.bundleID, appTransactionID: appTransactionID, appUserID: appUserID,
                 environment: environment, at: now())
         } catch { throw ServerError(error) }
+        metrics?.ledgerEvent("appTransaction.linked")
         return appTransaction
     }
 

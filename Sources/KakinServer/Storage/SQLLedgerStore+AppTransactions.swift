@@ -15,6 +15,19 @@ extension SQLLedgerStore {
         }
     }
 
+    /// The app downloads linked to `appUserID` of `bundleID`, newest link first: each download's
+    /// `appTransactionId` and when it was linked.
+    public func appTransactions(
+        bundleID: String, appUserID: String
+    ) async throws -> [(appTransactionID: String, linkedAt: Date)] {
+        let rows = try await readingStatement { db in
+            try await db.run(.appTransactionsOfCustomer, .text(bundleID), .text(appUserID))
+        }
+        return try rows.map {
+            (try $0.decode(column: "app_transaction_id", as: String.self), try $0.date("linked_at"))
+        }
+    }
+
     /// The customer the app download `appTransactionID` of `bundleID` was last linked to, if any.
     public func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String? {
         let row = try await readingStatement { db in
@@ -31,6 +44,11 @@ extension LedgerStatement {
         VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (bundle_id, app_transaction_id) DO UPDATE SET
             app_user_id = excluded.app_user_id, environment = excluded.environment, linked_at = excluded.linked_at
+        """)
+    static let appTransactionsOfCustomer = LedgerStatement(
+        """
+        SELECT app_transaction_id, linked_at FROM app_transactions WHERE bundle_id = ? AND app_user_id = ?
+        ORDER BY linked_at DESC, app_transaction_id LIMIT 50
         """)
     static let appTransactionCustomer = LedgerStatement(
         "SELECT app_user_id FROM app_transactions WHERE bundle_id = ? AND app_transaction_id = ?")

@@ -103,6 +103,20 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func theCustomerPageShowsTheirAppDownloads() async throws {
+        let fixture = try await ServerFixture()
+        _ = try await fixture.engine.createTester(name: "tester", id: "tester")
+        let linked = try await fixture.service.linkAppTransaction(
+            try await fixture.engine.signedAppTransaction(for: "tester"), bundleID: ServerFixture.bundleID,
+            appUserID: "alice")
+        let (status, html) = try await Self.page(
+            "/dashboard/customer?app=\(ServerFixture.bundleID)&user=alice", fixture: fixture)
+        #expect(status == .ok)
+        let download = try #require(linked.appTransactionID)
+        #expect(html.contains("<h2>App downloads</h2>") && html.contains(download))
+        try await fixture.store.shutdown()
+    }
+
     @Test func activityShowsCallsToAppleAndOfferSignatures() async throws {
         let fixture = try await ServerFixture()
         let now = fixture.clock.now()

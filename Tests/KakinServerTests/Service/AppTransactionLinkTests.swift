@@ -23,6 +23,8 @@ import Testing
         _ = try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: event))
         let recorded = try #require(try await fixture.store.transaction(id: unlock.id))
         #expect(recorded.appUserID == "user-1")
+        let downloads = try await fixture.store.appTransactions(bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        #expect(downloads.map(\.appTransactionID) == [linked.appTransactionID])
 
         // A download nobody linked: the purchase waits for its owner, as before.
         _ = try await fixture.engine.createTester(name: "stranger", id: "stranger")

@@ -1,17 +1,10 @@
 public import AppStoreModels
+public import KakinWire
 public import Foundation
 
 /// An offer signature the server made for a customer, as the ledger keeps it: the nonce it
 /// carries (never made twice), who asked, and for what.
 public struct OfferSignatureRecord: Codable, Hashable, Sendable {
-    /// What was signed.
-    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
-        /// A promotional offer (the JWS and the older signature, with one nonce).
-        case promotional
-        /// An introductory-offer eligibility.
-        case introductoryEligibility
-    }
-
     /// The signature's nonce, lowercased.
     public var nonce: String
     /// The app.
@@ -22,8 +15,9 @@ public struct OfferSignatureRecord: Codable, Hashable, Sendable {
     public var productID: String
     /// The promotional offer; `nil` for an eligibility.
     public var offerID: String?
-    /// What was signed.
-    public var kind: Kind
+    /// What was signed: a promotional offer (the JWS and the older signature, with one nonce) or
+    /// an introductory-offer eligibility.
+    public var kind: OfferSigningRequest.Kind
     /// The In-App Purchase key that signed it.
     public var keyID: String
     /// When.
@@ -31,7 +25,7 @@ public struct OfferSignatureRecord: Codable, Hashable, Sendable {
 
     /// Creates a record from its parts.
     public init(
-        nonce: String, bundleID: String, appUserID: String, productID: String, offerID: String?, kind: Kind,
+        nonce: String, bundleID: String, appUserID: String, productID: String, offerID: String?, kind: OfferSigningRequest.Kind,
         keyID: String, createdAt: Date
     ) {
         self.nonce = nonce

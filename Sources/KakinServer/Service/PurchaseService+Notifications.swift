@@ -48,9 +48,11 @@ extension PurchaseService {
             var record = try Self.record(
                 from: payload, jws: signedTransaction, appUserID: nil, source: .notification, at: now())
             // A purchase no app uploaded yet: its customer, when its app download was linked to one.
-            if try await store.transaction(id: record.originalTransactionID)?.appUserID == nil,
-                try await store.transaction(id: record.transactionID)?.appUserID == nil
-            {
+            var ownerless = try await store.transaction(id: record.originalTransactionID)?.appUserID == nil
+            if ownerless, record.transactionID != record.originalTransactionID {
+                ownerless = try await store.transaction(id: record.transactionID)?.appUserID == nil
+            }
+            if ownerless {
                 record.appUserID = await customerOfAppDownload(payload, app: app, environment: environment)
             }
             if type == .refund || type == .revoke, record.revocationDate == nil {

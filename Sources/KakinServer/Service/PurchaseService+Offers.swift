@@ -137,7 +137,7 @@ extension PurchaseService {
                 OfferSignatureRecord(
                     nonce: answer.nonce, bundleID: app.bundleID, appUserID: appUserID, productID: request.productId,
                     offerID: answer.offerId,
-                    kind: request.kind == .promotional ? .promotional : .introductoryEligibility, keyID: access.keyID,
+                    kind: request.kind, keyID: access.keyID,
                     createdAt: now))
         } catch { throw ServerError(error) }
         return answer

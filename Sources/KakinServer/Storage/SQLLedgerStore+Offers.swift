@@ -1,4 +1,5 @@
 import AppStoreModels
+import KakinWire
 public import Foundation
 import SQLKit
 
@@ -34,7 +35,7 @@ extension SQLLedgerStore {
                 appUserID: try row.decode(column: "app_user_id", as: String.self),
                 productID: try row.decode(column: "product_id", as: String.self),
                 offerID: try row.optional("offer_id", as: String.self),
-                kind: OfferSignatureRecord.Kind(rawValue: try row.decode(column: "kind", as: String.self))
+                kind: OfferSigningRequest.Kind(rawValue: try row.decode(column: "kind", as: String.self))
                     ?? .promotional,
                 keyID: try row.decode(column: "key_id", as: String.self), createdAt: try row.date("created_at"))
         }

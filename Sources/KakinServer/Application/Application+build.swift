@@ -80,7 +80,7 @@ public func buildApplication(
                 logger: logger
             ) {
                 // Servers sharing a PostgreSQL database take turns: one reconciles, the others skip.
-                let ran = try await store.exclusively(.reconciliation) {
+                let ran: Void? = try await store.exclusively(.reconciliation) {
                     for bundleID in reconciled {
                         let report = try await reconciler.reconcile(bundleID: bundleID)
                         logger.info(

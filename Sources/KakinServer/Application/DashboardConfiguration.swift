@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The dashboard's settings: who may sign in and for how long.
 public struct DashboardConfiguration: Sendable {

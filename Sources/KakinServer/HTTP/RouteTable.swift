@@ -4,19 +4,34 @@ import Hummingbird
 import KakinWire
 import Logging
 
-/// Registers the server's routes and remembers which methods each path takes, so that a known
-/// path asked with another method answers 405 with `Allow` instead of 404. What a handler throws
-/// is rendered by ``ErrorMiddleware``.
+/// A group of the server's routes, registered together: each controller owns one area of the
+/// API (purchases, customers, content, …) and the values its handlers need.
+protocol RouteController: Sendable {
+    /// Registers the controller's routes.
+    func addRoutes(to routes: inout RouteTable)
+}
+
+/// Registers the server's routes on its router and remembers which methods each path takes, so
+/// that a known path asked with another method answers 405 with `Allow` instead of 404. What a
+/// handler throws is rendered by ``ErrorMiddleware``.
 struct RouteTable {
     typealias Handler = @Sendable (Request, KakinRequestContext) async throws -> Response
 
+    /// The router the routes are added to.
+    let router: Router<KakinRequestContext>
     /// Methods by path, in the order the paths were added.
     private(set) var methods: [(path: String, methods: [HTTPRequest.Method])] = []
 
-    mutating func on(
-        _ path: String, _ method: HTTPRequest.Method, _ router: Router<KakinRequestContext>,
-        _ handler: @escaping Handler
-    ) {
+    init(router: Router<KakinRequestContext>) {
+        self.router = router
+    }
+
+    /// Registers `controller`'s routes.
+    mutating func add(_ controller: some RouteController) {
+        controller.addRoutes(to: &self)
+    }
+
+    mutating func on(_ path: String, _ method: HTTPRequest.Method, _ handler: @escaping Handler) {
         if let index = methods.firstIndex(where: { $0.path == path }) {
             methods[index].methods.append(method)
         } else {
@@ -25,25 +40,21 @@ struct RouteTable {
         router.on(RouterPath(path), method: method, use: handler)
     }
 
-    mutating func get(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
-        on(path, .get, router, handler)
+    mutating func get(_ path: String, _ handler: @escaping Handler) {
+        on(path, .get, handler)
     }
 
-    mutating func post(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
-        on(path, .post, router, handler)
-    }
-
-    mutating func put(_ path: String, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
-        on(path, .put, router, handler)
+    mutating func post(_ path: String, _ handler: @escaping Handler) {
+        on(path, .post, handler)
     }
 
     /// Registers a route of the shared API contract (its pattern and method come from the contract).
-    mutating func on(_ route: KakinRoute, _ router: Router<KakinRequestContext>, _ handler: @escaping Handler) {
-        on(route.pattern, HTTPRequest.Method(route.method)!, router, handler)
+    mutating func on(_ route: KakinRoute, _ handler: @escaping Handler) {
+        on(route.pattern, HTTPRequest.Method(route.method)!, handler)
     }
 
     /// Answers 405 for every common method a known path does not take.
-    func addMethodNotAllowed(to router: Router<KakinRequestContext>) {
+    func addMethodNotAllowed() {
         let common: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch]
         for (path, taken) in methods {
             let allow = taken.map(\.rawValue).joined(separator: ", ")

@@ -73,88 +73,17 @@ public struct KakinServerHTTP: Sendable {
         router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: ErrorMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle))
-        var table = RouteTable()
-        addServiceRoutes(to: router, table: &table)
-        addPurchaseRoutes(to: router, table: &table)
-        addCustomerRoutes(to: router, table: &table)
-        addContentRoutes(to: router, table: &table)
-        addCatalogRoute(to: router, table: &table)
-        table.on(.serverKey, router) { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/x-pem-file"],
-                body: .init(byteBuffer: ByteBuffer(string: signingKey.publicKey.pemRepresentation + "\n")))
-        }
-        table.get("openapi.yaml", router) { _, _ in
-            guard let yaml = OpenAPIDocument.yaml else {
-                throw ServerError(.notConfigured, "the OpenAPI document is not installed beside the kakin binary")
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "application/yaml"],
-                body: .init(byteBuffer: ByteBuffer(string: yaml)))
-        }
-        table.post("v1/admin/reconcile", router) { request, context in
-            let caller = try context.caller(secret: true)
-            let app = try caller.app(try Self.bundleID(request), in: service)
-            guard let reconciler else {
-                throw ServerError(.notConfigured, "reconciliation is not configured on this server")
-            }
-            return Self.json(try await reconciler.reconcile(bundleID: app.bundleID))
-        }
-        table.addMethodNotAllowed(to: router)
-        return (router, table.methods)
-    }
-
-    func addServiceRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
-        table.get("health", router) { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
-        }
-        table.get("ready", router) { _, _ in
-            do { try await service.store.ping() } catch {
-                throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain"],
-                body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
-        }
-        table.get("metrics", router) { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
-        }
-    }
-
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response
-    {
-        JSONBody.response(value, status: status, headers: headers)
-    }
-
-    static func encode<T: Encodable>(_ value: T) -> Data { JSONBody.encode(value) }
-
-    /// Reads a JSON body no larger than ``maxBodySize`` (413 beyond it).
-    func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws(ServerError) -> T {
-        try Self.decodeJSON(T.self, from: try await body(of: request))
-    }
-
-    /// Reads a transaction submission, the SDK's most frequent body: through ``FlatJSONObject``
-    /// when it is in that simple form, through `JSONDecoder` otherwise.
-    func decodeSubmission(from request: Request) async throws(ServerError) -> TransactionSubmission {
-        let buffer = try await body(of: request)
-        if let submission = TransactionSubmission(flatJSON: buffer.readableBytesView) { return submission }
-        return try Self.decodeJSON(TransactionSubmission.self, from: buffer)
-    }
-
-    /// The whole body, no larger than ``maxBodySize`` (413 beyond it).
-    private func body(of request: Request) async throws(ServerError) -> ByteBuffer {
-        do { return try await request.body.collect(upTo: maxBodySize) } catch {
-            throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
-        }
-    }
-
-    private static func decodeJSON<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws(ServerError) -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(buffer: buffer)) } catch {
-            throw ServerError(.invalidRequest, "the body is not a valid request: \(JWSVerifier.describe(error))")
-        }
+        var routes = RouteTable(router: router)
+        let reader = RequestReader(maxBodySize: maxBodySize)
+        let answers = CustomerAnswerSigner(service: service, signingKey: signingKey)
+        routes.add(OperationsController(store: service.store, metrics: metrics, serverKey: signingKey.publicKey))
+        routes.add(PurchaseController(service: service, reader: reader, answers: answers))
+        routes.add(CustomerController(service: service, reader: reader, answers: answers))
+        routes.add(ContentController(service: service, maxContentSize: maxContentSize))
+        routes.add(CatalogController(service: service, catalog: catalog))
+        routes.add(AdminController(service: service, reconciler: reconciler))
+        routes.addMethodNotAllowed()
+        return (router, routes.methods)
     }
 
     // MARK: - Keys

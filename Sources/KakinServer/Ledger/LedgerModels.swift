@@ -205,12 +205,66 @@ public enum RecordOutcome: Hashable, Sendable {
     /// Seen before for another customer: refused, nothing changed.
     case ownedByAnotherCustomer(String)
 
-    /// Whose summary ``LedgerStore/recordAndSummarize(_:grants:recent:withJWS:)`` reads after
-    /// this outcome: the owner of a transaction that needs no transfer and no revocation.
-    static func summarizedOwner(of transaction: RecordedTransaction, _ outcome: RecordOutcome) -> String? {
-        if case .ownedByAnotherCustomer = outcome { return nil }
-        guard transaction.revocationDate == nil else { return nil }
-        return transaction.appUserID
+}
+
+/// Everything one verified transaction asks of the ledger, applied in one database transaction by
+/// ``LedgerStore/ingest(_:)``: record it once and grant once, move the purchase to its customer
+/// when another customer owns it and ``transfersOwnership`` allows it, take back what a revocation
+/// says, and read the customer's summary as it stands afterwards.
+public struct LedgerIngest: Sendable {
+    /// The verified transaction.
+    public var transaction: RecordedTransaction
+    /// `SignedDigest` of the transaction's signed JWS, when the caller took it already (it is
+    /// taken from the JWS otherwise).
+    public var signedDigest: SignedDigest?
+    /// What the product grants.
+    public var grants: [Grant]
+    /// Whether a purchase that another customer owns moves to the transaction's customer (the
+    /// app's transfer policy, never for consumables). Without it the outcome is
+    /// ``RecordOutcome/ownedByAnotherCustomer(_:)`` and nothing changes.
+    public var transfersOwnership: Bool
+    /// How currency is taken back when the transaction carries a revocation.
+    public var clawbackPolicy: ClawbackPolicy
+    /// The summary to read once everything is applied: the `recent` newest transactions, with
+    /// their JWS when `withJWS`; `nil` reads none.
+    public var summary: (recent: Int, withJWS: Bool)?
+
+    /// Creates the request from its parts.
+    public init(
+        _ transaction: RecordedTransaction, signedDigest: SignedDigest? = nil, grants: [Grant],
+        transfersOwnership: Bool = false, clawbackPolicy: ClawbackPolicy = .clampAtZero,
+        summary: (recent: Int, withJWS: Bool)? = nil
+    ) {
+        self.transaction = transaction
+        self.signedDigest = signedDigest
+        self.grants = grants
+        self.transfersOwnership = transfersOwnership
+        self.clawbackPolicy = clawbackPolicy
+        self.summary = summary
+    }
+}
+
+/// What ``LedgerStore/ingest(_:)`` did, all of it committed together.
+public struct LedgerIngestOutcome: Hashable, Sendable {
+    /// What recording the transaction did.
+    public var recorded: RecordOutcome
+    /// The previous owner, when the purchase moved to the transaction's customer.
+    public var transferredFrom: String?
+    /// Whether the transaction was revoked now (a revocation, or a larger refunded share, the
+    /// ledger did not know).
+    public var revoked: Bool
+    /// The customer's summary after the change, when it was asked for and the transaction has a
+    /// customer who owns it now.
+    public var summary: CustomerSummary?
+
+    /// Creates the outcome from its parts.
+    public init(
+        recorded: RecordOutcome, transferredFrom: String? = nil, revoked: Bool = false, summary: CustomerSummary? = nil
+    ) {
+        self.recorded = recorded
+        self.transferredFrom = transferredFrom
+        self.revoked = revoked
+        self.summary = summary
     }
 }
 

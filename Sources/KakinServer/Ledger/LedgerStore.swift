@@ -30,23 +30,16 @@ public protocol LedgerStore: Sendable {
     ///   `originalTransactionId` is used (renewals, restores).
     func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome
 
-    /// Records like ``record(_:grants:)`` and, when the transaction has an owner and no
-    /// revocation and the outcome is not ``RecordOutcome/ownedByAnotherCustomer(_:)``, reads the
-    /// owner's summary (see ``customerSummary(bundleID:appUserID:recent:withJWS:)``) as it stands
-    /// once the record is in. The summary is `nil` otherwise: the caller has more to change first.
+    /// Applies everything one verified transaction changes (see ``LedgerIngest``) in one
+    /// database transaction: the record as ``record(_:grants:)`` makes it, then the transfer as
+    /// ``transfer(bundleID:originalTransactionID:from:to:at:)`` makes it, then the revocation as
+    /// ``revoke(transactionID:at:reason:share:grants:policy:)`` makes it, then the summary as
+    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` reads it. Nothing of it is
+    /// committed unless all of it is.
     ///
-    /// This is what answering an upload takes; a store may do both in one transaction.
-    func recordAndSummarize(
-        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
-
-    /// ``recordAndSummarize(_:grants:recent:withJWS:)`` with the digest of the transaction's
-    /// signed JWS already taken (the server takes it to look for the same bytes first), so that a
-    /// store that keeps it does not hash the JWS again. `signedDigest` must be
-    /// `SignedDigest(transaction.signedTransaction)`.
-    func recordAndSummarize(
-        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?)
+    /// This is what an upload, a notification or a reconciled transaction takes; a new purchase is
+    /// recorded and summarized in one trip to the writer.
+    func ingest(_ change: LedgerIngest) async throws -> LedgerIngestOutcome
 
     /// Marks a transaction refunded or revoked and claws back `share` of its currency under
     /// `policy`, once per share.
@@ -269,24 +262,6 @@ extension Sequence<UInt8> {
 private let lowercaseHexDigits = Array("0123456789abcdef")
 
 extension LedgerStore {
-    /// The record, then the summary read on its own.
-    public func recordAndSummarize(
-        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
-        let outcome = try await record(transaction, grants: grants)
-        guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
-        let summary = try await customerSummary(
-            bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS)
-        return (outcome, summary)
-    }
-
-    /// Stores that keep no digest take it from the JWS when they need it.
-    public func recordAndSummarize(
-        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
-        try await recordAndSummarize(transaction, grants: grants, recent: recent, withJWS: withJWS)
-    }
-
     /// Stores without a digest index know no signed bytes: every submission is verified.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
 

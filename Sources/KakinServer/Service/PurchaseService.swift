@@ -129,7 +129,7 @@ public struct PurchaseService: Sendable {
     /// Verifies and records a signed transaction for `appUserID`, without reading the customer.
     @discardableResult
     public func submit(_ jws: String, bundleID: String, appUserID: String) async throws -> IngestOutcome {
-        try await verifyAndIngest(jws, app: try app(bundleID), appUserID: appUserID, summarizing: nil).outcome
+        try await submit(jws, app: try app(bundleID), appUserID: appUserID, summarizing: nil).outcome
     }
 
     /// Verifies and records a signed transaction for `appUserID`, then returns the customer's
@@ -138,18 +138,23 @@ public struct PurchaseService: Sendable {
     public func submit(
         _ jws: String, bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
-        let app = try app(bundleID)
-        let (outcome, recorded) = try await verifyAndIngest(
-            jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS))
+        try await submit(jws, app: try app(bundleID), appUserID: appUserID, recent: recent, withJWS: withJWS)
+    }
+
+    /// ``submit(_:bundleID:appUserID:recent:withJWS:)`` for an app the caller has looked up.
+    public func submit(
+        _ jws: String, app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
+        let (outcome, recorded) = try await submit(jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS))
         if let recorded { return (outcome, recorded, entitlements(of: recorded, app: app)) }
         let (summary, entitlements) = try await customerSummary(
-            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
+            app: app, appUserID: appUserID, recent: recent, withJWS: withJWS)
         return (outcome, summary, entitlements)
     }
 
     /// Verifies and records an upload, unless exactly these bytes are already recorded for this
     /// customer: then nothing changes and no summary is read.
-    private func verifyAndIngest(
+    private func submit(
         _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         // The digest is taken once: for the lookup, and for the row.
@@ -157,12 +162,9 @@ public struct PurchaseService: Sendable {
         if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
             return (IngestOutcome(isNew: false, revoked: false, transferredFrom: nil), nil)
         }
-        let (payload, signed) = try await verifyTransaction(jws, app: app)
-        let record = try Self.record(from: payload, jws: signed, appUserID: appUserID, source: .app, at: now())
-        // A late upload fetched again is recorded with the fresh JWS, and the row with its digest.
-        let recordedDigest = signed == jws ? digest : SignedDigest(signed)
-        return try await ingest(
-            record, app: app, summarizing: summarizing.map { ($0.recent, $0.withJWS, signedDigest: recordedDigest) })
+        let upload = try await verifyUpload(jws, digest: digest, app: app)
+        let record = try upload.record(appUserID: appUserID, at: now())
+        return try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
@@ -173,6 +175,17 @@ public struct PurchaseService: Sendable {
         guard let known = try await store.signedTransaction(digest: digest) else { return false }
         return known.bundleID == app.bundleID && known.appUserID == appUserID
             && verifiers[VerifierKey(bundleID: app.bundleID, environment: known.environment)] != nil
+    }
+
+    /// Verifies an app's upload of a signed transaction: the one value the rest of the upload
+    /// path works with. `digest` is `SignedDigest(jws)`, already taken.
+    func verifyUpload(_ jws: String, digest: SignedDigest, app: AppConfiguration) async throws(ServerError)
+        -> VerifiedUpload
+    {
+        let (payload, signed) = try await verifyTransaction(jws, app: app)
+        // A late upload fetched again is recorded with the fresh JWS, and the row with its digest.
+        return VerifiedUpload(
+            signedTransaction: signed, digest: signed == jws ? digest : SignedDigest(signed), payload: payload)
     }
 
     /// What ``ingest(_:app:)`` did.
@@ -188,52 +201,31 @@ public struct PurchaseService: Sendable {
 
     /// The one path from a verified transaction to the ledger, shared by the app's uploads,
     /// notifications, receipts and reconciliation: record once and grant once; apply the app's
-    /// transfer policy when another customer owns it; revoke when it carries a revocation.
+    /// transfer policy when another customer owns it; revoke when it carries a revocation. All of
+    /// it commits in one database transaction (``LedgerStore/ingest(_:)``).
     public func ingest(_ record: RecordedTransaction, app: AppConfiguration) async throws -> IngestOutcome {
-        try await ingest(record, app: app, summarizing: nil).outcome
+        try await ingest(record, app: app, signedDigest: nil, summarizing: nil).outcome
     }
 
     /// ``ingest(_:app:)``, reading the owner's summary (`recent` newest transactions, JWS when
-    /// `withJWS`) with the record when `summarizing` says so and nothing else changes after it;
-    /// `signedDigest` is `SignedDigest` of the record's JWS, already taken.
+    /// `withJWS`) with the rest when `summarizing` says so; `signedDigest` is `SignedDigest` of the
+    /// record's JWS when it was taken already.
     func ingest(
-        _ record: RecordedTransaction, app: AppConfiguration,
-        summarizing: (recent: Int, withJWS: Bool, signedDigest: SignedDigest)?
+        _ record: RecordedTransaction, app: AppConfiguration, signedDigest: SignedDigest?,
+        summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
-        let productGrants = grants(for: record.productID, of: app)
-        var outcome = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        let recorded: RecordOutcome
-        var summary: CustomerSummary?
-        if let summarizing {
-            (recorded, summary) = try await store.recordAndSummarize(
-                record, signedDigest: summarizing.signedDigest, grants: productGrants, recent: summarizing.recent,
-                withJWS: summarizing.withJWS)
-        } else {
-            recorded = try await store.record(record, grants: productGrants)
+        let transfers = app.transferPolicy == .transferToNewUser && record.productType != .consumable
+        let change = try await store.ingest(
+            LedgerIngest(
+                record, signedDigest: signedDigest, grants: grants(for: record.productID, of: app),
+                transfersOwnership: transfers, clawbackPolicy: clawbackPolicy, summary: summarizing))
+        if case .ownedByAnotherCustomer = change.recorded, !transfers || record.appUserID == nil {
+            throw ServerError(
+                .conflict, "transaction \(record.transactionID) belongs to another customer",
+                cause: "ownedByAnotherCustomer")
         }
-        switch recorded {
-        case .recorded:
-            outcome.isNew = true
-        case .duplicate:
-            break
-        case .ownedByAnotherCustomer(let owner):
-            guard let newOwner = record.appUserID, app.transferPolicy == .transferToNewUser,
-                record.productType != .consumable
-            else {
-                throw ServerError(
-                    .conflict, "transaction \(record.transactionID) belongs to another customer",
-                    cause: "ownedByAnotherCustomer")
-            }
-            let moved = try await store.transfer(
-                bundleID: app.bundleID, originalTransactionID: record.originalTransactionID, from: owner,
-                to: newOwner, at: now())
-            if moved > 0 { outcome.transferredFrom = owner }
-        }
-        if let revoked = record.revocationDate {
-            outcome.revoked = try await store.revoke(
-                transactionID: record.transactionID, at: revoked, reason: record.revocationReason?.rawValue,
-                share: record.revokedShare, grants: productGrants, policy: clawbackPolicy)
-        }
+        var outcome = IngestOutcome(isNew: false, revoked: change.revoked, transferredFrom: change.transferredFrom)
+        if case .recorded = change.recorded { outcome.isNew = true }
         if app.setsAppAccountTokens, app.serverAPI != nil, let owner = record.appUserID,
             outcome.isNew && record.appAccountToken == nil || outcome.transferredFrom != nil
         {
@@ -249,7 +241,7 @@ public struct PurchaseService: Sendable {
             ledgerEvent(
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
-        return (outcome, summary)
+        return (outcome, change.summary)
     }
 
     /// Records that Apple should learn `owner`'s app account token for the purchase of `record`
@@ -294,9 +286,15 @@ public struct PurchaseService: Sendable {
     public func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool = true
     ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
-        let app = try app(bundleID)
+        try await customerSummary(app: try app(bundleID), appUserID: appUserID, recent: recent, withJWS: withJWS)
+    }
+
+    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` for an app the caller has looked up.
+    public func customerSummary(
+        app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool = true
+    ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
         let summary = try await store.customerSummary(
-            bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
+            bundleID: app.bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
         return (summary, entitlements(of: summary, app: app))
     }
 

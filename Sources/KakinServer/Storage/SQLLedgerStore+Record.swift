@@ -28,44 +28,65 @@ extension SQLLedgerStore {
         }
     }
 
-    /// Records and summarizes in one write transaction. The writer's connection has every page it
-    /// needs cached, where a reader would start cold after each commit, so the summary costs
-    /// little there; no read ahead of the write either, as an upload is almost always new (the
-    /// server answers the same signed bytes again before it gets here).
-    public func recordAndSummarize(
-        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
-        try await recordAndSummarize(
-            transaction, digest: LedgerRows.signedDigest(transaction.signedTransaction), grants: grants,
-            recent: recent, withJWS: withJWS)
-    }
-
-    public func recordAndSummarize(
-        _ transaction: RecordedTransaction, signedDigest: SignedDigest, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
-        assert(transaction.signedTransaction.map(SignedDigest.init) == signedDigest, "the digest of another JWS")
-        return try await recordAndSummarize(
-            transaction, digest: transaction.signedTransaction == nil ? nil : signedDigest.bytes, grants: grants,
-            recent: recent, withJWS: withJWS)
-    }
-
-    /// Both of the above: `digest` is the signed JWS's, or `nil` without one.
-    private func recordAndSummarize(
-        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], recent: Int, withJWS: Bool
-    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
-        let unitCredits = try Self.unitCredits(grants, quantity: transaction.quantity)
-        guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
+    /// Records, transfers, revokes and summarizes in one write transaction.
+    ///
+    /// The summary is read on the writer's connection, which has every page it needs cached,
+    /// where a reader would start cold after each commit. An upload that asks for a summary is
+    /// almost always new (the server answers the same signed bytes again before it gets here), so
+    /// it goes to the writer at once; a transaction without a summary or a revocation, already held
+    /// for the same customer (a notification or a reconciliation about a known purchase), is
+    /// answered from a read without waiting for the writer.
+    public func ingest(_ change: LedgerIngest) async throws -> LedgerIngestOutcome {
+        let transaction = change.transaction
+        let unitCredits = try Self.unitCredits(change.grants, quantity: transaction.quantity)
+        if let summary = change.summary, summary.recent < 0 {
+            throw LedgerStoreError(.invalidArgument, "recent must not be negative")
+        }
+        let share = transaction.revokedShare
+        if transaction.revocationDate != nil, !(1...RecordedTransaction.wholeShare).contains(share) {
+            throw LedgerStoreError(
+                .invalidArgument,
+                "a revoked share is 1 to \(RecordedTransaction.wholeShare) milliunits of a percent, not \(share)")
+        }
+        if change.summary == nil, transaction.revocationDate == nil, let owner = transaction.appUserID,
+            case .known(let stored)? = try await readingStatement({ db in
+                try await Self.storedOwner(of: transaction.transactionID, on: db)
+            }), stored == owner
+        {
+            return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
+        }
+        let digest: Data? =
+            transaction.signedTransaction == nil
+            ? nil : change.signedDigest?.bytes ?? LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
-        let batchItem = RecordBatchItem(
-            transaction: transaction, digest: digest, unitCredits: unitCredits, recent: recent, withJWS: withJWS)
+        let batchItem = change.summary.map { summary in
+            RecordBatchItem(
+                transaction: transaction, digest: digest, unitCredits: unitCredits, recent: summary.recent,
+                withJWS: summary.withJWS)
+        }
         return try await writing(for: transaction.appUserID ?? transaction.originalTransactionID, batchItem: batchItem) {
             db in
-            let outcome = try await Self.record(
-                transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db)
-            guard let owner = RecordOutcome.summarizedOwner(of: transaction, outcome) else { return (outcome, nil) }
-            let summary = try await Self.summary(
-                bundleID: transaction.bundleID, appUserID: owner, recent: recent, withJWS: withJWS, on: db)
-            return (outcome, summary)
+            var outcome = LedgerIngestOutcome(
+                recorded: try await Self.record(
+                    transaction, digest: digest, unitCredits: unitCredits, noting: signedDigests, on: db))
+            if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
+                guard change.transfersOwnership, let newOwner = transaction.appUserID else { return outcome }
+                let moved = try await Self.transfer(
+                    bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
+                    from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt), on: db)
+                if moved > 0 { outcome.transferredFrom = owner }
+            }
+            if let revoked = transaction.revocationDate {
+                outcome.revoked = try await Self.revoke(
+                    transactionID: transaction.transactionID, at: revoked,
+                    reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy, on: db)
+            }
+            if let summary = change.summary, let owner = transaction.appUserID {
+                outcome.summary = try await Self.summary(
+                    bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
+                    withJWS: summary.withJWS, on: db)
+            }
+            return outcome
         }
     }
 

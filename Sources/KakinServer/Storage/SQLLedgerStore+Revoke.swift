@@ -31,7 +31,7 @@ extension SQLLedgerStore {
         }
     }
 
-    private static func revoke(
+    static func revoke(
         transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy, on db: any SQLDatabase
     ) async throws -> Bool {
         let now = LedgerTime.milliseconds(date)

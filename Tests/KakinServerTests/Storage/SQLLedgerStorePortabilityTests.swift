@@ -19,6 +19,20 @@ struct SQLLedgerStorePortabilityTests {
         _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
         _ = try await store.recordAndSummarize(
             Fixture.transaction("t2", user: "alice"), grants: Fixture.coins, recent: 3, withJWS: true)
+        let beforeRevoked = await database.recorder.statements.count
+        _ = try await store.ingest(
+            LedgerIngest(
+                Fixture.transaction("t3", user: "alice", revokedAt: 50), grants: Fixture.coins,
+                summary: (recent: 0, withJWS: false)))
+        let afterRevoked = await database.recorder.statements
+        let revokedIngest = Array(afterRevoked[beforeRevoked...])
+        #expect(revokedIngest.first?.hasPrefix("BEGIN") == true)
+        #expect(revokedIngest.filter { $0.hasPrefix("BEGIN") }.count == 1)
+        #expect(revokedIngest.last == "COMMIT")
+        #expect(revokedIngest.contains { $0.hasPrefix("INSERT INTO transactions") })
+        #expect(
+            revokedIngest.contains { $0.hasPrefix("UPDATE transactions SET revocation_date") },
+            "the record and its revocation commit in one transaction")
         _ = try await store.revoke(
             transactionID: "t1", at: Fixture.at(1), reason: nil, grants: [], policy: .clampAtZero)
         _ = try await store.spend(

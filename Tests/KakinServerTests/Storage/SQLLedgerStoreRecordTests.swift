@@ -220,8 +220,10 @@ struct SQLLedgerStoreRecordAndSummarizeTests {
         }
     }
 
-    @Test("no summary when another customer owns it, it is revoked, or it has no owner", arguments: StoreKind.backends)
-    func noSummaryWhenMoreFollows(kind: StoreKind) async throws {
+    @Test(
+        "the summary is read after everything the transaction changed; none without an owner or when another keeps it",
+        arguments: StoreKind.backends)
+    func summaryAfterEverything(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
             let bob = try await store.recordAndSummarize(
@@ -232,7 +234,8 @@ struct SQLLedgerStoreRecordAndSummarizeTests {
                 Fixture.transaction("t2", user: "alice", revokedAt: 60), grants: Fixture.coins, recent: 1,
                 withJWS: false)
             #expect(revoked.outcome == .recorded)
-            #expect(revoked.summary == nil)
+            #expect(revoked.summary?.balances == ["coins": 100])
+            #expect(revoked.summary?.transactionCount == 2)
             let ownerless = try await store.recordAndSummarize(
                 Fixture.transaction("t3"), grants: Fixture.coins, recent: 1, withJWS: false)
             #expect(ownerless.outcome == .recorded)
@@ -244,4 +247,49 @@ struct SQLLedgerStoreRecordAndSummarizeTests {
             #expect(try await store.transaction(id: "t4") == nil, "nothing is recorded when the request is wrong")
         }
     }
+
+    @Test(
+        "a purchase another customer owns moves and is revoked by one ingest, and its summary shows both",
+        arguments: StoreKind.backends)
+    func transferAndRevokeTogether(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let bought = Fixture.transaction("p1", user: "alice", product: "pro", type: .nonConsumable)
+            _ = try await store.record(bought, grants: [.entitlement("pro")])
+            let refunded = Fixture.transaction(
+                "p1", user: "bob", product: "pro", type: .nonConsumable, revokedAt: 90)
+            let kept = try await store.ingest(
+                LedgerIngest(refunded, grants: [.entitlement("pro")], summary: (recent: 1, withJWS: false)))
+            #expect(kept == LedgerIngestOutcome(recorded: .ownedByAnotherCustomer("alice")))
+            #expect(try await store.transaction(id: "p1")?.revocationDate == nil, "nothing changes without a transfer")
+
+            let outcome = try await store.ingest(
+                LedgerIngest(
+                    refunded, grants: [.entitlement("pro")], transfersOwnership: true, summary: (recent: 1, withJWS: false)))
+            #expect(outcome.recorded == .ownedByAnotherCustomer("alice"))
+            #expect(outcome.transferredFrom == "alice")
+            #expect(outcome.revoked)
+            let summary = try #require(outcome.summary)
+            #expect(summary.appUserID == "bob")
+            #expect(summary.accessTransactions.map(\.transactionID) == ["p1"])
+            #expect(summary.accessTransactions.first?.revocationDate != nil)
+            let stored = try #require(try await store.transaction(id: "p1"))
+            #expect(stored.appUserID == "bob")
+            #expect(stored.revocationDate != nil)
+
+            let again = try await store.ingest(
+                LedgerIngest(refunded, grants: [.entitlement("pro")], transfersOwnership: true))
+            #expect(again == LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false)), "the same change twice changes nothing")
+        }
+    }
+}
+
+extension LedgerStore {
+    /// Records `transaction` and reads its owner's summary in one ``ingest(_:)``, without transfer.
+    func recordAndSummarize(
+        _ transaction: RecordedTransaction, grants: [Grant], recent: Int, withJWS: Bool
+    ) async throws -> (outcome: RecordOutcome, summary: CustomerSummary?) {
+        let outcome = try await ingest(LedgerIngest(transaction, grants: grants, summary: (recent, withJWS)))
+        return (outcome.recorded, outcome.summary)
+    }
+
 }

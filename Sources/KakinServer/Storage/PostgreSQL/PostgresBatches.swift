@@ -14,7 +14,8 @@ import SQLKit
 /// last key (a read of a key twice reads nothing twice); a write's rows are split into lists of
 /// sizes that add up to the count.
 extension SQLLedgerStore {
-    /// A new purchase as the writer's batch takes it: what ``recordAndSummarize`` was asked.
+    /// A new purchase as the writer's batch takes it: what ``ingest(_:)`` was asked, when it asked
+    /// for a summary.
     struct RecordBatchItem: Sendable {
         let transaction: RecordedTransaction
         let digest: Data?
@@ -36,7 +37,7 @@ extension SQLLedgerStore {
     // MARK: A group's new purchases
 
     /// Records a group's new purchases (``RecordBatchItem``s) and reads their customers'
-    /// summaries, in the group's transaction; the result of each, as ``recordAndSummarize`` returns
+    /// summaries, in the group's transaction; the result of each, as ``ingest(_:)`` returns
     /// it, or `nil` for the items the batch does not decide, whose job then runs alone: a purchase
     /// without owner, revoked, crediting more than one currency or none of a single positive amount,
     /// the second of two items for one transaction, and every purchase the ledger held already.
@@ -126,7 +127,7 @@ extension SQLLedgerStore {
                     bundleID: key.bundleID, appUserID: key.appUserID, limit: entry.item.recent, before: nil,
                     withJWS: key.withJWS, on: db)
             }
-            results[entry.index] = (RecordOutcome.recorded, summary as CustomerSummary?)
+            results[entry.index] = LedgerIngestOutcome(recorded: .recorded, summary: summary)
         }
         return results
     }

@@ -1,22 +1,27 @@
 import AppStoreModels
 import Foundation
 import Hummingbird
+import KakinHTTP
 import KakinWire
 
-extension KakinServerHTTP {
+/// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update,
+/// localized for `locale` (language match first, then the first localization).
+struct CatalogController: RouteController {
     typealias CatalogProduct = CatalogAnswer.Product
 
-    /// `GET /v1/catalog?bundleId=&locale=`: the product list, so a new product needs no app update,
-    /// localized for `locale` (language match first, then the first localization).
-    func addCatalogRoute(to router: Router<KakinRequestContext>, table: inout RouteTable) {
-        table.on(.catalog, router) { request, context in
+    let service: PurchaseService
+    /// The catalog of apps that have none of their own.
+    let catalog: StoreKitConfiguration?
+
+    func addRoutes(to routes: inout RouteTable) {
+        routes.on(.catalog) { request, context in
             let caller = try context.caller(secret: false)
-            let app = try caller.app(try Self.bundleID(request), in: service)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
             guard let configuration = app.catalog ?? catalog else {
                 throw ServerError(.notConfigured, "no catalog is configured for \(app.bundleID)")
             }
             let locale = request.uri.queryParameters.get(KakinQuery.locale) ?? "en_US"
-            return Self.json(
+            return JSONBody.response(
                 CatalogAnswer(
                     bundleId: app.bundleID, locale: locale,
                     products: Self.products(configuration, locale: locale, grants: app.grants ?? service.grants)))

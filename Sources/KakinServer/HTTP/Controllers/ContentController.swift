@@ -6,7 +6,13 @@ import Hummingbird
 import KakinWire
 import KakinHTTP
 
-extension KakinServerHTTP {
+/// Hosted content: packages uploaded by the app's backend (secret key), downloaded by customers
+/// whose purchase grants them (publishable key).
+struct ContentController: RouteController {
+    let service: PurchaseService
+    /// The largest content package accepted.
+    let maxContentSize: Int
+
     struct ContentUploadResponse: Encodable {
         var productId: String
         var version: String
@@ -14,11 +20,11 @@ extension KakinServerHTTP {
         var size: Int64
     }
 
-    func addContentRoutes(to router: Router<KakinRequestContext>, table: inout RouteTable) {
+    func addRoutes(to routes: inout RouteTable) {
         // Admin upload: the raw package bytes; a new version is kept beside the old ones.
-        table.on(.uploadContent(), router) { request, context in
+        routes.on(.uploadContent()) { request, context in
             let caller = try context.caller(secret: true)
-            let app = try caller.app(try Self.bundleID(request), in: service)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
             let productID = try Self.contentProduct(context, of: app, in: service)
             guard let version = request.uri.queryParameters.get("version"), !version.isEmpty, version.count <= 64 else {
                 throw ServerError(.invalidRequest, "?version= (1 to 64 characters) is required")
@@ -34,18 +40,18 @@ extension KakinServerHTTP {
                     bundleID: app.bundleID, productID: productID, version: version, sha256: digest,
                     size: Int64(bytes.count), uploadedAt: service.now()),
                 bytes: bytes)
-            return Self.json(
+            return JSONBody.response(
                 ContentUploadResponse(productId: productID, version: version, sha256: digest, size: Int64(bytes.count)),
                 status: .created)
         }
         // Download: only for a customer whose purchase of the product grants its content.
-        table.on(.content(), router) { request, context in
+        routes.on(.content()) { request, context in
             let caller = try context.caller(secret: false)
-            let app = try caller.app(try Self.bundleID(request), in: service)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
             guard let user = request.uri.queryParameters.get("appUserId") else {
                 throw ServerError(.invalidRequest, "?appUserId= is required")
             }
-            try Self.checkUserID(user)
+            try RequestReader.checkUserID(user)
             let productID = try Self.contentProduct(context, of: app, in: service)
             let (summary, _) = try await service.customerSummary(
                 bundleID: app.bundleID, appUserID: user, recent: 0, withJWS: false)
@@ -73,7 +79,7 @@ extension KakinServerHTTP {
     static func contentProduct(
         _ context: KakinRequestContext, of app: AppConfiguration, in service: PurchaseService
     ) throws(ServerError) -> String {
-        let productID = try pathParameter(context, "product")
+        let productID = try RequestReader.pathParameter(context, "product")
         guard StoreKitConfigurationLint.isValidProductID(productID), productID.count <= 255 else {
             throw ServerError(
                 .invalidRequest, "a product ID has 1 to 255 letters, digits, underscores and periods",

@@ -1,0 +1,95 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import KakinHTTP
+import KakinWire
+
+/// The routes about one customer: the customer's answer and transaction pages, offer signatures
+/// and app downloads (publishable key), and spending currency (secret key).
+struct CustomerController: RouteController {
+    let service: PurchaseService
+    let reader: RequestReader
+    let answers: CustomerAnswerSigner
+
+    func addRoutes(to routes: inout RouteTable) {
+        routes.on(.customer()) { request, context in
+            let caller = try context.caller(secret: false)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
+            let user = try RequestReader.customer(context)
+            return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)
+        }
+        routes.on(.customerTransactions()) { request, context in
+            let caller = try context.caller(secret: false)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
+            let user = try RequestReader.customer(context)
+            return try await transactionPage(request, app: app, user: user)
+        }
+        routes.on(.signOffer()) { request, context in
+            let caller = try context.caller(secret: false)
+            let user = try RequestReader.pathParameter(context, "user")
+            let body = try await reader.decode(OfferSigningRequest.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try RequestReader.checkUserID(user)
+            var signing = body
+            signing.bundleId = app.bundleID
+            return JSONBody.response(try await service.signOffer(signing, appUserID: user))
+        }
+        routes.on(.linkAppTransaction()) { request, context in
+            let caller = try context.caller(secret: false)
+            let user = try RequestReader.pathParameter(context, "user")
+            let body = try await reader.decode(AppTransactionSubmission.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try RequestReader.checkUserID(user)
+            let linked = try await service.linkAppTransaction(
+                body.signedAppTransaction, bundleID: app.bundleID, appUserID: user)
+            return JSONBody.response(LinkedAppTransaction(appTransactionId: linked.appTransactionID ?? "", appUserId: user))
+        }
+        routes.on(.spend()) { request, context in
+            let caller = try context.caller(secret: true)
+            let user = try RequestReader.pathParameter(context, "user")
+            let currency = try RequestReader.pathParameter(context, "currency")
+            let body = try await reader.decode(SpendRequest.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try RequestReader.checkUserID(user)
+            return try await spend(body, app: app, user: user, currency: currency)
+        }
+    }
+
+    /// A signed page of the customer's transactions, newest first (`?limit=`, `?cursor=`).
+    private func transactionPage(_ request: Request, app: AppConfiguration, user: String) async throws -> Response {
+        let query = request.uri.queryParameters
+        let limit = try RequestReader.count(query.get(KakinQuery.limit), name: "limit", default: 50)
+        var cursor: TransactionCursor?
+        if let token = query.get(KakinQuery.cursor) {
+            guard let parsed = TransactionCursor(token: token) else {
+                throw ServerError(.invalidRequest, "cursor is not a cursor this server gave")
+            }
+            cursor = parsed
+        }
+        let rows = try await service.store.transactions(
+            bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
+        let page = Array(rows.prefix(limit))
+        let includeJWS = RequestReader.includesJWS(query)
+        let answer = TransactionPage(
+            nonce: query.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
+            appUserId: user, transactions: page.map { CustomerAnswer.Transaction(recorded: $0, includeJWS: includeJWS) },
+            nextCursor: rows.count > limit ? page.last.map { TransactionCursor(after: $0).token } : nil)
+        return answers.signed(answer.jsonBytes())
+    }
+
+    /// Spends `body.amount` of `currency` once per idempotency key: 200 with the balance, 422
+    /// `insufficientBalance` when the balance is smaller.
+    private func spend(
+        _ body: SpendRequest, app: AppConfiguration, user: String, currency: String
+    ) async throws -> Response {
+        let outcome = try await service.spend(
+            bundleID: app.bundleID, appUserID: user, currency: currency, amount: body.amount,
+            idempotencyKey: body.idempotencyKey)
+        switch outcome {
+        case .spent(let balance): return JSONBody.response(SpendAnswer(status: "spent", balance: balance))
+        case .alreadySpent(let balance): return JSONBody.response(SpendAnswer(status: "alreadySpent", balance: balance))
+        case .insufficientBalance(let balance):
+            throw ServerError(.insufficientBalance, "the balance is \(balance), less than \(body.amount)")
+        }
+    }
+}

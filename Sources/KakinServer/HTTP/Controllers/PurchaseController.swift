@@ -1,0 +1,45 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import KakinHTTP
+import KakinWire
+
+/// The routes that bring purchases in: the SDK's signed transactions and legacy receipts
+/// (publishable key), and Apple's notifications (signed, no key).
+struct PurchaseController: RouteController {
+    let service: PurchaseService
+    let reader: RequestReader
+    let answers: CustomerAnswerSigner
+
+    func addRoutes(to routes: inout RouteTable) {
+        routes.on(.submitTransaction) { request, context in
+            let caller = try context.caller(secret: false)
+            let body = try await reader.decodeSubmission(from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try RequestReader.checkUserID(body.appUserId)
+            let asked = try CustomerAnswerSigner.AnswerQuery(request)
+            let (_, summary, entitlements) = try await service.submit(
+                body.signedTransaction, app: app, appUserID: body.appUserId, recent: asked.recent,
+                withJWS: asked.withJWS)
+            return answers.answer(asked, summary: summary, entitlements: entitlements)
+        }
+        routes.on(.submitReceipt) { request, context in
+            let caller = try context.caller(secret: false)
+            let body = try await reader.decode(ReceiptSubmission.self, from: request)
+            let app = try caller.app(body.bundleId, in: service)
+            try RequestReader.checkUserID(body.appUserId)
+            _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: body.appUserId)
+            return try await answers.answer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+        }
+        // Apple posts here without a key: the signature is the authentication.
+        routes.on(.appleNotification) { request, _ in
+            let body = try await reader.decode(ResponseBodyV2.self, from: request)
+            switch try await service.receiveNotification(body) {
+            case .processed(let type):
+                return JSONBody.response(NotificationAnswer(status: "processed", notificationType: type.rawValue))
+            case .duplicate:
+                return JSONBody.response(NotificationAnswer(status: "duplicate"))
+            }
+        }
+    }
+}

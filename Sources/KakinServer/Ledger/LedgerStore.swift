@@ -179,6 +179,15 @@ public protocol LedgerStore: Sendable {
     /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
     func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
 
+    /// ``signedTransaction(digest:)`` and, for a transaction with an owner, the owner's summary as
+    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` reads it with no recent
+    /// transactions and no JWS: what answering a duplicate upload takes. A store that reads both
+    /// in one statement returns the summary; one that does not returns `nil` for it, and the caller
+    /// reads it when it needs it.
+    func signedTransactionAndSummary(
+        digest: SignedDigest
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)?
+
     // MARK: Offers and calls owed to Apple
 
     /// Logs an offer signature by its nonce; a nonce logged before is refused.
@@ -264,6 +273,13 @@ private let lowercaseHexDigits = Array("0123456789abcdef")
 extension LedgerStore {
     /// Stores without a digest index know no signed bytes: every submission is verified.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
+
+    /// Stores that read the summary on its own leave it to the caller.
+    public func signedTransactionAndSummary(
+        digest: SignedDigest
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
+        try await signedTransaction(digest: digest).map { ($0, nil) }
+    }
 
     /// Stores that always read the JWS ignore `withJWS`.
     public func customerSummary(

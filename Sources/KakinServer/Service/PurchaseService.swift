@@ -159,8 +159,16 @@ public struct PurchaseService: Sendable {
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         // The digest is taken once: for the lookup, and for the row.
         let digest = SignedDigest(jws)
-        if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
-            return (IngestOutcome(isNew: false, revoked: false, transferredFrom: nil), nil)
+        let duplicate = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
+        if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
+            // The answer the SDK asks for: a store may find the duplicate and read its answer at once.
+            if let (known, summary) = try await store.signedTransactionAndSummary(digest: digest),
+                isAcceptedDuplicate(known, app: app, appUserID: appUserID)
+            {
+                return (duplicate, summary)
+            }
+        } else if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
+            return (duplicate, nil)
         }
         let upload = try await verifyUpload(jws, digest: digest, app: app)
         let record = try upload.record(appUserID: appUserID, at: now())
@@ -173,7 +181,13 @@ public struct PurchaseService: Sendable {
     /// the same way, so a client posting a transaction again costs one indexed read.
     func isKnownDuplicate(_ digest: SignedDigest, app: AppConfiguration, appUserID: String) async throws -> Bool {
         guard let known = try await store.signedTransaction(digest: digest) else { return false }
-        return known.bundleID == app.bundleID && known.appUserID == appUserID
+        return isAcceptedDuplicate(known, app: app, appUserID: appUserID)
+    }
+
+    /// Whether signed bytes the ledger holds as `known` need nothing more when `appUserID` of
+    /// `app` posts them again: the same app and customer, in an environment the app still accepts.
+    private func isAcceptedDuplicate(_ known: KnownSignedTransaction, app: AppConfiguration, appUserID: String) -> Bool {
+        known.bundleID == app.bundleID && known.appUserID == appUserID
             && verifiers[VerifierKey(bundleID: app.bundleID, environment: known.environment)] != nil
     }
 

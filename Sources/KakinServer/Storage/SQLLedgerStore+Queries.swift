@@ -97,6 +97,15 @@ extension SQLLedgerStore {
         return try Self.knownSignedTransaction(row)
     }
 
+    /// On PostgreSQL, the lookup and the owner's summary are read in one statement, with those
+    /// other requests ask for at the same moment; on SQLite, the lookup alone.
+    public func signedTransactionAndSummary(
+        digest: SignedDigest
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
+        guard let postgres else { return try await signedTransaction(digest: digest).map { ($0, nil) } }
+        return try await postgres.duplicateReads.read(digest.bytes).map { ($0.known, $0.summary) }
+    }
+
     /// A row of ``LedgerStatement/signedTransaction`` (or of its batch).
     static func knownSignedTransaction(_ row: any SQLRow) throws -> KnownSignedTransaction {
         KnownSignedTransaction(

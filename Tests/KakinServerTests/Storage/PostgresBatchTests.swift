@@ -137,6 +137,50 @@ struct PostgresBatchTests {
         }
     }
 
+    @Test("a duplicate's lookup and its owner's summary read together, as the two reads of their own give them")
+    func duplicatesTogether() async throws {
+        try await withBatchingStore { store, engine in
+            let users = (0..<10).map { "user\($0)" }
+            for (index, user) in users.enumerated() {
+                _ = try await store.record(Fixture.transaction("c\(index)", user: user), grants: Fixture.coins)
+                _ = try await store.record(
+                    Fixture.transaction("s\(index)", user: user, product: "monthly", type: .autoRenewableSubscription),
+                    grants: [])
+            }
+            _ = try await store.record(Fixture.transaction("ownerless"), grants: Fixture.coins)
+            let lookups = try await concurrently(300) { index in
+                let id =
+                    switch index % 4 {
+                    case 0: "unknown\(index)"
+                    case 1: "ownerless"
+                    case 2: "s\(index % users.count)"
+                    default: "c\(index % users.count)"
+                    }
+                return (index, id, try await store.signedTransactionAndSummary(digest: SignedDigest("jws.\(id)")))
+            }
+            #expect(engine.duplicateReads.largestBatch > 1, "no two duplicates were read together")
+            for (index, id, found) in lookups {
+                switch index % 4 {
+                case 0: #expect(found == nil)
+                case 1:
+                    #expect(found?.known.transactionID == "ownerless")
+                    #expect(found?.known.appUserID == nil)
+                    #expect(found != nil && found?.summary == nil, "no summary without an owner")
+                default:
+                    let user = users[index % users.count]
+                    let known = try await store.signedTransaction(digest: SignedDigest("jws.\(id)"))
+                    #expect(found?.known == known)
+                    #expect(found?.known.appUserID == user)
+                    let separate = try await SQLLedgerStore.summary(
+                        bundleID: Fixture.bundleID, appUserID: user, recent: 0, withJWS: false, on: store.database)
+                    #expect(found?.summary == separate)
+                    #expect(found?.summary?.balances == ["coins": 100])
+                    #expect(found?.summary?.accessTransactions.map(\.transactionID) == ["s\(index % users.count)"])
+                }
+            }
+        }
+    }
+
     @Test("batch sizes: powers of two that add up, and the padded size of a read")
     func sizes() {
         #expect(SQLLedgerStore.powerOfTwoChunks(0, limit: 64) == [])

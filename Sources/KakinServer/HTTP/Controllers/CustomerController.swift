@@ -25,34 +25,36 @@ struct CustomerController: RouteController {
             return try await transactionPage(request, app: app, user: user)
         }
         routes.on(.signOffer()) { request, context in
-            let caller = try context.caller(secret: false)
-            let user = try RequestReader.pathParameter(context, "user")
-            let body = try await reader.decode(OfferSigningRequest.self, from: request)
-            let app = try caller.app(body.bundleId, in: service)
-            try RequestReader.checkUserID(user)
+            let (app, user, body) = try await input(OfferSigningRequest.self, \.bundleId, request, context)
             var signing = body
             signing.bundleId = app.bundleID
             return JSONBody.response(try await service.signOffer(signing, appUserID: user))
         }
         routes.on(.linkAppTransaction()) { request, context in
-            let caller = try context.caller(secret: false)
-            let user = try RequestReader.pathParameter(context, "user")
-            let body = try await reader.decode(AppTransactionSubmission.self, from: request)
-            let app = try caller.app(body.bundleId, in: service)
-            try RequestReader.checkUserID(user)
+            let (app, user, body) = try await input(AppTransactionSubmission.self, \.bundleId, request, context)
             let linked = try await service.linkAppTransaction(
                 body.signedAppTransaction, bundleID: app.bundleID, appUserID: user)
             return JSONBody.response(LinkedAppTransaction(appTransactionId: linked.appTransactionID ?? "", appUserId: user))
         }
         routes.on(.spend()) { request, context in
-            let caller = try context.caller(secret: true)
-            let user = try RequestReader.pathParameter(context, "user")
+            let (app, user, body) = try await input(SpendRequest.self, \.bundleId, request, context, secret: true)
             let currency = try RequestReader.pathParameter(context, "currency")
-            let body = try await reader.decode(SpendRequest.self, from: request)
-            let app = try caller.app(body.bundleId, in: service)
-            try RequestReader.checkUserID(user)
             return try await spend(body, app: app, user: user, currency: currency)
         }
+    }
+
+    /// The input of a customer route whose body names the app: the caller's key first, then the
+    /// body, then the app it names, then the customer of the path.
+    private func input<Body: Decodable>(
+        _ type: Body.Type, _ bundleID: KeyPath<Body, String>, _ request: Request, _ context: KakinRequestContext,
+        secret: Bool = false
+    ) async throws -> (app: AppConfiguration, user: String, body: Body) {
+        let caller = try context.caller(secret: secret)
+        let user = try RequestReader.pathParameter(context, "user")
+        let body = try await reader.decode(Body.self, from: request)
+        let app = try caller.app(body[keyPath: bundleID], in: service)
+        try RequestReader.checkUserID(user)
+        return (app, user, body)
     }
 
     /// A signed page of the customer's transactions, newest first (`?limit=`, `?cursor=`).

@@ -187,6 +187,46 @@ extension SQLLedgerStore {
         return found
     }
 
+    /// What the ledger holds for signed bytes posted again: the transaction stored with them and,
+    /// when it has an owner, the owner's summary (no recent transactions, no JWS).
+    struct KnownDuplicate: Sendable {
+        let known: KnownSignedTransaction
+        let summary: CustomerSummary?
+    }
+
+    /// The transactions stored with each of `digests` and their owners' summaries, in one
+    /// statement per 64: the lookup that finds a duplicate upload and the answer to it in one
+    /// round trip.
+    static func knownDuplicates(_ digests: [Data], on db: any SQLDatabase) async throws -> [Data: KnownDuplicate] {
+        var found: [Data: KnownDuplicate] = [:]
+        for chunk in stride(from: 0, to: digests.count, by: batchLimit) {
+            let part = digests[chunk..<min(chunk + batchLimit, digests.count)]
+            let size = paddedSize(part.count)
+            let values = (0..<size).map { LedgerValue.blob(part[part.startIndex + min($0, part.count - 1)]) }
+            var known: [Data: KnownSignedTransaction] = [:]
+            var parts: [SummaryKey: SummaryParts] = [:]
+            for row in try await db.run(.knownDuplicates(count: size), values: values) {
+                if try row.decode(column: "part", as: Int.self) == 3 {
+                    known[try row.decode(column: "digest", as: Data.self)] = try knownSignedTransaction(row)
+                    continue
+                }
+                let key = SummaryKey(
+                    bundleID: try row.decode(column: "bundle_id", as: String.self),
+                    appUserID: try row.decode(column: "app_user_id", as: String.self), withJWS: false)
+                try parts[key, default: SummaryParts()].add(row)
+            }
+            for (digest, transaction) in known {
+                let summary = transaction.appUserID.map { owner in
+                    let key = SummaryKey(bundleID: transaction.bundleID, appUserID: owner, withJWS: false)
+                    return parts[key, default: SummaryParts()].summary(
+                        bundleID: transaction.bundleID, appUserID: owner, recent: [])
+                }
+                found[digest] = KnownDuplicate(known: transaction, summary: summary)
+            }
+        }
+        return found
+    }
+
     /// The smallest power of two that is at least `count` (and at least 1).
     static func paddedSize(_ count: Int) -> Int {
         var size = 1
@@ -305,6 +345,45 @@ extension LedgerStatement {
                 SELECT currency, amount FROM balances WHERE \(wanted) OFFSET 0) AS found
             UNION ALL
             SELECT 2, \(keyed), NULL, (SELECT COUNT(*) FROM transactions WHERE \(wanted)) FROM wanted
+            """)
+    }
+
+    /// The transactions stored with any of `count` digests (a power of two up to 64) and the
+    /// summaries of their owners, without JWS, in one statement: the summary's rows as
+    /// ``customerSummaries(customers:withJWS:)`` returns them (`part` 0 to 2), then one row per
+    /// transaction found (`part` 3) with its `digest`, `transaction_id`, `bundle_id`,
+    /// `environment` and `app_user_id`.
+    static func knownDuplicates(count: Int) -> LedgerStatement { duplicateLookups[count.trailingZeroBitCount] }
+
+    private static let duplicateLookups: [LedgerStatement] = (0...6).map { power in
+        let columns = LedgerRows.transactionColumns(withJWS: false)
+        let names = columns.components(separatedBy: ", ")
+        let keyed = names.map { ["bundle_id", "app_user_id"].contains($0) ? "owners.\($0)" : "NULL" }
+            .joined(separator: ", ")
+        let knownColumns = names.map {
+            ["transaction_id", "bundle_id", "app_user_id", "environment"].contains($0) ? "known.\($0)" : "NULL"
+        }.joined(separator: ", ")
+        let owned = "bundle_id = owners.bundle_id AND app_user_id = owners.app_user_id"
+        return LedgerStatement(
+            """
+            WITH known AS (
+                SELECT wanted.digest, found.* FROM (
+                    SELECT DISTINCT digest FROM (VALUES \(Array(repeating: "(?)", count: 1 << power).joined(separator: ", ")))
+                    AS listed (digest)) AS wanted
+                CROSS JOIN LATERAL (
+                    SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions
+                    WHERE signed_digest = wanted.digest LIMIT 1) AS found),
+            owners AS (SELECT DISTINCT bundle_id, app_user_id FROM known WHERE app_user_id IS NOT NULL)
+            SELECT 0 AS part, found.*, NULL AS currency, NULL::BIGINT AS amount, NULL::BYTEA AS digest
+            FROM owners CROSS JOIN LATERAL (
+                SELECT \(columns) FROM transactions WHERE \(owned) AND product_type <> 'Consumable' OFFSET 0) AS found
+            UNION ALL
+            SELECT 1, \(keyed), found.currency, found.amount, NULL FROM owners CROSS JOIN LATERAL (
+                SELECT currency, amount FROM balances WHERE \(owned) OFFSET 0) AS found
+            UNION ALL
+            SELECT 2, \(keyed), NULL, (SELECT COUNT(*) FROM transactions WHERE \(owned)), NULL FROM owners
+            UNION ALL
+            SELECT 3, \(knownColumns), NULL, NULL, known.digest FROM known
             """)
     }
 

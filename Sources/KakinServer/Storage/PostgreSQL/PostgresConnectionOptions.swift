@@ -47,14 +47,11 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     /// bounded time while the database is down, and clients retry.
     public var connectionWait: Duration = .seconds(10)
     /// How many writers this process runs (each holds one connection of the pool while it has
-    /// writes to commit): by default a fifth of the pool, between 1 and 4 (2 with the default pool
-    /// of 10). More writers keep PostgreSQL busier between round trips; fewer make larger groups,
-    /// so fewer commits per purchase. URL parameter `writers`.
-    public var writers: Int {
-        get { explicitWriters ?? min(4, max(1, maxConnections / 5)) }
-        set { explicitWriters = newValue }
-    }
-    private var explicitWriters: Int?
+    /// writes to commit): one by default. One writer makes the largest groups, so the fewest
+    /// statements and commits per purchase, and the replicas' writers together keep the database
+    /// busy. More writers keep PostgreSQL busier between round trips when a single replica must
+    /// fill a many-core primary on its own. URL parameter `writers`.
+    public var writers = 1
     /// The schema that holds the ledger's tables (PostgreSQL's `search_path`); the user's default
     /// (`public`) when `nil`. The schema must exist.
     public var schema: String?
@@ -79,7 +76,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
         self.tls = .prefer
         self.caFile = nil
         self.maxConnections = 10
-        self.explicitWriters = nil
+        self.writers = 1
         self.schema = nil
         for item in components.queryItems ?? [] {
             let value = item.value ?? ""
@@ -101,7 +98,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
                 guard let count = Int(value), (1...64).contains(count) else {
                     throw ServerError(.invalidConfiguration, "database: writers must be 1 to 64")
                 }
-                explicitWriters = count
+                writers = count
             case "pool_max_conns":
                 guard let count = Int(value), (1...1000).contains(count) else {
                     throw ServerError(.invalidConfiguration, "database: pool_max_conns must be 1 to 1000")

@@ -37,6 +37,9 @@ final class PostgresLedgerEngine: Sendable {
     /// The digest lookups of uploads, read together (``BatchedRead``), one batch at a time: while
     /// it runs, the next one gathers, so the busier the server, the larger its batches.
     let digestReads: BatchedRead<Data, KnownSignedTransaction>
+    /// The digest lookups of uploads that are answered with the owner's summary, each with that
+    /// summary, read together: one statement for finding a duplicate and answering it.
+    let duplicateReads: BatchedRead<Data, SQLLedgerStore.KnownDuplicate>
     /// The customer summaries of answers (without recent transactions), read together.
     let summaryReads: BatchedRead<SQLLedgerStore.SummaryKey, CustomerSummary>
     /// Where writes about no customer in particular go next.
@@ -87,6 +90,9 @@ final class PostgresLedgerEngine: Sendable {
         }
         digestReads = BatchedRead(lanes: 1, maxBatch: SQLLedgerStore.batchLimit) { digests in
             try await SQLLedgerStore.signedTransactions(digests, on: database)
+        }
+        duplicateReads = BatchedRead(lanes: 1, maxBatch: SQLLedgerStore.batchLimit) { digests in
+            try await SQLLedgerStore.knownDuplicates(digests, on: database)
         }
         summaryReads = BatchedRead(lanes: 1, maxBatch: SQLLedgerStore.batchLimit) { keys in
             try await SQLLedgerStore.summaries(keys, on: database)

@@ -412,17 +412,31 @@ final class DeferredRows: Sendable {
     }
 
     /// Inserts the rows in the order they were added, table by table, in statements of at most
-    /// 64 rows (of 64, 32, … 1 rows, so that few statement shapes are prepared).
+    /// 64 rows: on PostgreSQL one statement per 64, its list padded to a power of two by repeating
+    /// the last row, which it inserts once; elsewhere statements of 64, 32, … 1 rows. Either way
+    /// few statement shapes are prepared.
     func insert(on database: any SQLDatabase) async throws {
         let rows = self.rows.withLock { rows in
             defer { rows = [] }
             return rows
         }
+        let padded = LedgerSQLDialect(database.dialect) == .postgresql
         var start = 0
         while start < rows.count {
             let table = rows[start].table
             var end = start
             while end < rows.count && rows[end].table == table && end - start < 64 { end += 1 }
+            if padded {
+                let size = SQLLedgerStore.paddedSize(end - start)
+                var values: [LedgerValue] = []
+                for index in 0..<size {
+                    let ordinal = min(index, end - start - 1)
+                    values += rows[start + ordinal].values + [.integer(ordinal)]
+                }
+                _ = try await database.run(table.paddedInsert(rows: size), values: values)
+                start = end
+                continue
+            }
             var size = 64
             while start < end {
                 while size > end - start { size /= 2 }
@@ -438,21 +452,40 @@ struct DeferredTable: Hashable, Sendable {
     let name: String
     let columns: [String]
     private let statements: [LedgerStatement]
+    private let paddedStatements: [LedgerStatement]
 
     init(_ name: String, columns: [String]) {
         self.name = name
         self.columns = columns
+        let list = columns.joined(separator: ", ")
         let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         statements = (0...6).map { power in
             LedgerStatement(
-                "INSERT INTO \(name) (\(columns.joined(separator: ", "))) VALUES "
+                "INSERT INTO \(name) (\(list)) VALUES "
                     + Array(repeating: placeholders, count: 1 << power).joined(separator: ", "))
+        }
+        let numbered = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+        paddedStatements = (0...6).map { power in
+            LedgerStatement(
+                """
+                INSERT INTO \(name) (\(list))
+                SELECT DISTINCT ON (ordinal) \(list) FROM (VALUES \(Array(repeating: numbered, count: 1 << power).joined(separator: ", ")))
+                AS listed (\(list), ordinal)
+                ORDER BY ordinal
+                """)
         }
     }
 
     /// The insert of `rows` rows, a power of two up to 64.
     func insert(rows: Int) -> LedgerStatement {
         statements[rows.trailingZeroBitCount]
+    }
+
+    /// The insert of `rows` rows (a power of two up to 64), each followed by its ordinal: rows
+    /// listed again with the same ordinal are inserted once, all in the order of their ordinals
+    /// (PostgreSQL).
+    func paddedInsert(rows: Int) -> LedgerStatement {
+        paddedStatements[rows.trailingZeroBitCount]
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }

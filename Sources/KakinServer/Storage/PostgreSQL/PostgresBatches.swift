@@ -10,9 +10,8 @@ import SQLKit
 ///   together (``BatchedRead``, ``signedTransactions(_:on:)``, ``summaries(_:on:)``).
 ///
 /// The statements take their rows as multi-row `VALUES` lists of a power-of-two size up to 64, so
-/// each connection prepares a few shapes. A read's list is filled up to its size by repeating its
-/// last key (a read of a key twice reads nothing twice); a write's rows are split into lists of
-/// sizes that add up to the count.
+/// each connection prepares a few shapes and a batch of up to 64 is one statement. A list is filled
+/// up to its size by repeating its last key or row, which the statement reads once.
 extension SQLLedgerStore {
     /// A new purchase as the writer's batch takes it: what ``ingest(_:)`` was asked, when it asked
     /// for a summary.
@@ -59,11 +58,14 @@ extension SQLLedgerStore {
             rows.append((index, item, owner, credit))
         }
         var recorded: [(index: Int, item: RecordBatchItem, owner: String)] = []
-        for chunk in powerOfTwoChunks(rows.count, limit: batchLimit) {
-            let part = rows[chunk]
+        for chunk in stride(from: 0, to: rows.count, by: batchLimit) {
+            let part = rows[chunk..<min(chunk + batchLimit, rows.count)]
+            // Padded to a power of two by repeating the last purchase, which the statement reads once.
+            let size = paddedSize(part.count)
             var values: [LedgerValue] = []
-            values.reserveCapacity(part.count * 20)
-            for row in part {
+            values.reserveCapacity(size * 20)
+            for index in 0..<size {
+                let row = part[part.startIndex + min(index, part.count - 1)]
                 let transaction = row.item.transaction
                 let credit = row.credit
                 values += [
@@ -81,7 +83,7 @@ extension SQLLedgerStore {
             var inserted = Set<String>()
             var credited = Set<String>()
             var balances: [BalanceKey: Int64] = [:]
-            for row in try await db.run(.recordBatch(rows: part.count), values: values) {
+            for row in try await db.run(.recordBatch(rows: size), values: values) {
                 let name = try row.decode(column: "name", as: String.self)
                 switch try row.decode(column: "part", as: Int.self) {
                 case 0: inserted.insert(name)
@@ -275,7 +277,8 @@ struct SummaryParts {
 
 extension LedgerStatement {
     /// New purchases, their single credits and the balances these raise, for `rows` purchases
-    /// (a power of two up to 64) with 20 values each: the 17 of ``LedgerWrite/insertTransaction``
+    /// (a power of two up to 64; a purchase listed more than once is read once, so a list is
+    /// padded by repeating its last purchase) with 20 values each: the 17 of ``LedgerWrite/insertTransaction``
     /// (owner known, not revoked), then the credit's currency, amount and idempotency key (all
     /// `NULL` without a credit). One row per purchase inserted (`part` 0, `name` its transaction
     /// ID), per credit written (1, its key) and per balance raised (2, its currency, with
@@ -287,8 +290,10 @@ extension LedgerStatement {
         let row = "(" + Array(repeating: "?", count: 20).joined(separator: ", ") + ")"
         return LedgerStatement(
             """
-            WITH input (\(LedgerRows.transactionColumns), signed_digest, credit_currency, credit_amount, credit_key) AS (
-                VALUES \(Array(repeating: row, count: 1 << power).joined(separator: ", "))),
+            WITH input AS (
+                SELECT DISTINCT ON (transaction_id) * FROM (VALUES \(Array(repeating: row, count: 1 << power).joined(separator: ", ")))
+                AS listed (\(LedgerRows.transactionColumns), signed_digest, credit_currency, credit_amount, credit_key)
+                ORDER BY transaction_id),
             recorded AS (
                 INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
                 SELECT \(LedgerRows.transactionColumns), signed_digest FROM input

@@ -185,17 +185,11 @@ struct PostgresBatchTests {
         }
     }
 
-    @Test("batch sizes: powers of two that add up, and the padded size of a read")
+    @Test("batch lists: padded to a power of two by repeating the last element")
     func sizes() {
-        #expect(SQLLedgerStore.powerOfTwoChunks(0, limit: 64) == [])
-        #expect(SQLLedgerStore.powerOfTwoChunks(1, limit: 64) == [0..<1])
-        #expect(SQLLedgerStore.powerOfTwoChunks(13, limit: 64) == [0..<8, 8..<12, 12..<13])
-        #expect(SQLLedgerStore.powerOfTwoChunks(150, limit: 64) == [0..<64, 64..<128, 128..<144, 144..<148, 148..<150])
-        for count in 0...200 {
-            let chunks = SQLLedgerStore.powerOfTwoChunks(count, limit: 64)
-            #expect(chunks.map(\.count).reduce(0, +) == count)
-            #expect(chunks.allSatisfy { $0.count.nonzeroBitCount == 1 && $0.count <= 64 })
-        }
+        #expect(SQLLedgerStore.padded([7][...]) == [7])
+        #expect(SQLLedgerStore.padded([1, 2, 3, 4, 5][...]) == [1, 2, 3, 4, 5, 5, 5, 5])
+        #expect(SQLLedgerStore.padded(Array(0..<100)[64...]) == Array(64..<100) + Array(repeating: 99, count: 28))
         #expect(SQLLedgerStore.paddedSize(0) == 1)
         #expect(SQLLedgerStore.paddedSize(1) == 1)
         #expect(SQLLedgerStore.paddedSize(5) == 8)

@@ -61,11 +61,10 @@ extension SQLLedgerStore {
         for chunk in stride(from: 0, to: rows.count, by: batchLimit) {
             let part = rows[chunk..<min(chunk + batchLimit, rows.count)]
             // Padded to a power of two by repeating the last purchase, which the statement reads once.
-            let size = paddedSize(part.count)
+            let listed = padded(part)
             var values: [LedgerValue] = []
-            values.reserveCapacity(size * 20)
-            for index in 0..<size {
-                let row = part[part.startIndex + min(index, part.count - 1)]
+            values.reserveCapacity(listed.count * 20)
+            for row in listed {
                 let transaction = row.item.transaction
                 let credit = row.credit
                 values += [
@@ -83,7 +82,7 @@ extension SQLLedgerStore {
             var inserted = Set<String>()
             var credited = Set<String>()
             var balances: [BalanceKey: Int64] = [:]
-            for row in try await db.run(.recordBatch(rows: size), values: values) {
+            for row in try await db.run(.recordBatch(rows: listed.count), values: values) {
                 let name = try row.decode(column: "name", as: String.self)
                 switch try row.decode(column: "part", as: Int.self) {
                 case 0: inserted.insert(name)
@@ -150,16 +149,11 @@ extension SQLLedgerStore {
             let customers = keys.filter { $0.withJWS == withJWS }
             for chunk in stride(from: 0, to: customers.count, by: batchLimit) {
                 let part = customers[chunk..<min(chunk + batchLimit, customers.count)]
-                let size = paddedSize(part.count)
-                var values: [LedgerValue] = []
-                values.reserveCapacity(size * 2)
-                for index in 0..<size {
-                    let key = part[part.startIndex + min(index, part.count - 1)]
-                    values += [.text(key.bundleID), .text(key.appUserID)]
-                }
+                let listed = padded(part)
+                let values = listed.flatMap { key -> [LedgerValue] in [.text(key.bundleID), .text(key.appUserID)] }
                 var parts: [SummaryKey: SummaryParts] = [:]
                 for key in part { parts[key] = SummaryParts() }
-                for row in try await db.run(.customerSummaries(customers: size, withJWS: withJWS), values: values) {
+                for row in try await db.run(.customerSummaries(customers: listed.count, withJWS: withJWS), values: values) {
                     let key = SummaryKey(
                         bundleID: try row.decode(column: "bundle_id", as: String.self),
                         appUserID: try row.decode(column: "app_user_id", as: String.self), withJWS: withJWS)
@@ -178,9 +172,8 @@ extension SQLLedgerStore {
         var found: [Data: KnownSignedTransaction] = [:]
         for chunk in stride(from: 0, to: digests.count, by: batchLimit) {
             let part = digests[chunk..<min(chunk + batchLimit, digests.count)]
-            let size = paddedSize(part.count)
-            let values = (0..<size).map { LedgerValue.blob(part[part.startIndex + min($0, part.count - 1)]) }
-            for row in try await db.run(.signedTransactions(count: size), values: values) {
+            let values = padded(part).map(LedgerValue.blob)
+            for row in try await db.run(.signedTransactions(count: values.count), values: values) {
                 let digest = try row.decode(column: "signed_digest", as: Data.self)
                 guard found[digest] == nil else { continue }
                 found[digest] = try knownSignedTransaction(row)
@@ -203,11 +196,10 @@ extension SQLLedgerStore {
         var found: [Data: KnownDuplicate] = [:]
         for chunk in stride(from: 0, to: digests.count, by: batchLimit) {
             let part = digests[chunk..<min(chunk + batchLimit, digests.count)]
-            let size = paddedSize(part.count)
-            let values = (0..<size).map { LedgerValue.blob(part[part.startIndex + min($0, part.count - 1)]) }
+            let values = padded(part).map(LedgerValue.blob)
             var known: [Data: KnownSignedTransaction] = [:]
             var parts: [SummaryKey: SummaryParts] = [:]
-            for row in try await db.run(.knownDuplicates(count: size), values: values) {
+            for row in try await db.run(.knownDuplicates(count: values.count), values: values) {
                 if try row.decode(column: "part", as: Int.self) == 3 {
                     known[try row.decode(column: "digest", as: Data.self)] = try knownSignedTransaction(row)
                     continue
@@ -236,17 +228,10 @@ extension SQLLedgerStore {
         return size
     }
 
-    /// `0..<count` split into ranges whose sizes are powers of two of at most `limit`, largest first.
-    static func powerOfTwoChunks(_ count: Int, limit: Int) -> [Range<Int>] {
-        var chunks: [Range<Int>] = []
-        var start = 0
-        var size = limit
-        while start < count {
-            while size > count - start { size /= 2 }
-            chunks.append(start..<start + size)
-            start += size
-        }
-        return chunks
+    /// `part` (not empty) padded to ``paddedSize(_:)`` by repeating its last element, which the
+    /// batch statements read or write once.
+    static func padded<Element>(_ part: ArraySlice<Element>) -> [Element] {
+        Array(part) + Array(repeating: part[part.endIndex - 1], count: paddedSize(part.count) - part.count)
     }
 }
 

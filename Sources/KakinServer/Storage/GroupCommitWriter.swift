@@ -44,6 +44,9 @@ extension GroupCommitConnection {
 ///   group runs and written for the whole group at once, a few multi-row `INSERT`s before the
 ///   commit (``deferredRows``), instead of one round trip each.
 /// - A write started from inside a job joins the job's transaction as a nested savepoint.
+/// - An engine may do the commonest job for a whole group in a statement of its own that commits
+///   alone (``Settings/batch``: PostgreSQL's new purchases, one round trip for a group of them);
+///   the jobs it leaves then run in the group's transaction as above.
 ///
 /// Where the connection comes from is the engine's business (`connect`): SQLite's writer keeps one
 /// connection on a thread of its own; PostgreSQL's leases one from the pool for as long as there are
@@ -93,9 +96,11 @@ final class GroupCommitWriter: Sendable {
         var mapError: @Sendable (any Error) -> any Error = { $0 }
         /// Does the work of several jobs of a group in a few statements (PostgreSQL's new
         /// purchases): given the batch items of the group's jobs in order, returns each job's
-        /// result, or `nil` for a job whose `body` must run instead (after the batch, in the same
-        /// transaction). A group that has to run again job by job (``GroupCommitWriter``) runs
-        /// every job's `body`, so the batch only ever does what the bodies would have done.
+        /// result, or `nil` for a job whose `body` must run instead (after the batch, in the
+        /// group's transaction). The batch runs before that transaction, outside it: each of its
+        /// statements must commit on its own, all or nothing, and its results are answered only
+        /// once it returned. A batch that fails decides nothing: every job then runs its `body`,
+        /// so the batch must only ever do what the bodies would have done.
         var batch: (@Sendable (_ items: [any Sendable], _ database: any SQLDatabase) async throws -> [(any Sendable)?])?
         /// How long a group may run before its jobs are answered ``LedgerStoreError/Code/unavailable``
         /// and its connection is given up (`nil`: no limit). A database that stopped answering
@@ -275,8 +280,51 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// One attempt at a group: its results, committed or not.
+    /// One attempt at a group: its results, committed or not. The jobs that carry batch items are
+    /// done first, together (``Settings/batch``); the jobs the batch leaves run in one transaction.
+    /// All of a group's jobs are answered after the commits that hold them, so any order among
+    /// them is one in which they could have happened.
     private func run(_ group: [Job], on connection: any GroupCommitConnection) async -> [Result<any Sendable, any Error>] {
+        let batched = await runBatch(group, on: connection)
+        guard !batched.isEmpty else { return await transact(group, on: connection) }
+        let rest = group.indices.filter { batched[$0] == nil }
+        var results = [Result<any Sendable, any Error>?](repeating: nil, count: group.count)
+        for (index, value) in batched { results[index] = .success(value) }
+        if !rest.isEmpty {
+            for (index, result) in zip(rest, await transact(rest.map { group[$0] }, on: connection)) {
+                results[index] = result
+            }
+        }
+        return results.map { $0 ?? .failure(LedgerStoreError(.inconsistentState, "a job of a group got no result")) }
+    }
+
+    /// Does the work of the group's jobs that carry batch items with ``Settings/batch``, outside
+    /// any transaction of the writer's: what the batch decided, by the jobs' places in the group.
+    /// A batch that fails decides nothing, and its jobs run their bodies.
+    private func runBatch(_ group: [Job], on connection: any GroupCommitConnection) async -> [Int: any Sendable] {
+        guard let batch = settings.batch else { return [:] }
+        let indices = group.indices.filter { group[$0].batchItem != nil }
+        guard !indices.isEmpty else { return [:] }
+        do {
+            let values = try await batch(indices.compactMap { group[$0].batchItem }, connection.database)
+            guard values.count == indices.count else {
+                throw LedgerStoreError(.inconsistentState, "a batch answered \(values.count) of \(indices.count) jobs")
+            }
+            var decided: [Int: any Sendable] = [:]
+            for (index, value) in zip(indices, values) {
+                if let value { decided[index] = value }
+            }
+            largestBatch.max(decided.count, ordering: .relaxed)
+            return decided
+        } catch {
+            connection.failed(error)
+            return [:]
+        }
+    }
+
+    /// Runs jobs in one transaction: without savepoints first, then, when one failed, all again
+    /// with one savepoint each.
+    private func transact(_ group: [Job], on connection: any GroupCommitConnection) async -> [Result<any Sendable, any Error>] {
         do {
             try await connection.execute(settings.begin)
         } catch {
@@ -322,39 +370,15 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Runs a group's jobs in the open transaction, each in a savepoint of its own when
-    /// `isolated`; stops at the first failure otherwise. Without `isolated`, the jobs that carry
-    /// batch items are done first, together (``Settings/batch``); the jobs the batch leaves run
-    /// their bodies afterwards. All of a group's jobs are answered after the same commit, so any
-    /// order among them is one in which they could have happened.
+    /// Runs jobs in the open transaction, each in a savepoint of its own when `isolated`; stops at
+    /// the first failure otherwise.
     private func run(
         _ group: [Job], on connection: any GroupCommitConnection, isolated: Bool
     ) async -> [Result<any Sendable, any Error>] {
         var results: [Result<any Sendable, any Error>] = []
         results.reserveCapacity(group.count)
         let database = connection.database
-        var batched: [Int: any Sendable] = [:]
-        if !isolated, let batch = settings.batch {
-            let indices = group.indices.filter { group[$0].batchItem != nil }
-            if !indices.isEmpty {
-                do {
-                    let values = try await batch(indices.compactMap { group[$0].batchItem }, database)
-                    guard values.count == indices.count else {
-                        throw LedgerStoreError(.inconsistentState, "a batch answered \(values.count) of \(indices.count) jobs")
-                    }
-                    for (index, value) in zip(indices, values) { batched[index] = value }
-                    largestBatch.max(batched.count, ordering: .relaxed)
-                } catch {
-                    connection.failed(error)
-                    return [.failure(error)]
-                }
-            }
-        }
-        for (index, job) in group.enumerated() {
-            if let value = batched[index] {
-                results.append(.success(value))
-                continue
-            }
+        for job in group {
             if isolated && connection.isBroken {
                 results.append(.failure(LedgerStoreError(.unavailable, "the ledger's connection was lost")))
                 continue

@@ -79,13 +79,19 @@ extension SQLLedgerStore {
         _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at createdAt: Int64,
         on db: any SQLDatabase
     ) async throws {
-        var output = JSONOutput(capacity: 256)
-        payload.write(to: &output)
-        let json = String(decoding: output.bytes, as: UTF8.self)
-        let values: [LedgerValue] = [.text(type), .text(bundleID), .text(appUserID), .text(json), .integer(createdAt)]
+        let values: [LedgerValue] = [
+            .text(type), .text(bundleID), .text(appUserID), .text(eventJSON(payload)), .integer(createdAt),
+        ]
         // In a group of the writer, the event is inserted with the group's others before its commit.
         if let deferred = GroupCommitWriter.deferredRows { return deferred.add(.events, values) }
         _ = try await db.run(.appendEvent, values: values)
+    }
+
+    /// An event's body as the outbox stores it.
+    static func eventJSON(_ payload: some EventPayload) -> String {
+        var output = JSONOutput(capacity: 256)
+        payload.write(to: &output)
+        return String(decoding: output.bytes, as: UTF8.self)
     }
 
     /// Events with no delivery to `endpoint` yet, or whose last attempt failed and whose retry

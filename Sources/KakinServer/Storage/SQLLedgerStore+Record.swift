@@ -240,15 +240,19 @@ extension SQLLedgerStore {
     static func appendRecordedEvent(
         _ transaction: RecordedTransaction, owner: String?, ownerAssigned: Bool, at now: Int64, on db: any SQLDatabase
     ) async throws {
-        let payload = TransactionEventPayload(
+        try await appendEvent(
+            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+            payload: recordedEventPayload(transaction, ownerAssigned: ownerAssigned), at: now, on: db)
+    }
+
+    /// The body of the `transaction.recorded` event of `transaction`.
+    static func recordedEventPayload(_ transaction: RecordedTransaction, ownerAssigned: Bool) -> TransactionEventPayload {
+        TransactionEventPayload(
             transactionId: transaction.transactionID, originalTransactionId: transaction.originalTransactionID,
             productId: transaction.productID, productType: transaction.productType.rawValue,
             quantity: transaction.quantity, environment: transaction.environment.rawValue,
             source: transaction.source.rawValue, ownerAssigned: ownerAssigned,
             revoked: transaction.revocationDate != nil)
-        try await appendEvent(
-            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner, payload: payload,
-            at: now, on: db)
     }
 
     /// Credits amount × quantity of each currency, once per transaction and currency.
@@ -312,10 +316,26 @@ extension SQLLedgerStore {
         func appendEvent(balance: Int64, on db: any SQLDatabase) async throws {
             try await SQLLedgerStore.appendEvent(
                 LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
-                payload: BalanceEventPayload(
-                    currency: currency, amount: amount, balance: balance, idempotencyKey: key,
-                    transactionId: transaction.transactionID),
-                at: now, on: db)
+                payload: eventPayload(balance: balance), at: now, on: db)
+        }
+
+        /// The body of the `balance.credited` event, with the balance after the credit.
+        func eventPayload(balance: Int64) -> BalanceEventPayload {
+            BalanceEventPayload(
+                currency: currency, amount: amount, balance: balance, idempotencyKey: key,
+                transactionId: transaction.transactionID)
+        }
+
+        /// The body of the `balance.credited` event split where its balance goes, for a statement
+        /// that learns the balance only as it writes the event: the text before the balance's
+        /// digits and the text after them. The balance is the body's second field, after the amount.
+        func eventPayloadAroundBalance() throws -> (head: String, tail: String) {
+            let whole = SQLLedgerStore.eventJSON(eventPayload(balance: 0))
+            let head = "{\"amount\":\(amount),\"balance\":"
+            guard whole.hasPrefix(head + "0,") else {
+                throw LedgerStoreError(.inconsistentState, "a balance event's body does not start with its amount and balance")
+            }
+            return (head, String(whole.dropFirst(head.count + 1)))
         }
     }
 

@@ -92,6 +92,78 @@ struct PostgresBatchTests {
         }
     }
 
+    @Test("one batch statement: each summary is the customer's state after it, each event as the one-by-one path writes it")
+    func oneStatementAsOneByOne() async throws {
+        try await withBatchingStore { store, _ in
+            _ = try await store.record(Fixture.transaction("old-coins", user: "ann"), grants: Fixture.coins)
+            _ = try await store.record(
+                Fixture.transaction("old-pro", user: "ann", product: "pro", type: .nonConsumable), grants: [])
+            _ = try await store.record(
+                Fixture.transaction("old-gems", user: "ben"), grants: [.currency("gems", amount: 5)])
+            let before = try await store.dueEvents(endpoint: "test", now: Fixture.at(1_000_000), limit: 100).count
+
+            func item(_ transaction: RecordedTransaction, coins: Int64?, recent: Int, withJWS: Bool) -> SQLLedgerStore.RecordBatchItem {
+                SQLLedgerStore.RecordBatchItem(
+                    transaction: transaction, digest: LedgerRows.signedDigest(transaction.signedTransaction),
+                    unitCredits: coins.map { [("coins", $0)] } ?? [], recent: recent, withJWS: withJWS)
+            }
+            let b1 = Fixture.transaction("b1", user: "ann", quantity: 2)
+            let b2 = Fixture.transaction("b2", user: "ben")
+            let b3 = Fixture.transaction("b3", user: "ann", product: "pro2", type: .nonConsumable)
+            let b4 = Fixture.transaction("b4", user: "ann", purchasedAt: 5)
+            let items = [
+                item(b1, coins: 10, recent: 0, withJWS: false), item(b2, coins: 7, recent: 2, withJWS: true),
+                item(b3, coins: nil, recent: 1, withJWS: true), item(b4, coins: 5, recent: 0, withJWS: false),
+                item(Fixture.transaction("old-coins", user: "ann"), coins: 100, recent: 0, withJWS: false),
+                item(Fixture.transaction("refunded", user: "ann", revokedAt: 20), coins: 100, recent: 0, withJWS: false),
+            ]
+            let results = try await SQLLedgerStore.recordBatch(items, on: store.database)
+
+            #expect(results[4] == nil, "a purchase held already is left to its own job")
+            #expect(results[5] == nil, "a revoked purchase is left to its own job")
+            for (index, result) in results.prefix(4).enumerated() {
+                let outcome = try #require(result as? LedgerIngestOutcome)
+                let item = items[index]
+                #expect(outcome.recorded == .recorded)
+                let direct = try await SQLLedgerStore.summary(
+                    bundleID: Fixture.bundleID, appUserID: item.transaction.appUserID ?? "", recent: item.recent,
+                    withJWS: item.withJWS, on: store.database)
+                #expect(outcome.summary == direct, "item \(index)")
+            }
+            let ann = try #require((results[0] as? LedgerIngestOutcome)?.summary)
+            #expect(ann.balances == ["coins": 125])
+            #expect(ann.transactionCount == 5)
+            #expect(ann.accessTransactions.map(\.transactionID) == ["b3", "old-pro"])
+            let ben = try #require((results[1] as? LedgerIngestOutcome)?.summary)
+            #expect(ben.balances == ["coins": 7, "gems": 5])
+            #expect(ben.recentTransactions.count == 2 && ben.recentTransactions.allSatisfy { $0.signedTransaction != nil })
+
+            // The events, in the items' order, with the bodies the one-by-one path writes.
+            func credited(_ transaction: RecordedTransaction, _ unit: Int64, balance: Int64) throws -> String {
+                let credit = try SQLLedgerStore.GrantCredit(
+                    currency: "coins", unit: unit, quantity: transaction.quantity, of: transaction,
+                    owner: transaction.appUserID ?? "", at: LedgerTime.milliseconds(transaction.recordedAt))
+                return SQLLedgerStore.eventJSON(credit.eventPayload(balance: balance))
+            }
+            func recorded(_ transaction: RecordedTransaction) -> String {
+                SQLLedgerStore.eventJSON(SQLLedgerStore.recordedEventPayload(transaction, ownerAssigned: false))
+            }
+            let events = try await store.dueEvents(endpoint: "test", now: Fixture.at(1_000_000), limit: 100)
+                .dropFirst(before)
+            #expect(events.map(\.type) == [
+                "transaction.recorded", "balance.credited", "transaction.recorded", "balance.credited",
+                "transaction.recorded", "transaction.recorded", "balance.credited",
+            ])
+            #expect(events.map { String(decoding: $0.payload, as: UTF8.self) } == [
+                recorded(b1), try credited(b1, 10, balance: 120), recorded(b2), try credited(b2, 7, balance: 7),
+                recorded(b3), recorded(b4), try credited(b4, 5, balance: 125),
+            ])
+            #expect(events.map(\.appUserID) == ["ann", "ann", "ben", "ben", "ann", "ann", "ann"])
+            try await expectLedgerMatchesBalances(store, user: "ann")
+            try await expectLedgerMatchesBalances(store, user: "ben")
+        }
+    }
+
     private struct Credited: Decodable {
         let currency: String
         let amount: Int64

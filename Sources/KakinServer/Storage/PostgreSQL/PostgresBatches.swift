@@ -4,8 +4,9 @@ import SQLKit
 
 /// The ledger's busiest work done for many requests in one statement (PostgreSQL), where each
 /// statement costs a round trip and a fixed share of both the server's and the database's time:
-/// - a writer's group records its new purchases, their credits and the balances they raise in
-///   one statement, and reads the summaries of their customers in one more (``recordBatch(_:on:)``);
+/// - a writer's group records its new purchases, their credits, the balances they raise and their
+///   events, and reads the summaries of their customers, in one statement that commits on its own
+///   (``recordBatch(_:on:)``);
 /// - the digest lookups and the summaries that requests ask for at the same moment are read
 ///   together (``BatchedRead``, ``signedTransactions(_:on:)``, ``summaries(_:on:)``).
 ///
@@ -35,108 +36,100 @@ extension SQLLedgerStore {
 
     // MARK: A group's new purchases
 
-    /// Records a group's new purchases (``RecordBatchItem``s) and reads their customers'
-    /// summaries, in the group's transaction; the result of each, as ``ingest(_:)`` returns
-    /// it, or `nil` for the items the batch does not decide, whose job then runs alone: a purchase
-    /// without owner, revoked, crediting more than one currency or none of a single positive amount,
-    /// the second of two items for one transaction, and every purchase the ledger held already.
+    /// Records a group's new purchases (``RecordBatchItem``s) with their credits, balances and
+    /// events, and reads their customers' summaries, in one statement per 64 purchases
+    /// (``LedgerStatement/recordBatch(rows:)``), each committing on its own when it runs outside a
+    /// transaction, as the writer runs it. The result of each item, as ``ingest(_:)`` returns it,
+    /// or `nil` for the items the batch does not decide, whose job then runs alone: a purchase
+    /// without owner, revoked, crediting more than one currency, the second of two items for one
+    /// transaction, and every purchase the ledger held already.
     static func recordBatch(_ items: [any Sendable], on db: any SQLDatabase) async throws -> [(any Sendable)?] {
         var results = [(any Sendable)?](repeating: nil, count: items.count)
-        var rows: [(index: Int, item: RecordBatchItem, owner: String, credit: GrantCredit?)] = []
+        var rows: [(index: Int, item: RecordBatchItem, values: [LedgerValue])] = []
         var transactionIDs = Set<String>()
         for (index, item) in items.enumerated() {
             guard let item = item as? RecordBatchItem, let owner = item.transaction.appUserID,
                 item.transaction.revocationDate == nil, item.unitCredits.count <= 1, item.recent >= 0,
                 transactionIDs.insert(item.transaction.transactionID).inserted
             else { continue }
-            let now = LedgerTime.milliseconds(item.transaction.recordedAt)
-            let credit = try item.unitCredits.first.map { currency, unit in
-                try GrantCredit(
-                    currency: currency, unit: unit, quantity: item.transaction.quantity, of: item.transaction,
-                    owner: owner, at: now)
-            }
-            rows.append((index, item, owner, credit))
+            rows.append((index, item, try batchValues(item, owner: owner)))
         }
-        var recorded: [(index: Int, item: RecordBatchItem, owner: String)] = []
         for chunk in stride(from: 0, to: rows.count, by: batchLimit) {
             let part = rows[chunk..<min(chunk + batchLimit, rows.count)]
-            // Padded to a power of two by repeating the last purchase, which the statement reads once.
-            let listed = padded(part)
-            var values: [LedgerValue] = []
-            values.reserveCapacity(listed.count * 20)
-            for row in listed {
-                let transaction = row.item.transaction
-                let credit = row.credit
-                values += [
-                    .text(transaction.transactionID), .text(transaction.originalTransactionID),
-                    .text(transaction.bundleID), .text(row.owner), .text(transaction.productID),
-                    .text(transaction.productType.rawValue), .integer(transaction.quantity),
-                    .integer(LedgerTime.milliseconds(transaction.purchaseDate)),
-                    .integer(transaction.expiresDate.map(LedgerTime.milliseconds)), .integer(nil as Int64?),
-                    .integer(nil as Int64?), .text(transaction.environment.rawValue),
-                    .text(transaction.appAccountToken), .text(transaction.signedTransaction),
-                    .text(transaction.source.rawValue), .integer(LedgerTime.milliseconds(transaction.recordedAt)),
-                    .blob(row.item.digest), .text(credit?.currency), .integer(credit?.amount), .text(credit?.key),
-                ]
+            do {
+                try await recordChunk(part, into: &results, on: db)
+            } catch where results.contains(where: { $0 != nil }) {
+                // The statements before committed, and their jobs are answered: the rest run alone.
+                return results
             }
-            var inserted = Set<String>()
-            var credited = Set<String>()
-            var balances: [BalanceKey: Int64] = [:]
-            for row in try await db.run(.recordBatch(rows: listed.count), values: values) {
-                let name = try row.decode(column: "name", as: String.self)
-                switch try row.decode(column: "part", as: Int.self) {
-                case 0: inserted.insert(name)
-                case 1: credited.insert(name)
-                default:
-                    let key = BalanceKey(
-                        bundleID: try row.decode(column: "bundle_id", as: String.self),
-                        appUserID: try row.decode(column: "app_user_id", as: String.self), currency: name)
-                    balances[key] = try row.decode(column: "amount", as: Int64.self)
-                }
-            }
-            // Each credit's balance as the credits one after the other would have left it: the
-            // balance after the statement, less the credits of the same balance that come later.
-            var later: [BalanceKey: Int64] = [:]
-            var balanceAfter: [Int: Int64] = [:]
-            for row in part.reversed() {
-                guard let credit = row.credit, credited.contains(credit.key) else { continue }
-                let key = BalanceKey(bundleID: row.item.transaction.bundleID, appUserID: row.owner, currency: credit.currency)
-                guard let total = balances[key] else {
-                    throw LedgerStoreError(.inconsistentState, "a batch credited \(credit.key) and raised no balance")
-                }
-                balanceAfter[row.index] = total - later[key, default: 0]
-                later[key, default: 0] += credit.amount
-            }
-            for row in part where inserted.contains(row.item.transaction.transactionID) {
-                let now = LedgerTime.milliseconds(row.item.transaction.recordedAt)
-                try await appendRecordedEvent(row.item.transaction, owner: row.owner, ownerAssigned: false, at: now, on: db)
-                if let credit = row.credit, let balance = balanceAfter[row.index] {
-                    try await credit.appendEvent(balance: balance, on: db)
-                }
-                recorded.append((row.index, row.item, row.owner))
-            }
-        }
-        guard !recorded.isEmpty else { return results }
-        let keys = recorded.map { SummaryKey(bundleID: $0.item.transaction.bundleID, appUserID: $0.owner, withJWS: $0.item.withJWS) }
-        let summaries = try await self.summaries(Array(Set(keys)), on: db)
-        for (entry, key) in zip(recorded, keys) {
-            guard var summary = summaries[key] else {
-                throw LedgerStoreError(.inconsistentState, "no summary for \(key.appUserID) after recording")
-            }
-            if entry.item.recent > 0 {
-                summary.recentTransactions = try await page(
-                    bundleID: key.bundleID, appUserID: key.appUserID, limit: entry.item.recent, before: nil,
-                    withJWS: key.withJWS, on: db)
-            }
-            results[entry.index] = LedgerIngestOutcome(recorded: .recorded, summary: summary)
         }
         return results
     }
 
-    private struct BalanceKey: Hashable {
-        let bundleID: String
-        let appUserID: String
-        let currency: String
+    /// Records one statement's share of ``recordBatch(_:on:)``, setting the results of the items
+    /// it recorded.
+    private static func recordChunk(
+        _ part: ArraySlice<(index: Int, item: RecordBatchItem, values: [LedgerValue])>,
+        into results: inout [(any Sendable)?], on db: any SQLDatabase
+    ) async throws {
+        // Padded to a power of two by repeating the last purchase, which the statement reads once.
+        var values: [LedgerValue] = []
+        values.reserveCapacity(paddedSize(part.count) * LedgerStatement.recordBatchValues)
+        for (ordinal, row) in padded(part).enumerated() {
+            values += row.values + [.integer(min(ordinal, part.count - 1))]
+        }
+        var recorded = Set<String>()
+        var parts: [SummaryKey: SummaryParts] = [:]
+        for row in try await db.run(.recordBatch(rows: paddedSize(part.count)), values: values) {
+            if try row.decode(column: "part", as: Int.self) == 3 {
+                recorded.insert(try row.decode(column: "transaction_id", as: String.self))
+                continue
+            }
+            let key = SummaryKey(
+                bundleID: try row.decode(column: "bundle_id", as: String.self),
+                appUserID: try row.decode(column: "app_user_id", as: String.self),
+                withJWS: try row.decode(column: "with_jws", as: Int.self) != 0)
+            try parts[key, default: SummaryParts()].add(row)
+        }
+        for row in part where recorded.contains(row.item.transaction.transactionID) {
+            let transaction = row.item.transaction
+            let key = SummaryKey(
+                bundleID: transaction.bundleID, appUserID: transaction.appUserID ?? "", withJWS: row.item.withJWS)
+            guard let found = parts[key] else {
+                throw LedgerStoreError(.inconsistentState, "no summary for \(key.appUserID) after recording")
+            }
+            let recent =
+                row.item.recent > 0
+                ? try await page(
+                    bundleID: key.bundleID, appUserID: key.appUserID, limit: row.item.recent, before: nil,
+                    withJWS: key.withJWS, on: db) : []
+            results[row.index] = LedgerIngestOutcome(
+                recorded: .recorded, summary: found.summary(bundleID: key.bundleID, appUserID: key.appUserID, recent: recent))
+        }
+    }
+
+    /// The values ``LedgerStatement/recordBatch(rows:)`` takes for `item`, all but its ordinal.
+    private static func batchValues(_ item: RecordBatchItem, owner: String) throws -> [LedgerValue] {
+        let transaction = item.transaction
+        let now = LedgerTime.milliseconds(transaction.recordedAt)
+        let credit = try item.unitCredits.first.map { currency, unit in
+            try GrantCredit(
+                currency: currency, unit: unit, quantity: transaction.quantity, of: transaction, owner: owner, at: now)
+        }
+        let around = try credit?.eventPayloadAroundBalance()
+        let recordedEvent = eventJSON(recordedEventPayload(transaction, ownerAssigned: false))
+        return [
+            .text(transaction.transactionID), .text(transaction.originalTransactionID),
+            .text(transaction.bundleID), .text(owner), .text(transaction.productID),
+            .text(transaction.productType.rawValue), .integer(transaction.quantity),
+            .integer(LedgerTime.milliseconds(transaction.purchaseDate)),
+            .integer(transaction.expiresDate.map(LedgerTime.milliseconds)), .integer(nil as Int64?),
+            .integer(nil as Int64?), .text(transaction.environment.rawValue),
+            .text(transaction.appAccountToken), .text(transaction.signedTransaction),
+            .text(transaction.source.rawValue), .integer(now), .blob(item.digest),
+            .text(credit?.currency), .integer(credit?.amount), .text(credit?.key),
+            .integer(item.withJWS ? 1 : 0), .text(recordedEvent), .text(around?.head), .text(around?.tail),
+        ]
     }
 
     // MARK: Reads for many requests
@@ -261,45 +254,108 @@ struct SummaryParts {
 }
 
 extension LedgerStatement {
-    /// New purchases, their single credits and the balances these raise, for `rows` purchases
-    /// (a power of two up to 64; a purchase listed more than once is read once, so a list is
-    /// padded by repeating its last purchase) with 20 values each: the 17 of ``LedgerWrite/insertTransaction``
-    /// (owner known, not revoked), then the credit's currency, amount and idempotency key (all
-    /// `NULL` without a credit). One row per purchase inserted (`part` 0, `name` its transaction
-    /// ID), per credit written (1, its key) and per balance raised (2, its currency, with
-    /// `bundle_id`, `app_user_id` and the new `amount`). Credits to one balance add up before it
-    /// is raised once.
+    /// New purchases with their single credits, the balances these raise, the events of both and
+    /// their customers' summaries, for `rows` purchases (a power of two up to 64; a purchase listed
+    /// more than once is read once, so a list is padded by repeating its last purchase), with
+    /// ``recordBatchValues`` values each:
+    /// - the 17 of ``LedgerWrite/insertTransaction`` (owner known, not revoked);
+    /// - the credit's currency, amount and idempotency key (all `NULL` without a credit);
+    /// - 1 when the summary carries the JWS of its transactions, 0 when not;
+    /// - the body of the `transaction.recorded` event, and the body of the `balance.credited` event
+    ///   before and after its balance (`NULL` without a credit);
+    /// - the purchase's place in the list, which orders the events.
+    ///
+    /// A purchase the ledger holds already is left alone. Credits to one balance add up before it
+    /// is raised once, and each credit's event carries the balance as the credits one after the
+    /// other leave it: the raised balance less the credits to it listed later.
+    ///
+    /// The statement's parts all see the database as it was before it, so the summaries add what
+    /// it writes to what it reads: the stored transactions and balances of each customer who has
+    /// a new purchase, with the new purchases and the raised balances. It returns, for each such
+    /// customer and `with_jws`, the summary's rows as ``customerSummaries(customers:withJWS:)``
+    /// does (`part` 0 to 2), and one row per purchase inserted (`part` 3, with its `transaction_id`).
     static func recordBatch(rows: Int) -> LedgerStatement { recordBatches[rows.trailingZeroBitCount] }
 
+    /// How many values ``recordBatch(rows:)`` takes for each purchase.
+    static let recordBatchValues = 25
+
     private static let recordBatches: [LedgerStatement] = (0...6).map { power in
-        let row = "(" + Array(repeating: "?", count: 20).joined(separator: ", ") + ")"
+        let row = "(" + Array(repeating: "?", count: recordBatchValues).joined(separator: ", ") + ")"
+        let names = LedgerRows.transactionColumns.components(separatedBy: ", ")
+        func columns(of table: String) -> String {
+            names.map { name in
+                name == "signed_transaction"
+                    ? "CASE WHEN wanted.with_jws = 1 THEN \(table).signed_transaction END AS signed_transaction"
+                    : "\(table).\(name)"
+            }.joined(separator: ", ")
+        }
+        let keyed = names.map { ["bundle_id", "app_user_id"].contains($0) ? "wanted.\($0)" : "NULL" }
+            .joined(separator: ", ")
+        let recordedColumns = names.map { $0 == "transaction_id" ? "recorded.transaction_id" : "NULL" }
+            .joined(separator: ", ")
+        let owned = "bundle_id = wanted.bundle_id AND app_user_id = wanted.app_user_id"
         return LedgerStatement(
             """
             WITH input AS (
                 SELECT DISTINCT ON (transaction_id) * FROM (VALUES \(Array(repeating: row, count: 1 << power).joined(separator: ", ")))
-                AS listed (\(LedgerRows.transactionColumns), signed_digest, credit_currency, credit_amount, credit_key)
+                AS listed (\(LedgerRows.transactionColumns), signed_digest, credit_currency, credit_amount, credit_key,
+                    with_jws, recorded_event, credited_head, credited_tail, ordinal)
                 ORDER BY transaction_id),
             recorded AS (
                 INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
                 SELECT \(LedgerRows.transactionColumns), signed_digest FROM input
                 ON CONFLICT (transaction_id) DO NOTHING
                 RETURNING transaction_id),
+            fresh AS (SELECT input.* FROM input JOIN recorded ON recorded.transaction_id = input.transaction_id),
             credit AS (
                 INSERT INTO ledger_entries (\(LedgerRows.ledgerColumns))
-                SELECT 'credit', input.bundle_id, input.app_user_id, input.credit_currency, input.credit_amount,
-                    input.transaction_id, input.credit_key, 0, input.recorded_at
-                FROM input JOIN recorded ON recorded.transaction_id = input.transaction_id
-                WHERE input.credit_currency IS NOT NULL
+                SELECT 'credit', bundle_id, app_user_id, credit_currency, credit_amount, transaction_id, credit_key, 0, recorded_at
+                FROM fresh WHERE credit_currency IS NOT NULL
                 ON CONFLICT (idempotency_key) DO NOTHING
-                RETURNING bundle_id, app_user_id, currency, amount, idempotency_key),
-            balance AS (
+                RETURNING bundle_id, app_user_id, currency, amount, transaction_id),
+            raised AS (
                 INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-                SELECT bundle_id, app_user_id, currency, SUM(amount) FROM credit GROUP BY bundle_id, app_user_id, currency
+                SELECT bundle_id, app_user_id, currency, SUM(amount) FROM credit
+                GROUP BY bundle_id, app_user_id, currency ORDER BY bundle_id, app_user_id, currency
                 ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-                RETURNING bundle_id, app_user_id, currency, amount)
-            SELECT 0 AS part, transaction_id AS name, NULL AS bundle_id, NULL AS app_user_id, NULL::BIGINT AS amount FROM recorded
-            UNION ALL SELECT 1, idempotency_key, NULL, NULL, NULL FROM credit
-            UNION ALL SELECT 2, currency, bundle_id, app_user_id, amount FROM balance
+                RETURNING bundle_id, app_user_id, currency, amount),
+            event AS (
+                INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+                SELECT type, bundle_id, app_user_id, payload, created_at FROM (
+                    SELECT ordinal, 0 AS step, '\(LedgerEventType.transactionRecorded)' AS type, bundle_id, app_user_id,
+                        recorded_event AS payload, recorded_at AS created_at
+                    FROM fresh
+                    UNION ALL
+                    SELECT fresh.ordinal, 1, '\(LedgerEventType.balanceCredited)', fresh.bundle_id, fresh.app_user_id,
+                        fresh.credited_head || (raised.amount - COALESCE(SUM(credit.amount) OVER (
+                            PARTITION BY credit.bundle_id, credit.app_user_id, credit.currency ORDER BY fresh.ordinal
+                            ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0))::TEXT || fresh.credited_tail,
+                        fresh.recorded_at
+                    FROM credit
+                    JOIN fresh ON fresh.transaction_id = credit.transaction_id
+                    JOIN raised ON raised.bundle_id = credit.bundle_id AND raised.app_user_id = credit.app_user_id
+                        AND raised.currency = credit.currency) AS made
+                ORDER BY ordinal, step),
+            wanted AS (SELECT DISTINCT bundle_id, app_user_id, with_jws FROM fresh)
+            SELECT 0 AS part, wanted.with_jws, \(columns(of: "found")), NULL AS currency, NULL::BIGINT AS amount
+            FROM wanted CROSS JOIN LATERAL (
+                (SELECT \(LedgerRows.transactionColumns) FROM transactions
+                    WHERE \(owned) AND product_type <> 'Consumable' OFFSET 0)
+                UNION ALL
+                SELECT \(LedgerRows.transactionColumns) FROM fresh WHERE \(owned) AND product_type <> 'Consumable') AS found
+            UNION ALL
+            SELECT 1, wanted.with_jws, \(keyed), found.currency, found.amount FROM wanted CROSS JOIN LATERAL (
+                (SELECT currency, amount FROM balances WHERE \(owned) AND NOT EXISTS (
+                    SELECT 1 FROM raised WHERE raised.bundle_id = wanted.bundle_id
+                        AND raised.app_user_id = wanted.app_user_id AND raised.currency = balances.currency) OFFSET 0)
+                UNION ALL
+                SELECT currency, amount FROM raised WHERE \(owned)) AS found
+            UNION ALL
+            SELECT 2, wanted.with_jws, \(keyed), NULL,
+                (SELECT COUNT(*) FROM transactions WHERE \(owned)) + (SELECT COUNT(*) FROM fresh WHERE \(owned))
+            FROM wanted
+            UNION ALL
+            SELECT 3, NULL, \(recordedColumns), NULL, NULL FROM recorded
             """)
     }
 

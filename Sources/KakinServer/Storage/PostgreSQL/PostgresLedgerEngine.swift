@@ -63,9 +63,13 @@ final class PostgresLedgerEngine: Sendable {
         // it estimates cheaper, as it does for a batch's list of keys: a millisecond of planning
         // for a statement that runs in a fraction of that. The ledger's statements all find their
         // rows by key, where the plan does not depend on the values.
+        // `default_transaction_isolation`: a writer's batch of new purchases runs as a statement
+        // outside any transaction of its own, which then runs at the cluster's default level;
+        // read committed is the level its `ON CONFLICT` clauses are written for, whatever the
+        // cluster's default.
         var parameters = [
             ("statement_timeout", "\(waitMilliseconds)"), ("synchronous_commit", "on"),
-            ("plan_cache_mode", "force_generic_plan"),
+            ("plan_cache_mode", "force_generic_plan"), ("default_transaction_isolation", "read committed"),
         ]
         if let schema = options.schema { parameters.append(("search_path", schema)) }
         configuration.options.additionalStartupParameters = parameters

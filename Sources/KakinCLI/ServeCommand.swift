@@ -59,6 +59,12 @@ struct ServeCommand: AsyncParsableCommand {
             (env KAKIN_DATABASE; default SQLite in the data directory).
             """)
     var database: String?
+    @Option(
+        help: """
+            Event loop threads (env KAKIN_THREADS; default one per core the process may use). Servers \
+            sharing one machine each take their share of its cores.
+            """)
+    var threads: Int?
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -152,6 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        try KakinCommand.validateThreads(threads, environment: ProcessInfo.processInfo.environment)
         _ = try resolvedOptions()
     }
 

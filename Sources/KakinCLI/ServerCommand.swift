@@ -34,6 +34,16 @@ struct ServerRunCommand: AsyncParsableCommand {
             """)
 
     @Option(help: "The JSON configuration file (env KAKIN_CONFIG).") var config: String?
+    @Option(
+        help: """
+            Event loop threads (env KAKIN_THREADS; default one per core the process may use). Servers \
+            sharing one machine each take their share of its cores.
+            """)
+    var threads: Int?
+
+    func validate() throws {
+        try KakinCommand.validateThreads(threads, environment: ProcessInfo.processInfo.environment)
+    }
 
     func run() async throws {
         let configuration = ServerConfiguration.fromCommandLine(config)

@@ -52,5 +52,10 @@ import Testing
         let result = try run(["jws", "verify", "--environment", "Mars", "-"])
         #expect(result.status != 0)
         #expect(result.error.contains("--environment"))
+        for threads in [["--threads", "0"], ["--threads=-2"]] {
+            let result = try run(["server", "--config", "/nonexistent.json"] + threads)
+            #expect(result.status != 0)
+            #expect(result.error.contains("--threads must be 1 or more"), "\(result.error)")
+        }
     }
 }

@@ -70,8 +70,9 @@ import Testing
             String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self), to: "\(name).json")
     }
 
-    static func startServer(_ config: String) async throws -> (RunningProcess, String) {
-        let server = try RunningProcess(["server", "--config", config], environment: ["TEST_KAKIN_SECRET": secret])
+    static func startServer(_ config: String, arguments: [String] = []) async throws -> (RunningProcess, String) {
+        let server = try RunningProcess(
+            ["server", "--config", config] + arguments, environment: ["TEST_KAKIN_SECRET": secret])
         let output = try await server.waitForOutput(containing: "metrics:")
         let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("Kakin purchase server on ") })
         return (server, String(line.dropFirst("Kakin purchase server on ".count)))
@@ -87,6 +88,25 @@ import Testing
         let jws = try #require(transaction["jwsRepresentation"] as? String)
         let id = try #require((transaction["transaction"] as? [String: Any])?["transactionId"] as? String)
         return (id, jws)
+    }
+
+    @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
+    func threadsSetsTheEventLoopThreads() async throws {
+        let scratch = try ScratchDirectory()
+        let sandbox = try await Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        for threads in [1, 3] {
+            let (server, _) = try await Self.startServer(
+                try Self.configuration(port: 0, sandbox: sandbox, scratch: scratch, name: "threads\(threads)"),
+                arguments: ["--threads", "\(threads)"])
+            defer { _ = server.stop() }
+            let tasks = "/proc/\(server.process.processIdentifier)/task"
+            let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
+                try String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8)
+            }
+            // NIO names the threads of its shared event loop group NIO-SGLTN-<group>-#<n>.
+            #expect(names.filter { $0.contains(/^NIO-SGLTN-[0-9]+-#/) }.count == threads, "\(names)")
+        }
     }
 
     @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))

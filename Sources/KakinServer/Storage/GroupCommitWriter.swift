@@ -315,6 +315,7 @@ final class GroupCommitWriter: Sendable {
                 if let value { decided[index] = value }
             }
             largestBatch.max(decided.count, ordering: .relaxed)
+            if !decided.isEmpty { settings.afterCommit() }
             return decided
         } catch {
             connection.failed(error)

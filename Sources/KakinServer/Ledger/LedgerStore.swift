@@ -188,6 +188,12 @@ public protocol LedgerStore: Sendable {
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)?
 
+    /// Whether ``signedTransaction(digest:)`` costs a database statement even for bytes never seen
+    /// (PostgreSQL); `false` for a store that rules most of those out in memory (SQLite) or holds
+    /// no digests. ``PurchaseService`` looks uploads up first only while duplicates are common
+    /// where it is `true` (``SeenBytesLookup``).
+    var signedDigestLookupsAreRemote: Bool { get }
+
     // MARK: Offers and calls owed to Apple
 
     /// Logs an offer signature by its nonce; a nonce logged before is refused.
@@ -273,6 +279,9 @@ private let lowercaseHexDigits = Array("0123456789abcdef")
 extension LedgerStore {
     /// Stores without a digest index know no signed bytes: every submission is verified.
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
+
+    /// Lookups are in memory unless a store says otherwise.
+    public var signedDigestLookupsAreRemote: Bool { false }
 
     /// Stores that read the summary on its own leave it to the caller.
     public func signedTransactionAndSummary(

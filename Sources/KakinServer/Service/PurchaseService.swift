@@ -33,6 +33,10 @@ public struct PurchaseService: Sendable {
     public let logger: Logger
     /// One verifier per app and accepted environment.
     private let verifiers: [VerifierKey: SignedDataVerifier]
+    /// When an upload's bytes are looked up before they are verified.
+    public let seenBytesLookup: SeenBytesLookup
+    /// The recent uploads' share of duplicates, for ``SeenBytesLookup/whenDuplicatesAreCommon``.
+    private let uploadMix = UploadMix()
 
     private struct VerifierKey: Hashable {
         var bundleID: String
@@ -41,6 +45,7 @@ public struct PurchaseService: Sendable {
 
     /// Creates the service and builds the verifier of each app and accepted environment, with its
     /// revocation check (through `ocspTransport`). When two apps share a bundle ID, the first is kept.
+    /// `seenBytesLookup` defaults to what suits the store (``LedgerStore/signedDigestLookupsAreRemote``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
@@ -49,9 +54,10 @@ public struct PurchaseService: Sendable {
         exchange: any HTTPExchange = URLSessionExchange(),
         ocspTransport: any OCSPTransport = URLSessionOCSPTransport(),
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
-        logger: Logger = KakinServerHTTP.quietLogger
+        logger: Logger = KakinServerHTTP.quietLogger, seenBytesLookup: SeenBytesLookup? = nil
     ) {
         self.store = store
+        self.seenBytesLookup = seenBytesLookup ?? (store.signedDigestLookupsAreRemote ? .whenDuplicatesAreCommon : .always)
         self.metrics = metrics
         self.logger = logger
         self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -160,19 +166,34 @@ public struct PurchaseService: Sendable {
         // The digest is taken once: for the lookup, and for the row.
         let digest = SignedDigest(jws)
         let duplicate = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
+        if !looksUpSeenBytes {
+            // Skipped while duplicates are rare: the writer finds bytes it holds already.
+        } else if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
             // The answer the SDK asks for: a store may find the duplicate and read its answer at once.
             if let (known, summary) = try await store.signedTransactionAndSummary(digest: digest),
                 isAcceptedDuplicate(known, app: app, appUserID: appUserID)
             {
+                uploadMix.count(duplicate: true)
                 return (duplicate, summary)
             }
         } else if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
+            uploadMix.count(duplicate: true)
             return (duplicate, nil)
         }
         let upload = try await verifyUpload(jws, digest: digest, app: app)
         let record = try upload.record(appUserID: appUserID, at: now())
-        return try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
+        let ingested = try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
+        uploadMix.count(duplicate: ingested.outcome == duplicate)
+        return ingested
+    }
+
+    /// Whether the next upload's bytes are looked up before they are verified
+    /// (``seenBytesLookup``).
+    public var looksUpSeenBytes: Bool {
+        switch seenBytesLookup {
+        case .always: true
+        case .whenDuplicatesAreCommon: uploadMix.duplicatesAreCommon
+        }
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in

@@ -97,6 +97,10 @@ extension SQLLedgerStore {
         return try Self.knownSignedTransaction(row)
     }
 
+    /// On PostgreSQL every lookup is a statement (batched with others); SQLite rules out most
+    /// bytes it never stored in memory (the digests' first bytes).
+    public var signedDigestLookupsAreRemote: Bool { postgres != nil }
+
     /// On PostgreSQL, the lookup and the owner's summary are read in one statement, with those
     /// other requests ask for at the same moment; on SQLite, the lookup alone.
     public func signedTransactionAndSummary(

@@ -26,7 +26,7 @@ struct ServerFixture {
 
     init(
         path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil,
-        transferPolicy: TransferPolicy = .keepWithOriginal
+        transferPolicy: TransferPolicy = .keepWithOriginal, seenBytesLookup: SeenBytesLookup? = nil
     ) async throws {
         let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
         engine = try SandboxEngine(
@@ -48,7 +48,8 @@ struct ServerFixture {
                     verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!,
                     transferPolicy: transferPolicy)
             ], grants: grants, clawbackPolicy: policy,
-            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
+            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() },
+            seenBytesLookup: seenBytesLookup)
         http = KakinServerHTTP(service: service, signingKey: serverKey)
     }
 

@@ -13,8 +13,8 @@ import Synchronization
 public enum SeenBytesLookup: Sendable, Hashable {
     /// Before every upload.
     case always
-    /// While at least one in ``UploadMix/lookupShare`` of the recent uploads of this process were
-    /// bytes the ledger held already (and until enough uploads were counted to tell).
+    /// While at least one in ten of the recent uploads of this process (about the last 256 to 512)
+    /// were bytes the ledger held already, and until enough uploads were counted to tell.
     case whenDuplicatesAreCommon
 }
 

@@ -35,8 +35,8 @@ public struct PurchaseService: Sendable {
     private let verifiers: [VerifierKey: SignedDataVerifier]
     /// When an upload's bytes are looked up before they are verified.
     public let seenBytesLookup: SeenBytesLookup
-    /// The recent uploads' share of duplicates, for ``SeenBytesLookup/whenDuplicatesAreCommon``.
-    private let uploadMix = UploadMix()
+    /// The recent uploads' share of duplicates, kept only for ``SeenBytesLookup/whenDuplicatesAreCommon``.
+    private let uploadMix: UploadMix?
 
     private struct VerifierKey: Hashable {
         var bundleID: String
@@ -58,6 +58,7 @@ public struct PurchaseService: Sendable {
     ) {
         self.store = store
         self.seenBytesLookup = seenBytesLookup ?? (store.signedDigestLookupsAreRemote ? .whenDuplicatesAreCommon : .always)
+        self.uploadMix = self.seenBytesLookup == .whenDuplicatesAreCommon ? UploadMix() : nil
         self.metrics = metrics
         self.logger = logger
         self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -165,36 +166,41 @@ public struct PurchaseService: Sendable {
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         // The digest is taken once: for the lookup, and for the row.
         let digest = SignedDigest(jws)
-        let duplicate = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
-        if !looksUpSeenBytes {
-            // Skipped while duplicates are rare: the writer finds bytes it holds already.
-        } else if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
-            // The answer the SDK asks for: a store may find the duplicate and read its answer at once.
-            if let (known, summary) = try await store.signedTransactionAndSummary(digest: digest),
-                isAcceptedDuplicate(known, app: app, appUserID: appUserID)
-            {
-                uploadMix.count(duplicate: true)
-                return (duplicate, summary)
-            }
-        } else if try await isKnownDuplicate(digest, app: app, appUserID: appUserID) {
-            uploadMix.count(duplicate: true)
-            return (duplicate, nil)
+        if looksUpSeenBytes,
+            let answer = try await seenBefore(digest, app: app, appUserID: appUserID, summarizing: summarizing)
+        {
+            uploadMix?.count(duplicate: true)
+            return answer
         }
         let upload = try await verifyUpload(jws, digest: digest, app: app)
         let record = try upload.record(appUserID: appUserID, at: now())
         let ingested = try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
-        uploadMix.count(duplicate: ingested.outcome == duplicate)
+        uploadMix?.count(duplicate: ingested.outcome == Self.unchanged)
         return ingested
+    }
+
+    /// The outcome of an upload whose bytes the ledger held already for its customer.
+    private static let unchanged = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
+
+    /// The answer to an upload whose exact bytes are recorded for this customer already (nothing
+    /// changes), or `nil`. Where the store reads the owner's summary with the lookup and the SDK's
+    /// answer needs no more, the summary comes with it; otherwise the caller reads it.
+    private func seenBefore(
+        _ digest: SignedDigest, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
+    ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?)? {
+        if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
+            // The answer the SDK asks for: a store may find the duplicate and read its answer at once.
+            guard let (known, summary) = try await store.signedTransactionAndSummary(digest: digest),
+                isAcceptedDuplicate(known, app: app, appUserID: appUserID)
+            else { return nil }
+            return (Self.unchanged, summary)
+        }
+        return try await isKnownDuplicate(digest, app: app, appUserID: appUserID) ? (Self.unchanged, nil) : nil
     }
 
     /// Whether the next upload's bytes are looked up before they are verified
     /// (``seenBytesLookup``).
-    public var looksUpSeenBytes: Bool {
-        switch seenBytesLookup {
-        case .always: true
-        case .whenDuplicatesAreCommon: uploadMix.duplicatesAreCommon
-        }
-    }
+    public var looksUpSeenBytes: Bool { uploadMix?.duplicatesAreCommon ?? true }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
     /// an environment the app still accepts: then there is nothing to verify, record or grant.

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// Settings shared by every target: Swift 6 language mode with strict concurrency.
@@ -31,10 +31,12 @@ let package = Package(
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
         .library(name: "KakinDashboard", targets: ["KakinDashboard"]),
-        .library(name: "Kakin", targets: ["Kakin"]),
+        // The SDK an app links. Its module is `Kakin` (`import Kakin`); the product has another name
+        // so that no two products differ only in case from the executable `kakin`.
+        .library(name: "KakinSDK", targets: ["Kakin"]),
         .library(name: "KakinStoreKit", targets: ["KakinStoreKit"]),
         .library(name: "KakinWire", targets: ["KakinWire"]),
-        .executable(name: "kakin", targets: ["kakin"]),
+        .executable(name: "kakin", targets: ["KakinTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -203,8 +205,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The `kakin` executable: only its entry point (the commands live in KakinCLI).
         .executableTarget(
-            name: "kakin",
+            name: "KakinTool",
             dependencies: ["KakinCLI"],
             swiftSettings: swiftSettings
         ),

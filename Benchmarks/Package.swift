@@ -35,7 +35,7 @@ let package = Package(
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "KakinServer", package: "Kakin"),
                 .product(name: "KakinWire", package: "Kakin"),
-                .product(name: "Kakin", package: "Kakin"),
+                .product(name: "KakinSDK", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ],

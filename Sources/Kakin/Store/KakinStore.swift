@@ -20,7 +20,7 @@ public import Observation
 /// ``loadProducts(_:)``, ``purchase(_:quantity:)``, ``restore()``, ``refreshCustomerInfo()``, and
 /// the transactions the session delivers by itself (renewals, approvals, purchases made on
 /// another device), after which the customer is read again. ``customerInfoUpdates()`` streams
-/// each new customer for code outside SwiftUI.
+/// the current customer and then each new one, for code outside SwiftUI.
 @MainActor @Observable
 public final class KakinStore {
     /// What ``configure(_:backend:)`` needs.
@@ -150,13 +150,35 @@ public final class KakinStore {
         }
     }
 
-    /// Restores non-consumables and subscriptions, then reads the customer again.
-    public func restore() async {
+    /// Restores non-consumables and subscriptions (StoreKit may ask the customer to sign in), delivers
+    /// them to the server, and returns the customer read afterwards (also in ``customerInfo``).
+    ///
+    /// A customer who cancels the sign-in has restored nothing: that is not a failure, and the
+    /// customer as last known is returned. A failure is thrown as a ``PaymentError`` and kept in
+    /// ``lastError``.
+    @discardableResult
+    public func restore() async throws(PaymentError) -> CustomerInfo {
         lastError = nil
         isPurchasing = true
         defer { isPurchasing = false }
-        do { _ = try await payments.restore() } catch { lastError = PaymentError(error) }
-        await refreshCustomerInfo()
+        do {
+            _ = try await payments.restore()
+        } catch {
+            let failure = PaymentError(error)
+            if failure != .cancelled {
+                lastError = failure
+                throw failure
+            }
+        }
+        do {
+            let customer = try await payments.customerInfo()
+            publish(customer)
+            return customer
+        } catch {
+            let failure = PaymentError(error)
+            lastError = failure
+            throw failure
+        }
     }
 
     /// Reads the customer again (from the device while the server cannot be reached).
@@ -164,10 +186,12 @@ public final class KakinStore {
         do { publish(try await payments.customerInfo()) } catch { lastError = PaymentError(error) }
     }
 
-    /// Each new ``customerInfo`` from now on, for code that does not observe the store.
+    /// The current ``customerInfo`` (when there is one yet), then each new one, for code that does not
+    /// observe the store: a listener that starts late still begins with what the store knows.
     public func customerInfoUpdates() -> AsyncStream<CustomerInfo> {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: CustomerInfo.self)
+        if let customerInfo { continuation.yield(customerInfo) }
         listeners[id] = continuation
         continuation.onTermination = { [weak self] _ in
             Task { @MainActor in self?.listeners[id] = nil }

@@ -38,9 +38,9 @@ import Testing
 
             // A second device of the same customer restores and shows the same entitlement.
             let tablet = try await configure("tablet")
-            await tablet.restore()
+            let restored = try await tablet.restore()
             #expect(tablet.lastError == nil)
-            #expect(tablet.customerInfo?.isEntitled(to: "removeAds") == true)
+            #expect(restored.isEntitled(to: "removeAds") && restored == tablet.customerInfo)
             await tablet.shutdown()
         }
     }

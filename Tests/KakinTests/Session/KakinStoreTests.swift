@@ -25,6 +25,8 @@ import Testing
         #expect(store.customerInfo?.entitlements.isEmpty == true)
 
         var updates = store.customerInfoUpdates().makeAsyncIterator()
+        // A listener starts with the customer the store already has.
+        #expect(await updates.next() == store.customerInfo)
         await store.loadProducts([FakeStore.premium, FakeStore.removeAd])
         #expect(store.products.map(\.id) == [FakeStore.premium, FakeStore.removeAd], "in the order asked")
         #expect(store.invalidProducts.isEmpty)
@@ -80,6 +82,7 @@ import Testing
         let store = try await KakinStore.configure(
             Self.configuration(server, directory: directory, user: "ren"), backend: backend)
         var updates = store.customerInfoUpdates().makeAsyncIterator()
+        #expect(await updates.next()?.isEntitled(to: "premium") == false, "first the customer as configured")
         // A renewal or an approval arrives through the store's update stream, not a purchase call.
         backend.pushUpdate(backend.makeTransaction(FakeStore.premium, expires: Date.distantFuture))
         let customer = await updates.next()

@@ -8,27 +8,43 @@ import StoreKit
     public import UIKit
 #endif
 
+// StoreKit declares top-level names Kakin's modules declare too (`SubscriptionPeriod` and
+// `SubscriptionStatus` since iOS 18.4, `AppTransaction`), so this file names Kakin's types with
+// their module: `AppStoreModels.SubscriptionPeriod`, `Kakin.SubscriptionOffer`.
+
 /// StoreKit 2 as the store, on Apple platforms. A thin mapping only: every decision (delivery,
 /// retries, finishing after the server acknowledged) is made above it, in code tested on Linux.
+/// StoreKit's errors are mapped to ``KakinError`` with the matching StoreKit code, which
+/// ``PaymentError`` turns into its cases; a customer who cancels is an outcome, not an error.
+///
+/// On visionOS StoreKit confirms a purchase only in a scene the app names, so the backend is made
+/// there with ``init(confirmIn:)``. The App Store's sheets (``showManageSubscriptions(subscriptionGroupID:)``,
+/// ``beginRefundRequest(for:)``) need that window scene on every UIKit platform; StoreKit has
+/// neither sheet on tvOS and watchOS, nor the window-scene forms on macOS, where both throw
+/// ``KakinError/Code/unsupported``.
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 public struct StoreKitBackend: StoreBackend {
-    /// Creates the backend; StoreKit holds all the state, and chooses where to confirm purchases.
+    /// Creates the backend; StoreKit chooses where to confirm purchases. Not on visionOS, where a
+    /// purchase needs the app's scene: use ``init(confirmIn:)`` there.
+    @available(visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
     public init() {
         #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-            confirmationScene = nil
+            windowScene = nil
         #endif
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-        /// The scene StoreKit shows its confirmation sheet in, asked for at each purchase; `nil`
-        /// lets StoreKit choose.
-        let confirmationScene: (@MainActor @Sendable () -> UIScene?)?
+        /// The window scene StoreKit shows its purchase confirmation and its sheets in, asked for
+        /// each time one is shown; `nil` when the app gave none.
+        let windowScene: (@MainActor @Sendable () -> UIWindowScene?)?
 
-        /// Creates the backend that confirms purchases in the scene `scene` returns at the time of
-        /// each purchase (`Product.purchase(confirmIn:options:)`), for apps with several windows:
-        /// `StoreKitBackend(confirmIn: { view.window?.windowScene })`.
-        public init(confirmIn scene: @escaping @MainActor @Sendable () -> UIScene?) {
-            confirmationScene = scene
+        /// Creates the backend that shows StoreKit's confirmation sheet and the App Store's sheets
+        /// in the window scene `scene` returns at that moment (`Product.purchase(confirmIn:options:)`),
+        /// e.g. `StoreKitBackend(confirmIn: { view.window?.windowScene })`. Required on visionOS; where
+        /// `scene` returns `nil`, other platforms let StoreKit choose, and visionOS throws
+        /// ``KakinError/Code/notConfigured``.
+        public init(confirmIn scene: @escaping @MainActor @Sendable () -> UIWindowScene?) {
+            windowScene = scene
         }
     #endif
 
@@ -43,7 +59,8 @@ public struct StoreKitBackend: StoreBackend {
     public func products(
         for identifiers: [String]
     ) async throws -> (products: [StoreProduct], invalid: [InvalidProduct]) {
-        let found = try await Product.products(for: identifiers)
+        let found: [Product]
+        do { found = try await Product.products(for: identifiers) } catch { throw Self.kakinError(error) }
         var products: [StoreProduct] = []
         for product in found {
             let subscription = product.subscription
@@ -77,44 +94,32 @@ public struct StoreKitBackend: StoreBackend {
         return (products, invalid)
     }
 
-    /// Buys with `Product.purchase(options:)`, passing the quantity and the app account token.
+    /// Buys with StoreKit, passing the quantity and the app account token.
     /// Throws `KakinError.Code.productUnavailable` when StoreKit does not know the product.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
         try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
     }
 
-    /// Buys with `Product.purchase(options:)` and StoreKit's offer options: a server-signed
-    /// promotional offer as `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)` (the form
-    /// every StoreKit 2 release takes), an eligibility as `.introductoryOfferEligibility(compactJWS:)`,
-    /// a win-back offer as `.winBackOffer(_:)` (iOS 18 and later).
+    /// Buys with StoreKit and its offer options (see ``purchaseOptions(_:for:)``). A customer who
+    /// cancels, on the sheet or by throwing `StoreKitError.userCancelled`, is ``StorePurchaseResult/cancelled``;
+    /// StoreKit's other errors are thrown mapped (``kakinError(_:)``).
     public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
-        guard let product = try await Product.products(for: [productID]).first else {
+        let product: Product?
+        do { product = try await Product.products(for: [productID]).first } catch { throw Self.kakinError(error) }
+        guard let product else {
             throw KakinError(.productUnavailable, "\(productID) is not for sale", storeKitCode: 5)
         }
-        var purchaseOptions: Set<Product.PurchaseOption> = [.quantity(options.quantity)]
-        if let token = options.appAccountToken { purchaseOptions.insert(.appAccountToken(token)) }
-        if let offer = options.promotionalOffer {
-            guard let offerID = offer.offerId, let nonce = UUID(uuidString: offer.nonce),
-                let signature = offer.signature.flatMap({ Data(base64Encoded: $0) })
-            else { throw KakinError(.invalidResponse, "the signed offer lacks the older signature's parts") }
-            purchaseOptions.insert(
-                .promotionalOffer(
-                    offerID: offerID, keyID: offer.keyId, nonce: nonce, signature: signature,
-                    timestamp: Int(offer.timestamp)))
+        let purchaseOptions = try Self.purchaseOptions(options, for: product)
+        let result: Product.PurchaseResult
+        do { result = try await purchase(product, options: purchaseOptions) } catch StoreKitError.userCancelled {
+            return .cancelled
+        } catch let error as KakinError {
+            throw error
+        } catch {
+            throw Self.kakinError(error)
         }
-        #if compiler(>=6.2)
-            if let eligibility = options.introductoryOfferEligibility {
-                purchaseOptions.insert(.introductoryOfferEligibility(compactJWS: eligibility.jws))
-            }
-        #endif
-        if let winBackID = options.winBackOfferID {
-            guard #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
-                let offer = product.subscription?.winBackOffers.first(where: { $0.id == winBackID })
-            else { throw KakinError(.storeFailure, "\(productID) has no win-back offer \(winBackID)", storeKitCode: 11) }
-            purchaseOptions.insert(.winBackOffer(offer))
-        }
-        switch try await purchase(product, options: purchaseOptions) {
+        switch result {
         case .success(let verification): return .purchased(Self.transaction(verification))
         case .pending: return .pending
         case .userCancelled: return .cancelled
@@ -122,26 +127,92 @@ public struct StoreKitBackend: StoreBackend {
         }
     }
 
-    /// `Product.purchase(options:)`, or `purchase(confirmIn:options:)` in the app's scene when the
-    /// backend was made with one and the app has one to show.
+    /// StoreKit's options for a purchase: the quantity, the app account token, a server-signed
+    /// promotional offer (the JWS form on iOS 26 and later, the older signature form before),
+    /// the server's introductory-offer eligibility as `.introductoryOfferEligibility(compactJWS:)`,
+    /// and a win-back offer the product has (iOS 18 and later).
+    static func purchaseOptions(
+        _ options: StorePurchaseOptions, for product: Product
+    ) throws -> Set<Product.PurchaseOption> {
+        var result: Set<Product.PurchaseOption> = [.quantity(options.quantity)]
+        if let token = options.appAccountToken { result.insert(.appAccountToken(token)) }
+        if options.promotionalOffer != nil {
+            if #available(iOS 26.0, macOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+                result.formUnion(try promotionalOffer(options, inJWSForm: true))
+            } else {
+                result.formUnion(try promotionalOffer(options, inJWSForm: false))
+            }
+        }
+        if let eligibility = options.introductoryOfferEligibility {
+            result.insert(.introductoryOfferEligibility(compactJWS: eligibility.jws))
+        }
+        if let winBackID = options.winBackOfferID {
+            guard #available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+                let offer = product.subscription?.winBackOffers.first(where: { $0.id == winBackID })
+            else {
+                throw KakinError(.storeFailure, "\(product.id) has no win-back offer \(winBackID)", storeKitCode: 11)
+            }
+            result.insert(.winBackOffer(offer))
+        }
+        return result
+    }
+
+    /// The purchase's server-signed promotional offer as StoreKit's options:
+    /// `.promotionalOffer(_:compactJWS:)` with the offer's JWS, or the older
+    /// `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)` with the signature the server
+    /// made alongside it. None when the purchase has no promotional offer.
+    static func promotionalOffer(_ options: StorePurchaseOptions, inJWSForm: Bool) throws -> [Product.PurchaseOption] {
+        guard let offer = options.promotionalOffer else { return [] }
+        guard let offerID = offer.offerId else {
+            throw KakinError(.invalidResponse, "the signed promotional offer names no offer")
+        }
+        if inJWSForm { return Product.PurchaseOption.promotionalOffer(offerID, compactJWS: offer.jws) }
+        guard let nonce = UUID(uuidString: offer.nonce), let signature = offer.signature.flatMap({ Data(base64Encoded: $0) })
+        else { throw KakinError(.invalidResponse, "the signed offer lacks the older signature's parts") }
+        return [
+            .promotionalOffer(
+                offerID: offerID, keyID: offer.keyId, nonce: nonce, signature: signature, timestamp: Int(offer.timestamp))
+        ]
+    }
+
+    /// `Product.purchase(options:)`, or `purchase(confirmIn:options:)` in the app's window scene
+    /// when the backend was made with one and the app has one to show. visionOS has only the
+    /// second.
     private func purchase(
         _ product: Product, options: Set<Product.PurchaseOption>
     ) async throws -> Product.PurchaseResult {
-        #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-            if let confirmationScene { return try await Self.purchase(product, options: options, in: confirmationScene) }
+        #if os(visionOS)
+            guard let windowScene else { throw Self.noScene("a purchase") }
+            return try await Self.purchase(product, options: options, in: windowScene)
+        #else
+            #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
+                if let windowScene { return try await Self.purchase(product, options: options, in: windowScene) }
+            #endif
+            return try await product.purchase(options: options)
         #endif
-        return try await product.purchase(options: options)
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
         @MainActor
         private static func purchase(
-            _ product: Product, options: Set<Product.PurchaseOption>, in scene: @MainActor @Sendable () -> UIScene?
+            _ product: Product, options: Set<Product.PurchaseOption>, in scene: @MainActor @Sendable () -> UIWindowScene?
         ) async throws -> Product.PurchaseResult {
-            guard let scene = scene() else { return try await product.purchase(options: options) }
+            guard let scene = scene() else {
+                #if os(visionOS)
+                    throw noScene("a purchase")
+                #else
+                    return try await product.purchase(options: options)
+                #endif
+            }
             return try await product.purchase(confirmIn: scene, options: options)
         }
     #endif
+
+    /// The error for something StoreKit shows only in a window scene, when the app gave none.
+    static func noScene(_ what: String) -> KakinError {
+        KakinError(
+            .notConfigured, "StoreKit shows \(what) in a window scene: make the backend with StoreKitBackend(confirmIn:)")
+    }
 
     /// Everything in `Transaction.unfinished`, verified or not: the server does the verifying.
     public func unfinishedTransactions() async throws -> [StoreTransaction] {
@@ -159,9 +230,10 @@ public struct StoreKitBackend: StoreBackend {
     }
 
     /// Runs `AppStore.sync()` (which may ask the customer to sign in), then returns
-    /// `Transaction.currentEntitlements`, verified or not.
+    /// `Transaction.currentEntitlements`, verified or not. A customer who does not sign in is
+    /// thrown as StoreKit code 2 (``PaymentError/cancelled``), which restores nothing.
     public func restore() async throws -> [StoreTransaction] {
-        try await AppStore.sync()
+        do { try await AppStore.sync() } catch { throw Self.kakinError(error) }
         var result: [StoreTransaction] = []
         for await verification in Transaction.currentEntitlements { result.append(Self.transaction(verification)) }
         return result
@@ -207,18 +279,18 @@ public struct StoreKitBackend: StoreBackend {
             jwsRepresentation: verification.jwsRepresentation)
     }
 
-    static func type(_ type: Product.ProductType) -> ProductType {
+    static func type(_ type: Product.ProductType) -> AppStoreModels.ProductType {
         switch type {
         case .consumable: .consumable
         case .nonConsumable: .nonConsumable
         case .autoRenewable: .autoRenewableSubscription
         case .nonRenewable: .nonRenewingSubscription
-        default: ProductType(rawValue: type.rawValue)
+        default: AppStoreModels.ProductType(rawValue: type.rawValue)
         }
     }
 
-    static func period(_ period: Product.SubscriptionPeriod) -> SubscriptionPeriod {
-        let unit: SubscriptionPeriod.Unit =
+    static func period(_ period: Product.SubscriptionPeriod) -> AppStoreModels.SubscriptionPeriod {
+        let unit: AppStoreModels.SubscriptionPeriod.Unit =
             switch period.unit {
             case .day: .day
             case .week: .week
@@ -226,23 +298,23 @@ public struct StoreKitBackend: StoreBackend {
             case .year: .year
             @unknown default: .day
             }
-        return SubscriptionPeriod(value: period.value, unit: unit)
+        return AppStoreModels.SubscriptionPeriod(value: period.value, unit: unit)
     }
 
-    static func offer(_ offer: Product.SubscriptionOffer) -> SubscriptionOffer {
-        let kind: SubscriptionOffer.Kind =
+    static func offer(_ offer: Product.SubscriptionOffer) -> Kakin.SubscriptionOffer {
+        let kind: Kakin.SubscriptionOffer.Kind =
             switch offer.type {
             case .introductory: .introductory
             case .promotional: .promotional
             default: .winBack  // the one other kind StoreKit has
             }
-        let mode: SubscriptionOffer.PaymentMode =
+        let mode: Kakin.SubscriptionOffer.PaymentMode =
             switch offer.paymentMode {
             case .freeTrial: .freeTrial
             case .payUpFront: .payUpFront
             default: .payAsYouGo
             }
-        return SubscriptionOffer(
+        return Kakin.SubscriptionOffer(
             id: offer.id, kind: kind, price: offer.price, displayPrice: offer.displayPrice,
             period: period(offer.period), periodCount: offer.periodCount, paymentMode: mode)
     }

@@ -2,7 +2,7 @@
 import AppStoreModels
 import Foundation
 import Kakin
-import KakinStoreKit
+@testable import KakinStoreKit
 import KakinWire
 import StoreKit
 import Testing
@@ -130,18 +130,28 @@ import Testing
         }
         let options = try #require(after.purchases.first?.options)
         #expect(options.contains(.quantity(1)) && options.contains(.appAccountToken(token)))
+        // Where iOS 26's StoreKit is (always, on Linux), the offer goes in its JWS form.
+        #expect(Product.PurchaseOption.promotionalOffer("comeback50", compactJWS: "a.b.c").allSatisfy(options.contains))
+        #expect(!options.contains { if case .promotionalOffer = $0.kind { true } else { false } })
+        // Before iOS 26, the older signature form.
         #expect(
-            options.contains(
+            try StoreKitBackend.promotionalOffer(.init(promotionalOffer: offer), inJWSForm: false) == [
                 .promotionalOffer(
                     offerID: "comeback50", keyID: "KEY1234567", nonce: nonce, signature: signature,
-                    timestamp: 1_790_000_000_000)))
+                    timestamp: 1_790_000_000_000)
+            ])
+        var unsigned = offer
+        unsigned.signature = nil
+        #expect(throws: KakinError.self, "no older signature to fall back on") {
+            try StoreKitBackend.promotionalOffer(.init(promotionalOffer: unsigned), inJWSForm: false)
+        }
         #expect(options.contains(.introductoryOfferEligibility(compactJWS: "e.l.i")))
         #expect(options.contains { if case .winBackOffer(let chosen) = $0.kind { chosen.id == "winback1" } else { false } })
         #expect(after.purchases.count == 1, "the unknown win-back offer never reached StoreKit")
     }
 
     /// The app's window scene.
-    @MainActor static let scene = UIScene()
+    @MainActor static let scene = UIWindowScene()
 
     @Test func aPurchaseConfirmsInTheScene() async throws {
         var script = Self.script()
@@ -235,13 +245,13 @@ import Testing
         #expect(after.syncs == 1)
         #expect(restored.map(\.id) == ["21"])
 
-        struct SignInCancelled: Error {}
         var failing = Self.script()
-        failing.syncError = SignInCancelled()
-        var failed = false
+        failing.syncError = StoreKitError.networkError(URLError(.notConnectedToInternet))
+        var failure: KakinError?
         _ = try await StoreKitTestScript.withScript(failing) {
-            do { _ = try await StoreKitBackend().restore() } catch { failed = error is SignInCancelled }
+            do { _ = try await StoreKitBackend().restore() } catch { failure = error as? KakinError }
         }
+        let failed = failure?.code == .network
         #expect(failed, "a failed sync is reported, not a stale list")
     }
 }

@@ -41,20 +41,25 @@ public struct Product: Identifiable, Equatable, Hashable, Sendable {
     }
 
     /// Initiates a purchase for the product with the App Store and displays the confirmation sheet.
+    /// Throws `Product.PurchaseError` or `StoreKitError`. Unavailable on visionOS, where a purchase
+    /// is confirmed in a scene (`purchase(confirmIn:options:)`).
     /// https://developer.apple.com/documentation/storekit/product/purchase(options:)
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    @available(visionOS, unavailable)
+    @MainActor
     public func purchase(options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
         try StoreKitTestScript.purchase(self, options: options)
     }
 
     /// Initiates a purchase for the product with the App Store and displays the confirmation sheet
-    /// in the scene you provide.
+    /// in the scene you provide. Throws `Product.PurchaseError` or `StoreKitError`.
     /// https://developer.apple.com/documentation/storekit/product/purchase(confirmin:options:)
-    @available(iOS 17.0, macCatalyst 17.0, tvOS 17.0, visionOS 1.0, *)
+    @available(iOS 17.0, tvOS 17.0, visionOS 1.0, *)
     @available(macOS, unavailable)
     @available(watchOS, unavailable)
     @MainActor
     public func purchase(
-        confirmIn scene: UIScene, options: Set<Product.PurchaseOption> = []
+        confirmIn scene: some UIScene, options: Set<Product.PurchaseOption> = []
     ) async throws -> Product.PurchaseResult {
         try StoreKitTestScript.purchase(self, options: options, confirmedIn: ObjectIdentifier(scene))
     }
@@ -98,8 +103,29 @@ extension Product {
         public static func appAccountToken(_ token: UUID) -> Product.PurchaseOption {
             .init(kind: .appAccountToken(token))
         }
-        /// Applies a promotional offer with the signature your server generated.
+        /// Applies a promotional offer with the signature your server generated (the older form,
+        /// deprecated since iOS 26 in favour of the JWS form).
         /// https://developer.apple.com/documentation/storekit/product/purchaseoption/promotionaloffer(offerid:keyid:nonce:signature:timestamp:)
+        @available(
+            iOS, introduced: 15.0, deprecated: 26.0,
+            message: "Sign promotional offers with JWS and use promotionalOffer(_:compactJWS:) instead"
+        )
+        @available(
+            macOS, introduced: 12.0, deprecated: 26.0,
+            message: "Sign promotional offers with JWS and use promotionalOffer(_:compactJWS:) instead"
+        )
+        @available(
+            tvOS, introduced: 15.0, deprecated: 26.0,
+            message: "Sign promotional offers with JWS and use promotionalOffer(_:compactJWS:) instead"
+        )
+        @available(
+            watchOS, introduced: 8.0, deprecated: 26.0,
+            message: "Sign promotional offers with JWS and use promotionalOffer(_:compactJWS:) instead"
+        )
+        @available(
+            visionOS, introduced: 1.0, deprecated: 26.0,
+            message: "Sign promotional offers with JWS and use promotionalOffer(_:compactJWS:) instead"
+        )
         public static func promotionalOffer(
             offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
         ) -> Product.PurchaseOption {
@@ -107,13 +133,17 @@ extension Product {
                 kind: .promotionalOffer(
                     offerID: offerID, keyID: keyID, nonce: nonce, signature: signature, timestamp: timestamp))
         }
-        /// Applies a promotional offer with a JWS your server signed.
+        /// Applies a promotional offer with a JWS your server signed. Unlike the other options, it
+        /// returns several options, all of which go into the purchase's set.
         /// https://developer.apple.com/documentation/storekit/product/purchaseoption/promotionaloffer(_:compactjws:)
-        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> Product.PurchaseOption {
-            .init(kind: .promotionalOfferJWS(offerID: offerID, compactJWS: compactJWS))
+        @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+        @backDeployed(before: iOS 26.0, macOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0)
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [Product.PurchaseOption] {
+            [.init(kind: .promotionalOfferJWS(offerID: offerID, compactJWS: compactJWS))]
         }
         /// Sets the customer's introductory-offer eligibility with a JWS your server signed.
         /// https://developer.apple.com/documentation/storekit/product/purchaseoption/introductoryoffereligibility(compactjws:)
+        @backDeployed(before: iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4)
         public static func introductoryOfferEligibility(compactJWS: String) -> Product.PurchaseOption {
             .init(kind: .introductoryOfferEligibility(compactJWS: compactJWS))
         }
@@ -134,6 +164,32 @@ extension Product {
         case userCancelled
         /// The purchase is pending, and requires action from the customer.
         case pending
+    }
+
+    /// Why the App Store refused a purchase (`purchase(options:)` throws this or `StoreKitError`).
+    /// Apple's declaration lists eight cases since iOS 15 and one more since iOS 26.5.
+    /// https://developer.apple.com/documentation/storekit/product/purchaseerror
+    public enum PurchaseError: Error, Equatable, Hashable {
+        /// The quantity to purchase is invalid.
+        case invalidQuantity
+        /// The product isn't available.
+        case productUnavailable
+        /// The user isn't allowed to make purchases.
+        case purchaseNotAllowed
+        /// The user isn't eligible for the offer.
+        case ineligibleForOffer
+        /// The promotional offer identifier provided in the purchase options is invalid.
+        case invalidOfferIdentifier
+        /// The price of the offer isn't valid.
+        case invalidOfferPrice
+        /// The offer signature isn't valid.
+        case invalidOfferSignature
+        /// The offer parameters are missing.
+        case missingOfferParameters
+        /// The customer needs to add a payment method to their Apple Account before buying.
+        /// https://developer.apple.com/documentation/storekit/product/purchaseerror/paymentmethodbindingconfigurationrequired
+        @available(iOS 26.5, macOS 26.5, tvOS 26.5, watchOS 26.5, visionOS 26.5, *)
+        case paymentMethodBindingConfigurationRequired
     }
 
     /// Information about an auto-renewable subscription.
@@ -226,4 +282,13 @@ extension Product {
             case day, week, month, year
         }
     }
+}
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+extension Product.PurchaseError: Sendable {}
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+extension Product.PurchaseError: LocalizedError {
+    /// A description of the error (the case's name, in this stand-in).
+    public var errorDescription: String? { "\(self)" }
 }

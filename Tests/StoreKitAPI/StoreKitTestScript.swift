@@ -12,6 +12,8 @@ public enum StoreKitTestScript {
         public var products: [String: Product] = [:]
         /// What buying a product gives, by product ID (`.userCancelled` when not set).
         public var purchaseResults: [String: Product.PurchaseResult] = [:]
+        /// The error buying a product throws, by product ID, instead of a result.
+        public var purchaseErrors: [String: any Error & Sendable] = [:]
         /// The error `Product.products(for:)` throws, when set.
         public var productsError: (any Error & Sendable)?
         /// Transactions not finished.
@@ -28,6 +30,12 @@ public enum StoreKitTestScript {
         public var jws: [UInt64: String] = [:]
         /// Subscription groups whose introductory offer the customer may no longer take.
         public var introOfferUsedGroups: Set<String> = []
+        /// The error the manage-subscriptions sheet throws, when set.
+        public var manageSubscriptionsError: (any Error & Sendable)?
+        /// What the refund request sheet answers, by transaction ID (`.success` when not set).
+        public var refundResults: [UInt64: Transaction.RefundRequestStatus] = [:]
+        /// The error the refund request sheet throws, when set.
+        public var refundError: (any Error & Sendable)?
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
@@ -37,6 +45,10 @@ public enum StoreKitTestScript {
         public var finished: [UInt64] = []
         /// How many times `AppStore.sync()` ran.
         public var syncs = 0
+        /// Each manage-subscriptions sheet shown: its scene and the subscription group asked for.
+        public var manageSubscriptionsSheets: [(scene: ObjectIdentifier, subscriptionGroupID: String?)] = []
+        /// Each refund request sheet shown: the transaction and the scene.
+        public var refundRequests: [(transactionID: UInt64, scene: ObjectIdentifier)] = []
 
         public init() {}
     }
@@ -120,9 +132,10 @@ public enum StoreKitTestScript {
     static func purchase(
         _ product: Product, options: Set<Product.PurchaseOption>, confirmedIn scene: ObjectIdentifier? = nil
     ) throws -> Product.PurchaseResult {
-        state.withLock { state in
+        try state.withLock { state in
             state.purchases.append((product.id, options))
             state.confirmationScenes.append(scene)
+            if let error = state.purchaseErrors[product.id] { throw error }
             return state.purchaseResults[product.id] ?? .userCancelled
         }
     }
@@ -153,6 +166,23 @@ public enum StoreKitTestScript {
         try state.withLock { state in
             state.syncs += 1
             if let error = state.syncError { throw error }
+        }
+    }
+
+    static func showManageSubscriptions(in scene: ObjectIdentifier, subscriptionGroupID: String?) throws {
+        try state.withLock { state in
+            state.manageSubscriptionsSheets.append((scene, subscriptionGroupID))
+            if let error = state.manageSubscriptionsError { throw error }
+        }
+    }
+
+    static func beginRefundRequest(
+        for transactionID: UInt64, in scene: ObjectIdentifier
+    ) throws -> Transaction.RefundRequestStatus {
+        try state.withLock { state in
+            state.refundRequests.append((transactionID, scene))
+            if let error = state.refundError { throw error }
+            return state.refundResults[transactionID] ?? .success
         }
     }
 

@@ -63,3 +63,51 @@ extension Transaction {
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
     }
 }
+
+@available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+extension Transaction {
+    /// The errors of a refund request.
+    /// https://developer.apple.com/documentation/storekit/transaction/refundrequesterror
+    @available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    public enum RefundRequestError: Error, Equatable, Hashable {
+        /// The App Store has already received a refund request for this in-app purchase.
+        case duplicateRequest
+        /// The refund request failed.
+        case failed
+    }
+
+    /// What a refund request came to.
+    /// https://developer.apple.com/documentation/storekit/transaction/refundrequeststatus
+    @available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+    public enum RefundRequestStatus: Equatable, Hashable {
+        /// The customer submitted the request (the App Store decides later).
+        case success
+        /// The customer cancelled the request.
+        case userCancelled
+    }
+
+    /// Presents the refund request sheet for the transaction `transactionID` in a window scene.
+    /// Throws `Transaction.RefundRequestError` or `StoreKitError`.
+    /// https://developer.apple.com/documentation/storekit/transaction/beginrefundrequest(for:in:)-65tph
+    @available(iOS 15.0, visionOS 1.0, *)
+    @available(watchOS, unavailable)
+    @available(tvOS, unavailable)
+    @MainActor
+    public static func beginRefundRequest(
+        for transactionID: UInt64, in scene: UIWindowScene
+    ) async throws -> Transaction.RefundRequestStatus {
+        try StoreKitTestScript.beginRefundRequest(for: transactionID, in: ObjectIdentifier(scene))
+    }
+}
+
+@available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+extension Transaction.RefundRequestError: Sendable {}
+
+@available(iOS 15.4, macOS 12.3, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+extension Transaction.RefundRequestError: LocalizedError {
+    /// A description of the error (the case's name, in this stand-in).
+    public var errorDescription: String? { "\(self)" }
+}
+
+@available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+extension Transaction.RefundRequestStatus: Sendable {}

@@ -1,5 +1,6 @@
-// UIKit's scene class, declared in this stand-in because `Product.purchase(confirmIn:options:)`
-// takes one and Linux has no UIKit. Only its identity matters to the scripted store.
+// UIKit's scene classes, declared in this stand-in because `Product.purchase(confirmIn:options:)`
+// takes a scene and StoreKit's sheets take a window scene, and Linux has no UIKit. Only their
+// identity matters to the scripted store.
 
 /// An object that represents one instance of your app's user interface.
 /// https://developer.apple.com/documentation/uikit/uiscene
@@ -7,3 +8,7 @@
     /// A scene, for tests.
     public init() {}
 }
+
+/// A scene that manages one or more windows: what StoreKit's sheets are shown in.
+/// https://developer.apple.com/documentation/uikit/uiwindowscene
+@MainActor open class UIWindowScene: UIScene {}

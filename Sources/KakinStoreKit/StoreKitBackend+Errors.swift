@@ -1,0 +1,85 @@
+#if canImport(StoreKit)
+import Kakin
+import Foundation
+import StoreKit
+
+@available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
+extension StoreKitBackend {
+    /// StoreKit's error as the SDK's: every case of `Product.PurchaseError` and `StoreKitError`
+    /// becomes a ``KakinError`` carrying the matching StoreKit (`SKError`) code, from which
+    /// ``PaymentError`` takes its case and ``PaymentError/isRetryable``. Errors of other kinds pass
+    /// as ``KakinError/Code/storeFailure`` with their description and no code.
+    static func kakinError(_ error: any Error) -> KakinError {
+        switch error {
+        case let error as KakinError: error
+        case let error as Product.PurchaseError: kakinError(error)
+        case let error as StoreKitError: kakinError(error)
+        case let error as Transaction.RefundRequestError: kakinError(error)
+        default: KakinError(.storeFailure, "StoreKit failed: \(error)")
+        }
+    }
+
+    /// `Product.PurchaseError`: the App Store refused this purchase as asked. None is retryable.
+    static func kakinError(_ error: Product.PurchaseError) -> KakinError {
+        switch error {
+        case .invalidQuantity:
+            KakinError(.storeFailure, "the App Store does not take this quantity", storeKitCode: 3)
+        case .productUnavailable:
+            KakinError(.productUnavailable, "the product is not available", storeKitCode: 5)
+        case .purchaseNotAllowed:
+            KakinError(.storeFailure, "this account may not make purchases", storeKitCode: 4)
+        case .ineligibleForOffer:
+            KakinError(.storeFailure, "the customer may not have this offer", storeKitCode: 18)
+        case .invalidOfferIdentifier:
+            KakinError(.storeFailure, "the App Store does not know this offer", storeKitCode: 11)
+        case .invalidOfferPrice:
+            KakinError(.storeFailure, "the offer's price is not valid", storeKitCode: 14)
+        case .invalidOfferSignature:
+            KakinError(.storeFailure, "the App Store refused the offer's signature", storeKitCode: 12)
+        case .missingOfferParameters:
+            KakinError(.storeFailure, "the offer's parameters are missing", storeKitCode: 13)
+        default:
+            // `paymentMethodBindingConfigurationRequired` came with the iOS 26.5 SDK. It is matched
+            // by its name so that the package still builds with the SDKs before it.
+            if "\(error)" == "paymentMethodBindingConfigurationRequired" {
+                KakinError(
+                    .storeFailure, "the customer must add a payment method to their Apple Account first",
+                    storeKitCode: 21)
+            } else {
+                KakinError(.storeFailure, "the App Store refused the purchase: \(error)")
+            }
+        }
+    }
+
+    /// `StoreKitError`: StoreKit's own failures. The network and StoreKit's unexplained or system
+    /// errors are retryable; a cancel is StoreKit code 2, which the callers treat as an outcome.
+    static func kakinError(_ error: StoreKitError) -> KakinError {
+        switch error {
+        case .unknown:
+            KakinError(.storeFailure, "StoreKit failed without saying why", storeKitCode: 0, isRetryable: true)
+        case .userCancelled:
+            KakinError(.storeFailure, "the customer cancelled", storeKitCode: 2)
+        case .networkError(let error):
+            KakinError(.network, "the App Store could not be reached (URL error \(error.code.rawValue))")
+        case .systemError(let error):
+            KakinError(.storeFailure, "StoreKit failed: \(error)", storeKitCode: 0, isRetryable: true)
+        case .notAvailableInStorefront:
+            KakinError(.productUnavailable, "not available in this account's storefront", storeKitCode: 5)
+        case .notEntitled:
+            KakinError(.storeFailure, "the app lacks the entitlement StoreKit needs for this", storeKitCode: 1)
+        case .unsupported:
+            KakinError(.storeFailure, "StoreKit does not support this product for this operation", storeKitCode: 3)
+        @unknown default:
+            KakinError(.storeFailure, "StoreKit failed: \(error)")
+        }
+    }
+
+    /// `Transaction.RefundRequestError.failed` (a duplicate request is an outcome, not an error).
+    static func kakinError(_ error: Transaction.RefundRequestError) -> KakinError {
+        switch error {
+        case .failed: KakinError(.storeFailure, "the refund request failed", storeKitCode: 0, isRetryable: true)
+        default: KakinError(.storeFailure, "the refund request failed: \(error)")
+        }
+    }
+}
+#endif

@@ -3,6 +3,11 @@ public import Foundation
 import KakinWire
 
 /// The sandbox App Store as the store: its device API over HTTP. Works on Linux and in any test.
+///
+/// The sandbox has no App Store sheets: ``StoreBackend/showManageSubscriptions(subscriptionGroupID:)``
+/// and ``StoreBackend/beginRefundRequest(for:)`` throw ``KakinError/Code/unsupported``. Tests refund
+/// and change subscriptions through the sandbox's control API instead
+/// (`POST /v1/control/transactions/{id}/refund`, `…/subscriptions/{original}/fail-renewals`).
 public struct SandboxBackend: StoreBackend {
     /// The sandbox's base URL, e.g. `http://127.0.0.1:8081`.
     public let baseURL: URL

@@ -44,6 +44,26 @@ public protocol StoreBackend: Sendable {
     func transactionUpdates() -> AsyncStream<StoreTransaction>
     /// The app receipt, base64 (for the legacy server flow).
     func appReceipt() async throws -> String?
+    /// Shows the store's own sheet where the customer manages their subscriptions (changes plan,
+    /// cancels), for one subscription group or all of them. What the customer changes arrives
+    /// later, as the store's transactions and renewal information do. A store without the sheet
+    /// throws ``KakinError/Code/unsupported``.
+    func showManageSubscriptions(subscriptionGroupID: String?) async throws
+    /// Shows the store's refund request sheet for a transaction the customer bought. A refund
+    /// the store grants later arrives as a revoked transaction. A store without the sheet throws
+    /// ``KakinError/Code/unsupported``.
+    func beginRefundRequest(for transactionID: String) async throws -> RefundRequestOutcome
+}
+
+/// What a refund request sheet came to.
+public enum RefundRequestOutcome: Hashable, Sendable {
+    /// The customer sent the request; the App Store decides later (a refund arrives as a revoked
+    /// transaction).
+    case requested
+    /// The customer closed the sheet without asking.
+    case cancelled
+    /// The App Store already has a refund request for this purchase.
+    case alreadyRequested
 }
 
 /// What a purchase asks of the store besides the product: StoreKit's purchase options.
@@ -78,6 +98,16 @@ public struct StorePurchaseOptions: Hashable, Sendable {
 }
 
 extension StoreBackend {
+    /// Throws ``KakinError/Code/unsupported``: a store that has no manage-subscriptions sheet.
+    public func showManageSubscriptions(subscriptionGroupID: String?) async throws {
+        throw KakinError(.unsupported, "\(storeIdentifier) has no manage-subscriptions sheet")
+    }
+
+    /// Throws ``KakinError/Code/unsupported``: a store that has no refund request sheet.
+    public func beginRefundRequest(for transactionID: String) async throws -> RefundRequestOutcome {
+        throw KakinError(.unsupported, "\(storeIdentifier) has no refund request sheet")
+    }
+
     /// Buys without offers through ``purchase(_:quantity:appAccountToken:)``; a store that has
     /// no way to apply offers refuses them.
     public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {

@@ -220,10 +220,15 @@ public actor PaymentManager {
     }
 
     /// Restores non-consumables and subscriptions: each is delivered to the server (idempotently),
-    /// then `restoreFinished`.
+    /// then `restoreFinished`. A customer who cancels the store's sign-in has restored nothing:
+    /// that is not a failure, so it posts `restoreFinished` and returns no transactions.
     public func restore() async throws -> [StoreTransaction] {
         let transactions: [StoreTransaction]
         do { transactions = try await session.backend.restore() } catch {
+            guard PaymentError(error) != .cancelled else {
+                post(.restoreFinished)
+                return []
+            }
             post(.failed(productID: "", error: .restoreFailed))
             throw error
         }

@@ -21,14 +21,22 @@ public enum PaymentStatus: Hashable, Sendable {
 }
 
 /// Why a payment flow failed: the classic payment errors, extended with StoreKit's other cases.
+///
+/// Every error StoreKit 2 throws (`Product.PurchaseError`, `StoreKitError`) arrives as one of these
+/// cases; ``isRetryable`` says whether the same request can succeed later without anything
+/// changing. A customer who cancels is not a failure: a purchase returns
+/// ``PurchaseOutcome/cancelled`` and a restore restores nothing.
 public enum PaymentError: Error, Hashable, Sendable {
     /// Products could not be loaded from the store.
     case productInfoFailed
-    /// The client may not make the payment (SKError code 1, `clientInvalid`).
+    /// The client may not make the payment, or the app lacks the entitlement StoreKit needs (SKError
+    /// code 1, `clientInvalid`; StoreKit's `notEntitled`).
     case clientInvalid
-    /// The customer cancelled the payment (SKError code 2, `paymentCancelled`).
+    /// The customer cancelled the payment (SKError code 2, `paymentCancelled`; StoreKit's
+    /// `userCancelled`).
     case cancelled
-    /// The store refused the payment's parameters (SKError code 3, `paymentInvalid`).
+    /// The store refused the payment's parameters: a quantity it does not take, a product the
+    /// operation does not support (SKError code 3, `paymentInvalid`).
     case invalidPayment
     /// The account may not buy, e.g. because of parental restrictions (SKError code 4,
     /// `paymentNotAllowed`).
@@ -47,11 +55,21 @@ public enum PaymentError: Error, Hashable, Sendable {
     case invalidOfferSignature
     /// The customer may not have the offer (SKError 18).
     case ineligibleForOffer
+    /// The customer must add a payment method to their Apple Account before buying (SKError 21,
+    /// StoreKit's `paymentMethodBindingConfigurationRequired`).
+    case paymentMethodRequired
+    /// The store failed on its own (a system error, or one it does not explain), with its
+    /// description; trying again later usually works (SKError code 0, `unknown`).
+    case storeFailure(String)
     /// Any other failure, with its description.
     case unknown(String)
 
     /// Maps an SDK error (and the store's SKError code it may carry) to one of these cases.
     public init(_ error: any Error) {
+        if let error = error as? PaymentError {
+            self = error
+            return
+        }
         guard let error = error as? KakinError else {
             self = .unknown("\(error)")
             return
@@ -62,6 +80,7 @@ public enum PaymentError: Error, Hashable, Sendable {
         case .productUnavailable: self = .productUnavailable
         case .storeFailure:
             switch error.storeKitCode {
+            case 0: self = .storeFailure(error.message)
             case 1: self = .clientInvalid
             case 2: self = .cancelled
             case 3: self = .invalidPayment
@@ -70,9 +89,24 @@ public enum PaymentError: Error, Hashable, Sendable {
             case 11, 13, 14: self = .invalidOffer
             case 12: self = .invalidOfferSignature
             case 18: self = .ineligibleForOffer
+            case 21: self = .paymentMethodRequired
             default: self = .unknown(error.message)
             }
         default: self = .unknown(error.message)
+        }
+    }
+
+    /// Whether the same request can succeed if tried again later, with nothing else changed: the
+    /// network, a store that failed on its own, products or a restore that could not be loaded. Not
+    /// a cancel, a refusal of the request itself (an offer, a quantity, a product), or what needs
+    /// the customer or the developer to act first (restrictions, a payment method, configuration).
+    public var isRetryable: Bool {
+        switch self {
+        case .network, .storeFailure, .productInfoFailed, .restoreFailed: true
+        case .serverRejected(let error): error.isRetryable
+        case .cancelled, .clientInvalid, .invalidPayment, .notAllowed, .productUnavailable, .invalidOffer,
+            .invalidOfferSignature, .ineligibleForOffer, .paymentMethodRequired, .unknown:
+            false
         }
     }
 }

@@ -7,7 +7,7 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case network, serverRejected, invalidResponse, tamperedResponse, storeFailure, productUnavailable
-            case notConfigured, downloadFailed, storage
+            case notConfigured, downloadFailed, storage, unsupported
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -30,6 +30,9 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let downloadFailed = Code(.downloadFailed)
         /// Local state could not be read or written.
         public static let storage = Code(.storage)
+        /// The store has no such operation on this platform (e.g. an App Store sheet the sandbox
+        /// does not have, or one StoreKit does not offer on macOS).
+        public static let unsupported = Code(.unsupported)
 
         /// The code's name, e.g. `network`.
         public var description: String { base.rawValue }

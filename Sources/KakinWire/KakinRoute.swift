@@ -113,6 +113,13 @@ extension KakinRoute {
             "POST",
             [.literal("v1"), .literal("customers"), .parameter(name: "user", value: appUserID), .literal("app-transaction")])
     }
+    /// `POST /v1/customers/{anonymous user}/alias`: a ``CustomerAliasRequest``, answered with the
+    /// identified customer's signed ``CustomerAnswer``.
+    public static func aliasCustomer(_ anonymousID: String = "") -> KakinRoute {
+        KakinRoute(
+            "POST",
+            [.literal("v1"), .literal("customers"), .parameter(name: "user", value: anonymousID), .literal("alias")])
+    }
     /// `GET /v1/catalog`: the ``CatalogAnswer``.
     public static let catalog = KakinRoute("GET", [.literal("v1"), .literal("catalog")])
     /// `GET /v1/content/{product}`: a product's hosted content package (ranged).

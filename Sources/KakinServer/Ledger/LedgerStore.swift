@@ -82,6 +82,19 @@ public protocol LedgerStore: Sendable {
         bundleID: String, originalTransactionID: String, from: String, to: String, at date: Date
     ) async throws -> Int
 
+    /// Makes the anonymous customer `anonymousID` an alias of the identified customer `appUserID`
+    /// and moves the anonymous customer's purchases, ledger lines, balances and app downloads to
+    /// them, in one database transaction, recording a `customer.aliased` event. Purchases another
+    /// identified customer holds part of move from that customer only when `transfersOwnership`.
+    /// Idempotent: the same call again changes nothing. An anonymous ID aliased to another
+    /// customer before is answered with ``CustomerAliasOutcome/aliasedToAnotherCustomer(_:)``.
+    func alias(
+        bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
+    ) async throws -> CustomerAliasOutcome
+
+    /// The identified customer the anonymous customer `anonymousID` became, if any.
+    func aliasedCustomer(bundleID: String, anonymousID: String) async throws -> String?
+
     /// Spends currency atomically: never below zero, once per idempotency key.
     func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date

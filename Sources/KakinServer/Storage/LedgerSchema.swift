@@ -279,5 +279,23 @@ enum LedgerSchema {
                 """
             ]
         },
+        // Which identified customer each anonymous customer became when the app signed in: the
+        // anonymous customer's purchases and balances were moved to `app_user_id`, and requests that
+        // still name the anonymous ID are served for it. An anonymous ID becomes one customer only.
+        LedgerMigration(id: "0011_customer_aliases") { _ in
+            [
+                """
+                CREATE TABLE customer_aliases (
+                    bundle_id TEXT NOT NULL,
+                    alias TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, alias),
+                    CHECK (alias <> app_user_id)
+                )
+                """,
+                "CREATE INDEX customer_aliases_by_customer ON customer_aliases (bundle_id, app_user_id)",
+            ]
+        },
     ]
 }

@@ -10,6 +10,7 @@ enum LedgerEventType {
     static let balanceCredited = "balance.credited"
     static let balanceSpent = "balance.spent"
     static let balanceClawedBack = "balance.clawed_back"
+    static let customerAliased = "customer.aliased"
 }
 
 /// Body of `transaction.recorded` and `transaction.revoked` events.

@@ -54,7 +54,8 @@ struct ContentController: RouteController {
             try RequestReader.checkUserID(user)
             let productID = try Self.contentProduct(context, of: app, in: service)
             let (summary, _) = try await service.customerSummary(
-                bundleID: app.bundleID, appUserID: user, recent: 0, withJWS: false)
+                bundleID: app.bundleID, appUserID: try await service.customerID(user, bundleID: app.bundleID),
+                recent: 0, withJWS: false)
             let now = service.now()
             guard
                 summary.accessTransactions.contains(where: {

@@ -4,8 +4,10 @@ import Hummingbird
 import KakinHTTP
 import KakinWire
 
-/// The routes about one customer: the customer's answer and transaction pages, offer signatures
-/// and app downloads (publishable key), and spending currency (secret key).
+/// The routes about one customer: the customer's answer and transaction pages, offer signatures,
+/// app downloads and the alias an anonymous customer becomes at sign-in (publishable key), and
+/// spending currency (secret key). A path that names an anonymous customer who became an
+/// identified one is about the identified customer.
 struct CustomerController: RouteController {
     let service: PurchaseService
     let reader: RequestReader
@@ -15,13 +17,13 @@ struct CustomerController: RouteController {
         routes.on(.customer()) { request, context in
             let caller = try context.caller(secret: false)
             let app = try caller.app(try RequestReader.bundleID(request), in: service)
-            let user = try RequestReader.customer(context)
+            let user = try await service.customerID(try RequestReader.customer(context), bundleID: app.bundleID)
             return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)
         }
         routes.on(.customerTransactions()) { request, context in
             let caller = try context.caller(secret: false)
             let app = try caller.app(try RequestReader.bundleID(request), in: service)
-            let user = try RequestReader.customer(context)
+            let user = try await service.customerID(try RequestReader.customer(context), bundleID: app.bundleID)
             return try await transactionPage(request, app: app, user: user)
         }
         routes.on(.signOffer()) { request, context in
@@ -36,6 +38,13 @@ struct CustomerController: RouteController {
                 body.signedAppTransaction, bundleID: app.bundleID, appUserID: user)
             return JSONBody.response(LinkedAppTransaction(appTransactionId: linked.appTransactionID ?? "", appUserId: user))
         }
+        routes.on(.aliasCustomer()) { request, context in
+            let (app, anonymous, body) = try await input(
+                CustomerAliasRequest.self, \.bundleId, request, context, followingAlias: false)
+            try RequestReader.checkUserID(body.appUserId)
+            try await service.alias(bundleID: app.bundleID, anonymousID: anonymous, to: body.appUserId)
+            return try await answers.answer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+        }
         routes.on(.spend()) { request, context in
             let (app, user, body) = try await input(SpendRequest.self, \.bundleId, request, context, secret: true)
             let currency = try RequestReader.pathParameter(context, "currency")
@@ -44,17 +53,19 @@ struct CustomerController: RouteController {
     }
 
     /// The input of a customer route whose body names the app: the caller's key first, then the
-    /// body, then the app it names, then the customer of the path.
+    /// body, then the app it names, then the customer of the path (the identified customer it
+    /// became, for an anonymous ID that did, unless `followingAlias` is false).
     private func input<Body: Decodable>(
         _ type: Body.Type, _ bundleID: KeyPath<Body, String>, _ request: Request, _ context: KakinRequestContext,
-        secret: Bool = false
+        secret: Bool = false, followingAlias: Bool = true
     ) async throws -> (app: AppConfiguration, user: String, body: Body) {
         let caller = try context.caller(secret: secret)
         let user = try RequestReader.pathParameter(context, "user")
         let body = try await reader.decode(Body.self, from: request)
         let app = try caller.app(body[keyPath: bundleID], in: service)
         try RequestReader.checkUserID(user)
-        return (app, user, body)
+        guard followingAlias else { return (app, user, body) }
+        return (app, try await service.customerID(user, bundleID: app.bundleID), body)
     }
 
     /// A signed page of the customer's transactions, newest first (`?limit=`, `?cursor=`).

@@ -18,9 +18,13 @@ struct PurchaseController: RouteController {
             let app = try caller.app(body.bundleId, in: service)
             try RequestReader.checkUserID(body.appUserId)
             let asked = try CustomerAnswerSigner.AnswerQuery(request)
+            // An anonymous customer who became an identified one uploads for the identified one.
+            let user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
             let (_, summary, entitlements) = try await service.submit(
-                body.signedTransaction, app: app, appUserID: body.appUserId, recent: asked.recent,
-                withJWS: asked.withJWS)
+                body.signedTransaction, app: app, appUserID: user, recent: asked.recent, withJWS: asked.withJWS)
+            if user == body.appUserId, let identified = try await service.followAlias(of: user, bundleID: app.bundleID) {
+                return try await answers.answer(request, bundleID: app.bundleID, appUserID: identified)
+            }
             return answers.answer(asked, summary: summary, entitlements: entitlements)
         }
         routes.on(.submitReceipt) { request, context in
@@ -28,8 +32,12 @@ struct PurchaseController: RouteController {
             let body = try await reader.decode(ReceiptSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             try RequestReader.checkUserID(body.appUserId)
-            _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: body.appUserId)
-            return try await answers.answer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+            var user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
+            _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: user)
+            if user == body.appUserId, let identified = try await service.followAlias(of: user, bundleID: app.bundleID) {
+                user = identified
+            }
+            return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)
         }
         // Apple posts here without a key: the signature is the authentication.
         routes.on(.appleNotification) { request, _ in

@@ -1,0 +1,40 @@
+public import Foundation
+
+/// The app user IDs the SDK makes for customers who have not signed in: `$kakin_anon_` followed by
+/// 32 lowercase hexadecimal digits (a random UUID without its dashes).
+///
+/// The prefix is what tells the server and the SDK that a customer is anonymous: an anonymous
+/// customer's purchases can be moved to an identified customer
+/// (`POST /v1/customers/{anonymous user}/alias`), and an identified customer's never are. Apps
+/// must not give their own users IDs with this prefix.
+public enum AnonymousAppUserID {
+    /// `$kakin_anon_`: every anonymous ID starts with it, and no identified ID may.
+    public static let prefix = "$kakin_anon_"
+
+    /// Whether `appUserID` names an anonymous customer (it starts with ``prefix``).
+    public static func isAnonymous(_ appUserID: String) -> Bool {
+        appUserID.hasPrefix(prefix)
+    }
+
+    /// A new anonymous ID: ``prefix`` and a random UUID's 32 hexadecimal digits, lowercase.
+    public static func make() -> String {
+        prefix + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
+}
+
+/// The body of `POST /v1/customers/{anonymous user}/alias`: the identified customer that the
+/// anonymous customer of the path becomes. The server moves the anonymous customer's purchases
+/// and balances to `appUserId` and remembers the alias, so requests that still name the anonymous
+/// ID reach the identified customer.
+public struct CustomerAliasRequest: Codable, Hashable, Sendable {
+    /// The app's bundle ID.
+    public var bundleId: String
+    /// The identified customer (not anonymous, 1 to 256 characters).
+    public var appUserId: String
+
+    /// Creates a request.
+    public init(bundleId: String, appUserId: String) {
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+    }
+}

@@ -6,9 +6,9 @@ import StoreKit
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 extension StoreKitBackend {
     /// StoreKit's error as the SDK's: every case of `Product.PurchaseError` and `StoreKitError`
-    /// becomes a ``KakinError`` carrying the matching StoreKit (`SKError`) code, from which
-    /// ``PaymentError`` takes its case and ``PaymentError/isRetryable``. Errors of other kinds pass
-    /// as ``KakinError/Code/storeFailure`` with their description and no code.
+    /// becomes a `KakinError` carrying the matching StoreKit (`SKError`) code, from which
+    /// `PaymentError` takes its case and `PaymentError/isRetryable`. Errors of other kinds pass
+    /// as `KakinError/Code/storeFailure` with their description and no code.
     static func kakinError(_ error: any Error) -> KakinError {
         switch error {
         case let error as KakinError: error

@@ -10,9 +10,9 @@ import StoreKit
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 extension StoreKitBackend {
     /// `AppStore.showManageSubscriptions(in:)`, or `showManageSubscriptions(in:subscriptionGroupID:)`
-    /// for one group, in the backend's window scene. Throws ``KakinError/Code/notConfigured`` when
-    /// the app gave no scene, ``KakinError/Code/unsupported`` where StoreKit has no such sheet
-    /// (macOS, tvOS, watchOS), and StoreKit's errors mapped as ``kakinError(_:)`` maps them; a
+    /// for one group, in the backend's window scene. Throws `KakinError/Code/notConfigured` when
+    /// the app gave no scene, `KakinError/Code/unsupported` where StoreKit has no such sheet
+    /// (macOS, tvOS, watchOS), and StoreKit's errors mapped as `kakinError(_:)` maps them; a
     /// customer who closes the sheet is no error.
     public func showManageSubscriptions(subscriptionGroupID: String?) async throws {
         #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
@@ -30,9 +30,9 @@ extension StoreKitBackend {
     }
 
     /// `Transaction.beginRefundRequest(for:in:)` in the backend's window scene. The customer's
-    /// answer is the outcome; a request the App Store already has is ``RefundRequestOutcome/alreadyRequested``.
-    /// Throws as ``showManageSubscriptions(subscriptionGroupID:)`` does, and
-    /// ``KakinError/Code/storeFailure`` for an ID that is not a StoreKit transaction ID.
+    /// answer is the outcome; a request the App Store already has is `RefundRequestOutcome/alreadyRequested`.
+    /// Throws as `showManageSubscriptions(subscriptionGroupID:)` does, and
+    /// `KakinError/Code/storeFailure` for an ID that is not a StoreKit transaction ID.
     public func beginRefundRequest(for transactionID: String) async throws -> RefundRequestOutcome {
         guard let id = UInt64(transactionID) else {
             throw KakinError(.storeFailure, "\(transactionID) is not a StoreKit transaction ID", storeKitCode: 3)

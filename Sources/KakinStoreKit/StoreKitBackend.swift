@@ -14,18 +14,18 @@ import StoreKit
 
 /// StoreKit 2 as the store, on Apple platforms. A thin mapping only: every decision (delivery,
 /// retries, finishing after the server acknowledged) is made above it, in code tested on Linux.
-/// StoreKit's errors are mapped to ``KakinError`` with the matching StoreKit code, which
-/// ``PaymentError`` turns into its cases; a customer who cancels is an outcome, not an error.
+/// StoreKit's errors are mapped to `KakinError` with the matching StoreKit code, which
+/// `PaymentError` turns into its cases; a customer who cancels is an outcome, not an error.
 ///
 /// On visionOS StoreKit confirms a purchase only in a scene the app names, so the backend is made
-/// there with ``init(confirmIn:)``. The App Store's sheets (``showManageSubscriptions(subscriptionGroupID:)``,
-/// ``beginRefundRequest(for:)``) need that window scene on every UIKit platform; StoreKit has
+/// there with `init(confirmIn:)`. The App Store's sheets (`showManageSubscriptions(subscriptionGroupID:)`,
+/// `beginRefundRequest(for:)`) need that window scene on every UIKit platform; StoreKit has
 /// neither sheet on tvOS and watchOS, nor the window-scene forms on macOS, where both throw
-/// ``KakinError/Code/unsupported``.
+/// `KakinError/Code/unsupported`.
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 public struct StoreKitBackend: StoreBackend {
     /// Creates the backend; StoreKit chooses where to confirm purchases. Not on visionOS, where a
-    /// purchase needs the app's scene: use ``init(confirmIn:)`` there.
+    /// purchase needs the app's scene: use `init(confirmIn:)` there.
     @available(visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
     public init() {
         #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
@@ -42,7 +42,7 @@ public struct StoreKitBackend: StoreBackend {
         /// in the window scene `scene` returns at that moment (`Product.purchase(confirmIn:options:)`),
         /// e.g. `StoreKitBackend(confirmIn: { view.window?.windowScene })`. Required on visionOS; where
         /// `scene` returns `nil`, other platforms let StoreKit choose, and visionOS throws
-        /// ``KakinError/Code/notConfigured``.
+        /// `KakinError/Code/notConfigured`.
         public init(confirmIn scene: @escaping @MainActor @Sendable () -> UIWindowScene?) {
             windowScene = scene
         }
@@ -101,9 +101,9 @@ public struct StoreKitBackend: StoreBackend {
         try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
     }
 
-    /// Buys with StoreKit and its offer options (see ``purchaseOptions(_:for:)``). A customer who
-    /// cancels, on the sheet or by throwing `StoreKitError.userCancelled`, is ``StorePurchaseResult/cancelled``;
-    /// StoreKit's other errors are thrown mapped (``kakinError(_:)``).
+    /// Buys with StoreKit and its offer options (see `purchaseOptions(_:for:)`). A customer who
+    /// cancels, on the sheet or by throwing `StoreKitError.userCancelled`, is `StorePurchaseResult/cancelled`;
+    /// StoreKit's other errors are thrown mapped (`kakinError(_:)`).
     public func purchase(_ productID: String, options: StorePurchaseOptions) async throws -> StorePurchaseResult {
         let product: Product?
         do { product = try await Product.products(for: [productID]).first } catch { throw Self.kakinError(error) }
@@ -231,7 +231,7 @@ public struct StoreKitBackend: StoreBackend {
 
     /// Runs `AppStore.sync()` (which may ask the customer to sign in), then returns
     /// `Transaction.currentEntitlements`, verified or not. A customer who does not sign in is
-    /// thrown as StoreKit code 2 (``PaymentError/cancelled``), which restores nothing.
+    /// thrown as StoreKit code 2 (`PaymentError/cancelled`), which restores nothing.
     public func restore() async throws -> [StoreTransaction] {
         do { try await AppStore.sync() } catch { throw Self.kakinError(error) }
         var result: [StoreTransaction] = []

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// Buys products, restores purchases, and makes sure every transaction reaches your server exactly
 /// once before it is finished.
@@ -19,8 +20,10 @@ public import Foundation
 public actor PaymentManager {
     /// The session this manager delivers through (shared with the app's other managers).
     public let session: StoreSession
-    /// The user this manager's purchases and restores are delivered for.
-    public let appUserID: String
+    /// The user this manager's purchases and restores are delivered for: the one it was made
+    /// for, until ``KakinStore/logIn(_:)`` or ``KakinStore/logOut()`` switches it.
+    public nonisolated var appUserID: String { currentUser.withLock { $0 } }
+    private let currentUser: Mutex<String>
     private let listenerID = UUID()
     private let events: AsyncStream<PaymentStatus>.Continuation
     private var pump: Task<Void, Never>?
@@ -37,9 +40,9 @@ public actor PaymentManager {
     public init(session: StoreSession, appUserID: String? = nil) async {
         self.session = session
         if let appUserID {
-            self.appUserID = appUserID
+            currentUser = Mutex(appUserID)
         } else {
-            self.appUserID = await session.appUserID
+            currentUser = Mutex(await session.appUserID)
         }
         // One stream per manager: the session's events and the manager's own, in the order they
         // happen, forwarded by one task to the delegate and to every `statusUpdates()` stream.
@@ -249,9 +252,25 @@ public actor PaymentManager {
         await session.deliverDue(ignoringBackoff: true)
     }
 
-    /// Transactions bought but not yet acknowledged by the server.
+    /// Transactions bought but not yet acknowledged by the server (those queued for an anonymous
+    /// customer this one was before logging in included).
     public func pendingDeliveries() async -> [StoreTransaction] {
-        await session.outbox.entries(of: appUserID).filter { !$0.rejected }.map(\.transaction)
+        await queuedEntries().filter { !$0.rejected }.map(\.transaction)
+    }
+
+    /// The outbox entries of this manager's user and of the anonymous users it was before.
+    private func queuedEntries() async -> [DeliveryOutbox.Entry] {
+        var entries: [DeliveryOutbox.Entry] = []
+        for user in await session.identities(of: appUserID) { entries += await session.outbox.entries(of: user) }
+        return entries
+    }
+
+    /// Buys, restores and reads the customer for `appUserID` from now on, and reports the
+    /// statuses of that user's transactions (``KakinStore/logIn(_:)`` and ``KakinStore/logOut()``
+    /// switch users this way).
+    func switchUser(to appUserID: String) async {
+        currentUser.withLock { $0 = appUserID }
+        await session.subscribe(listenerID, appUserID: appUserID, events)
     }
 
     /// Downloads hosted content before finishing, as apps with hosted content must: for every
@@ -298,6 +317,6 @@ public actor PaymentManager {
     /// Transactions the server refused for good (a verification failure), with the reason: kept
     /// on the device, not retried, reported once through the status stream when refused.
     public func rejectedDeliveries() async -> [(transaction: StoreTransaction, reason: String)] {
-        await session.outbox.entries(of: appUserID).filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
+        await queuedEntries().filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
     }
 }

@@ -84,6 +84,9 @@ public actor StoreSession {
     private var wantedAnswers: Set<String> = []
     private var answers: [String: CustomerInfo] = [:]
     private var subscribers: [UUID: (appUserID: String, continuation: AsyncStream<PaymentStatus>.Continuation)] = [:]
+    /// Each anonymous user this device was, mapped to the identified user it became at a log-in:
+    /// what is still queued for the anonymous user is that user's now.
+    private var successors: [String: String] = [:]
     /// Called after the server acknowledged a transaction and before it is finished (downloads).
     var beforeFinish: (@Sendable (StoreTransaction) async throws -> Void)?
 
@@ -121,6 +124,28 @@ public actor StoreSession {
         self.appUserID = appUserID
     }
 
+    /// Makes `appUserID` the session's user, as ``setAppUserID(_:)`` does; when it is the
+    /// identified customer the anonymous user `former` became (the server moved that user's
+    /// purchases), the statuses of what is still queued for `former` go to `appUserID`'s managers.
+    func identify(_ appUserID: String, succeeding former: String?) {
+        if let former, former != appUserID { successors[former] = appUserID }
+        self.appUserID = appUserID
+    }
+
+    /// The user whose managers hear about the transactions of `appUserID`: the identified
+    /// customer it became, or itself.
+    func recipient(of appUserID: String) -> String {
+        var user = appUserID
+        var seen: Set<String> = [user]
+        while let next = successors[user], seen.insert(next).inserted { user = next }
+        return user
+    }
+
+    /// `appUserID` and every anonymous user that became it on this device.
+    func identities(of appUserID: String) -> [String] {
+        [appUserID] + successors.keys.filter { $0 != appUserID && recipient(of: $0) == appUserID }.sorted()
+    }
+
     /// Sends the events about `appUserID`'s transactions to `continuation`.
     func subscribe(_ id: UUID, appUserID: String, _ continuation: AsyncStream<PaymentStatus>.Continuation) {
         subscribers[id] = (appUserID, continuation)
@@ -131,7 +156,8 @@ public actor StoreSession {
 
     /// Sends `status` about a transaction of `appUserID` to that user's managers, in order.
     func emit(_ status: PaymentStatus, for appUserID: String) {
-        for subscriber in subscribers.values where subscriber.appUserID == appUserID {
+        let recipient = recipient(of: appUserID)
+        for subscriber in subscribers.values where subscriber.appUserID == appUserID || subscriber.appUserID == recipient {
             subscriber.continuation.yield(status)
         }
     }

@@ -73,6 +73,24 @@ public struct KakinServerClient: Sendable {
         return try customer(from: reply, nonce: nonce)
     }
 
+    /// Makes the anonymous customer `anonymousID` (`$kakin_anon_…`) the identified customer
+    /// `appUserID` (`POST /v1/customers/{anonymous user}/alias`): the server moves the anonymous
+    /// customer's purchases and balances to `appUserID` in one database transaction, and answers
+    /// with the identified customer, signed. Asking again changes nothing and answers the same.
+    /// Throws ``KakinError`` with the server's code: `invalidRequest` when `appUserID` is empty or
+    /// anonymous, `conflict` when `anonymousID` became another customer before.
+    public func logIn(anonymousID: String, as appUserID: String) async throws -> CustomerInfo {
+        let nonce = UUID().uuidString
+        let body = JSONHTTP.encode(CustomerAliasRequest(bundleId: bundleID, appUserId: appUserID))
+        let reply = try await send(
+            .aliasCustomer(anonymousID), [KakinQuery.nonce: nonce, KakinQuery.transactions: "0"], body: body)
+        let customer = try customer(from: reply, nonce: nonce)
+        guard customer.appUserID == appUserID else {
+            throw KakinError(.tamperedResponse, "the answer is for another customer")
+        }
+        return customer
+    }
+
     /// Asks the server to sign an offer for the customer (`POST /v1/customers/{id}/offers/sign`).
     /// Throws ``KakinError`` with the server's code: `notEntitled` when the offer's rule refuses
     /// the customer, `notFound` for an offer the server's catalog lacks.

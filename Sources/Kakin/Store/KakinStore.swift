@@ -9,12 +9,18 @@ public import Observation
 /// ```swift
 /// let store = try await KakinStore.configure(
 ///     .init(serverURL: URL(string: "https://iap.example.com")!, bundleID: "com.example.kakin",
-///           publishableKey: "pk_…", serverKey: pinnedServerKey, appUserID: userID),
+///           publishableKey: "pk_…", serverKey: pinnedServerKey),
 ///     backend: StoreKitBackend())
 /// await store.loadProducts(["com.example.kakin.removeAd"])
 /// let outcome = try await store.purchase(store.products[0])
 /// if store.customerInfo?.isEntitled(to: "removeAds") == true { hideAds() }
+/// // When the user signs in, what they bought before moves to their account:
+/// try await store.logIn(account.id)
 /// ```
+///
+/// Without an app user ID the store buys for an anonymous customer, whose ID
+/// (`$kakin_anon_…`) the device keeps across launches; ``logIn(_:)`` moves that customer's
+/// purchases and balances to the signed-in user, and ``logOut()`` starts a new anonymous customer.
 ///
 /// Every property is observable (`@Observable`) and read on the main actor. What changes them:
 /// ``loadProducts(_:)``, ``purchase(_:quantity:)``, ``restore()``, ``refreshCustomerInfo()``, and
@@ -34,8 +40,11 @@ public final class KakinStore {
         /// The server's public key (`GET /v1/server-key`), pinned in the app: answers it did not
         /// sign are refused. `nil` skips the check (development only).
         public var serverKey: P256.Signing.PublicKey?
-        /// The signed-in user, to whom purchases are attributed.
-        public var appUserID: String
+        /// The signed-in user, to whom purchases are attributed; `nil` (the default) for the
+        /// customer the device knows: the user last logged in with ``KakinStore/logIn(_:)``, or
+        /// an anonymous customer (`$kakin_anon_…`) made on the first launch and kept in
+        /// ``storageDirectory`` from then on.
+        public var appUserID: String?
         /// Where the outbox and the offline state live.
         public var storageDirectory: URL
         /// How long entitlements computed on the device last while the server cannot be reached.
@@ -46,7 +55,7 @@ public final class KakinStore {
         /// Creates a configuration; the defaults suit an app.
         public init(
             serverURL: URL, bundleID: String, publishableKey: String, serverKey: P256.Signing.PublicKey?,
-            appUserID: String, storageDirectory: URL = PaymentManager.defaultDirectory,
+            appUserID: String? = nil, storageDirectory: URL = PaymentManager.defaultDirectory,
             offlineGracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod,
             transport: any KakinTransport = URLSessionTransport()
         ) {
@@ -67,6 +76,14 @@ public final class KakinStore {
     @ObservationIgnored public let payments: PaymentManager
     /// The purchase server.
     @ObservationIgnored public let server: KakinServerClient
+    /// Where the device keeps its customer's ID between launches; `nil` when the app keeps it.
+    @ObservationIgnored private let identity: DeviceIdentity?
+
+    /// The customer purchases are attributed to now: the configured user, an anonymous customer
+    /// (`$kakin_anon_…`), or the user of the last ``logIn(_:)``.
+    public private(set) var appUserID: String
+    /// Whether ``appUserID`` is an anonymous customer the SDK made (no one has logged in).
+    public var isAnonymous: Bool { DeviceIdentity.isAnonymous(appUserID) }
 
     /// The customer as last answered: by the server, or, while it cannot be reached, computed on
     /// the device (``CustomerInfo/isProvisional``). `nil` until first read.
@@ -85,26 +102,36 @@ public final class KakinStore {
 
     /// Builds the session, the server client and the payment manager from `configuration` and
     /// `backend` (`StoreKitBackend()` on a device, `SandboxBackend` in tests), starts delivering
-    /// (what earlier runs left unfinished is sent now), and reads the customer once.
+    /// (what earlier runs left unfinished is sent now), and reads the customer once. Without an
+    /// app user ID in `configuration`, the customer is the one the storage directory keeps (see
+    /// ``Configuration/appUserID``).
     public static func configure(_ configuration: Configuration, backend: any StoreBackend) async throws -> KakinStore {
+        let identity = DeviceIdentity(directory: configuration.storageDirectory)
+        let appUserID = try configuration.appUserID ?? identity.current()
         let server = KakinServerClient(
             baseURL: configuration.serverURL, bundleID: configuration.bundleID,
             publishableKey: configuration.publishableKey, serverKey: configuration.serverKey,
             transport: configuration.transport)
         let session = try StoreSession(
-            backend: backend, server: server, appUserID: configuration.appUserID,
+            backend: backend, server: server, appUserID: appUserID,
             storageDirectory: configuration.storageDirectory, offlineGracePeriod: configuration.offlineGracePeriod)
-        let store = KakinStore(session: session, payments: await PaymentManager(session: session), server: server)
+        let store = KakinStore(
+            session: session, payments: await PaymentManager(session: session), server: server, identity: identity)
         await store.listen()
         await store.refreshCustomerInfo()
         return store
     }
 
-    /// A store over a session and manager the app made itself.
-    public init(session: StoreSession, payments: PaymentManager, server: KakinServerClient) {
+    /// A store over a session and manager the app made itself. With an `identity`, ``logIn(_:)``
+    /// and ``logOut()`` keep the device's customer in its directory.
+    public init(
+        session: StoreSession, payments: PaymentManager, server: KakinServerClient, identity: DeviceIdentity? = nil
+    ) {
         self.session = session
         self.payments = payments
         self.server = server
+        self.identity = identity
+        self.appUserID = payments.appUserID
     }
 
     /// Loads products (``products``, ``invalidProducts``); a failure lands in ``lastError``.
@@ -179,6 +206,96 @@ public final class KakinStore {
             lastError = failure
             throw failure
         }
+    }
+
+    /// Identifies the customer as `appUserID` (your app's ID of the user who signed in) and returns
+    /// that customer, also in ``customerInfo``.
+    ///
+    /// From an anonymous customer, the server moves everything the anonymous customer bought
+    /// (purchases, currency balances) to `appUserID`, in one database transaction, following the
+    /// server's transfer policy for purchases another signed-in user already owns; transactions
+    /// still queued on the device for the anonymous customer are sent first, and any the server
+    /// receives later reach `appUserID` too. From another signed-in user, the store simply
+    /// switches: nothing moves between two identified customers. Logging in as the current user
+    /// changes nothing and returns the customer.
+    ///
+    /// Purchases from then on are attributed to `appUserID`, and the device keeps it across
+    /// launches. The server must be reachable: when it is not, nothing changes and
+    /// ``PaymentError/network`` is thrown. An empty or anonymous (`$kakin_anon_…`) ID is refused
+    /// before anything is sent, with ``PaymentError/serverRejected(_:)`` carrying a ``KakinError``
+    /// whose code is ``KakinError/Code/notConfigured``; a refusal of the server comes as
+    /// ``PaymentError/serverRejected(_:)`` with the server's code (`conflict` when the anonymous
+    /// customer became another user before). Failures are kept in ``lastError`` too.
+    @discardableResult
+    public func logIn(_ appUserID: String) async throws(PaymentError) -> CustomerInfo {
+        lastError = nil
+        let former = self.appUserID
+        do {
+            guard !appUserID.isEmpty, !DeviceIdentity.isAnonymous(appUserID) else {
+                throw PaymentError.serverRejected(
+                    KakinError(.notConfigured, "log in with the ID of a signed-in user, not '\(appUserID)'"))
+            }
+            let customer: CustomerInfo
+            if appUserID == former {
+                customer = try await payments.customerInfo()
+                publish(customer)
+                return customer
+            }
+            if isAnonymous {
+                // What is queued for the anonymous customer reaches the server first and moves with the rest.
+                await payments.deliverPending()
+                customer = try await server.logIn(anonymousID: former, as: appUserID)
+                await session.identify(appUserID, succeeding: former)
+            } else {
+                customer = try await session.customer(appUserID: appUserID, allowOffline: false)
+                await session.identify(appUserID, succeeding: nil)
+            }
+            try await become(appUserID)
+            customerInfo = nil
+            publish(customer)
+            return customer
+        } catch {
+            let failure = PaymentError(error)
+            lastError = failure
+            throw failure
+        }
+    }
+
+    /// Forgets the signed-in user: the store continues with a new anonymous customer, kept on the
+    /// device from then on, and returns that customer (read from the server, or computed on the
+    /// device while it cannot be reached). Nothing moves: what the signed-in user bought stays
+    /// theirs, and the next ``logIn(_:)`` finds it.
+    ///
+    /// Refused when the customer is anonymous already (nobody is logged in): the
+    /// ``PaymentError/serverRejected(_:)`` it throws carries a ``KakinError`` whose code is
+    /// ``KakinError/Code/notConfigured``, and nothing changes.
+    @discardableResult
+    public func logOut() async throws(PaymentError) -> CustomerInfo {
+        lastError = nil
+        do {
+            guard !isAnonymous else {
+                throw PaymentError.serverRejected(
+                    KakinError(.notConfigured, "nobody is logged in: the customer is anonymous already"))
+            }
+            let anonymous = DeviceIdentity.makeAnonymousID()
+            await session.identify(anonymous, succeeding: nil)
+            try await become(anonymous)
+            customerInfo = nil
+            let customer = try await payments.customerInfo()
+            publish(customer)
+            return customer
+        } catch {
+            let failure = PaymentError(error)
+            lastError = failure
+            throw failure
+        }
+    }
+
+    /// Attributes purchases to `appUserID` from now on and keeps it on the device.
+    private func become(_ appUserID: String) async throws {
+        try identity?.save(appUserID)
+        await payments.switchUser(to: appUserID)
+        self.appUserID = appUserID
     }
 
     /// Reads the customer again (from the device while the server cannot be reached).

@@ -56,21 +56,24 @@ extension StoreKitBackend {
     static func kakinError(_ error: StoreKitError) -> KakinError {
         switch error {
         case .unknown:
-            KakinError(.storeFailure, "StoreKit failed without saying why", storeKitCode: 0, isRetryable: true)
+            return KakinError(.storeFailure, "StoreKit failed without saying why", storeKitCode: 0, isRetryable: true)
         case .userCancelled:
-            KakinError(.storeFailure, "the customer cancelled", storeKitCode: 2)
+            return KakinError(.storeFailure, "the customer cancelled", storeKitCode: 2)
         case .networkError(let error):
-            KakinError(.network, "the App Store could not be reached (URL error \(error.code.rawValue))")
+            return KakinError(.network, "the App Store could not be reached (URL error \(error.code.rawValue))")
         case .systemError(let error):
-            KakinError(.storeFailure, "StoreKit failed: \(error)", storeKitCode: 0, isRetryable: true)
+            return KakinError(.storeFailure, "StoreKit failed: \(error)", storeKitCode: 0, isRetryable: true)
         case .notAvailableInStorefront:
-            KakinError(.productUnavailable, "not available in this account's storefront", storeKitCode: 5)
+            return KakinError(.productUnavailable, "not available in this account's storefront", storeKitCode: 5)
         case .notEntitled:
-            KakinError(.storeFailure, "the app lacks the entitlement StoreKit needs for this", storeKitCode: 1)
-        case .unsupported:
-            KakinError(.storeFailure, "StoreKit does not support this product for this operation", storeKitCode: 3)
-        @unknown default:
-            KakinError(.storeFailure, "StoreKit failed: \(error)")
+            return KakinError(.storeFailure, "the app lacks the entitlement StoreKit needs for this", storeKitCode: 1)
+        default:
+            // `unsupported` is newer (iOS 18.4) than the package's oldest systems; later SDKs add cases.
+            if #available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4, *), case .unsupported = error {
+                return KakinError(
+                    .storeFailure, "StoreKit does not support this product for this operation", storeKitCode: 3)
+            }
+            return KakinError(.storeFailure, "StoreKit failed: \(error)")
         }
     }
 

@@ -17,9 +17,9 @@ extension StoreKitBackend {
     public func showManageSubscriptions(subscriptionGroupID: String?) async throws {
         #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
             guard let windowScene else { throw Self.noScene("the manage-subscriptions sheet") }
-            do { try await Self.showManageSubscriptions(subscriptionGroupID, in: windowScene) } catch StoreKitError
-                .userCancelled
-            {
+            do {
+                try await Self.showManageSubscriptions(subscriptionGroupID, in: windowScene)
+            } catch StoreKitError.userCancelled {
                 return
             } catch {
                 throw Self.kakinError(error)
@@ -40,9 +40,9 @@ extension StoreKitBackend {
         #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
             guard let windowScene else { throw Self.noScene("the refund request sheet") }
             let status: Transaction.RefundRequestStatus
-            do { status = try await Self.beginRefundRequest(for: id, in: windowScene) } catch Transaction
-                .RefundRequestError.duplicateRequest
-            {
+            do {
+                status = try await Self.beginRefundRequest(for: id, in: windowScene)
+            } catch Transaction.RefundRequestError.duplicateRequest {
                 return .alreadyRequested
             } catch StoreKitError.userCancelled {
                 return .cancelled

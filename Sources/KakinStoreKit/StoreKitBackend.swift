@@ -26,7 +26,8 @@ import StoreKit
 public struct StoreKitBackend: StoreBackend {
     /// Creates the backend; StoreKit chooses where to confirm purchases. Not on visionOS, where a
     /// purchase needs the app's scene: use `init(confirmIn:)` there.
-    @available(visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
+    @available(
+        visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
     public init() {
         #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
             windowScene = nil
@@ -98,7 +99,8 @@ public struct StoreKitBackend: StoreBackend {
     /// Throws `KakinError.Code.productUnavailable` when StoreKit does not know the product.
     public func purchase(_ productID: String, quantity: Int, appAccountToken: UUID?) async throws -> StorePurchaseResult
     {
-        try await purchase(productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
+        try await purchase(
+            productID, options: StorePurchaseOptions(quantity: quantity, appAccountToken: appAccountToken))
     }
 
     /// Buys with StoreKit and its offer options (see `purchaseOptions(_:for:)`). A customer who
@@ -112,10 +114,10 @@ public struct StoreKitBackend: StoreBackend {
         }
         let purchaseOptions = try Self.purchaseOptions(options, for: product)
         let result: Product.PurchaseResult
-        do { result = try await purchase(product, options: purchaseOptions) } catch StoreKitError.userCancelled {
+        do {
+            result = try await purchase(product, options: purchaseOptions)
+        } catch StoreKitError.userCancelled {
             return .cancelled
-        } catch let error as KakinError {
-            throw error
         } catch {
             throw Self.kakinError(error)
         }
@@ -167,11 +169,13 @@ public struct StoreKitBackend: StoreBackend {
             throw KakinError(.invalidResponse, "the signed promotional offer names no offer")
         }
         if inJWSForm { return Product.PurchaseOption.promotionalOffer(offerID, compactJWS: offer.jws) }
-        guard let nonce = UUID(uuidString: offer.nonce), let signature = offer.signature.flatMap({ Data(base64Encoded: $0) })
+        guard let nonce = UUID(uuidString: offer.nonce),
+            let signature = offer.signature.flatMap({ Data(base64Encoded: $0) })
         else { throw KakinError(.invalidResponse, "the signed offer lacks the older signature's parts") }
         return [
             .promotionalOffer(
-                offerID: offerID, keyID: offer.keyId, nonce: nonce, signature: signature, timestamp: Int(offer.timestamp))
+                offerID: offerID, keyID: offer.keyId, nonce: nonce, signature: signature,
+                timestamp: Int(offer.timestamp))
         ]
     }
 
@@ -195,7 +199,8 @@ public struct StoreKitBackend: StoreBackend {
     #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
         @MainActor
         private static func purchase(
-            _ product: Product, options: Set<Product.PurchaseOption>, in scene: @MainActor @Sendable () -> UIWindowScene?
+            _ product: Product, options: Set<Product.PurchaseOption>,
+            in scene: @MainActor @Sendable () -> UIWindowScene?
         ) async throws -> Product.PurchaseResult {
             guard let scene = scene() else {
                 #if os(visionOS)
@@ -211,7 +216,8 @@ public struct StoreKitBackend: StoreBackend {
     /// The error for something StoreKit shows only in a window scene, when the app gave none.
     static func noScene(_ what: String) -> KakinError {
         KakinError(
-            .notConfigured, "StoreKit shows \(what) in a window scene: make the backend with StoreKitBackend(confirmIn:)")
+            .notConfigured,
+            "StoreKit shows \(what) in a window scene: make the backend with StoreKitBackend(confirmIn:)")
     }
 
     /// Everything in `Transaction.unfinished`, verified or not: the server does the verifying.

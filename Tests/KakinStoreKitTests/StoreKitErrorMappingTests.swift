@@ -97,7 +97,9 @@ import Testing
         script.productsError = thrown
         var failure: PaymentError?
         _ = try await StoreKitTestScript.withScript(script) {
-            do { _ = try await StoreKitBackend().products(for: [Self.productID]) } catch { failure = PaymentError(error) }
+            do { _ = try await StoreKitBackend().products(for: [Self.productID]) } catch {
+                failure = PaymentError(error)
+            }
         }
         #expect(failure == expected)
         #expect(failure?.isRetryable == retryable)

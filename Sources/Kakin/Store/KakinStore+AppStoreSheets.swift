@@ -26,7 +26,9 @@ extension KakinStore {
 
     /// Shows the App Store's refund request sheet for the transaction `transactionID`, as
     /// ``beginRefundRequest(for:)`` does.
-    public func beginRefundRequest(forTransactionID transactionID: String) async throws(KakinError)
+    public func beginRefundRequest(
+        forTransactionID transactionID: String
+    ) async throws(KakinError)
         -> RefundRequestOutcome
     {
         do {

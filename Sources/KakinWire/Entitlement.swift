@@ -4,9 +4,24 @@ public import Foundation
 /// the purchase server's grants: the one entitlement type of the server, its API and the SDK.
 ///
 /// On the wire (``CustomerAnswer``) its keys are `identifier`, `productId`, `isActive`,
-/// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, dates as integer
-/// milliseconds since 1970, whatever the coder's date strategy.
+/// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, and for
+/// auto-renewable subscriptions `willRenew`, `periodType`, `billingIssueDetectedAt` and
+/// `gracePeriodExpiresAt`; dates as integer milliseconds since 1970, whatever the coder's date
+/// strategy. An answer or cache written before the subscription keys existed still decodes, with
+/// them `nil`.
 public struct Entitlement: Codable, Hashable, Sendable {
+    /// Which kind of period of a subscription the entitlement's transaction pays for.
+    public enum PeriodType: String, Codable, Hashable, Sendable, CaseIterable {
+        /// A free trial (an offer whose discount is `FREE_TRIAL`).
+        case trial
+        /// A paid introductory offer (pay as you go or pay up front).
+        case intro
+        /// A promotional, offer code or win-back offer that is not a free trial.
+        case offer
+        /// A period at the subscription's regular price.
+        case normal
+    }
+
     /// The name the app checks (`removeAds`, `premium`).
     public var identifier: String
     /// The product that grants it.
@@ -21,11 +36,28 @@ public struct Entitlement: Codable, Hashable, Sendable {
     public var transactionID: String
     /// The original transaction ID of that transaction, shared by its renewals and restores.
     public var originalTransactionID: String
+    /// Whether the subscription renews at the end of its period: `false` once the customer turned
+    /// auto-renewal off or the subscription ended for good. `nil` for entitlements that are not
+    /// subscriptions.
+    public var willRenew: Bool?
+    /// The kind of period the entitlement's transaction pays for (a free trial, an introductory or
+    /// another offer, or the regular price). `nil` for entitlements that are not subscriptions,
+    /// and when the server does not know (transactions it recorded before it kept this).
+    public var periodType: PeriodType?
+    /// When the App Store first reported that it could not charge for the renewal; `nil` while
+    /// billing is fine (it is cleared when the subscription renews again) and for entitlements
+    /// that are not subscriptions. The moment to ask the customer to update their payment method.
+    public var billingIssueDetectedAt: Date?
+    /// When the billing grace period of a failed renewal ends: until then the entitlement stays
+    /// active while the App Store retries the charge. `nil` without a billing issue, or when the
+    /// app's subscriptions have no grace period.
+    public var gracePeriodExpiresAt: Date?
 
     /// Creates an entitlement.
     public init(
         identifier: String, productID: String, isActive: Bool, expiresDate: Date? = nil, revocationDate: Date? = nil,
-        transactionID: String, originalTransactionID: String
+        transactionID: String, originalTransactionID: String, willRenew: Bool? = nil, periodType: PeriodType? = nil,
+        billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil
     ) {
         self.identifier = identifier
         self.productID = productID
@@ -34,10 +66,15 @@ public struct Entitlement: Codable, Hashable, Sendable {
         self.revocationDate = revocationDate
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
+        self.willRenew = willRenew
+        self.periodType = periodType
+        self.billingIssueDetectedAt = billingIssueDetectedAt
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt
     }
 
     enum CodingKeys: String, CodingKey {
         case identifier, productId, isActive, expiresDate, revocationDate, transactionId, originalTransactionId
+        case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt
     }
 
     /// The keys an SDK's device cache used before entitlements had one type (dates in the coder's
@@ -65,6 +102,13 @@ public struct Entitlement: Codable, Hashable, Sendable {
         expiresDate = try container.decodeIfPresent(Int64.self, forKey: .expiresDate).map(KakinJSON.date(epochMilliseconds:))
         revocationDate = try container.decodeIfPresent(Int64.self, forKey: .revocationDate)
             .map(KakinJSON.date(epochMilliseconds:))
+        willRenew = try container.decodeIfPresent(Bool.self, forKey: .willRenew)
+        // A period type a later server adds reads as unknown rather than failing the whole answer.
+        periodType = try container.decodeIfPresent(String.self, forKey: .periodType).flatMap(PeriodType.init(rawValue:))
+        billingIssueDetectedAt = try container.decodeIfPresent(Int64.self, forKey: .billingIssueDetectedAt)
+            .map(KakinJSON.date(epochMilliseconds:))
+        gracePeriodExpiresAt = try container.decodeIfPresent(Int64.self, forKey: .gracePeriodExpiresAt)
+            .map(KakinJSON.date(epochMilliseconds:))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -76,5 +120,10 @@ public struct Entitlement: Codable, Hashable, Sendable {
         try container.encodeIfPresent(revocationDate.map(KakinJSON.epochMilliseconds), forKey: .revocationDate)
         try container.encode(transactionID, forKey: .transactionId)
         try container.encode(originalTransactionID, forKey: .originalTransactionId)
+        try container.encodeIfPresent(willRenew, forKey: .willRenew)
+        try container.encodeIfPresent(periodType, forKey: .periodType)
+        try container.encodeIfPresent(
+            billingIssueDetectedAt.map(KakinJSON.epochMilliseconds), forKey: .billingIssueDetectedAt)
+        try container.encodeIfPresent(gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds), forKey: .gracePeriodExpiresAt)
     }
 }

@@ -169,13 +169,17 @@ extension Entitlement {
     /// Writes this entitlement as ``KakinJSON/encoder()`` would.
     public func write(to output: inout JSONOutput) {
         output.object { output in
+            output.field("billingIssueDetectedAt", billingIssueDetectedAt.map(KakinJSON.epochMilliseconds))
             output.field("expiresDate", expiresDate.map(KakinJSON.epochMilliseconds))
+            output.field("gracePeriodExpiresAt", gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds))
             output.field("identifier", identifier)
             output.field("isActive", isActive)
             output.field("originalTransactionId", originalTransactionID)
+            output.field("periodType", periodType?.rawValue)
             output.field("productId", productID)
             output.field("revocationDate", revocationDate.map(KakinJSON.epochMilliseconds))
             output.field("transactionId", transactionID)
+            output.field("willRenew", willRenew)
         }
     }
 }

@@ -55,6 +55,10 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     public var source: TransactionSource
     /// When the server first recorded it.
     public var recordedAt: Date
+    /// For auto-renewable subscriptions, the kind of period it pays for, read from its offer when
+    /// it was recorded (see ``Entitlement/PeriodType/init(offerType:discountType:)``); `nil` for
+    /// other products and for rows recorded before the ledger kept it.
+    public var periodType: Entitlement.PeriodType?
 
     /// Creates a recorded transaction from its parts.
     public init(
@@ -62,7 +66,8 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         productID: String, productType: ProductType, quantity: Int = 1, purchaseDate: Date, expiresDate: Date? = nil,
         revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, environment: AppStoreEnvironment, appAccountToken: String? = nil,
-        signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date
+        signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date,
+        periodType: Entitlement.PeriodType? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -82,6 +87,7 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         self.signedTransaction = signedTransaction
         self.source = source
         self.recordedAt = recordedAt
+        self.periodType = periodType
     }
 }
 

@@ -234,6 +234,19 @@ public protocol LedgerStore: Sendable {
     func appTransactions(bundleID: String, appUserID: String) async throws -> [(appTransactionID: String, linkedAt: Date)]
     /// The customer an app download was last linked to, if any.
     func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String?
+
+    // MARK: Subscription renewals
+
+    /// Stores what a notification says of a subscription's renewal, unless the ledger holds what
+    /// Apple signed at the same moment or later (a notification delivered late or again changes
+    /// nothing). A billing problem the ledger knew already keeps the date it was first seen.
+    /// Returns whether the stored state changed; durable when it returns.
+    func recordRenewal(_ renewal: SubscriptionRenewal) async throws -> Bool
+    /// The renewal state of an app's subscriptions, by original transaction ID; subscriptions the
+    /// ledger knows nothing about are left out.
+    func subscriptionRenewals(
+        bundleID: String, originalTransactionIDs: [String]
+    ) async throws -> [String: SubscriptionRenewal]
 }
 
 /// Background work that one server at a time runs, when several share a database.

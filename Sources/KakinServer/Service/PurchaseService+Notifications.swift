@@ -40,6 +40,7 @@ extension PurchaseService {
         // The transaction first, then the notification row: if anything fails in between, Apple's
         // retry finds no notification row and does the whole job again, idempotently.
         var transactionID: String?
+        var originalTransactionID: String?
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let payload: JWSTransactionDecodedPayload
             do { payload = try await verifier.verifyTransaction(signedTransaction) } catch {
@@ -59,7 +60,13 @@ extension PurchaseService {
                 record.revocationDate = now()
             }
             transactionID = record.transactionID
+            originalTransactionID = record.originalTransactionID
             _ = try await ingest(record, app: app)
+        }
+        if let signedRenewalInfo = notification.data?.signedRenewalInfo {
+            try await recordRenewal(
+                signedRenewalInfo, of: notification, uuid: uuid, type: type, bundleID: bundleID,
+                originalTransactionID: originalTransactionID, verifier: verifier)
         }
         if type == .consumptionRequest, let transactionID {
             try await recordConsumptionRequest(
@@ -70,6 +77,36 @@ extension PurchaseService {
             uuid: uuid, type: type.rawValue, subtype: notification.subtype?.rawValue, bundleID: bundleID,
             transactionID: transactionID, signedPayload: signedPayload, receivedAt: now())
         return isNew ? .processed(type) : .duplicate
+    }
+
+    /// Verifies a notification's `signedRenewalInfo` and stores the renewal state it reports
+    /// (``SubscriptionRenewal``), unless the ledger holds a state Apple signed later: what the
+    /// subscription's entitlement says of renewal, billing problems and grace periods.
+    private func recordRenewal(
+        _ signedRenewalInfo: String, of notification: ResponseBodyV2DecodedPayload, uuid: String,
+        type: NotificationTypeV2, bundleID: String, originalTransactionID: String?, verifier: SignedDataVerifier
+    ) async throws {
+        let info: JWSRenewalInfoDecodedPayload
+        do { info = try await verifier.verifyRenewalInfo(signedRenewalInfo) } catch {
+            throw ServerError(verification: error, context: "signedRenewalInfo")
+        }
+        guard
+            let renewal = SubscriptionRenewal(
+                bundleID: bundleID, type: type, subtype: notification.subtype, notificationUUID: uuid,
+                notificationSignedDate: notification.signedDate, renewalInfo: info,
+                originalTransactionID: originalTransactionID, receivedAt: now())
+        else { return }
+        if try await store.recordRenewal(renewal) {
+            metrics?.ledgerEvent("subscription.renewal")
+            logger.info(
+                "ledger",
+                metadata: [
+                    "event": "subscription.renewal", "bundle_id": "\(bundleID)",
+                    "original_transaction_id": "\(renewal.originalTransactionID)",
+                    "notification_type": "\(type.rawValue)", "will_renew": "\(renewal.willRenew.map(String.init) ?? "")",
+                    "billing_issue": "\(renewal.billingIssueDetectedAt != nil)",
+                ])
+        }
     }
 
     /// Records Apple's request for consumption information, once per notification: `pending` for

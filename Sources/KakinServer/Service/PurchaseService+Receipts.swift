@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import KakinWire
 
 extension PurchaseService {
     /// `POST /v1/receipts`: the legacy app-receipt flow. Sends the base64 receipt to verifyReceipt
@@ -42,17 +43,18 @@ extension PurchaseService {
             guard let id = entry.transactionID, seen.insert(id).inserted, let productID = entry.productID,
                 let purchaseDate = entry.purchaseDate
             else { continue }
+            let productType =
+                (app.productTypes ?? productTypes)[productID]
+                ?? (entry.expiresDate == nil ? .nonConsumable : .autoRenewableSubscription)
             let record = RecordedTransaction(
                 transactionID: id, originalTransactionID: entry.originalTransactionID ?? id, bundleID: bundleID,
-                appUserID: appUserID, productID: productID,
-                productType: (app.productTypes ?? productTypes)[productID]
-                    ?? (entry.expiresDate == nil ? .nonConsumable : .autoRenewableSubscription),
+                appUserID: appUserID, productID: productID, productType: productType,
                 quantity: Int(entry.quantity ?? "1") ?? 1, purchaseDate: purchaseDate, expiresDate: entry.expiresDate,
                 revocationDate: entry.cancellationDate,
                 revocationReason: entry.cancellationReason.flatMap { Int($0) }.map(RevocationReason.init(rawValue:)),
                 environment: environment, appAccountToken: entry.appAccountToken, signedTransaction: nil,
                 source: .receipt,
-                recordedAt: now())
+                recordedAt: now(), periodType: productType == .autoRenewableSubscription ? Self.periodType(of: entry) : nil)
             _ = try await ingest(record, app: app)
         }
         return try await customer(bundleID: bundleID, appUserID: appUserID)
@@ -64,5 +66,17 @@ extension PurchaseService {
             throw ServerError(
                 .appleUnavailable, "verifyReceipt at \(url.host ?? url.absoluteString) did not answer: \(error)")
         }
+    }
+}
+
+extension PurchaseService {
+    /// The period a receipt's subscription entry pays for: a free trial (`is_trial_period`), an
+    /// introductory price (`is_in_intro_offer_period`), a promotional or offer code offer, or the
+    /// regular price.
+    static func periodType(of entry: VerifyReceiptInAppPurchase) -> Entitlement.PeriodType {
+        if entry.isTrialPeriodValue == true { return .trial }
+        if entry.isInIntroOfferPeriodValue == true { return .intro }
+        if entry.promotionalOfferID != nil || entry.offerCodeRefName != nil { return .offer }
+        return .normal
     }
 }

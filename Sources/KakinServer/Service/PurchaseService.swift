@@ -153,7 +153,7 @@ public struct PurchaseService: Sendable {
         _ jws: String, app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
         let (outcome, recorded) = try await submit(jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS))
-        if let recorded { return (outcome, recorded, entitlements(of: recorded, app: app)) }
+        if let recorded { return (outcome, recorded, try await entitlements(of: recorded, app: app)) }
         let (summary, entitlements) = try await customerSummary(
             app: app, appUserID: appUserID, recent: recent, withJWS: withJWS)
         return (outcome, summary, entitlements)
@@ -318,7 +318,8 @@ public struct PurchaseService: Sendable {
         let app = try app(bundleID)
         var state = try await store.customer(bundleID: bundleID, appUserID: appUserID)
         state.entitlements = EntitlementRules.entitlements(
-            transactions: state.transactions, grants: app.grants ?? grants, at: now())
+            transactions: state.transactions, grants: app.grants ?? grants,
+            renewals: try await renewals(of: state.transactions, app: app), at: now())
         return state
     }
 
@@ -336,12 +337,29 @@ public struct PurchaseService: Sendable {
     ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
         let summary = try await store.customerSummary(
             bundleID: app.bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
-        return (summary, entitlements(of: summary, app: app))
+        return (summary, try await entitlements(of: summary, app: app))
     }
 
     /// What the transactions of `summary` that can grant access grant now.
-    private func entitlements(of summary: CustomerSummary, app: AppConfiguration) -> [Entitlement] {
-        EntitlementRules.entitlements(transactions: summary.accessTransactions, grants: app.grants ?? grants, at: now())
+    private func entitlements(of summary: CustomerSummary, app: AppConfiguration) async throws -> [Entitlement] {
+        EntitlementRules.entitlements(
+            transactions: summary.accessTransactions, grants: app.grants ?? grants,
+            renewals: try await renewals(of: summary.accessTransactions, app: app), at: now())
+    }
+
+    /// The renewal state of the subscriptions among `transactions` that grant an entitlement: one
+    /// indexed read, and none for a customer without such a subscription.
+    private func renewals(
+        of transactions: [RecordedTransaction], app: AppConfiguration
+    ) async throws -> [String: SubscriptionRenewal] {
+        let catalog = app.grants ?? grants
+        let subscriptions = transactions.filter { transaction in
+            transaction.productType == .autoRenewableSubscription
+                && catalog.grants(for: transaction.productID).contains { if case .entitlement = $0 { true } else { false } }
+        }
+        guard !subscriptions.isEmpty else { return [:] }
+        return try await store.subscriptionRenewals(
+            bundleID: app.bundleID, originalTransactionIDs: subscriptions.map(\.originalTransactionID))
     }
 
     /// Spends currency, once per idempotency key, never below zero.
@@ -472,6 +490,8 @@ public struct PurchaseService: Sendable {
             revocationDate: payload.revocationDate, revocationReason: payload.revocationReason,
             revocationType: payload.revocationType, revocationPercentage: payload.revocationPercentage,
             environment: payload.environment ?? .sandbox, appAccountToken: payload.appAccountToken,
-            signedTransaction: jws, source: source, recordedAt: date)
+            signedTransaction: jws, source: source, recordedAt: date,
+            periodType: payload.type == .autoRenewableSubscription
+                ? Entitlement.PeriodType(offerType: payload.offerType, discountType: payload.offerDiscountType) : nil)
     }
 }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinWire
 import SQLKit
 
 /// Instants as the ledger stores them: whole milliseconds since 1970-01-01 UTC in a `BIGINT`.
@@ -39,7 +40,7 @@ enum LedgerRows {
     static let transactionColumns = """
         transaction_id, original_transaction_id, bundle_id, app_user_id, product_id, product_type, quantity, \
         purchase_date, expires_date, revocation_date, revocation_reason, environment, app_account_token, \
-        signed_transaction, source, recorded_at
+        signed_transaction, source, recorded_at, period_type
         """
 
     /// The same columns without the signed JWS (a few kilobytes a row, stored on overflow pages),
@@ -72,7 +73,8 @@ enum LedgerRows {
             appAccountToken: try row.optional("app_account_token", as: String.self),
             signedTransaction: try row.optional("signed_transaction", as: String.self),
             source: source,
-            recordedAt: try row.date("recorded_at")
+            recordedAt: try row.date("recorded_at"),
+            periodType: try row.optional("period_type", as: String.self).flatMap(Entitlement.PeriodType.init(rawValue:))
         )
     }
 

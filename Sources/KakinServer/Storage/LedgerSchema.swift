@@ -297,5 +297,6 @@ enum LedgerSchema {
                 "CREATE INDEX customer_aliases_by_customer ON customer_aliases (bundle_id, app_user_id)",
             ]
         },
+        subscriptionRenewalsMigration,
     ]
 }

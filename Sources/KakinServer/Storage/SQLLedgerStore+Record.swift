@@ -137,7 +137,7 @@ extension SQLLedgerStore {
             .integer(transaction.revocationDate.map(LedgerTime.milliseconds)),
             .integer(transaction.revocationReason?.rawValue), .text(transaction.environment.rawValue),
             .text(transaction.appAccountToken), .text(transaction.signedTransaction),
-            .text(transaction.source.rawValue), .integer(now), .blob(digest),
+            .text(transaction.source.rawValue), .integer(now), .text(transaction.periodType?.rawValue), .blob(digest),
         ]
 
         // On PostgreSQL a purchase with an owner and one currency to credit is recorded, credited
@@ -398,7 +398,7 @@ extension LedgerStatement {
         """
         WITH recorded AS (
             INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING transaction_id),
         credit AS (
@@ -477,7 +477,7 @@ extension LedgerWrite {
     static let insertTransaction = LedgerWrite(
         """
         INSERT INTO transactions (\(LedgerRows.transactionColumns), signed_digest)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (transaction_id) DO NOTHING
         """, returning: "transaction_id")
     static let insertCredit = LedgerWrite(

@@ -246,6 +246,7 @@ struct SQLLedgerStoreOutboxTests {
                     "0001_ledger", "0002_customer_pages", "0003_signed_digest", "0004_dashboard",
                     "0005_event_leases", "0006_dashboard_tokens", "0007_sign_in_failures",
                     "0008_offers_and_apple_requests", "0009_revocation_percentage", "0010_app_transactions",
+                    "0011_customer_aliases", "0012_subscription_renewals",
                 ])
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }

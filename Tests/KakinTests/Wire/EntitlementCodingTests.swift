@@ -27,6 +27,68 @@ import Testing
         #expect(String(decoding: output.bytes, as: UTF8.self) == text)
     }
 
+    @Test func subscriptionStatusIsOnTheWireAndAnswersWithoutItStillDecode() throws {
+        let entitlement = Entitlement(
+            identifier: "premium", productID: "com.example.kakin.premium.monthly", isActive: true,
+            expiresDate: Date(timeIntervalSince1970: 1_790_000_000), transactionID: "2", originalTransactionID: "1",
+            willRenew: false, periodType: .trial, billingIssueDetectedAt: Date(timeIntervalSince1970: 1_790_000_000.5),
+            gracePeriodExpiresAt: Date(timeIntervalSince1970: 1_791_000_000))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(entitlement), as: UTF8.self)
+        #expect(
+            text == #"{"billingIssueDetectedAt":1790000000500,"expiresDate":1790000000000,"#
+                + #""gracePeriodExpiresAt":1791000000000,"identifier":"premium","isActive":true,"#
+                + #""originalTransactionId":"1","periodType":"trial","productId":"com.example.kakin.premium.monthly","#
+                + #""transactionId":"2","willRenew":false}"#)
+        #expect(try KakinJSON.decoder().decode(Entitlement.self, from: Data(text.utf8)) == entitlement)
+        var output = JSONOutput(capacity: 64)
+        entitlement.write(to: &output)
+        #expect(String(decoding: output.bytes, as: UTF8.self) == text)
+
+        // An answer from a server that does not send them: all nil.
+        let older = #"{"identifier":"premium","isActive":true,"originalTransactionId":"1","productId":"p","transactionId":"2"}"#
+        let decoded = try JSONDecoder().decode(Entitlement.self, from: Data(older.utf8))
+        #expect(decoded.willRenew == nil && decoded.periodType == nil)
+        #expect(decoded.billingIssueDetectedAt == nil && decoded.gracePeriodExpiresAt == nil)
+        // A period type this SDK does not know reads as unknown, not as a broken answer.
+        let later = older.replacingOccurrences(of: "}", with: #","periodType":"prepaid","willRenew":true}"#)
+        let fromLater = try JSONDecoder().decode(Entitlement.self, from: Data(later.utf8))
+        #expect(fromLater.periodType == nil && fromLater.willRenew == true)
+    }
+
+    @Test func theDeviceCacheKeepsSubscriptionStatusAndOfflineEntitlementsLeaveItOut() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-offline-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let premium = Entitlement(
+            identifier: "premium", productID: "com.example.kakin.premium.monthly", isActive: true,
+            expiresDate: now.addingTimeInterval(-86_400), transactionID: "2", originalTransactionID: "1",
+            willRenew: true, periodType: .intro, billingIssueDetectedAt: now.addingTimeInterval(-86_400),
+            gracePeriodExpiresAt: now.addingTimeInterval(5 * 86_400))
+        let answer = CustomerInfo(appUserID: "alice", entitlements: [premium], balances: [:], source: .server)
+        await OfflineEntitlements(directory: directory).learn(from: answer, at: now)
+
+        // The kept answer, as a new launch reads it from offline.json.
+        struct Kept: Decodable { var customers: [String: CustomerInfo] }
+        let kept = try JSONDecoder().decode(
+            Kept.self, from: Data(contentsOf: directory.appendingPathComponent("offline.json")))
+        #expect(kept.customers["alice"]?.entitlements == [premium])
+
+        // Computed on the device from the store's transactions: nothing the device cannot know.
+        let transaction = StoreTransaction(
+            id: "3", originalID: "1", productID: "com.example.kakin.premium.monthly",
+            productType: .autoRenewableSubscription, quantity: 1, purchaseDate: now.addingTimeInterval(-3_600),
+            expirationDate: now.addingTimeInterval(86_400), jwsRepresentation: "jws")
+        let offline = await OfflineEntitlements(directory: directory).customer(
+            appUserID: "alice", transactions: [transaction], at: now)
+        let computed = try #require(offline.entitlements.first)
+        #expect(computed.isActive && computed.transactionID == "3")
+        #expect(computed.willRenew == nil && computed.periodType == nil)
+        #expect(computed.billingIssueDetectedAt == nil && computed.gracePeriodExpiresAt == nil)
+    }
+
     @Test func aDeviceCacheWrittenBeforeStillOpens() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-offline-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -44,7 +44,12 @@ import Testing
                     KakinJSON.date(epochMilliseconds: Int64.random(in: -4_000_000_000_000...4_000_000_000_000, using: &random)),
                     &random),
                 revocationDate: optional(KakinJSON.date(epochMilliseconds: -1), &random), transactionID: text(&random),
-                originalTransactionID: text(&random))
+                originalTransactionID: text(&random), willRenew: optional(Bool.random(using: &random), &random),
+                periodType: optional(Entitlement.PeriodType.allCases.randomElement(using: &random)!, &random),
+                billingIssueDetectedAt: optional(
+                    KakinJSON.date(epochMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &random)), &random),
+                gracePeriodExpiresAt: optional(
+                    KakinJSON.date(epochMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &random)), &random))
         }
         var balances: [String: Int64] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &random) {

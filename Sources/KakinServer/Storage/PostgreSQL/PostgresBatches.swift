@@ -126,7 +126,8 @@ extension SQLLedgerStore {
             .integer(transaction.expiresDate.map(LedgerTime.milliseconds)), .integer(nil as Int64?),
             .integer(nil as Int64?), .text(transaction.environment.rawValue),
             .text(transaction.appAccountToken), .text(transaction.signedTransaction),
-            .text(transaction.source.rawValue), .integer(now), .blob(item.digest),
+            .text(transaction.source.rawValue), .integer(now), .text(transaction.periodType?.rawValue),
+            .blob(item.digest),
             .text(credit?.currency), .integer(credit?.amount), .text(credit?.key),
             .integer(item.withJWS ? 1 : 0), .text(recordedEvent), .text(around?.head), .text(around?.tail),
         ]
@@ -258,7 +259,7 @@ extension LedgerStatement {
     /// their customers' summaries, for `rows` purchases (a power of two up to 64; a purchase listed
     /// more than once is read once, so a list is padded by repeating its last purchase), with
     /// ``recordBatchValues`` values each:
-    /// - the 17 of ``LedgerWrite/insertTransaction`` (owner known, not revoked);
+    /// - the 18 of ``LedgerWrite/insertTransaction`` (owner known, not revoked);
     /// - the credit's currency, amount and idempotency key (all `NULL` without a credit);
     /// - 1 when the summary carries the JWS of its transactions, 0 when not;
     /// - the body of the `transaction.recorded` event, and the body of the `balance.credited` event
@@ -277,7 +278,7 @@ extension LedgerStatement {
     static func recordBatch(rows: Int) -> LedgerStatement { recordBatches[rows.trailingZeroBitCount] }
 
     /// How many values ``recordBatch(rows:)`` takes for each purchase.
-    static let recordBatchValues = 25
+    static let recordBatchValues = 26
 
     private static let recordBatches: [LedgerStatement] = (0...6).map { power in
         let row = "(" + Array(repeating: "?", count: recordBatchValues).joined(separator: ", ") + ")"

@@ -157,7 +157,8 @@ public actor StoreSession {
     /// Sends `status` about a transaction of `appUserID` to that user's managers, in order.
     func emit(_ status: PaymentStatus, for appUserID: String) {
         let recipient = recipient(of: appUserID)
-        for subscriber in subscribers.values where subscriber.appUserID == appUserID || subscriber.appUserID == recipient {
+        for subscriber in subscribers.values
+        where subscriber.appUserID == appUserID || subscriber.appUserID == recipient {
             subscriber.continuation.yield(status)
         }
     }

@@ -25,7 +25,9 @@ struct SQLLedgerStoreAliasTests {
         }
     }
 
-    @Test("purchases, ledger lines and balances move once; the same call again changes nothing", arguments: StoreKind.allCases)
+    @Test(
+        "purchases, ledger lines and balances move once; the same call again changes nothing",
+        arguments: StoreKind.allCases)
     func movesOnce(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             _ = try await store.record(Fixture.transaction("c1", user: anonymous), grants: Fixture.coins)
@@ -100,7 +102,9 @@ struct SQLLedgerStoreAliasTests {
         }
     }
 
-    @Test("a purchase another identified customer holds part of follows the transfer policy", arguments: StoreKind.allCases)
+    @Test(
+        "a purchase another identified customer holds part of follows the transfer policy",
+        arguments: StoreKind.allCases)
     func transferPolicy(kind: StoreKind) async throws {
         for transfers in [false, true] {
             try await withLedgerStore(kind) { store in
@@ -127,7 +131,8 @@ struct SQLLedgerStoreAliasTests {
                 } else {
                     #expect(
                         outcome
-                            == .aliased(CustomerAliasMove(created: true, transactionIDs: ["s2"], keptPurchases: ["s1"])))
+                            == .aliased(CustomerAliasMove(created: true, transactionIDs: ["s2"], keptPurchases: ["s1"]))
+                    )
                     #expect(bob == ["s1"])
                     #expect(alice == ["s2"])
                     #expect(try await events(store, "transaction.transferred").isEmpty)
@@ -136,7 +141,8 @@ struct SQLLedgerStoreAliasTests {
         }
     }
 
-    @Test("concurrent aliases of one anonymous ID: one target wins, everything moves once", arguments: StoreKind.allCases)
+    @Test(
+        "concurrent aliases of one anonymous ID: one target wins, everything moves once", arguments: StoreKind.allCases)
     func concurrentAliases(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             for index in 0..<5 {
@@ -145,7 +151,8 @@ struct SQLLedgerStoreAliasTests {
             let outcomes = try await concurrently(8) { index in
                 try await alias(store, anonymous, to: index % 2 == 0 ? "alice" : "bob")
             }
-            let winner = try #require(try await store.aliasedCustomer(bundleID: Fixture.bundleID, anonymousID: anonymous))
+            let winner = try #require(
+                try await store.aliasedCustomer(bundleID: Fixture.bundleID, anonymousID: anonymous))
             let loser = winner == "alice" ? "bob" : "alice"
             #expect(outcomes.filter { $0 == .aliasedToAnotherCustomer(winner) }.count == 4)
             var moved: [String] = []

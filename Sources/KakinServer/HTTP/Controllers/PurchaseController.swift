@@ -22,7 +22,9 @@ struct PurchaseController: RouteController {
             let user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
             let (_, summary, entitlements) = try await service.submit(
                 body.signedTransaction, app: app, appUserID: user, recent: asked.recent, withJWS: asked.withJWS)
-            if user == body.appUserId, let identified = try await service.followAlias(of: user, bundleID: app.bundleID) {
+            if user == body.appUserId,
+                let identified = try await service.followAlias(of: user, bundleID: app.bundleID)
+            {
                 return try await answers.answer(request, bundleID: app.bundleID, appUserID: identified)
             }
             return answers.answer(asked, summary: summary, entitlements: entitlements)
@@ -34,7 +36,9 @@ struct PurchaseController: RouteController {
             try RequestReader.checkUserID(body.appUserId)
             var user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
             _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: user)
-            if user == body.appUserId, let identified = try await service.followAlias(of: user, bundleID: app.bundleID) {
+            if user == body.appUserId,
+                let identified = try await service.followAlias(of: user, bundleID: app.bundleID)
+            {
                 user = identified
             }
             return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)

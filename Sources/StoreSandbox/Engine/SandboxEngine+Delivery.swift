@@ -18,11 +18,13 @@ public struct NotificationRecord: LoggedRecord {
     public var attempts: [SendAttemptItem]
     /// When the next attempt is due; `nil` once delivered or given up.
     public var nextAttemptDate: Date?
+    /// The notification's `signedDate` (`nil` for notifications queued before the sandbox kept it).
+    public var signedDate: Date?
 
     /// Creates a record of a notification not yet attempted.
     public init(
         notificationUUID: String, notificationType: NotificationTypeV2, subtype: NotificationSubtype?,
-        transactionID: String, signedPayload: String, nextAttemptDate: Date?
+        transactionID: String, signedPayload: String, nextAttemptDate: Date?, signedDate: Date? = nil
     ) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -31,6 +33,7 @@ public struct NotificationRecord: LoggedRecord {
         self.signedPayload = signedPayload
         attempts = []
         self.nextAttemptDate = nextAttemptDate
+        self.signedDate = signedDate
     }
 
     /// Found by UUID.
@@ -51,17 +54,28 @@ extension SandboxEngine {
     public static let retryDelays: [TimeInterval] = [1, 12, 24, 48, 72].map { $0 * 3600 }
 
     /// Turns recorded events into signed notifications queued for delivery now.
+    ///
+    /// Each is signed at the moment its event happened, and later than every notification before
+    /// it (by a millisecond at least, when events share a moment of the sandbox clock): a server
+    /// that orders a subscription's reports by their signing dates sees them in the order they
+    /// happened.
     @discardableResult
     public func queueNotifications() throws(SandboxError) -> [NotificationRecord] {
         var queued: [NotificationRecord] = []
+        var previous = state.notifications.elements.last?.signedDate
         for event in try takeEvents() {
             let uuid = UUID()
-            let body = try signedNotification(for: event, uuid: uuid)
+            // Whole milliseconds, as the App Store signs dates.
+            var milliseconds = event.date.epochMilliseconds
+            if let previous { milliseconds = max(milliseconds, previous.epochMilliseconds + 1) }
+            let signedDate = Date(epochMilliseconds: milliseconds)
+            previous = signedDate
+            let body = try signedNotification(for: event, uuid: uuid, signedDate: signedDate)
             queued.append(
                 NotificationRecord(
                     notificationUUID: uuid.uuidString.lowercased(), notificationType: event.notificationType,
                     subtype: event.subtype, transactionID: event.transactionID,
-                    signedPayload: body.signedPayload ?? "", nextAttemptDate: clock.now()))
+                    signedPayload: body.signedPayload ?? "", nextAttemptDate: clock.now(), signedDate: signedDate))
         }
         guard !queued.isEmpty else { return [] }
         state.notifications.append(contentsOf: queued)

@@ -234,35 +234,43 @@ extension SandboxEngine {
         }
     }
 
+    /// A renewal that cannot be charged: DID_FAIL_TO_RENEW (GRACE_PERIOD when the sandbox gives
+    /// one), GRACE_PERIOD_EXPIRED when the grace period is over, EXPIRED / BILLING_RETRY when the
+    /// App Store gives up. Each state is stored before its event is recorded, so that each
+    /// notification carries the renewal info of its own step.
     private func failRenewal(
         _ subscription: inout SubscriptionState, latest: SandboxTransaction, expires: Date, now: Date
     ) throws(SandboxError) {
+        func record(_ type: NotificationTypeV2, _ subtype: NotificationSubtype?) {
+            state.subscriptions[subscription.originalTransactionID] = subscription
+            self.record(type, subtype, latest)
+        }
         switch subscription.billingState {
         case .ok:
             let graceDays = state.settings.gracePeriodDays
             if graceDays > 0 {
                 subscription.billingState = .gracePeriod
                 subscription.gracePeriodExpiresDate = expires.addingTimeInterval(Double(graceDays) * 86_400)
-                record(.didFailToRenew, .gracePeriod, latest)
+                record(.didFailToRenew, .gracePeriod)
             } else {
                 subscription.billingState = .billingRetry
-                record(.didFailToRenew, nil, latest)
+                record(.didFailToRenew, nil)
             }
             if subscription.billingState == .gracePeriod, let end = subscription.gracePeriodExpiresDate, end <= now {
                 subscription.billingState = .billingRetry
-                record(.gracePeriodExpired, nil, latest)
+                record(.gracePeriodExpired, nil)
             }
         case .gracePeriod:
             if let end = subscription.gracePeriodExpiresDate, end <= now {
                 subscription.billingState = .billingRetry
-                record(.gracePeriodExpired, nil, latest)
+                record(.gracePeriodExpired, nil)
             }
         case .billingRetry:
             break
         }
         if subscription.billingState == .billingRetry, now.timeIntervalSince(expires) >= Self.billingRetryDuration {
             subscription.expirationIntent = .billingError
-            record(.expired, .billingRetry, latest)
+            record(.expired, .billingRetry)
         }
     }
 
@@ -330,7 +338,8 @@ extension SandboxEngine {
             expirationIntent: subscription.expirationIntent, originalTransactionID: originalTransactionID,
             autoRenewProductID: subscription.autoRenewProductID, productID: subscription.productID,
             autoRenewStatus: subscription.autoRenewEnabled ? .on : .off,
-            isInBillingRetryPeriod: subscription.billingState == .billingRetry,
+            // The App Store retries the charge throughout the grace period too.
+            isInBillingRetryPeriod: subscription.billingState != .ok && subscription.expirationIntent == nil,
             priceIncreaseStatus: priceIncreaseStatus, gracePeriodExpiresDate: subscription.gracePeriodExpiresDate,
             offerType: upcoming?.type, offerIdentifier: upcoming == nil ? nil : subscription.offerIdentifier,
             environment: .sandbox, recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,

@@ -79,7 +79,8 @@ extension SandboxEngine {
                 autoRenewProductID: subscription.autoRenewProductID,
                 autoRenewStatus: subscription.autoRenewEnabled ? "1" : "0",
                 expirationIntent: subscription.expirationIntent.map { "\($0.rawValue)" },
-                isInBillingRetryPeriod: subscription.billingState == .billingRetry ? "1" : "0",
+                isInBillingRetryPeriod: subscription.billingState != .ok && subscription.expirationIntent == nil
+                    ? "1" : "0",
                 originalTransactionID: id, productID: subscription.productID)
             info.gracePeriodExpiresDate = subscription.gracePeriodExpiresDate
             return info

@@ -233,11 +233,18 @@ public actor SandboxEngine {
         return events
     }
 
+    /// Records an event for its notification. A subscription's renewal info and status are taken
+    /// now, so that the notification reports the state the event left, even when later events
+    /// change it before the notifications are sent: callers store the subscription's new state first.
     func record(_ type: NotificationTypeV2, _ subtype: NotificationSubtype? = nil, _ transaction: SandboxTransaction) {
-        state.events.append(
-            SandboxEvent(
-                notificationType: type, subtype: subtype, transactionID: transaction.id, testerID: transaction.testerID,
-                date: clock.now()))
+        var event = SandboxEvent(
+            notificationType: type, subtype: subtype, transactionID: transaction.id, testerID: transaction.testerID,
+            date: clock.now())
+        if transaction.productType == .autoRenewableSubscription, state.subscriptions[transaction.originalID] != nil {
+            event.renewalInfo = try? renewalInfo(originalTransactionID: transaction.originalID)
+            event.status = try? status(originalTransactionID: transaction.originalID)
+        }
+        state.events.append(event)
     }
 }
 

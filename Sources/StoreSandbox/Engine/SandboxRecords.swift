@@ -207,11 +207,18 @@ public struct SandboxEvent: LoggedRecord {
     public var date: Date
     /// The outcome of a mass renewal date extension, for `RENEWAL_EXTENSION` / `SUMMARY`.
     public var summary: Summary?
+    /// For a subscription, its renewal info as it stood when the event happened: what the
+    /// notification's `signedRenewalInfo` says, however late it is sent (`nil` for events recorded
+    /// before the sandbox kept it, whose notification describes the subscription when it is sent).
+    public var renewalInfo: JWSRenewalInfoDecodedPayload?
+    /// For a subscription, its status when the event happened (the notification's `status`).
+    public var status: SubscriptionStatus?
 
     /// Creates an event from its parts.
     public init(
         notificationType: NotificationTypeV2, subtype: NotificationSubtype? = nil, transactionID: String,
-        testerID: String, date: Date, summary: Summary? = nil
+        testerID: String, date: Date, summary: Summary? = nil, renewalInfo: JWSRenewalInfoDecodedPayload? = nil,
+        status: SubscriptionStatus? = nil
     ) {
         self.notificationType = notificationType
         self.subtype = subtype
@@ -219,6 +226,8 @@ public struct SandboxEvent: LoggedRecord {
         self.testerID = testerID
         self.date = date
         self.summary = summary
+        self.renewalInfo = renewalInfo
+        self.status = status
     }
 
     /// Events are kept in order only.

@@ -28,11 +28,12 @@ struct LiveStack {
     static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     let directory: URL
 
-    init() async throws {
+    /// `clock` is the sandbox's and the server's: a test that moves it moves both.
+    init(clock: SandboxClock = SandboxClock()) async throws {
         let catalog = try SandboxCatalog.load(storeKitFile: Self.examples.appendingPathComponent("Kakin.storekit"))
         engine = try SandboxEngine(
             signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
-            clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+            clock: clock, storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
         sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(
@@ -53,7 +54,7 @@ struct LiveStack {
                         baseURL: URL(string: "http://127.0.0.1:9")!, keyID: Self.offerKeyID, issuerID: Self.issuerID,
                         privateKey: Self.offerKey),
                     offers: OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers]))
-            ], grants: grants)
+            ], grants: grants, now: { clock.now() })
         server = KakinServerHTTP(service: service, signingKey: serverKey)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")
     }

@@ -9,9 +9,12 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "A sample in-app purchase app in the terminal: products, purchases, points, restore, against kakin serve.",
         discussion: """
             Commands (typed, or one per line with --script FILE or -): products, buy PRODUCT [QUANTITY], \
-            restore, status, pending, quit. PRODUCT may be the part after the bundle ID (removeAd, \
-            premium.monthly). Restore runs in the background: the prompt stays usable while content \
-            downloads. Without --key, the publishable key is read from DATA/keys.json of kakin serve.
+            restore, status, pending, whoami, login USER, logout, quit. PRODUCT may be the part after the \
+            bundle ID (removeAd, premium.monthly). Without --user the app starts as an anonymous customer \
+            that the device keeps in --data: buy, then `login USER` moves what it bought to USER; \
+            `logout` starts a new anonymous customer. Restore runs in the background: the prompt stays \
+            usable while content downloads. Without --key, the publishable key is read from \
+            DATA/keys.json of kakin serve.
             """)
 
     @Option(help: "The purchase server.") var server: String = "http://127.0.0.1:8080"
@@ -20,7 +23,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("serve-data"), help: "kakin serve's data directory.") var serveData: String = "kakin-data"
     @Option(help: "The sandbox tester (created if missing).") var tester: String = "demo"
     @Option(help: "The tester's storefront: USA or JPN (and GBR, DEU, CHN).") var storefront: String = "USA"
-    @Option(help: "Your app's user ID.") var user: String = "demo-user"
+    @Option(help: "Your app's user ID (default: the customer this device keeps, anonymous at first).")
+    var user: String?
     @Option(help: "Where this device keeps its outbox and state.") var data: String = ".kakin-demo"
     @Option(help: "The device identifier (a new one is a fresh device).") var device: String?
     @Option(name: .customLong("bundle-id")) var bundleID: String = "com.example.kakin"
@@ -39,8 +43,12 @@ struct DemoCommand: AsyncParsableCommand {
             baseURL: sandboxURL, testerID: tester, deviceID: device.flatMap(UUID.init(uuidString:)) ?? UUID(),
             pollSeconds: 2)
         let directory = URL(fileURLWithPath: data)
+        // Without --user, the customer the device keeps: an anonymous one until someone logs in.
+        let identity = DeviceIdentity(directory: directory)
+        let user = try self.user ?? identity.current()
         let payments = try await PaymentManager(
             backend: backend, server: client, appUserID: user, storageDirectory: directory)
+        let store = await KakinStore(session: payments.session, payments: payments, server: client, identity: identity)
         let products = ProductManager(productIDs: [], storageDirectory: directory)
         try? await products.loadProductIDs(from: client)
         // Hosted content: downloaded from the store, then the transaction is finished.
@@ -87,7 +95,8 @@ struct DemoCommand: AsyncParsableCommand {
             lines = AnyIterator { iterator.next() }
         } else {
             print(
-                "Kakin demo: \(user) on tester \(tester) (\(storefront)). Type products, buy removeAd, restore, status, quit."
+                "Kakin demo: \(Self.describe(user)) on tester \(tester) (\(storefront)). "
+                    + "Type products, buy removeAd, restore, status, login USER, logout, quit."
             )
             lines = AnyIterator {
                 print("> ", terminator: "")
@@ -115,6 +124,17 @@ struct DemoCommand: AsyncParsableCommand {
                             }
                         })
                 case "status": try await refresh(payments, products)
+                case "whoami": print(Self.describe(payments.appUserID))
+                case "login":
+                    guard words.count == 2 else { throw ValidationError("login USER") }
+                    let before = payments.appUserID
+                    try await store.logIn(words[1])
+                    print("logged in as \(words[1]) (was \(Self.describe(before)))")
+                    try await refresh(payments, products)
+                case "logout":
+                    try await store.logOut()
+                    print("logged out: \(Self.describe(payments.appUserID))")
+                    try await refresh(payments, products)
                 case "pending": print("awaiting the server: \(await payments.pendingDeliveries().map(\.id))")
                 case "quit", "exit": break
                 default: print("unknown command \(command)")
@@ -172,6 +192,11 @@ struct DemoCommand: AsyncParsableCommand {
     /// The name to type for a product: its ID without the bundle ID.
     func shortName(_ productID: String) -> String {
         productID.hasPrefix(bundleID + ".") ? String(productID.dropFirst(bundleID.count + 1)) : productID
+    }
+
+    /// A customer for people: an anonymous one is said to be so.
+    static func describe(_ appUserID: String) -> String {
+        DeviceIdentity.isAnonymous(appUserID) ? "anonymous customer \(appUserID)" : appUserID
     }
 
     static func readKey(_ directory: String) throws -> String {

@@ -45,10 +45,17 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
     }
 
     /// Whether `identifier` is active at `date`: active when the answer was made, and not expired
-    /// since (an answer kept for a while must not keep a lapsed subscription unlocked).
+    /// since (an answer kept for a while must not keep a lapsed subscription unlocked). A
+    /// subscription whose renewal failed lasts until its grace period ends
+    /// (``Entitlement/gracePeriodExpiresAt``).
     public func isEntitled(to identifier: String, at date: Date = Date()) -> Bool {
-        entitlements.contains {
-            $0.identifier == identifier && $0.isActive && ($0.expiresDate.map { $0 > date } ?? true)
+        entitlements.contains { entitlement in
+            guard entitlement.identifier == identifier, entitlement.isActive else { return false }
+            guard var end = entitlement.expiresDate else { return true }
+            if entitlement.billingIssueDetectedAt != nil, let graceEnd = entitlement.gracePeriodExpiresAt {
+                end = max(end, graceEnd)
+            }
+            return end > date
         }
     }
 

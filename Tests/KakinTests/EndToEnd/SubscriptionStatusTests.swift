@@ -35,11 +35,14 @@ import Testing
                 #expect(sent.allSatisfy { $0.attempts.last?.sendAttemptResult == .success }, "\(sent)")
                 return sent
             }
-            /// The SDK's `premium` entitlement, as the server answers now.
+            /// The SDK's `premium` entitlement, as the server answers now; `isEntitled(to:)` agrees
+            /// with its `isActive`.
             func premium() async throws -> Entitlement {
                 let customer = try await payments.customerInfo(allowOffline: false)
                 #expect(customer.source == .server)
-                return try #require(customer.entitlements.first { $0.identifier == "premium" })
+                let entitlement = try #require(customer.entitlements.first { $0.identifier == "premium" })
+                #expect(customer.isEntitled(to: "premium", at: clock.now()) == entitlement.isActive)
+                return entitlement
             }
 
             // A new subscriber gets the monthly plan's free week.

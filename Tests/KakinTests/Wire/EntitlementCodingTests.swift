@@ -89,6 +89,21 @@ import Testing
         #expect(computed.billingIssueDetectedAt == nil && computed.gracePeriodExpiresAt == nil)
     }
 
+    @Test func aKeptAnswerLastsUntilTheGracePeriodEnds() {
+        let expires = Date(timeIntervalSince1970: 1_790_000_000)
+        var premium = Entitlement(
+            identifier: "premium", productID: "com.example.kakin.premium.monthly", isActive: true,
+            expiresDate: expires, transactionID: "2", originalTransactionID: "1", willRenew: true, periodType: .normal,
+            billingIssueDetectedAt: expires, gracePeriodExpiresAt: expires.addingTimeInterval(16 * 86_400))
+        var customer = CustomerInfo(appUserID: "alice", entitlements: [premium], balances: [:])
+        #expect(customer.isEntitled(to: "premium", at: expires.addingTimeInterval(86_400)))
+        #expect(!customer.isEntitled(to: "premium", at: expires.addingTimeInterval(17 * 86_400)))
+        // A grace period date without a billing problem extends nothing.
+        premium.billingIssueDetectedAt = nil
+        customer.entitlements = [premium]
+        #expect(!customer.isEntitled(to: "premium", at: expires.addingTimeInterval(86_400)))
+    }
+
     @Test func aDeviceCacheWrittenBeforeStillOpens() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-offline-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -162,6 +162,16 @@ extension SandboxService {
                 return Response(status: .noContent)
             }
         }
+        // The customer turning automatic renewal off or on in Settings: DID_CHANGE_RENEWAL_STATUS.
+        for (state, enabled) in [("off", false), ("on", true)] {
+            control.post("subscriptions/:original/auto-renew/\(state)") { _, context in
+                await respond {
+                    try await engine.setAutoRenew(
+                        enabled, originalTransactionID: try context.parameters.require("original"))
+                    return Response(status: .noContent)
+                }
+            }
+        }
     }
 
     static func outcome(_ outcome: PurchaseOutcome) -> Response {

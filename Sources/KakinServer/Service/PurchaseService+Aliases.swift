@@ -2,7 +2,7 @@ import Foundation
 import KakinWire
 
 /// Anonymous customers and the identified customers they become: the SDK makes an anonymous ID
-/// (``AnonymousAppUserID``) for an app that sells before its user signs in, and on sign-in asks the
+/// (`$kakin_anon_…`) for an app that sells before its user signs in, and on sign-in asks the
 /// server to move what the anonymous customer bought to the identified customer.
 extension PurchaseService {
     /// Makes the anonymous customer `anonymousID` an alias of the identified customer `appUserID`

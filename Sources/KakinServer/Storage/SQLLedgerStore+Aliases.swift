@@ -63,7 +63,7 @@ extension SQLLedgerStore {
     ///
     /// The same call again changes nothing and writes no event; it moves what reached the
     /// anonymous ID since the first call, if anything did. Both IDs are checked first: the first
-    /// must be anonymous (``AnonymousAppUserID``), the second must not.
+    /// must be anonymous (`$kakin_anon_…`), the second must not.
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
     ) async throws -> CustomerAliasOutcome {

@@ -46,8 +46,8 @@ public struct CustomerInfo: Codable, Hashable, Sendable {
 
     /// Whether `identifier` is active at `date`: active when the answer was made, and not expired
     /// since (an answer kept for a while must not keep a lapsed subscription unlocked). A
-    /// subscription whose renewal failed lasts until its grace period ends
-    /// (``Entitlement/gracePeriodExpiresAt``).
+    /// subscription whose renewal failed lasts until its grace period ends (its entitlement's
+    /// `gracePeriodExpiresAt`).
     public func isEntitled(to identifier: String, at date: Date = Date()) -> Bool {
         entitlements.contains { entitlement in
             guard entitlement.identifier == identifier, entitlement.isActive else { return false }

@@ -56,7 +56,7 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     /// When the server first recorded it.
     public var recordedAt: Date
     /// For auto-renewable subscriptions, the kind of period it pays for, read from its offer when
-    /// it was recorded (see ``Entitlement/PeriodType/init(offerType:discountType:)``); `nil` for
+    /// it was recorded (`Entitlement.PeriodType(offerType:discountType:)`); `nil` for
     /// other products and for rows recorded before the ledger kept it.
     public var periodType: Entitlement.PeriodType?
 

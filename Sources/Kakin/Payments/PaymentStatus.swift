@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Where a payment flow is: the classic payment states, extended where StoreKit has more.
 public enum PaymentStatus: Hashable, Sendable {
@@ -61,6 +61,11 @@ public enum PaymentError: Error, Hashable, Sendable {
     /// The store failed on its own (a system error, or one it does not explain), with its
     /// description; trying again later usually works (SKError code 0, `unknown`).
     case storeFailure(String)
+    /// ``KakinStore/logIn(_:)`` was given an ID that cannot name a signed-in user (empty, or
+    /// anonymous: `$kakin_anon_…`); checked on the device, before anything is sent.
+    case invalidAppUserID(String)
+    /// ``KakinStore/logOut()`` was called while the customer is anonymous: nobody is logged in.
+    case notLoggedIn
     /// Any other failure, with its description.
     case unknown(String)
 
@@ -105,7 +110,8 @@ public enum PaymentError: Error, Hashable, Sendable {
         case .network, .storeFailure, .productInfoFailed, .restoreFailed: true
         case .serverRejected(let error): error.isRetryable
         case .cancelled, .clientInvalid, .invalidPayment, .notAllowed, .productUnavailable, .invalidOffer,
-            .invalidOfferSignature, .ineligibleForOffer, .paymentMethodRequired, .unknown:
+            .invalidOfferSignature, .ineligibleForOffer, .paymentMethodRequired, .invalidAppUserID, .notLoggedIn,
+            .unknown:
             false
         }
     }

@@ -222,8 +222,8 @@ public final class KakinStore {
     /// Purchases from then on are attributed to `appUserID`, and the device keeps it across
     /// launches. The server must be reachable: when it is not, nothing changes and
     /// ``PaymentError/network`` is thrown. An empty or anonymous (`$kakin_anon_…`) ID is refused
-    /// before anything is sent, with ``PaymentError/serverRejected(_:)`` carrying a ``KakinError``
-    /// whose code is ``KakinError/Code/notConfigured``; a refusal of the server comes as
+    /// before anything is sent, with ``PaymentError/invalidAppUserID(_:)``; a refusal of the server
+    /// comes as
     /// ``PaymentError/serverRejected(_:)`` with the server's code (`conflict` when the anonymous
     /// customer became another user before). Failures are kept in ``lastError`` too.
     @discardableResult
@@ -232,8 +232,7 @@ public final class KakinStore {
         let former = self.appUserID
         do {
             guard !appUserID.isEmpty, !DeviceIdentity.isAnonymous(appUserID) else {
-                throw PaymentError.serverRejected(
-                    KakinError(.notConfigured, "log in with the ID of a signed-in user, not '\(appUserID)'"))
+                throw PaymentError.invalidAppUserID(appUserID)
             }
             let customer: CustomerInfo
             if appUserID == former {
@@ -266,16 +265,14 @@ public final class KakinStore {
     /// device while it cannot be reached). Nothing moves: what the signed-in user bought stays
     /// theirs, and the next ``logIn(_:)`` finds it.
     ///
-    /// Refused when the customer is anonymous already (nobody is logged in): the
-    /// ``PaymentError/serverRejected(_:)`` it throws carries a ``KakinError`` whose code is
-    /// ``KakinError/Code/notConfigured``, and nothing changes.
+    /// Refused with ``PaymentError/notLoggedIn`` when the customer is anonymous already (nobody is
+    /// logged in), and nothing changes.
     @discardableResult
     public func logOut() async throws(PaymentError) -> CustomerInfo {
         lastError = nil
         do {
             guard !isAnonymous else {
-                throw PaymentError.serverRejected(
-                    KakinError(.notConfigured, "nobody is logged in: the customer is anonymous already"))
+                throw PaymentError.notLoggedIn
             }
             let anonymous = DeviceIdentity.makeAnonymousID()
             await session.identify(anonymous, succeeding: nil)

@@ -34,26 +34,42 @@ extension PurchaseService {
             outcome = try await store.alias(
                 bundleID: app.bundleID, anonymousID: anonymousID, to: appUserID,
                 transfersOwnership: app.transferPolicy == .transferToNewUser, at: now())
+            // An upload for the anonymous ID can commit while the alias's transaction runs, after
+            // its move read the rows, and look for the alias before the alias commits (PostgreSQL
+            // replicas write concurrently). Such a row committed before this second pass starts,
+            // so the pass moves it; a row committed later finds the alias itself (`followAlias`).
+            if case .aliased(let move) = outcome, move.created {
+                let late = try await store.alias(
+                    bundleID: app.bundleID, anonymousID: anonymousID, to: appUserID,
+                    transfersOwnership: app.transferPolicy == .transferToNewUser, at: now())
+                if case .aliased(let lateMove) = late, lateMove.changedAnything {
+                    log(lateMove, of: anonymousID, to: appUserID, bundleID: app.bundleID)
+                }
+            }
         } catch { throw ServerError(error) }
         switch outcome {
         case .aliasedToAnotherCustomer:
             throw ServerError(
                 .conflict, "\(anonymousID) became another customer before", cause: "aliasedToAnotherCustomer")
         case .aliased(let move):
-            if move.changedAnything {
-                metrics?.ledgerEvent("customer.aliased")
-                logger.info(
-                    "ledger",
-                    metadata: [
-                        "event": "customer.aliased", "bundle_id": "\(app.bundleID)", "alias": "\(anonymousID)",
-                        "app_user_id": "\(appUserID)", "created": "\(move.created)",
-                        "transactions": "\(move.transactionIDs.count)",
-                        "currencies": "\(move.balances.keys.sorted().joined(separator: ","))",
-                        "transferred": "\(move.transferredPurchases.count)", "kept": "\(move.keptPurchases.count)",
-                    ])
-            }
+            log(move, of: anonymousID, to: appUserID, bundleID: app.bundleID)
             return move
         }
+    }
+
+    /// Counts and logs an alias call that changed something.
+    private func log(_ move: CustomerAliasMove, of anonymousID: String, to appUserID: String, bundleID: String) {
+        guard move.changedAnything else { return }
+        metrics?.ledgerEvent("customer.aliased")
+        logger.info(
+            "ledger",
+            metadata: [
+                "event": "customer.aliased", "bundle_id": "\(bundleID)", "alias": "\(anonymousID)",
+                "app_user_id": "\(appUserID)", "created": "\(move.created)",
+                "transactions": "\(move.transactionIDs.count)",
+                "currencies": "\(move.balances.keys.sorted().joined(separator: ","))",
+                "transferred": "\(move.transferredPurchases.count)", "kept": "\(move.keptPurchases.count)",
+            ])
     }
 
     /// The customer a request naming `appUserID` is about: the identified customer an anonymous ID

@@ -64,11 +64,7 @@ final class SwitchableTransport: KakinTransport {
                     try await store.logIn(refused)
                     Issue.record("\(refused) was accepted")
                 } catch let error as PaymentError {
-                    guard case .serverRejected(let cause) = error else {
-                        Issue.record("unexpected \(error)")
-                        continue
-                    }
-                    #expect(cause.code == .notConfigured)
+                    #expect(error == .invalidAppUserID(refused) && !error.isRetryable)
                 }
             }
             #expect(store.appUserID == "ren-account")

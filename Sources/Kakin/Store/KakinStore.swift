@@ -166,14 +166,10 @@ public final class KakinStore {
         lastError = nil
         isPurchasing = true
         defer { isPurchasing = false }
-        do {
+        return try await keepingFailure {
             let outcome = try await payments.purchase(product, offer: offer, quantity: quantity)
             if case .purchased(_, let customer?) = outcome { publish(customer) }
             return outcome
-        } catch {
-            let failure = PaymentError(error)
-            lastError = failure
-            throw failure
         }
     }
 
@@ -197,14 +193,10 @@ public final class KakinStore {
                 throw failure
             }
         }
-        do {
+        return try await keepingFailure {
             let customer = try await payments.customerInfo()
             publish(customer)
             return customer
-        } catch {
-            let failure = PaymentError(error)
-            lastError = failure
-            throw failure
         }
     }
 
@@ -223,14 +215,13 @@ public final class KakinStore {
     /// launches. The server must be reachable: when it is not, nothing changes and
     /// ``PaymentError/network`` is thrown. An empty or anonymous (`$kakin_anon_…`) ID is refused
     /// before anything is sent, with ``PaymentError/invalidAppUserID(_:)``; a refusal of the server
-    /// comes as
-    /// ``PaymentError/serverRejected(_:)`` with the server's code (`conflict` when the anonymous
-    /// customer became another user before). Failures are kept in ``lastError`` too.
+    /// comes as ``PaymentError/serverRejected(_:)`` with the server's code (`conflict` when the
+    /// anonymous customer became another user before). Failures are kept in ``lastError`` too.
     @discardableResult
     public func logIn(_ appUserID: String) async throws(PaymentError) -> CustomerInfo {
         lastError = nil
         let former = self.appUserID
-        do {
+        return try await keepingFailure {
             guard !appUserID.isEmpty, !DeviceIdentity.isAnonymous(appUserID) else {
                 throw PaymentError.invalidAppUserID(appUserID)
             }
@@ -253,10 +244,6 @@ public final class KakinStore {
             customerInfo = nil
             publish(customer)
             return customer
-        } catch {
-            let failure = PaymentError(error)
-            lastError = failure
-            throw failure
         }
     }
 
@@ -270,10 +257,8 @@ public final class KakinStore {
     @discardableResult
     public func logOut() async throws(PaymentError) -> CustomerInfo {
         lastError = nil
-        do {
-            guard !isAnonymous else {
-                throw PaymentError.notLoggedIn
-            }
+        return try await keepingFailure {
+            guard !isAnonymous else { throw PaymentError.notLoggedIn }
             let anonymous = DeviceIdentity.makeAnonymousID()
             await session.identify(anonymous, succeeding: nil)
             try await become(anonymous)
@@ -281,6 +266,13 @@ public final class KakinStore {
             let customer = try await payments.customerInfo()
             publish(customer)
             return customer
+        }
+    }
+
+    /// Runs `operation`; a failure is kept in ``lastError`` and thrown as a ``PaymentError``.
+    private func keepingFailure<Value>(_ operation: () async throws -> Value) async throws(PaymentError) -> Value {
+        do {
+            return try await operation()
         } catch {
             let failure = PaymentError(error)
             lastError = failure

@@ -16,6 +16,7 @@ struct SandboxCommand: AsyncParsableCommand {
         subcommands: [
             SandboxRunCommand.self, SandboxRefundCommand.self, SandboxRevokeCommand.self,
             SandboxRenewCommand.self, SandboxFailRenewalsCommand.self, SandboxResolveBillingCommand.self,
+            SandboxAutoRenewCommand.self,
             SandboxApproveCommand.self, SandboxDeclineCommand.self, SandboxClearCommand.self,
             SandboxClockCommand.self, SandboxSettingsCommand.self, SandboxCACommand.self,
         ],

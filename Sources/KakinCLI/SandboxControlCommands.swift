@@ -110,6 +110,26 @@ struct SandboxResolveBillingCommand: SandboxControlCommand {
     }
 }
 
+/// `kakin sandbox auto-renew ORIGINAL_ID off|on`
+struct SandboxAutoRenewCommand: SandboxControlCommand {
+    enum State: String, ExpressibleByArgument, CaseIterable {
+        case off, on
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "auto-renew",
+        abstract: "Turn a subscription's automatic renewal off or on (DID_CHANGE_RENEWAL_STATUS is sent).")
+    @OptionGroup var connection: SandboxConnectionOptions
+    @Argument(help: "The subscription's original transaction ID.") var originalTransactionID: String
+    @Argument(help: "off or on.") var state: State
+
+    func produceOutput() async -> CommandOutput {
+        await connection.client.send(
+            "POST", ["subscriptions", originalTransactionID, "auto-renew", state.rawValue],
+            done: "automatic renewal of \(originalTransactionID) is \(state.rawValue)")
+    }
+}
+
 /// `kakin sandbox approve PENDING_ID`
 struct SandboxApproveCommand: SandboxControlCommand {
     static let configuration = CommandConfiguration(

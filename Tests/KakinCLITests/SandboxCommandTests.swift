@@ -20,6 +20,7 @@ import Testing
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["sandbox", "refund", "1", "--reason", "7"]) }
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["sandbox", "clock", "advance", "-5"]) }
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["sandbox", "renew", "1", "--url", "ftp:/x"]) }
+        #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["sandbox", "auto-renew", "1", "maybe"]) }
     }
 
     @Test func theBareCommandStillRunsTheSandbox() throws {
@@ -74,6 +75,14 @@ import Testing
             #expect(renewed.exitCode == 0, "\(renewed.standardError)")
             #expect(renewed.standardOutput.contains("DID_RENEW"))
             #expect(await engine.transactions(of: tester.id).count == 3)
+
+            let off = try await kakin("sandbox", "auto-renew", monthly.originalID, "off", "--url", url)
+            #expect(off.exitCode == 0, "\(off.standardError)")
+            #expect(try await engine.renewalInfo(originalTransactionID: monthly.originalID).autoRenewStatus == .off)
+            #expect(await engine.events().last?.subtype == .autoRenewDisabled)
+            let on = try await kakin("sandbox", "auto-renew", monthly.originalID, "on", "--url", url)
+            #expect(on.exitCode == 0, "\(on.standardError)")
+            #expect(try await engine.renewalInfo(originalTransactionID: monthly.originalID).autoRenewStatus == .on)
         }
     }
 

@@ -56,12 +56,9 @@ struct ContentController: RouteController {
             let (summary, _) = try await service.customerSummary(
                 bundleID: app.bundleID, appUserID: try await service.customerID(user, bundleID: app.bundleID),
                 recent: 0, withJWS: false)
-            let now = service.now()
-            guard
-                summary.accessTransactions.contains(where: {
-                    $0.productID == productID && EntitlementRules.isActive($0, at: now)
-                })
-            else { throw ServerError(.notEntitled, "\(user) does not own \(productID)") }
+            guard try await service.hasAccess(to: productID, in: summary, app: app) else {
+                throw ServerError(.notEntitled, "\(user) does not own \(productID)")
+            }
             guard
                 let (package, bytes) = try await service.store.latestContent(
                     bundleID: app.bundleID, productID: productID)

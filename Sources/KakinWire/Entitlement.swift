@@ -99,7 +99,8 @@ public struct Entitlement: Codable, Hashable, Sendable {
         productID = try container.decode(String.self, forKey: .productId)
         transactionID = try container.decode(String.self, forKey: .transactionId)
         originalTransactionID = try container.decode(String.self, forKey: .originalTransactionId)
-        expiresDate = try container.decodeIfPresent(Int64.self, forKey: .expiresDate).map(KakinJSON.date(epochMilliseconds:))
+        expiresDate = try container.decodeIfPresent(Int64.self, forKey: .expiresDate).map(
+            KakinJSON.date(epochMilliseconds:))
         revocationDate = try container.decodeIfPresent(Int64.self, forKey: .revocationDate)
             .map(KakinJSON.date(epochMilliseconds:))
         willRenew = try container.decodeIfPresent(Bool.self, forKey: .willRenew)
@@ -124,6 +125,7 @@ public struct Entitlement: Codable, Hashable, Sendable {
         try container.encodeIfPresent(periodType, forKey: .periodType)
         try container.encodeIfPresent(
             billingIssueDetectedAt.map(KakinJSON.epochMilliseconds), forKey: .billingIssueDetectedAt)
-        try container.encodeIfPresent(gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds), forKey: .gracePeriodExpiresAt)
+        try container.encodeIfPresent(
+            gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds), forKey: .gracePeriodExpiresAt)
     }
 }

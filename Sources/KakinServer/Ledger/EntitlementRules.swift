@@ -24,7 +24,8 @@ public enum EntitlementRules {
         let latest = latestSubscriptionTransactions(transactions)
         for transaction in transactions.sorted(by: { $0.purchaseDate < $1.purchaseDate }) {
             for case .entitlement(let identifier) in grants.grants(for: transaction.productID) {
-                let renewal = latest.contains(transaction.transactionID)
+                let renewal =
+                    latest.contains(transaction.transactionID)
                     ? renewals[transaction.originalTransactionID] : nil
                 let candidate = entitlement(identifier, from: transaction, renewal: renewal, at: date)
                 guard let current = best[identifier] else {
@@ -70,8 +71,9 @@ public enum EntitlementRules {
 
     /// Whether one transaction gives access at `date`, given the renewal state of its
     /// subscription: a subscription whose renewal failed stays active until its grace period ends.
-    public static func isActive(_ transaction: RecordedTransaction, renewal: SubscriptionRenewal?, at date: Date) -> Bool
-    {
+    public static func isActive(
+        _ transaction: RecordedTransaction, renewal: SubscriptionRenewal?, at date: Date
+    ) -> Bool {
         guard transaction.revocationDate == nil else { return false }
         switch transaction.productType {
         case .autoRenewableSubscription:

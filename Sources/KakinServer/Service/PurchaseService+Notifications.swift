@@ -103,7 +103,8 @@ extension PurchaseService {
                 metadata: [
                     "event": "subscription.renewal", "bundle_id": "\(bundleID)",
                     "original_transaction_id": "\(renewal.originalTransactionID)",
-                    "notification_type": "\(type.rawValue)", "will_renew": "\(renewal.willRenew.map(String.init) ?? "")",
+                    "notification_type": "\(type.rawValue)",
+                    "will_renew": "\(renewal.willRenew.map(String.init) ?? "")",
                     "billing_issue": "\(renewal.billingIssueDetectedAt != nil)",
                 ])
         }

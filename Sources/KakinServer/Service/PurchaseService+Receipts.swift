@@ -54,7 +54,8 @@ extension PurchaseService {
                 revocationReason: entry.cancellationReason.flatMap { Int($0) }.map(RevocationReason.init(rawValue:)),
                 environment: environment, appAccountToken: entry.appAccountToken, signedTransaction: nil,
                 source: .receipt,
-                recordedAt: now(), periodType: productType == .autoRenewableSubscription ? Self.periodType(of: entry) : nil)
+                recordedAt: now(),
+                periodType: productType == .autoRenewableSubscription ? Self.periodType(of: entry) : nil)
             _ = try await ingest(record, app: app)
         }
         return try await customer(bundleID: bundleID, appUserID: appUserID)

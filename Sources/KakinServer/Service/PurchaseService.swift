@@ -354,8 +354,10 @@ public struct PurchaseService: Sendable {
     ) async throws -> [String: SubscriptionRenewal] {
         let catalog = app.grants ?? grants
         let subscriptions = transactions.filter { transaction in
-            transaction.productType == .autoRenewableSubscription
-                && catalog.grants(for: transaction.productID).contains { if case .entitlement = $0 { true } else { false } }
+            guard transaction.productType == .autoRenewableSubscription else { return false }
+            return catalog.grants(for: transaction.productID).contains { grant in
+                if case .entitlement = grant { true } else { false }
+            }
         }
         guard !subscriptions.isEmpty else { return [:] }
         return try await store.subscriptionRenewals(

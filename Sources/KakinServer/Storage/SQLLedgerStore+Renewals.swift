@@ -85,7 +85,8 @@ extension SQLLedgerStore {
             let id = try row.decode(column: "original_transaction_id", as: String.self)
             renewals[id] = SubscriptionRenewal(
                 bundleID: bundleID, originalTransactionID: id,
-                autoRenewStatus: try row.optional("auto_renew_status", as: Int.self).map(AutoRenewStatus.init(rawValue:)),
+                autoRenewStatus: try row.optional("auto_renew_status", as: Int.self).map(
+                    AutoRenewStatus.init(rawValue:)),
                 expirationIntent: try row.optional("expiration_intent", as: Int.self)
                     .map(ExpirationIntent.init(rawValue:)),
                 billingIssueDetectedAt: try row.optionalDate("billing_issue_detected_at"),

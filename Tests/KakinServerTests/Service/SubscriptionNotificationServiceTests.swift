@@ -14,7 +14,9 @@ import Testing
     static let monthly = "com.example.kakin.premium.monthly"
     static let day: TimeInterval = 86_400
 
-    func receive(_ record: NotificationRecord, _ fixture: ServerFixture) async throws -> PurchaseService.NotificationOutcome {
+    func receive(
+        _ record: NotificationRecord, _ fixture: ServerFixture
+    ) async throws -> PurchaseService.NotificationOutcome {
         try await fixture.service.receiveNotification(ResponseBodyV2(signedPayload: record.signedPayload))
     }
 

@@ -14,7 +14,8 @@ struct SubscriptionRenewalStoreTests {
     static func subscription(
         _ id: String, original: String? = nil, user: String? = "ann", periodType: Entitlement.PeriodType?
     ) -> RecordedTransaction {
-        var transaction = Fixture.transaction(id, original: original, user: user, product: "monthly", type: .autoRenewableSubscription)
+        var transaction = Fixture.transaction(
+            id, original: original, user: user, product: "monthly", type: .autoRenewableSubscription)
         transaction.periodType = periodType
         return transaction
     }
@@ -47,7 +48,8 @@ struct SubscriptionRenewalStoreTests {
                 }
             }
             // A transaction without owner, then one the notification path records (no summary).
-            #expect(try await store.record(Self.subscription("x1", user: nil, periodType: .intro), grants: []) == .recorded)
+            #expect(
+                try await store.record(Self.subscription("x1", user: nil, periodType: .intro), grants: []) == .recorded)
             #expect(try await store.transaction(id: "x1")?.periodType == .intro)
 
             for (index, type) in types.enumerated() {
@@ -95,7 +97,8 @@ struct SubscriptionRenewalStoreTests {
         }
     }
 
-    @Test("renewal state: newer replaces older, late and repeated reports change nothing", arguments: StoreKind.allCases)
+    @Test(
+        "renewal state: newer replaces older, late and repeated reports change nothing", arguments: StoreKind.allCases)
     func renewalOrdering(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             #expect(try await store.recordRenewal(Self.renewal(signed: 100, uuid: "subscribed")))
@@ -133,14 +136,16 @@ struct SubscriptionRenewalStoreTests {
     func renewalLookup(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             #expect(try await store.recordRenewal(Self.renewal("o1", signed: 100)))
-            #expect(try await store.recordRenewal(Self.renewal("o2", autoRenew: nil, intent: .billingError, signed: 100)))
+            #expect(
+                try await store.recordRenewal(Self.renewal("o2", autoRenew: nil, intent: .billingError, signed: 100)))
             #expect(try await store.recordRenewal(Self.renewal("o1", bundleID: "com.example.other", signed: 100)))
             let found = try await store.subscriptionRenewals(
                 bundleID: Fixture.bundleID, originalTransactionIDs: ["o1", "o2", "o3", "o1"])
             #expect(Set(found.keys) == ["o1", "o2"])
             #expect(found["o2"]?.autoRenewStatus == nil && found["o2"]?.expirationIntent == .billingError)
             #expect(found["o1"]?.bundleID == Fixture.bundleID)
-            #expect(try await store.subscriptionRenewals(bundleID: Fixture.bundleID, originalTransactionIDs: []).isEmpty)
+            #expect(
+                try await store.subscriptionRenewals(bundleID: Fixture.bundleID, originalTransactionIDs: []).isEmpty)
         }
     }
 
@@ -149,9 +154,11 @@ struct SubscriptionRenewalStoreTests {
         try await withLedgerStore(kind) { store in
             _ = try await concurrently(40) { index in
                 try await store.recordRenewal(
-                    Self.renewal(autoRenew: index % 2 == 0 ? .on : .off, signed: TimeInterval(100 + index), uuid: "n\(index)"))
+                    Self.renewal(
+                        autoRenew: index % 2 == 0 ? .on : .off, signed: TimeInterval(100 + index), uuid: "n\(index)"))
             }
-            let stored = try await store.subscriptionRenewals(bundleID: Fixture.bundleID, originalTransactionIDs: ["o1"])
+            let stored = try await store.subscriptionRenewals(
+                bundleID: Fixture.bundleID, originalTransactionIDs: ["o1"])
             #expect(stored["o1"]?.notificationUUID == "n39" && stored["o1"]?.autoRenewStatus == .off)
         }
     }

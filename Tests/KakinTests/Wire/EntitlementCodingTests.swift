@@ -47,7 +47,8 @@ import Testing
         #expect(String(decoding: output.bytes, as: UTF8.self) == text)
 
         // An answer from a server that does not send them: all nil.
-        let older = #"{"identifier":"premium","isActive":true,"originalTransactionId":"1","productId":"p","transactionId":"2"}"#
+        let older =
+            #"{"identifier":"premium","isActive":true,"originalTransactionId":"1","productId":"p","transactionId":"2"}"#
         let decoded = try JSONDecoder().decode(Entitlement.self, from: Data(older.utf8))
         #expect(decoded.willRenew == nil && decoded.periodType == nil)
         #expect(decoded.billingIssueDetectedAt == nil && decoded.gracePeriodExpiresAt == nil)

@@ -27,6 +27,10 @@ import Testing
 
     static func optional<T>(_ value: T, _ random: inout Generator) -> T? { Bool.random(using: &random) ? value : nil }
 
+    static func date(_ random: inout Generator) -> Date {
+        KakinJSON.date(epochMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &random))
+    }
+
     static func answer(_ random: inout Generator) -> SignedCustomerAnswer {
         let transactions = (0..<Int.random(in: 0...4, using: &random)).map { _ in
             CustomerAnswer.Transaction(
@@ -46,10 +50,8 @@ import Testing
                 revocationDate: optional(KakinJSON.date(epochMilliseconds: -1), &random), transactionID: text(&random),
                 originalTransactionID: text(&random), willRenew: optional(Bool.random(using: &random), &random),
                 periodType: optional(Entitlement.PeriodType.allCases.randomElement(using: &random)!, &random),
-                billingIssueDetectedAt: optional(
-                    KakinJSON.date(epochMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &random)), &random),
-                gracePeriodExpiresAt: optional(
-                    KakinJSON.date(epochMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &random)), &random))
+                billingIssueDetectedAt: optional(date(&random), &random),
+                gracePeriodExpiresAt: optional(date(&random), &random))
         }
         var balances: [String: Int64] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &random) {

@@ -68,7 +68,8 @@ import Testing
         sent = try await queued(fixture)
         #expect(sent.map(\.type) == [.didRenew] && sent.map(\.subtype) == [.billingRecovery])
         #expect(sent.first?.status == .active)
-        #expect(sent.first?.renewal.isInBillingRetryPeriod == false && sent.first?.renewal.gracePeriodExpiresDate == nil)
+        #expect(
+            sent.first?.renewal.isInBillingRetryPeriod == false && sent.first?.renewal.gracePeriodExpiresDate == nil)
     }
 
     @Test func billingRetryWithoutGraceEndsInExpiry() async throws {

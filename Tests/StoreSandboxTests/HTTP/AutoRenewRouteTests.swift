@@ -22,7 +22,8 @@ import Testing
             let off = try await client.execute(
                 uri: "/v1/control/subscriptions/\(monthly.originalID)/auto-renew/off", method: .post)
             #expect(off.status == .noContent)
-            #expect(try await service.engine.renewalInfo(originalTransactionID: monthly.originalID).autoRenewStatus == .off)
+            #expect(
+                try await service.engine.renewalInfo(originalTransactionID: monthly.originalID).autoRenewStatus == .off)
             let on = try await client.execute(
                 uri: "/v1/control/subscriptions/\(monthly.originalID)/auto-renew/on", method: .post)
             #expect(on.status == .noContent)

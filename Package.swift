@@ -108,6 +108,7 @@ let package = Package(
                 "AppStoreTesting",
                 "KakinHTTP",
                 "KakinSQLite",
+                "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KakinWire
 import Kakin
 
 /// `kakin demo`: a sample in-app purchase app in the terminal, against `kakin serve`.
@@ -214,7 +215,7 @@ struct DemoCommand: AsyncParsableCommand {
         request.httpBody = try JSONSerialization.data(withJSONObject: [
             "id": id, "name": "\(id)@example.com", "storefront": storefront,
         ])
-        _ = try? await URLSession.shared.data(for: request)
+        _ = try? await URLSession.shared.cancellableData(for: request)
     }
 }
 

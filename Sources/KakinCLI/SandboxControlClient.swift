@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KakinWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -46,7 +47,7 @@ struct SandboxControlClient: Sendable {
         let data: Data
         let status: Int
         do {
-            let (answer, response) = try await URLSession.shared.data(for: request)
+            let (answer, response) = try await URLSession.shared.cancellableData(for: request)
             guard let http = response as? HTTPURLResponse else {
                 return .failure("error: \(base) did not answer over HTTP")
             }

@@ -40,12 +40,19 @@ import Testing
         await app.loadProducts(["com.example.kakin.removeAd", "com.example.kakin.increasePoints"])
         #expect(app.products.count == 2, "\(app.invalidProducts)")
         for product in app.products {
-            guard case .purchased(_, let customer?) = try await app.purchase(product) else {
-                Issue.record("\(product.id) was not delivered")
+            guard case .purchased(_, let customer) = try await app.purchase(product) else {
+                Issue.record("\(product.id) was not bought")
                 return
             }
-            #expect(customer.appUserID == anonymous)
+            if let customer {
+                #expect(customer.appUserID == anonymous)
+            } else {
+                // The server did not answer in time (a loaded machine): the purchase is queued; send it now.
+                _ = await app.payments.deliverPending()
+                #expect(await app.payments.pendingDeliveries().isEmpty, "\(product.id) was not delivered")
+            }
         }
+        await app.refreshCustomerInfo()
         #expect(app.customerInfo?.isEntitled(to: "removeAds") == true)
         #expect(app.customerInfo?.balances["points"] == 100)
 

@@ -1,4 +1,5 @@
 public import Foundation
+import KakinWire
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -36,7 +37,7 @@ public struct URLSessionDownloadTransport: DownloadTransport {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "GET"
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (body, response) = try await session.data(for: request)
+        let (body, response) = try await session.cancellableData(for: request)
         guard let http = response as? HTTPURLResponse else {
             throw KakinError(.network, "\(url.host ?? "the server") did not answer over HTTP")
         }

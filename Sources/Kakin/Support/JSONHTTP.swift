@@ -31,7 +31,7 @@ struct JSONHTTP: Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
         do {
-            let (data, response) = try await URLSession.shared.data(for: request)
+            let (data, response) = try await URLSession.shared.cancellableData(for: request)
             guard let http = response as? HTTPURLResponse else {
                 throw KakinError(.invalidResponse, "\(url.host ?? "the server") did not answer over HTTP")
             }

@@ -1,4 +1,5 @@
 public import Foundation
+import KakinWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -31,7 +32,7 @@ public struct URLSessionExchange: HTTPExchange {
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.cancellableData(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 }

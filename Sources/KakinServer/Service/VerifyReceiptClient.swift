@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import KakinWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -26,7 +27,7 @@ public struct URLSessionVerifyReceiptClient: VerifyReceiptClient {
         urlRequest.httpMethod = "POST"
         urlRequest.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
         urlRequest.httpBody = try JSONEncoder().encode(request)
-        let (data, _) = try await URLSession.shared.data(for: urlRequest)
+        let (data, _) = try await URLSession.shared.cancellableData(for: urlRequest)
         return try JSONDecoder().decode(VerifyReceiptResponse.self, from: data)
     }
 }

@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import KakinWire
 
 /// A notification the sandbox sent or will send, with every attempt: what the notification history
 /// endpoint and a test notification's status report.
@@ -135,7 +136,7 @@ public struct URLSessionNotificationTransport: NotificationTransport {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = body
         do {
-            let (_, response) = try await URLSession.shared.data(for: request)
+            let (_, response) = try await URLSession.shared.cancellableData(for: request)
             guard let status = (response as? HTTPURLResponse)?.statusCode else { return .invalidResponse }
             return (200...206).contains(status) ? .success : .unsuccessfulHTTPResponseCode
         } catch let error as URLError {

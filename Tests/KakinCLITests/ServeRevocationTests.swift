@@ -52,20 +52,33 @@ import Testing
         let publishable: String
 
         init(data: String, arguments extra: [String]) async throws {
-            let port = try freePort()
-            var sandboxPort = try freePort()
-            while sandboxPort == port { sandboxPort = try freePort() }
-            process = try RunningProcess(
-                [
-                    "serve", "--data", data, "--port", "\(port)", "--sandbox-port", "\(sandboxPort)",
-                    "--catalog", ServeRevocationTests.examples.appendingPathComponent("Kakin.storekit").path,
-                    "--grants", ServeRevocationTests.examples.appendingPathComponent("Kakin.grants.json").path,
-                ] + extra)
+            // A port found free can be taken by another test before the server binds it: then the
+            // server exits at once, saying so, and starts again on other ports.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let port = try freePort()
+                var sandboxPort = try freePort()
+                while sandboxPort == port { sandboxPort = try freePort() }
+                let started = try RunningProcess(
+                    [
+                        "serve", "--data", data, "--port", "\(port)", "--sandbox-port", "\(sandboxPort)",
+                        "--catalog", ServeRevocationTests.examples.appendingPathComponent("Kakin.storekit").path,
+                        "--grants", ServeRevocationTests.examples.appendingPathComponent("Kakin.grants.json").path,
+                    ] + extra)
+                if attempt < 5, try await started.outputOrExit(containing: "sandbox root CA:") == nil,
+                    started.exitStatus() != 0, started.errors.contains("already in use")
+                {
+                    continue
+                }
+                process = started
+                server = "http://127.0.0.1:\(port)"
+                sandbox = "http://127.0.0.1:\(sandboxPort)"
+                break
+            }
             let banner = try await process.waitForOutput(containing: "sandbox root CA:")
             let line = banner.split(separator: "\n").first { $0.contains("publishable key:") }
             publishable = String(try #require(line?.split(separator: " ").last))
-            server = "http://127.0.0.1:\(port)"
-            sandbox = "http://127.0.0.1:\(sandboxPort)"
         }
 
         /// A purchase by a new tester on the sandbox's device API; its signed transaction.

@@ -54,14 +54,20 @@ final class RunningProcess: Sendable {
 
     /// Waits until standard output holds `text` (or the process ended); the output so far.
     func waitForOutput(containing text: String, timeout: Duration = .seconds(60)) async throws -> String {
+        guard let current = try await outputOrExit(containing: text, timeout: timeout) else {
+            Issue.record("the process ended (\(process.terminationStatus)) before printing \(text): \(errors)")
+            throw CancellationError()
+        }
+        return current
+    }
+
+    /// The output so far once standard output holds `text`, or `nil` when the process ended first.
+    func outputOrExit(containing text: String, timeout: Duration = .seconds(60)) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let current = output
             if current.contains(text) { return current }
-            if !process.isRunning {
-                Issue.record("the process ended (\(process.terminationStatus)) before printing \(text): \(errors)")
-                throw CancellationError()
-            }
+            if !process.isRunning { return nil }
             try await Task.sleep(for: .milliseconds(20))
         }
         Issue.record("no \(text) within \(timeout): \(output) \(errors)")

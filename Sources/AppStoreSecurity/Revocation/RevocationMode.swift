@@ -40,7 +40,7 @@ public protocol OCSPTransport: Sendable {
 }
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// Posts OCSP requests with `URLSession`, as RFC 6960's HTTP binding says (POST,
@@ -48,10 +48,20 @@ import FoundationNetworking
 public struct URLSessionOCSPTransport: OCSPTransport {
     /// Seconds to wait for a responder before it counts as unavailable.
     public var timeout: TimeInterval
+    /// Sends one request and returns its body and response (`URLSession.shared.data(for:)` unless
+    /// the creator gives another, such as one that is safe to cancel on Linux).
+    public var send: @Sendable (URLRequest) async throws -> (Data, URLResponse)
 
-    /// Creates a transport that gives up on a responder after `timeout` seconds.
-    public init(timeout: TimeInterval = 5) {
+    /// Creates a transport that gives up on a responder after `timeout` seconds and sends with
+    /// `send`.
+    public init(
+        timeout: TimeInterval = 5,
+        send: @escaping @Sendable (URLRequest) async throws -> (Data, URLResponse) = {
+            try await URLSession.shared.data(for: $0)
+        }
+    ) {
         self.timeout = timeout
+        self.send = send
     }
 
     public func post(_ request: [UInt8], to url: String) async throws -> (status: Int, body: [UInt8]) {
@@ -63,7 +73,7 @@ public struct URLSessionOCSPTransport: OCSPTransport {
         message.setValue("application/ocsp-request", forHTTPHeaderField: "Content-Type")
         message.setValue("application/ocsp-response", forHTTPHeaderField: "Accept")
         message.httpBody = Data(request)
-        let (body, response) = try await URLSession.shared.data(for: message)
+        let (body, response) = try await send(message)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, Array(body))
     }
 }

@@ -17,7 +17,7 @@ public struct ServerDependencies: Sendable {
     /// The clock of the ledger and the verifiers.
     public var now: @Sendable () -> Date = { Date() }
     /// Carries the OCSP requests of the revocation checks.
-    public var ocspTransport: any OCSPTransport = URLSessionOCSPTransport()
+    public var ocspTransport: any OCSPTransport = URLSessionOCSPTransport.cancellable
     /// The root logger; requests log at `info`, jobs at `warning`.
     public var logger = Logger(label: "kakin.server")
     /// The metrics served at `/metrics`.

@@ -52,7 +52,7 @@ public struct PurchaseService: Sendable {
         clawbackPolicy: ClawbackPolicy = .clampAtZero,
         verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient(),
         exchange: any HTTPExchange = URLSessionExchange(),
-        ocspTransport: any OCSPTransport = URLSessionOCSPTransport(),
+        ocspTransport: any OCSPTransport = URLSessionOCSPTransport.cancellable,
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
         logger: Logger = KakinServerHTTP.quietLogger, seenBytesLookup: SeenBytesLookup? = nil
     ) {

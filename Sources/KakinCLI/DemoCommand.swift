@@ -197,7 +197,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// A customer for people: an anonymous one is said to be so.
     static func describe(_ appUserID: String) -> String {
-        DeviceIdentity.isAnonymous(appUserID) ? "anonymous customer \(appUserID)" : appUserID
+        AnonymousAppUserID.isAnonymous(appUserID) ? "anonymous customer \(appUserID)" : appUserID
     }
 
     static func readKey(_ directory: String) throws -> String {

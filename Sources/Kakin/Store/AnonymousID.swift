@@ -17,16 +17,6 @@ public struct DeviceIdentity: Sendable {
         self.directory = directory
     }
 
-    /// Whether `appUserID` names an anonymous customer: it starts with `$kakin_anon_`.
-    public static func isAnonymous(_ appUserID: String) -> Bool {
-        AnonymousAppUserID.isAnonymous(appUserID)
-    }
-
-    /// A new anonymous ID: `$kakin_anon_` and a random UUID's 32 hexadecimal digits, lowercase.
-    public static func makeAnonymousID() -> String {
-        AnonymousAppUserID.make()
-    }
-
     /// The file the ID is kept in.
     var file: URL { directory.appendingPathComponent("app-user-id") }
 
@@ -40,7 +30,7 @@ public struct DeviceIdentity: Sendable {
     /// The ID kept on the device; on the first launch a new anonymous ID, kept from then on.
     public func current() throws(KakinError) -> String {
         if let stored = stored() { return stored }
-        let made = Self.makeAnonymousID()
+        let made = AnonymousAppUserID.make()
         try save(made)
         return made
     }

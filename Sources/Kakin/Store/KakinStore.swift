@@ -1,6 +1,7 @@
 public import Crypto
 public import Foundation
 public import Observation
+import KakinWire
 
 /// Everything an app needs from Kakin, made by one call and owned by the app (there is no hidden
 /// singleton): the session with its durable outbox, the server client, the payment manager, and
@@ -83,7 +84,7 @@ public final class KakinStore {
     /// (`$kakin_anon_…`), or the user of the last ``logIn(_:)``.
     public private(set) var appUserID: String
     /// Whether ``appUserID`` is an anonymous customer the SDK made (no one has logged in).
-    public var isAnonymous: Bool { DeviceIdentity.isAnonymous(appUserID) }
+    public var isAnonymous: Bool { AnonymousAppUserID.isAnonymous(appUserID) }
 
     /// The customer as last answered: by the server, or, while it cannot be reached, computed on
     /// the device (``CustomerInfo/isProvisional``). `nil` until first read.
@@ -222,7 +223,7 @@ public final class KakinStore {
         lastError = nil
         let former = self.appUserID
         return try await keepingFailure {
-            guard !appUserID.isEmpty, !DeviceIdentity.isAnonymous(appUserID) else {
+            guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
                 throw PaymentError.invalidAppUserID(appUserID)
             }
             let customer: CustomerInfo
@@ -259,7 +260,7 @@ public final class KakinStore {
         lastError = nil
         return try await keepingFailure {
             guard !isAnonymous else { throw PaymentError.notLoggedIn }
-            let anonymous = DeviceIdentity.makeAnonymousID()
+            let anonymous = AnonymousAppUserID.make()
             await session.identify(anonymous, succeeding: nil)
             try await become(anonymous)
             customerInfo = nil

@@ -80,8 +80,8 @@ final class SwitchableTransport: KakinTransport {
         let first = try identity.current()
         #expect(first.wholeMatch(of: /\$kakin_anon_[0-9a-f]{32}/) != nil, "\(first)")
         #expect(try identity.current() == first && DeviceIdentity(directory: directory).stored() == first)
-        #expect(DeviceIdentity.makeAnonymousID() != DeviceIdentity.makeAnonymousID())
+        #expect(AnonymousAppUserID.make() != AnonymousAppUserID.make())
         try identity.save("someone")
-        #expect(try identity.current() == "someone" && !DeviceIdentity.isAnonymous("someone"))
+        #expect(try identity.current() == "someone" && !AnonymousAppUserID.isAnonymous("someone"))
     }
 }

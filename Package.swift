@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "AppStoreSecurity", targets: ["AppStoreSecurity"]),
         .library(name: "AppStoreTesting", targets: ["AppStoreTesting"]),
         .library(name: "StoreSandbox", targets: ["StoreSandbox"]),
+        .library(name: "KakinLedger", targets: ["KakinLedger"]),
         .library(name: "KakinServer", targets: ["KakinServer"]),
         .library(name: "KakinDashboard", targets: ["KakinDashboard"]),
         // The SDK an app links. Its module is `Kakin` (`import Kakin`); the product has another name
@@ -146,6 +147,22 @@ let package = Package(
             dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")],
             swiftSettings: swiftSettings
         ),
+        // The ledger: what is recorded (transactions, balances, events, calls owed to Apple), the
+        // rules that derive entitlements and credits, and the store on SQLite or PostgreSQL.
+        .target(
+            name: "KakinLedger",
+            dependencies: [
+                "AppStoreModels",
+                "KakinWire",
+                "KakinSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
         // The purchase server: verify, record once in a ledger, grant; SQLite by default.
         .target(
             name: "KakinServer",
@@ -153,14 +170,11 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "KakinHTTP",
+                "KakinLedger",
                 "KakinWire",
-                "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -176,6 +190,7 @@ let package = Package(
             name: "KakinDashboard",
             dependencies: [
                 "KakinServer",
+                "KakinLedger",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,6 +209,7 @@ let package = Package(
                 "AppStoreTesting",
                 "StoreSandbox",
                 "KakinServer",
+                "KakinLedger",
                 "KakinDashboard",
                 "KakinWire",
                 "Kakin",
@@ -243,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "KakinServerTests",
             dependencies: [
-                "KakinServer", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
+                "KakinServer", "KakinLedger", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
                 "AppStoreTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -252,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "KakinTests",
             dependencies: [
-                "Kakin", "KakinServer", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "Kakin", "KakinServer", "KakinLedger", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -267,7 +283,7 @@ let package = Package(
         .testTarget(
             name: "KakinCLITests",
             dependencies: [
-                "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinDashboard",
+                "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinLedger", "KakinDashboard",
                 "StoreSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

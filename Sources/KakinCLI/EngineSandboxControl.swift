@@ -4,6 +4,7 @@ import AppStoreTesting
 import Foundation
 import KakinDashboard
 import KakinServer
+import KakinLedger
 import StoreSandbox
 
 /// The dashboard's transaction manager on a sandbox engine in the same process (`kakin serve`):

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import KakinDashboard
 import KakinServer
+import KakinLedger
 import Logging
 import ServiceLifecycle
 import StoreSandbox

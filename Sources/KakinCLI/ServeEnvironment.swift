@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import KakinServer
+import KakinLedger
 import Logging
 import ServiceLifecycle
 import StoreSandbox

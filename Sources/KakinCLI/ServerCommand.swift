@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import KakinDashboard
 import KakinServer
+import KakinLedger
 import Logging
 
 /// `kakin server`: the purchase server in production, and the operators' commands beside it.

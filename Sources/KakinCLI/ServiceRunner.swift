@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import KakinServer
+import KakinLedger
 import Logging
 import ServiceLifecycle
 

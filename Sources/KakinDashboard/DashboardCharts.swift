@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 
 /// Inline SVG charts for the overview: no script, scaled by the browser to any width.
 enum DashboardCharts {

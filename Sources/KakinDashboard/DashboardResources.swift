@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 
 /// The dashboard's Mustache templates and style sheet, resource files of this module
 /// (`Resources/Dashboard`).

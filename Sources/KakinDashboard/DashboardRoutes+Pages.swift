@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSecurity
 import Foundation
 import KakinServer
+import KakinLedger
 import Hummingbird
 
 /// The pages over the ledger: overview, customers, one customer, activity.

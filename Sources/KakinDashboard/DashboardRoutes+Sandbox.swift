@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 import Hummingbird
 
 /// The transaction manager: the embedded sandbox's state, and its actions as forms.

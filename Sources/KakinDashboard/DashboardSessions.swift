@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KakinServer
+import KakinLedger
 
 /// The dashboard's signed-in sessions and sign-in forms, valid on every server that shares the
 /// ledger's database, so that a load balancer needs no sticky sessions.

@@ -1,5 +1,6 @@
 public import Foundation
 import KakinServer
+import KakinLedger
 
 /// What the dashboard's transaction manager needs from a sandbox App Store running in the same
 /// process (`kakin serve`): a view of its state and the actions Xcode's transaction manager has.

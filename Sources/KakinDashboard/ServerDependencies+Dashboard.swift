@@ -1,5 +1,6 @@
 public import Foundation
 public import KakinServer
+public import KakinLedger
 
 extension ServerDependencies {
     /// Adds the operators' dashboard at `/dashboard` to the server `buildApplication(configuration:dependencies:)`

@@ -1,3 +1,4 @@
+import KakinLedger
 public import AppStoreSecurity
 import Hummingbird
 

@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 
 /// Reads the resource files a module ships in the bundle the package manager builds beside the
 /// `kakin` binary (`Kakin_KakinServer.resources` holds the OpenAPI document,

@@ -8,6 +8,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import AppStoreModels
 import StoreSandbox
 import Testing

@@ -3,6 +3,7 @@ import AppStoreTesting
 import Foundation
 @testable import KakinDashboard
 import KakinServer
+import KakinLedger
 import StoreSandbox
 import Testing
 

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

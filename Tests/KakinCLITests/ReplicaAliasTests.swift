@@ -3,6 +3,7 @@ import KakinWire
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 extension ReplicaTests {
     /// The customer as `url` answers for `user`: its ID and points.

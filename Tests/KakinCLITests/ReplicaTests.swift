@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 import Testing
 
 /// `kakin server lockouts` and `kakin server unlock`, run as an operator would, beside the ledger

@@ -2,6 +2,7 @@ public import AppStoreModels
 public import AppStoreSecurity
 public import Crypto
 public import Foundation
+public import KakinLedger
 public import Hummingbird
 public import Logging
 import ServiceLifecycle
@@ -176,7 +177,10 @@ struct ServerParts {
     static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLLedgerStore {
         let database = configuration.database
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
-            return try SQLLedgerStore.postgres(configuration.postgresOptions(), logger: logger)
+            let options = try configuration.postgresOptions()
+            do { return try SQLLedgerStore.postgres(options, logger: logger) } catch let error as LedgerStoreError {
+                throw ServerError(.invalidConfiguration, error.message)
+            }
         }
         let path = String(database.dropFirst("sqlite:".count))
         guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }

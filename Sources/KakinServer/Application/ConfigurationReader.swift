@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 
 /// Reads a JSON configuration strictly: every value is checked as it is read, any value may be
 /// `env:NAME` to come from the environment, and a key nobody read is refused. Every failure is

@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 
 /// The dashboard's settings: who may sign in and for how long.
 public struct DashboardConfiguration: Sendable {

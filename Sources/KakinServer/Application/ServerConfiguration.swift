@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
+public import KakinLedger
 
 /// Everything `kakin server` needs to run in front of the real App Store, as read from its JSON
 /// configuration file. Paths are plain strings; ``buildApplication(configuration:dependencies:)``
@@ -346,7 +347,10 @@ extension ServerConfiguration {
 
     /// The PostgreSQL connection settings: the URL's, then the `postgres` object's.
     public func postgresOptions() throws(ServerError) -> PostgresConnectionOptions {
-        var options = try PostgresConnectionOptions(url: database)
+        var options: PostgresConnectionOptions
+        do { options = try PostgresConnectionOptions(url: database) } catch {
+            throw ServerError(.invalidConfiguration, error.message)
+        }
         if let postgresMaxConnections { options.maxConnections = postgresMaxConnections }
         if let postgresConnectionWaitSeconds { options.connectionWait = .seconds(postgresConnectionWaitSeconds) }
         if let postgresWriters { options.writers = postgresWriters }

@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 public import Logging
 public import ServiceLifecycle
 

@@ -1,5 +1,6 @@
 import AppStoreModels
 public import Foundation
+public import KakinLedger
 
 /// What each product grants: the server's half of the catalog, next to the `.storekit` file.
 ///

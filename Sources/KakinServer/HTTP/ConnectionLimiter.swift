@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 import HTTPTypes
 import NIOHTTPTypes
 import HummingbirdCore

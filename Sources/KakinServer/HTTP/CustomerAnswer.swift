@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinLedger
 import KakinWire
 
 // The answers' types belong to the shared API contract (KakinWire); this file builds them from

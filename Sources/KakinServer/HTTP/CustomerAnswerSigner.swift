@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KakinLedger
 import HTTPTypes
 import Hummingbird
 import KakinWire

@@ -1,3 +1,4 @@
+import KakinLedger
 public import Hummingbird
 public import NIOCore
 

@@ -1,3 +1,4 @@
+import KakinLedger
 /// The server's API description, served at `/openapi.yaml`: the resource file
 /// `Resources/openapi.yaml`, read once.
 ///

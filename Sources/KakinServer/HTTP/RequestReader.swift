@@ -1,5 +1,6 @@
 import AppStoreSecurity
 import Foundation
+import KakinLedger
 import Hummingbird
 import KakinHTTP
 import KakinWire

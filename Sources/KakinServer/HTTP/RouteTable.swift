@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 import HTTPTypes
 import Hummingbird
 import KakinWire

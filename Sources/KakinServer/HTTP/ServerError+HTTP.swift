@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 public import HTTPTypes
 public import Hummingbird
 import KakinHTTP

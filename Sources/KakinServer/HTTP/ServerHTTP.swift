@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSecurity
 public import Crypto
 import Foundation
+import KakinLedger
 import HTTPTypes
 public import Hummingbird
 import KakinHTTP

@@ -1,6 +1,7 @@
 public import AppStoreModels
 import AppStoreSecurity
 public import Foundation
+public import KakinLedger
 
 /// Requests to the App Store Server API for one app: a fresh bearer token per request, the
 /// host of the data's environment, and Apple's error bodies read into a ``ServerError``

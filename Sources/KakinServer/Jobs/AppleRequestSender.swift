@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+public import KakinLedger
 
 /// Makes the calls the server owes the App Store Server API (``AppleRequestRecord``):
 /// - for each CONSUMPTION_REQUEST, Send Consumption Information (version 2) for the transaction,

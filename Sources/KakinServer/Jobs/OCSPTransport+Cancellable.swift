@@ -1,5 +1,6 @@
 public import AppStoreSecurity
 import Foundation
+import KakinLedger
 import KakinWire
 
 #if canImport(FoundationNetworking)

@@ -2,6 +2,7 @@ public import AppStoreModels
 public import AppStoreSecurity
 import Crypto
 public import Foundation
+public import KakinLedger
 
 /// How the server reaches the App Store Server API for one app: the hosts and the in-app
 /// purchase key made in App Store Connect (Users and Access → Integrations → In-App Purchase).

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+public import KakinLedger
 
 /// Where ledger events are posted, and the secret that signs them.
 public struct WebhookEndpoint: Codable, Hashable, Sendable {

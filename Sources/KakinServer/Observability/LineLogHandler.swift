@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 public import Logging
 
 /// How a ``LineLogHandler`` writes one event: the line's bytes and where they go.

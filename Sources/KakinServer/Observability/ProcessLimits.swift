@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 
 #if canImport(Glibc)
 import Glibc

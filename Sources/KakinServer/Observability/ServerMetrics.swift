@@ -1,5 +1,6 @@
 public import CoreMetrics
 import Foundation
+import KakinLedger
 public import Prometheus
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import KakinLedger
 import KakinWire
 
 /// Anonymous customers and the identified customers they become: the SDK makes an anonymous ID

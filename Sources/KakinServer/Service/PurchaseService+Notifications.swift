@@ -1,6 +1,7 @@
 public import AppStoreModels
 import AppStoreSecurity
 public import Foundation
+public import KakinLedger
 
 extension PurchaseService {
     /// What handling a notification did.

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinLedger
 
 extension PurchaseService {
     /// Whether a transaction of `summary` gives access to `productID` now: as

@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
+public import KakinLedger
 public import KakinWire
 public import Logging
 

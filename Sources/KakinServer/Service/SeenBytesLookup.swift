@@ -1,3 +1,4 @@
+import KakinLedger
 import Synchronization
 
 /// When an upload's signed bytes are looked up in the ledger before they are verified.

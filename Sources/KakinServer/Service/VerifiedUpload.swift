@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinLedger
 import KakinWire
 
 /// An app's upload of a signed transaction, verified: the signed bytes to record, their digest

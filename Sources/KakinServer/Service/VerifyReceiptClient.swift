@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+public import KakinLedger
 import KakinWire
 
 #if canImport(FoundationNetworking)

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import Testing
 
 #if canImport(Glibc)

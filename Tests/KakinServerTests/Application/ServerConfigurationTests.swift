@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSecurity
 import Foundation
 import KakinServer
+import KakinLedger
 import Testing
 
 @Suite struct ServerConfigurationTests {

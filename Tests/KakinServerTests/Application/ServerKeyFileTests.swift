@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 @Suite("The server key file")
 struct ServerKeyFileTests {

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import KakinWire
 import Testing
 

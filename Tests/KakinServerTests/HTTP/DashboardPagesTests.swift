@@ -6,6 +6,7 @@ import Testing
 
 @testable import KakinDashboard
 @testable import KakinServer
+@testable import KakinLedger
 
 /// Each page renders what the ledger holds, escaped, for a signed-in operator.
 @Suite struct DashboardPagesTests {

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 @testable import KakinDashboard
 @testable import KakinServer
+@testable import KakinLedger
 import StoreSandbox
 import Synchronization
 import Testing

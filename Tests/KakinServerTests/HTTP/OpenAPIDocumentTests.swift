@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 @testable import KakinDashboard
 @testable import KakinServer
+@testable import KakinLedger
 import Testing
 
 /// The OpenAPI document (a resource file) and the router agree: every route is documented with

@@ -7,6 +7,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import StoreSandbox
 import Testing
 

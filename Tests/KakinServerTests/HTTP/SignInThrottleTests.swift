@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 @testable import KakinDashboard
 @testable import KakinServer
+@testable import KakinLedger
 import Testing
 
 @Suite struct SignInThrottlePolicyTests {

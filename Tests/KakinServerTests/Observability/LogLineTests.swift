@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The log lines: text in swift-log's stream layout, JSON objects for collectors.
 struct LogLineTests {

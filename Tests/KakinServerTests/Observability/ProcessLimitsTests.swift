@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 @Suite("Open files", .serialized)
 struct ProcessLimitsTests {

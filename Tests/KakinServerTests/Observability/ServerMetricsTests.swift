@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The instruments kept per label set count into the same series as instruments made anew.
 struct ServerMetricsTests {

@@ -4,6 +4,7 @@ import StoreSandbox
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// A customer's app download, reported by the SDK, gives the customer the purchases of that
 /// download that reach the server without an owner: Apple's notification of a purchase the app

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import StoreSandbox
 import Testing
 

@@ -3,6 +3,7 @@ import AppStoreSecurity
 import AppStoreTesting
 import Foundation
 import KakinServer
+import KakinLedger
 import StoreSandbox
 import Testing
 

@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
+import KakinLedger
 import StoreSandbox
 import Testing
 

@@ -6,6 +6,7 @@ import StoreSandbox
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The server's notification path keeps each subscription's renewal state: verified renewal info,
 /// notifications delivered out of order or again, and access (hosted content included) through a

@@ -4,6 +4,7 @@ import KakinWire
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// What a subscription entitlement says of renewal: whether it renews, the kind of period, a
 /// billing problem and its grace period, derived from the transactions and the renewal state.

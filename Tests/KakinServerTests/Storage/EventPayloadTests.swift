@@ -3,6 +3,7 @@ import KakinWire
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// Outbox payloads are written by hand on the writer; webhooks carry them as they are, so they
 /// must be the bytes the encoder writes with sorted keys.

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The writer's batch: the jobs it decides are answered without a transaction of the writer's
 /// (the batch's statements commit on their own); the jobs it leaves, or all of them when it fails,

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// Where a test's ledger lives: a private in-memory SQLite database (one connection), a
 /// temporary SQLite file in WAL mode with several connections, where only SQLite's locks keep

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The PostgreSQL ledger's batches: a writer's group records its new purchases in a few
 /// statements, and reads asked for at the same moment are read together. Each test checks that

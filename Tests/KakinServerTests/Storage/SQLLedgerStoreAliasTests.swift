@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 import KakinWire
 import Testing
 

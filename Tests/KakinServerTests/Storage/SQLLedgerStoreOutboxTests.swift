@@ -4,6 +4,7 @@ import SQLiteKit
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 @Suite("SQL ledger: outbox, notifications, content, persistence")
 struct SQLLedgerStoreOutboxTests {

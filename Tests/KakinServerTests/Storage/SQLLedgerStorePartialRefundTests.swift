@@ -1,5 +1,6 @@
 import Foundation
 import KakinServer
+import KakinLedger
 import Testing
 
 @Suite("SQL ledger: prorated refunds")

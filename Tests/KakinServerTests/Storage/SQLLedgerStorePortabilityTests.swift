@@ -6,6 +6,7 @@ import SQLKit
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// Runs the store against a database that only records the SQL it is sent, with PostgreSQL's
 /// dialect, to check that nothing SQLite-only reaches a PostgreSQL server.

@@ -3,6 +3,7 @@ import SQLKit
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// Several stores on one database, as several server replicas have: a SQLite file opened by
 /// each store, or one PostgreSQL schema reached through a pool per store.
@@ -236,13 +237,13 @@ struct PostgresConnectionOptionsTests {
         "postgres://kakin@db/x?pool_max_conns=0", "postgres://kakin@db/x?colour=blue", "postgres://kakin@db/x?writers=0",
     ])
     func refusesBadURLs(url: String) {
-        #expect(throws: ServerError.self) { try PostgresConnectionOptions(url: url) }
+        #expect(throws: LedgerStoreError.self) { try PostgresConnectionOptions(url: url) }
     }
 
     @Test func aMissingCAFileIsNamed() throws {
         var options = try PostgresConnectionOptions(url: "postgres://kakin@db/x?sslmode=require")
         options.caFile = "/nonexistent/ca.pem"
-        #expect(throws: ServerError.self) { try options.clientTLS() }
+        #expect(throws: LedgerStoreError.self) { try options.clientTLS() }
         options.caFile = nil
         _ = try options.clientTLS()
     }

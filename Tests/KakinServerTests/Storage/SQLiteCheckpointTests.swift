@@ -3,6 +3,7 @@ import SQLKit
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 @Suite("SQLite write-ahead log")
 struct SQLiteCheckpointTests {

@@ -5,6 +5,7 @@ import SQLKit
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 @Suite("SQLite group commit and readers")
 struct SQLiteGroupCommitTests {

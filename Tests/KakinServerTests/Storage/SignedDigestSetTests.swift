@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The in-memory digests of a SQLite ledger answer "certainly not stored" only for bytes the
 /// ledger does not hold.

@@ -4,6 +4,7 @@ import KakinWire
 import Testing
 
 @testable import KakinServer
+@testable import KakinLedger
 
 /// The ledger's subscription state on every engine: each transaction's period type, written with
 /// the row by every path that records one (SQLite one by one, PostgreSQL's single statements and

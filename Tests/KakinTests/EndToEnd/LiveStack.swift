@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Kakin
 import KakinServer
+import KakinLedger
 import StoreSandbox
 
 /// A sandbox App Store and a purchase server, both listening on loopback (port 0), wired like

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 import Foundation
+import KakinLedger
 import HTTPTypes
 import Hummingbird
 import KakinWire

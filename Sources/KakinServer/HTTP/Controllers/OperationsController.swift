@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KakinLedger
 import Hummingbird
 import KakinHTTP
 import KakinWire

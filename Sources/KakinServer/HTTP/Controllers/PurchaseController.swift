@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinLedger
 import Hummingbird
 import KakinHTTP
 import KakinWire

@@ -57,15 +57,15 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     public var schema: String?
 
     /// Reads a `postgres://` URL; a URL that is not one gets a clear message.
-    public init(url text: String) throws(ServerError) {
+    public init(url text: String) throws(LedgerStoreError) {
         guard let components = URLComponents(string: text),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
-        else { throw ServerError(.invalidConfiguration, "database: expected postgres://USER@HOST[:PORT]/DATABASE") }
+        else { throw LedgerStoreError(.invalidArgument, "database: expected postgres://USER@HOST[:PORT]/DATABASE") }
         guard let host = components.host, !host.isEmpty else {
-            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no host")
+            throw LedgerStoreError(.invalidArgument, "database: the PostgreSQL URL names no host")
         }
         guard let username = components.user, !username.isEmpty else {
-            throw ServerError(.invalidConfiguration, "database: the PostgreSQL URL names no user")
+            throw LedgerStoreError(.invalidArgument, "database: the PostgreSQL URL names no user")
         }
         self.host = host
         self.port = components.port ?? 5432
@@ -87,8 +87,8 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
                 case "allow", "prefer": tls = .prefer
                 case "require", "verify-ca", "verify-full": tls = .require
                 default:
-                    throw ServerError(
-                        .invalidConfiguration,
+                    throw LedgerStoreError(
+                        .invalidArgument,
                         "database: sslmode \(value) is not one of disable, allow, prefer, require, verify-ca, verify-full"
                     )
                 }
@@ -96,26 +96,26 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
                 caFile = value
             case "writers":
                 guard let count = Int(value), (1...64).contains(count) else {
-                    throw ServerError(.invalidConfiguration, "database: writers must be 1 to 64")
+                    throw LedgerStoreError(.invalidArgument, "database: writers must be 1 to 64")
                 }
                 writers = count
             case "pool_max_conns":
                 guard let count = Int(value), (1...1000).contains(count) else {
-                    throw ServerError(.invalidConfiguration, "database: pool_max_conns must be 1 to 1000")
+                    throw LedgerStoreError(.invalidArgument, "database: pool_max_conns must be 1 to 1000")
                 }
                 maxConnections = count
             default:
-                throw ServerError(.invalidConfiguration, "database: unknown URL parameter \(item.name)")
+                throw LedgerStoreError(.invalidArgument, "database: unknown URL parameter \(item.name)")
             }
         }
     }
 
     /// The TLS settings PostgresNIO takes.
-    func clientTLS() throws(ServerError) -> PostgresClient.Configuration.TLS {
+    func clientTLS() throws(LedgerStoreError) -> PostgresClient.Configuration.TLS {
         var configuration = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw ServerError(.invalidConfiguration, "postgres.caFile: \(caFile) cannot be read")
+                throw LedgerStoreError(.invalidArgument, "postgres.caFile: \(caFile) cannot be read")
             }
             configuration.trustRoots = .file(caFile)
         }

@@ -49,7 +49,7 @@ final class PostgresLedgerEngine: Sendable {
     /// again before its error is reported.
     static let attempts = 5
 
-    init(options: PostgresConnectionOptions, logger: Logger) throws(ServerError) {
+    init(options: PostgresConnectionOptions, logger: Logger) throws(LedgerStoreError) {
         var configuration = PostgresClient.Configuration(
             host: options.host, port: options.port, username: options.username, password: options.password,
             database: options.database, tls: try options.clientTLS())

@@ -1,5 +1,6 @@
 import AppStoreModels
 public import Foundation
+public import KakinLedger
 public import KakinWire
 
 /// Derives a customer's entitlements from their transactions and the grants, at a moment.

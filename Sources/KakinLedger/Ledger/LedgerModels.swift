@@ -234,13 +234,22 @@ public struct LedgerIngest: Sendable {
     /// The summary to read once everything is applied: the `recent` newest transactions, with
     /// their JWS when `withJWS`; `nil` reads none.
     public var summary: (recent: Int, withJWS: Bool)?
+    /// A call owed to Apple when this ingest records the transaction for the first time: written
+    /// (once per ID) in the same database transaction, so it commits with the purchase or not at all.
+    public var appleRequestOnRecord: AppleRequestRecord?
+    /// A call owed to Apple when this ingest moves the purchase to the transaction's customer,
+    /// written in the same database transaction as the move.
+    public var appleRequestOnTransfer: AppleRequestRecord?
 
     /// Creates the request from its parts.
     public init(
         _ transaction: RecordedTransaction, signedDigest: SignedDigest? = nil, grants: [Grant],
         transfersOwnership: Bool = false, clawbackPolicy: ClawbackPolicy = .clampAtZero,
-        summary: (recent: Int, withJWS: Bool)? = nil
+        summary: (recent: Int, withJWS: Bool)? = nil, appleRequestOnRecord: AppleRequestRecord? = nil,
+        appleRequestOnTransfer: AppleRequestRecord? = nil
     ) {
+        self.appleRequestOnRecord = appleRequestOnRecord
+        self.appleRequestOnTransfer = appleRequestOnTransfer
         self.transaction = transaction
         self.signedDigest = signedDigest
         self.grants = grants

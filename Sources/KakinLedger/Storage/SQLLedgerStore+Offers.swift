@@ -47,7 +47,11 @@ extension SQLLedgerStore {
     /// was recorded before.
     @discardableResult
     public func recordAppleRequest(_ request: AppleRequestRecord) async throws -> Bool {
-        try await writing { db in
+        try await writing { db in try await Self.insert(request, on: db) }
+    }
+
+    /// Writes a call owed to Apple in the transaction open on `db`; `false` when its ID is known.
+    static func insert(_ request: AppleRequestRecord, on db: any SQLDatabase) async throws -> Bool {
             !(try await db.run(
                 .insertAppleRequest, .text(request.id), .text(request.kind.rawValue), .text(request.bundleID),
                 .text(request.transactionID), .text(request.environment.rawValue), .text(request.detail),
@@ -55,7 +59,6 @@ extension SQLLedgerStore {
                 .integer(LedgerTime.milliseconds(request.nextAttemptAt)), .text(request.lastError),
                 .integer(request.finishedAt.map(LedgerTime.milliseconds)))
             .isEmpty)
-        }
     }
 
     /// Takes up to `limit` pending calls due at `now`, leased until `leaseUntil` so that no other

@@ -59,7 +59,8 @@ extension SQLLedgerStore {
             transaction.signedTransaction == nil
             ? nil : change.signedDigest?.bytes ?? LedgerRows.signedDigest(transaction.signedTransaction)
         let signedDigests = self.signedDigests
-        let batchItem = change.summary.map { summary in
+        // A purchase that owes Apple a call runs its body, which writes the call with it.
+        let batchItem = change.appleRequestOnRecord != nil ? nil : change.summary.map { summary in
             RecordBatchItem(
                 transaction: transaction, digest: digest, unitCredits: unitCredits, recent: summary.recent,
                 withJWS: summary.withJWS)
@@ -75,6 +76,12 @@ extension SQLLedgerStore {
                     bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
                     from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt), on: db)
                 if moved > 0 { outcome.transferredFrom = owner }
+            }
+            if case .recorded = outcome.recorded, let request = change.appleRequestOnRecord {
+                _ = try await Self.insert(request, on: db)
+            }
+            if outcome.transferredFrom != nil, let request = change.appleRequestOnTransfer {
+                _ = try await Self.insert(request, on: db)
             }
             if let revoked = transaction.revocationDate {
                 outcome.revoked = try await Self.revoke(

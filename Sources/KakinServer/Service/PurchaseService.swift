@@ -257,10 +257,16 @@ public struct PurchaseService: Sendable {
         summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         let transfers = app.transferPolicy == .transferToNewUser && record.productType != .consumable
+        // Apple learns the owner's app account token of a new purchase that carries none, and of a
+        // purchase that moved to its owner: the call commits with the purchase.
+        let owed = record.appUserID.flatMap { owner in
+            app.setsAppAccountTokens && app.serverAPI != nil ? appAccountTokenRequest(of: owner, on: record, app: app) : nil
+        }
         let change = try await store.ingest(
             LedgerIngest(
                 record, signedDigest: signedDigest, grants: grants(for: record.productID, of: app),
-                transfersOwnership: transfers, clawbackPolicy: clawbackPolicy, summary: summarizing))
+                transfersOwnership: transfers, clawbackPolicy: clawbackPolicy, summary: summarizing,
+                appleRequestOnRecord: record.appAccountToken == nil ? owed : nil, appleRequestOnTransfer: owed))
         if case .ownedByAnotherCustomer = change.recorded, !transfers || record.appUserID == nil {
             throw ServerError(
                 .conflict, "transaction \(record.transactionID) belongs to another customer",
@@ -268,11 +274,6 @@ public struct PurchaseService: Sendable {
         }
         var outcome = IngestOutcome(isNew: false, revoked: change.revoked, transferredFrom: change.transferredFrom)
         if case .recorded = change.recorded { outcome.isNew = true }
-        if app.setsAppAccountTokens, app.serverAPI != nil, let owner = record.appUserID,
-            outcome.isNew && record.appAccountToken == nil || outcome.transferredFrom != nil
-        {
-            try await owe(appAccountTokenOf: owner, on: record, app: app)
-        }
         if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
         if outcome.revoked {
             ledgerEvent(
@@ -286,18 +287,17 @@ public struct PurchaseService: Sendable {
         return (outcome, change.summary)
     }
 
-    /// Records that Apple should learn `owner`'s app account token for the purchase of `record`
-    /// (Set App Account Token, made by ``AppleRequestSender``): once per purchase and token.
-    private func owe(appAccountTokenOf owner: String, on record: RecordedTransaction, app: AppConfiguration)
-        async throws
-    {
+    /// The call that tells Apple `owner`'s app account token for the purchase of `record` (Set App
+    /// Account Token, made by ``AppleRequestSender``): one ID per purchase and token.
+    private func appAccountTokenRequest(
+        of owner: String, on record: RecordedTransaction, app: AppConfiguration
+    ) -> AppleRequestRecord {
         let token = AppAccountToken.derived(from: owner).uuidString.lowercased()
         let now = now()
-        try await store.recordAppleRequest(
-            AppleRequestRecord(
-                id: "appAccountToken:\(record.originalTransactionID):\(token)", kind: .appAccountToken,
-                bundleID: app.bundleID, transactionID: record.originalTransactionID, environment: record.environment,
-                detail: token, requestedAt: now, nextAttemptAt: now))
+        return AppleRequestRecord(
+            id: "appAccountToken:\(record.originalTransactionID):\(token)", kind: .appAccountToken,
+            bundleID: app.bundleID, transactionID: record.originalTransactionID, environment: record.environment,
+            detail: token, requestedAt: now, nextAttemptAt: now)
     }
 
     func ledgerEvent(

@@ -127,3 +127,23 @@ public struct ReconciliationRun: Hashable, Sendable {
         self.failure = failure
     }
 }
+
+/// One attempt to deliver an event to an endpoint.
+public struct DeliveryAttempt: Hashable, Sendable {
+    /// The event attempted.
+    public var eventID: Int64
+    /// Whether the endpoint accepted it (a 2xx answer).
+    public var delivered: Bool
+    /// When it was attempted.
+    public var date: Date
+    /// When to try again after a failure; `nil` gives up.
+    public var retryAt: Date?
+
+    /// Creates an attempt's record from its parts.
+    public init(eventID: Int64, delivered: Bool, at date: Date, retryAt: Date?) {
+        self.eventID = eventID
+        self.delivered = delivered
+        self.date = date
+        self.retryAt = retryAt
+    }
+}

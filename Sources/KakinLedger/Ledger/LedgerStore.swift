@@ -18,40 +18,26 @@ public protocol LedgerStore: Sendable {
     /// Returns when the database answers; throws when it cannot be reached.
     func ping() async throws
 
-    /// Records a verified transaction once and applies `grants` once, atomically.
-    ///
-    /// - The first record of a `transactionId` wins; later ones change nothing, except that an
-    ///   unknown owner (`appUserID` nil) is filled in by the first caller who knows it, and the
-    ///   grants are applied then.
-    /// - A transaction with a known owner and no revocation gets its currency grants credited
-    ///   (amount × quantity) under the idempotency key `grant:<transactionId>:<currency>`.
-    /// - A revoked transaction is recorded but grants nothing.
-    /// - When `appUserID` is nil, the owner of an earlier transaction with the same
-    ///   `originalTransactionId` is used (renewals, restores).
-    func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome
-
     /// Applies everything one verified transaction changes (see ``LedgerIngest``) in one
-    /// database transaction: the record as ``record(_:grants:)`` makes it, then the transfer as
-    /// ``transfer(bundleID:originalTransactionID:from:to:at:)`` makes it, then the revocation as
-    /// ``revoke(transactionID:at:reason:share:grants:policy:)`` makes it, then the summary as
-    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` reads it. Nothing of it is
-    /// committed unless all of it is.
+    /// database transaction, and nothing of it unless all of it:
     ///
-    /// This is what an upload, a notification or a reconciled transaction takes; a new purchase is
-    /// recorded and summarized in one trip to the writer.
+    /// 1. **Record once.** The first record of a `transactionId` wins; later ones change nothing,
+    ///    except that an unknown owner (`appUserID` nil) is filled in by the first caller who
+    ///    knows it, and the grants are applied then. When `appUserID` is nil, the owner of an
+    ///    earlier transaction with the same `originalTransactionId` is used (renewals, restores).
+    ///    A transaction with a known owner and no revocation gets its currency grants credited
+    ///    (amount × quantity) under the idempotency key `grant:<transactionId>:<currency>`; a
+    ///    revoked transaction is recorded but grants nothing. The call owed on a first record is
+    ///    written with it.
+    /// 2. **Move.** A purchase another customer owns moves (every transaction with its
+    ///    `originalTransactionId`) to the transaction's customer when `transfersOwnership`,
+    ///    recording a `transaction.transferred` event and the call owed on a move.
+    /// 3. **Revoke.** A revoked transaction is marked so, and its refunded share
+    ///    (``RecordedTransaction/revokedShare``) of what it credited is taken back under the
+    ///    clawback policy, once per share: a larger share later takes back only the difference.
+    /// 4. **Summarize.** The owner's summary as ``customerSummary(bundleID:appUserID:recent:withJWS:)``
+    ///    reads it, when asked.
     func ingest(_ change: LedgerIngest) async throws -> LedgerIngestOutcome
-
-    /// Marks a transaction refunded or revoked and claws back `share` of its currency under
-    /// `policy`, once per share.
-    ///
-    /// `share` is the refunded part of the whole transaction in milliunits of a percent
-    /// (``RecordedTransaction/revokedShare``): 100000 for a full refund or a revocation, less for a
-    /// prorated refund. A transaction revoked with a share can be revoked again with a larger one,
-    /// which takes back only the difference; the same or a smaller share changes nothing. Returns
-    /// false when the transaction is unknown (the caller records it first) or nothing changed.
-    func revoke(
-        transactionID: String, at date: Date, reason: Int?, share: Int, grants: [Grant], policy: ClawbackPolicy
-    ) async throws -> Bool
 
     /// Records a notification once; false when its UUID was seen before. Durable when it returns.
     func recordNotification(
@@ -63,10 +49,9 @@ public protocol LedgerStore: Sendable {
     /// from the transactions and the grants.
     func customer(bundleID: String, appUserID: String) async throws -> CustomerState
 
-    /// A bounded view of the customer for answers: balances, the transactions that can grant
-    /// access (non-consumables and subscriptions), the `recent` newest transactions and the count.
-    func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary
-    /// The same, reading each transaction's signed JWS only when `withJWS`.
+    /// A bounded view of the customer for answers, read from one snapshot: balances, the
+    /// transactions that can grant access (non-consumables and subscriptions, oldest first), the
+    /// `recent` newest transactions, each with its signed JWS only when `withJWS`, and the count.
     func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary
@@ -75,12 +60,6 @@ public protocol LedgerStore: Sendable {
     func transactions(
         bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
     ) async throws -> [RecordedTransaction]
-
-    /// Moves a purchase (every transaction with `originalTransactionID`) from one customer to
-    /// another, recording a `transaction.transferred` event; returns how many transactions moved.
-    func transfer(
-        bundleID: String, originalTransactionID: String, from: String, to: String, at date: Date
-    ) async throws -> Int
 
     /// Makes the anonymous customer `anonymousID` an alias of the identified customer `appUserID`
     /// and moves the anonymous customer's purchases, ledger lines, balances and app downloads to
@@ -108,20 +87,16 @@ public protocol LedgerStore: Sendable {
 
     // MARK: Webhooks outbox
 
-    /// Events not yet delivered to `endpoint` whose next attempt is due, oldest first.
-    func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent]
     /// Events not yet delivered to `endpoint`, for the backlog metric.
     func undeliveredEventCount(endpoint: String) async throws -> Int
-    /// Records a delivery attempt; on failure, the next attempt is at `retryAt`. Releases the
-    /// lease taken by ``claimDueEvents(endpoint:now:limit:leaseUntil:)``.
-    func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws
     /// Records the delivery attempts of a batch to `endpoint` in one write transaction, and
-    /// releases their leases.
+    /// releases their leases. A failed attempt is tried again at its `retryAt`, or given up
+    /// without one; once delivered, an event stays delivered.
     func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws
     /// Takes the due events for `endpoint` that no one else holds, leased until `leaseUntil`:
     /// until then no other caller (in this process or another replica) gets them, so each is sent
-    /// once in the normal case. A holder that dies before ``markDelivery(eventID:endpoint:delivered:at:retryAt:)``
-    /// leaves the lease to expire, and the event is due again for everyone.
+    /// once in the normal case. A holder that dies before ``markDeliveries(_:endpoint:)`` leaves
+    /// the lease to expire, and the event is due again for everyone.
     func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
 
     // MARK: Background work
@@ -187,25 +162,15 @@ public protocol LedgerStore: Sendable {
 
     // MARK: Signed bytes seen before
 
-    /// The transaction recorded with exactly these signed bytes (found by their SHA-256), or
-    /// `nil`. Bytes the ledger stored were verified when they arrived, and verification depends
-    /// on nothing but the bytes and the trust roots, so the same bytes need no second check.
-    func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction?
-
-    /// ``signedTransaction(digest:)`` and, for a transaction with an owner, the owner's summary as
-    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` reads it with no recent
-    /// transactions and no JWS: what answering a duplicate upload takes. A store that reads both
-    /// in one statement returns the summary; one that does not returns `nil` for it, and the caller
-    /// reads it when it needs it.
+    /// The transaction recorded with exactly these signed bytes (found by their SHA-256) and, when
+    /// it has an owner, the owner's summary as ``customerSummary(bundleID:appUserID:recent:withJWS:)``
+    /// reads it with no recent transactions and no JWS, from one snapshot: what answering a
+    /// duplicate upload takes. Bytes the ledger stored were verified when they arrived, and
+    /// verification depends on nothing but the bytes and the trust roots, so the same bytes need
+    /// no second check.
     func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)?
-
-    /// Whether ``signedTransaction(digest:)`` costs a database statement even for bytes never seen
-    /// (PostgreSQL); `false` for a store that rules most of those out in memory (SQLite) or holds
-    /// no digests. ``PurchaseService`` looks uploads up first only while duplicates are common
-    /// where it is `true` (``SeenBytesLookup``).
-    var signedDigestLookupsAreRemote: Bool { get }
 
     // MARK: Offers and calls owed to Apple
 
@@ -303,35 +268,39 @@ extension Sequence<UInt8> {
 private let lowercaseHexDigits = Array("0123456789abcdef")
 
 extension LedgerStore {
-    /// Stores without a digest index know no signed bytes: every submission is verified.
-    public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? { nil }
-
-    /// Lookups are in memory unless a store says otherwise.
-    public var signedDigestLookupsAreRemote: Bool { false }
-
-    /// Stores that read the summary on its own leave it to the caller.
-    public func signedTransactionAndSummary(
-        digest: SignedDigest
-    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        try await signedTransaction(digest: digest).map { ($0, nil) }
+    /// Records a transaction once and grants once: ``ingest(_:)`` with the transaction alone.
+    public func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome {
+        try await ingest(LedgerIngest(transaction, grants: grants)).recorded
     }
 
-    /// Stores that always read the JWS ignore `withJWS`.
-    public func customerSummary(
-        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
-    ) async throws -> CustomerSummary {
-        try await customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent)
-    }
-}
-
-extension LedgerStore {
-    /// Revokes the whole transaction: ``revoke(transactionID:at:reason:share:grants:policy:)`` with
-    /// the whole share.
+    /// Revokes a recorded transaction, taking back `share` (milliunits of a percent) of what it
+    /// credited: ``ingest(_:)`` with the stored transaction and the revocation. `false` when the
+    /// transaction is unknown or nothing changed (the same or a smaller share was revoked before).
     public func revoke(
-        transactionID: String, at date: Date, reason: Int?, grants: [Grant], policy: ClawbackPolicy
+        transactionID: String, at date: Date, reason: Int?, share: Int = RecordedTransaction.wholeShare,
+        grants: [Grant] = [], policy: ClawbackPolicy
     ) async throws -> Bool {
-        try await revoke(
-            transactionID: transactionID, at: date, reason: reason, share: RecordedTransaction.wholeShare,
-            grants: grants, policy: policy)
+        guard (1...RecordedTransaction.wholeShare).contains(share) else {
+            throw LedgerStoreError(
+                .invalidArgument,
+                "a revoked share is 1 to \(RecordedTransaction.wholeShare) milliunits of a percent, not \(share)")
+        }
+        guard var transaction = try await transaction(id: transactionID) else { return false }
+        transaction.revocationDate = date
+        transaction.revocationReason = reason.map(RevocationReason.init(rawValue:))
+        let partial = share < RecordedTransaction.wholeShare
+        transaction.revocationType = partial ? .refundProrated : nil
+        transaction.revocationPercentage = partial ? share : nil
+        return try await ingest(LedgerIngest(transaction, grants: grants, clawbackPolicy: policy)).revoked
+    }
+
+    /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` with each transaction's JWS.
+    public func customerSummary(bundleID: String, appUserID: String, recent: Int) async throws -> CustomerSummary {
+        try await customerSummary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: true)
+    }
+
+    /// The transaction recorded with exactly these signed bytes, without its owner's summary.
+    public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
+        try await signedTransactionAndSummary(digest: digest)?.known
     }
 }

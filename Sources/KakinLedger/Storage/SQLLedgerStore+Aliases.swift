@@ -144,41 +144,6 @@ extension SQLLedgerStore {
     }
 }
 
-/// Body of `customer.aliased` events.
-struct AliasEventPayload: EventPayload {
-    var alias: String
-    var appUserId: String
-    var balances: [String: Int64]
-    var created: Bool
-    var keptPurchases: [String]
-    var transactionIds: [String]
-    var transferredPurchases: [String]
-
-    init(alias: String, appUserId: String, move: CustomerAliasMove) {
-        self.alias = alias
-        self.appUserId = appUserId
-        balances = move.balances
-        created = move.created
-        keptPurchases = move.keptPurchases
-        transactionIds = move.transactionIDs
-        transferredPurchases = move.transferredPurchases
-    }
-
-    func write(to output: inout JSONOutput) {
-        output.object { output in
-            output.field("alias", alias)
-            output.field("appUserId", appUserId)
-            output.field("balances", balances)
-            output.field("created", created)
-            output.key("keptPurchases")
-            output.array(keptPurchases) { output, id in output.string(id) }
-            output.key("transactionIds")
-            output.array(transactionIds) { output, id in output.string(id) }
-            output.key("transferredPurchases")
-            output.array(transferredPurchases) { output, id in output.string(id) }
-        }
-    }
-}
 
 extension LedgerStatement {
     static let insertAlias = LedgerStatement(

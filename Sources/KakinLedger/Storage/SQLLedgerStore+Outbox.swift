@@ -2,77 +2,6 @@ public import Foundation
 import KakinWire
 import SQLKit
 
-/// The outbox event types the ledger writes.
-enum LedgerEventType {
-    static let transactionRecorded = "transaction.recorded"
-    static let transactionRevoked = "transaction.revoked"
-    static let transactionTransferred = "transaction.transferred"
-    static let balanceCredited = "balance.credited"
-    static let balanceSpent = "balance.spent"
-    static let balanceClawedBack = "balance.clawed_back"
-    static let customerAliased = "customer.aliased"
-}
-
-/// Body of `transaction.recorded` and `transaction.revoked` events.
-/// An outbox event's body, written straight to JSON bytes on the writer (the same bytes
-/// `JSONEncoder` writes with sorted keys: a test compares them).
-protocol EventPayload: Encodable {
-    func write(to output: inout JSONOutput)
-}
-
-struct TransactionEventPayload: EventPayload {
-    var transactionId: String
-    var originalTransactionId: String
-    var productId: String
-    var productType: String?
-    var quantity: Int?
-    var environment: String?
-    var source: String?
-    var ownerAssigned: Bool?
-    var revoked: Bool?
-    var revocationDate: Int64?
-    var revocationReason: Int?
-    /// The refunded share in milliunits of a percent, on `transaction.revoked`.
-    var revocationPercentage: Int?
-
-    func write(to output: inout JSONOutput) {
-        output.object { output in
-            output.field("environment", environment)
-            output.field("originalTransactionId", originalTransactionId)
-            output.field("ownerAssigned", ownerAssigned)
-            output.field("productId", productId)
-            output.field("productType", productType)
-            output.field("quantity", quantity)
-            output.field("revocationDate", revocationDate)
-            output.field("revocationPercentage", revocationPercentage)
-            output.field("revocationReason", revocationReason)
-            output.field("revoked", revoked)
-            output.field("source", source)
-            output.field("transactionId", transactionId)
-        }
-    }
-}
-
-/// Body of `balance.*` events.
-struct BalanceEventPayload: EventPayload {
-    var currency: String
-    var amount: Int64
-    var balance: Int64
-    var idempotencyKey: String
-    var transactionId: String?
-    var shortfall: Int64?
-
-    func write(to output: inout JSONOutput) {
-        output.object { output in
-            output.field("amount", amount)
-            output.field("balance", balance)
-            output.field("currency", currency)
-            output.field("idempotencyKey", idempotencyKey)
-            output.field("shortfall", shortfall)
-            output.field("transactionId", transactionId)
-        }
-    }
-}
 
 extension SQLLedgerStore {
     /// Appends an outbox event inside the caller's transaction.
@@ -89,11 +18,7 @@ extension SQLLedgerStore {
     }
 
     /// An event's body as the outbox stores it.
-    static func eventJSON(_ payload: some EventPayload) -> String {
-        var output = JSONOutput(capacity: 256)
-        payload.write(to: &output)
-        return String(decoding: output.bytes, as: UTF8.self)
-    }
+    static func eventJSON(_ payload: some EventPayload) -> String { payload.json }
 
     /// Events with no delivery to `endpoint` yet, or whose last attempt failed and whose retry
     /// time has come, oldest first. An event given up on (failed, no retry time) never comes back.
@@ -230,25 +155,6 @@ extension SQLLedgerStore {
     }
 }
 
-/// One attempt to deliver an event to an endpoint.
-public struct DeliveryAttempt: Hashable, Sendable {
-    /// The event attempted.
-    public var eventID: Int64
-    /// Whether the endpoint accepted it (a 2xx answer).
-    public var delivered: Bool
-    /// When it was attempted.
-    public var date: Date
-    /// When to try again after a failure; `nil` gives up.
-    public var retryAt: Date?
-
-    /// Creates an attempt's record from its parts.
-    public init(eventID: Int64, delivered: Bool, at date: Date, retryAt: Date?) {
-        self.eventID = eventID
-        self.delivered = delivered
-        self.date = date
-        self.retryAt = retryAt
-    }
-}
 
 extension DeferredTable {
     /// The outbox's events.

@@ -46,20 +46,3 @@ extension SQLLedgerStore {
     }
 }
 
-/// Body of `transaction.transferred` events.
-struct TransferEventPayload: EventPayload {
-    var originalTransactionId: String
-    var from: String
-    var to: String
-    var transactionIds: [String]
-
-    func write(to output: inout JSONOutput) {
-        output.object { output in
-            output.field("from", from)
-            output.field("originalTransactionId", originalTransactionId)
-            output.field("to", to)
-            output.key("transactionIds")
-            output.array(transactionIds) { output, id in output.string(id) }
-        }
-    }
-}

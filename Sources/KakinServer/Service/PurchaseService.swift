@@ -34,10 +34,6 @@ public struct PurchaseService: Sendable {
     public let logger: Logger
     /// One verifier per app and accepted environment.
     private let verifiers: [VerifierKey: SignedDataVerifier]
-    /// When an upload's bytes are looked up before they are verified.
-    public let seenBytesLookup: SeenBytesLookup
-    /// The recent uploads' share of duplicates, kept only for ``SeenBytesLookup/whenDuplicatesAreCommon``.
-    private let uploadMix: UploadMix?
 
     private struct VerifierKey: Hashable {
         var bundleID: String
@@ -46,7 +42,6 @@ public struct PurchaseService: Sendable {
 
     /// Creates the service and builds the verifier of each app and accepted environment, with its
     /// revocation check (through `ocspTransport`). When two apps share a bundle ID, the first is kept.
-    /// `seenBytesLookup` defaults to what suits the store (``LedgerStore/signedDigestLookupsAreRemote``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
@@ -55,11 +50,9 @@ public struct PurchaseService: Sendable {
         exchange: any HTTPExchange = URLSessionExchange(),
         ocspTransport: any OCSPTransport = URLSessionOCSPTransport.cancellable,
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
-        logger: Logger = KakinServerHTTP.quietLogger, seenBytesLookup: SeenBytesLookup? = nil
+        logger: Logger = KakinServerHTTP.quietLogger
     ) {
         self.store = store
-        self.seenBytesLookup = seenBytesLookup ?? (store.signedDigestLookupsAreRemote ? .whenDuplicatesAreCommon : .always)
-        self.uploadMix = self.seenBytesLookup == .whenDuplicatesAreCommon ? UploadMix() : nil
         self.metrics = metrics
         self.logger = logger
         self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -161,31 +154,27 @@ public struct PurchaseService: Sendable {
     }
 
     /// Verifies and records an upload, unless exactly these bytes are already recorded for this
-    /// customer: then nothing changes and no summary is read.
+    /// customer: then nothing changes. Bytes the ledger holds are found by their digest before
+    /// anything is verified (an app posting its transactions again at launch costs one read).
     private func submit(
         _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         // The digest is taken once: for the lookup, and for the row.
         let digest = SignedDigest(jws)
-        if looksUpSeenBytes,
-            let answer = try await seenBefore(digest, app: app, appUserID: appUserID, summarizing: summarizing)
-        {
-            uploadMix?.count(duplicate: true)
+        if let answer = try await seenBefore(digest, app: app, appUserID: appUserID, summarizing: summarizing) {
             return answer
         }
         let upload = try await verifyUpload(jws, digest: digest, app: app)
         let record = try upload.record(appUserID: appUserID, at: now())
-        let ingested = try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
-        uploadMix?.count(duplicate: ingested.outcome == Self.unchanged)
-        return ingested
+        return try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
     }
 
     /// The outcome of an upload whose bytes the ledger held already for its customer.
     private static let unchanged = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
 
     /// The answer to an upload whose exact bytes are recorded for this customer already (nothing
-    /// changes), or `nil`. Where the store reads the owner's summary with the lookup and the SDK's
-    /// answer needs no more, the summary comes with it; otherwise the caller reads it.
+    /// changes), or `nil`. The owner's summary is read with the lookup; when the answer needs
+    /// recent transactions or their JWS, the caller reads it instead.
     private func seenBefore(
         _ digest: SignedDigest, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?)? {
@@ -198,10 +187,6 @@ public struct PurchaseService: Sendable {
         }
         return try await isKnownDuplicate(digest, app: app, appUserID: appUserID) ? (Self.unchanged, nil) : nil
     }
-
-    /// Whether the next upload's bytes are looked up before they are verified
-    /// (``seenBytesLookup``).
-    public var looksUpSeenBytes: Bool { uploadMix?.duplicatesAreCommon ?? true }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
     /// an environment the app still accepts: then there is nothing to verify, record or grant.

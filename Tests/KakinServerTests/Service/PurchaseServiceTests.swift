@@ -54,40 +54,6 @@ import Testing
         try await fixture.store.shutdown()
     }
 
-    @Test("uploads skip the lookup while duplicates are rare, and are answered the same either way")
-    func theLookupFollowsTheShareOfDuplicates() async throws {
-        #expect(try await ServerFixture().service.seenBytesLookup == .always)
-        let fixture = try await ServerFixture(seenBytesLookup: .whenDuplicatesAreCommon)
-        let service = fixture.service
-        #expect(service.looksUpSeenBytes)
-        var uploads: [String] = []
-        for _ in 0..<300 {
-            let (_, jws) = try await fixture.buy("increasePoints")
-            let answer = try await service.submit(
-                jws, bundleID: ServerFixture.bundleID, appUserID: "user-1", recent: 0, withJWS: false)
-            #expect(answer.outcome.isNew)
-            uploads.append(jws)
-        }
-        // Three hundred new purchases and no duplicate: the lookups stopped.
-        #expect(!service.looksUpSeenBytes)
-        #expect(try await service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1").balances["points"] == 30_000)
-        // Duplicates go to the writer, which changes nothing, until they are one upload in ten.
-        var lookedUp = 0
-        for jws in uploads.prefix(40) {
-            if service.looksUpSeenBytes { lookedUp += 1 }
-            let answer = try await service.submit(
-                jws, bundleID: ServerFixture.bundleID, appUserID: "user-1", recent: 0, withJWS: false)
-            #expect(!answer.outcome.isNew)
-            #expect(answer.summary.balances["points"] == 30_000)
-        }
-        #expect(service.looksUpSeenBytes)
-        #expect(lookedUp > 0 && lookedUp < 40)
-        let customer = try await service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
-        #expect(customer.balances["points"] == 30_000)
-        #expect(customer.ledger.count == 300)
-        try await fixture.store.shutdown()
-    }
-
     @Test func signedBytesAlreadyInTheLedgerAreAnsweredFromTheirDigest() async throws {
         let fixture = try await ServerFixture()
         let (transaction, jws) = try await fixture.buy("increasePoints")

@@ -27,7 +27,7 @@ struct ServerFixture {
 
     init(
         path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil,
-        transferPolicy: TransferPolicy = .keepWithOriginal, seenBytesLookup: SeenBytesLookup? = nil
+        transferPolicy: TransferPolicy = .keepWithOriginal
     ) async throws {
         let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
         engine = try SandboxEngine(
@@ -49,8 +49,7 @@ struct ServerFixture {
                     verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!,
                     transferPolicy: transferPolicy)
             ], grants: grants, clawbackPolicy: policy,
-            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() },
-            seenBytesLookup: seenBytesLookup)
+            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
         http = KakinServerHTTP(service: service, signingKey: serverKey)
     }
 

@@ -1,0 +1,137 @@
+import KakinWire
+
+/// The outbox event types the ledger writes.
+enum LedgerEventType {
+    static let transactionRecorded = "transaction.recorded"
+    static let transactionRevoked = "transaction.revoked"
+    static let transactionTransferred = "transaction.transferred"
+    static let balanceCredited = "balance.credited"
+    static let balanceSpent = "balance.spent"
+    static let balanceClawedBack = "balance.clawed_back"
+    static let customerAliased = "customer.aliased"
+}
+
+/// An outbox event's body, written straight to JSON bytes (the same bytes `JSONEncoder` writes
+/// with sorted keys: a test compares them).
+protocol EventPayload: Encodable {
+    func write(to output: inout JSONOutput)
+}
+
+extension EventPayload {
+    /// The body as the outbox stores it.
+    var json: String {
+        var output = JSONOutput(capacity: 256)
+        write(to: &output)
+        return String(decoding: output.bytes, as: UTF8.self)
+    }
+}
+
+/// Body of `transaction.recorded` and `transaction.revoked` events.
+
+struct TransactionEventPayload: EventPayload {
+    var transactionId: String
+    var originalTransactionId: String
+    var productId: String
+    var productType: String?
+    var quantity: Int?
+    var environment: String?
+    var source: String?
+    var ownerAssigned: Bool?
+    var revoked: Bool?
+    var revocationDate: Int64?
+    var revocationReason: Int?
+    /// The refunded share in milliunits of a percent, on `transaction.revoked`.
+    var revocationPercentage: Int?
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("environment", environment)
+            output.field("originalTransactionId", originalTransactionId)
+            output.field("ownerAssigned", ownerAssigned)
+            output.field("productId", productId)
+            output.field("productType", productType)
+            output.field("quantity", quantity)
+            output.field("revocationDate", revocationDate)
+            output.field("revocationPercentage", revocationPercentage)
+            output.field("revocationReason", revocationReason)
+            output.field("revoked", revoked)
+            output.field("source", source)
+            output.field("transactionId", transactionId)
+        }
+    }
+}
+
+/// Body of `balance.*` events.
+struct BalanceEventPayload: EventPayload {
+    var currency: String
+    var amount: Int64
+    var balance: Int64
+    var idempotencyKey: String
+    var transactionId: String?
+    var shortfall: Int64?
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("amount", amount)
+            output.field("balance", balance)
+            output.field("currency", currency)
+            output.field("idempotencyKey", idempotencyKey)
+            output.field("shortfall", shortfall)
+            output.field("transactionId", transactionId)
+        }
+    }
+}
+
+/// Body of `transaction.transferred` events.
+struct TransferEventPayload: EventPayload {
+    var originalTransactionId: String
+    var from: String
+    var to: String
+    var transactionIds: [String]
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("from", from)
+            output.field("originalTransactionId", originalTransactionId)
+            output.field("to", to)
+            output.key("transactionIds")
+            output.array(transactionIds) { output, id in output.string(id) }
+        }
+    }
+}
+
+/// Body of `customer.aliased` events.
+struct AliasEventPayload: EventPayload {
+    var alias: String
+    var appUserId: String
+    var balances: [String: Int64]
+    var created: Bool
+    var keptPurchases: [String]
+    var transactionIds: [String]
+    var transferredPurchases: [String]
+
+    init(alias: String, appUserId: String, move: CustomerAliasMove) {
+        self.alias = alias
+        self.appUserId = appUserId
+        balances = move.balances
+        created = move.created
+        keptPurchases = move.keptPurchases
+        transactionIds = move.transactionIDs
+        transferredPurchases = move.transferredPurchases
+    }
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("alias", alias)
+            output.field("appUserId", appUserId)
+            output.field("balances", balances)
+            output.field("created", created)
+            output.key("keptPurchases")
+            output.array(keptPurchases) { output, id in output.string(id) }
+            output.key("transactionIds")
+            output.array(transactionIds) { output, id in output.string(id) }
+            output.key("transferredPurchases")
+            output.array(transferredPurchases) { output, id in output.string(id) }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+/// The ledger's rules that need no database: what a purchase credits, what a refund takes back,
+/// what a purchase seen before means. Each engine applies them in its own statements.
+package enum LedgerRules {
+    /// Checks what an ingest asks before anything is written.
+    package static func validate(_ change: LedgerIngest) throws {
+        if let summary = change.summary, summary.recent < 0 {
+            throw LedgerStoreError(.invalidArgument, "recent must not be negative")
+        }
+        _ = try credits(of: change.transaction, grants: change.grants, quantity: change.transaction.quantity)
+    }
+
+    /// What a transaction credits its owner: amount × `quantity` of each currency its grants
+    /// name, one credit per currency (the same currency listed twice adds up), in the order of
+    /// the currencies' names, so credits are always written in the same order. Each is credited
+    /// once, under the key `grant:<transactionId>:<currency>`.
+    ///
+    /// - Throws: ``LedgerStoreError/Code/invalidArgument`` for a quantity below one, a grant
+    ///   without a name or with a negative amount, or amounts that overflow.
+    package static func credits(
+        of transaction: RecordedTransaction, grants: [Grant], quantity: Int
+    ) throws -> [CurrencyCredit] {
+        guard quantity > 0 else {
+            throw LedgerStoreError(.invalidArgument, "quantity must be at least 1, not \(quantity)")
+        }
+        var byCurrency: [String: Int64] = [:]
+        for case .currency(let currency, let amount) in grants {
+            guard !currency.isEmpty, amount >= 0 else {
+                throw LedgerStoreError(.invalidArgument, "a currency grant needs a name and a non-negative amount")
+            }
+            let (sum, overflow) = byCurrency[currency, default: 0].addingReportingOverflow(amount)
+            guard !overflow else { throw LedgerStoreError(.invalidArgument, "the grants of \(currency) overflow") }
+            byCurrency[currency] = sum
+        }
+        return try byCurrency.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { currency, unit in
+            let (amount, overflow) = unit.multipliedReportingOverflow(by: Int64(quantity))
+            guard !overflow else { throw LedgerStoreError(.invalidArgument, "\(unit) \(currency) × \(quantity) overflows") }
+            return CurrencyCredit(
+                currency: currency, amount: amount, idempotencyKey: "grant:\(transaction.transactionID):\(currency)")
+        }
+    }
+
+    /// The part of a credit of `amount` units that a refund of `share` milliunits of a percent
+    /// takes back, rounded down to whole units.
+    ///
+    /// Rounding down keeps a fraction of a unit with the customer rather than taking back one that
+    /// was not refunded (a 33.333 % refund of 100 points takes back 33). Nothing is lost overall:
+    /// each later, larger refund of the same transaction takes back its own share less what was
+    /// already taken, so a full refund after any number of partial ones takes back exactly the rest.
+    /// Computed without overflow for any non-negative `amount`.
+    package static func creditShare(_ amount: Int64, share: Int) -> Int64 {
+        let whole = Int64(RecordedTransaction.wholeShare)
+        let share = Int64(share)
+        return amount / whole * share + amount % whole * share / whole
+    }
+
+    /// The idempotency key of what a revocation of `share` takes back of a transaction's credit in
+    /// `currency`: one key for the whole, one per share for parts.
+    package static func clawbackKey(transactionID: String, currency: String, share: Int) -> String {
+        let key = "clawback:\(transactionID):\(currency)"
+        return share == RecordedTransaction.wholeShare ? key : key + ":\(share)"
+    }
+
+    /// What recording a transaction the ledger holds for `storedOwner` means for a caller who
+    /// says it belongs to `claimed`.
+    package static func outcome(storedOwner: String, claimedBy claimed: String?) -> RecordOutcome {
+        if let claimed, claimed != storedOwner { return .ownedByAnotherCustomer(storedOwner) }
+        return .duplicate(ownerAssigned: false)
+    }
+
+    /// The body of the `transaction.recorded` event of `transaction`.
+    static func recordedEvent(_ transaction: RecordedTransaction, ownerAssigned: Bool) -> TransactionEventPayload {
+        TransactionEventPayload(
+            transactionId: transaction.transactionID, originalTransactionId: transaction.originalTransactionID,
+            productId: transaction.productID, productType: transaction.productType.rawValue,
+            quantity: transaction.quantity, environment: transaction.environment.rawValue,
+            source: transaction.source.rawValue, ownerAssigned: ownerAssigned,
+            revoked: transaction.revocationDate != nil)
+    }
+}
+
+/// One currency a transaction credits: the amount for the whole quantity, and the key that makes
+/// it happen once.
+package struct CurrencyCredit: Hashable, Sendable {
+    package var currency: String
+    package var amount: Int64
+    package var idempotencyKey: String
+
+    /// The body of the `balance.credited` event, with the balance after the credit.
+    func event(transactionID: String, balance: Int64) -> BalanceEventPayload {
+        BalanceEventPayload(
+            currency: currency, amount: amount, balance: balance, idempotencyKey: idempotencyKey,
+            transactionId: transactionID)
+    }
+}

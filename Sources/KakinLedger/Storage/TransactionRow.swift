@@ -1,0 +1,106 @@
+import AppStoreModels
+import Foundation
+import KakinWire
+
+/// A row of `transactions`, as both engines write and read it.
+///
+/// Its coding keys are the table's columns, declared once: the statements that write or read
+/// whole rows list their columns from ``columns``, in this order, and a test checks the list
+/// against the table each migration builds. Adding a column means a migration, a property here
+/// and the statements that use it.
+struct TransactionRow: Codable, Hashable, Sendable {
+    var transactionID: String
+    var originalTransactionID: String
+    var bundleID: String
+    var appUserID: String?
+    var productID: String
+    var productType: String
+    var quantity: Int64
+    var purchaseDate: Int64
+    var expiresDate: Int64?
+    var revocationDate: Int64?
+    var revocationReason: Int64?
+    var environment: String
+    var appAccountToken: String?
+    var signedTransaction: String?
+    var source: String
+    var recordedAt: Int64
+    var periodType: String?
+    var signedDigest: Data?
+    /// The refunded share of a revoked transaction in milliunits of a percent; `NULL` on a revoked
+    /// row is the whole transaction.
+    var revocationPercentage: Int64?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case transactionID = "transaction_id"
+        case originalTransactionID = "original_transaction_id"
+        case bundleID = "bundle_id"
+        case appUserID = "app_user_id"
+        case productID = "product_id"
+        case productType = "product_type"
+        case quantity
+        case purchaseDate = "purchase_date"
+        case expiresDate = "expires_date"
+        case revocationDate = "revocation_date"
+        case revocationReason = "revocation_reason"
+        case environment
+        case appAccountToken = "app_account_token"
+        case signedTransaction = "signed_transaction"
+        case source
+        case recordedAt = "recorded_at"
+        case periodType = "period_type"
+        case signedDigest = "signed_digest"
+        case revocationPercentage = "revocation_percentage"
+    }
+
+    /// Every column, in declaration order.
+    static let columns = CodingKeys.allCases.map(\.rawValue)
+
+    /// The columns as a `SELECT` lists them; without the signed JWS (a few kilobytes a row) it is
+    /// read as `NULL`. `table` qualifies each column (`t.` for `t.transaction_id`).
+    static func selection(withJWS: Bool = true, table: String = "") -> String {
+        CodingKeys.allCases.map { column in
+            column == .signedTransaction && !withJWS
+                ? "NULL AS signed_transaction" : table + column.rawValue
+        }.joined(separator: ", ")
+    }
+
+    /// The row of a transaction recorded now for `owner`.
+    init(_ transaction: RecordedTransaction, owner: String?, signedDigest: Data?) {
+        transactionID = transaction.transactionID
+        originalTransactionID = transaction.originalTransactionID
+        bundleID = transaction.bundleID
+        appUserID = owner
+        productID = transaction.productID
+        productType = transaction.productType.rawValue
+        quantity = Int64(transaction.quantity)
+        purchaseDate = LedgerTime.milliseconds(transaction.purchaseDate)
+        expiresDate = transaction.expiresDate.map(LedgerTime.milliseconds)
+        revocationDate = transaction.revocationDate.map(LedgerTime.milliseconds)
+        revocationReason = transaction.revocationReason.map { Int64($0.rawValue) }
+        environment = transaction.environment.rawValue
+        appAccountToken = transaction.appAccountToken
+        signedTransaction = transaction.signedTransaction
+        source = transaction.source.rawValue
+        recordedAt = LedgerTime.milliseconds(transaction.recordedAt)
+        periodType = transaction.periodType?.rawValue
+        self.signedDigest = signedDigest
+        revocationPercentage = nil
+    }
+
+    /// The transaction the row records.
+    func transaction() throws -> RecordedTransaction {
+        guard let source = TransactionSource(rawValue: source) else {
+            throw LedgerStoreError(.inconsistentState, "unknown transaction source '\(source)'")
+        }
+        return RecordedTransaction(
+            transactionID: transactionID, originalTransactionID: originalTransactionID, bundleID: bundleID,
+            appUserID: appUserID, productID: productID, productType: ProductType(rawValue: productType),
+            quantity: Int(quantity), purchaseDate: LedgerTime.date(purchaseDate),
+            expiresDate: expiresDate.map(LedgerTime.date), revocationDate: revocationDate.map(LedgerTime.date),
+            revocationReason: revocationReason.map { RevocationReason(rawValue: Int($0)) },
+            environment: AppStoreEnvironment(rawValue: environment), appAccountToken: appAccountToken,
+            signedTransaction: signedTransaction, source: source, recordedAt: LedgerTime.date(recordedAt),
+            periodType: periodType.flatMap(Entitlement.PeriodType.init(rawValue:)))
+    }
+}

@@ -65,32 +65,51 @@ enum PostgresTestDatabase {
     }
 }
 
+/// Opens a ledger of `kind`, not migrated: the one place the tests choose an engine. `path` is
+/// the SQLite file of the `.file` kind; `schema` the PostgreSQL schema of the `.postgres` kind.
+func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) async throws -> any LedgerStore {
+    switch kind {
+    case .memory: try await SQLLedgerStore.sqlite(path: nil)
+    case .file: try await SQLLedgerStore.sqlite(path: path)
+    case .postgres: try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
+    }
+}
+
 /// A fresh, migrated store for one test, removed afterwards.
 func withLedgerStore(
-    _ kind: StoreKind, _ body: (SQLLedgerStore) async throws -> Void
+    _ kind: StoreKind, _ body: (any LedgerStore) async throws -> Void
 ) async throws {
     if kind == .postgres {
         try await PostgresTestDatabase.withSchema { schema in
-            try await withMigratedStore(SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema)), body)
+            try await withMigratedStore(openLedger(.postgres, schema: schema), body)
         }
         return
     }
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("kakin-ledger-\(UUID().uuidString)", isDirectory: true)
-    let path: String?
-    switch kind {
-    case .memory, .postgres:
-        path = nil
-    case .file:
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("ledger.sqlite").path
-    }
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    try await withMigratedStore(SQLLedgerStore.sqlite(path: path), body)
+    try await withMigratedStore(openLedger(kind, path: directory.appendingPathComponent("ledger.sqlite").path), body)
+}
+
+extension LedgerStore {
+    /// The events due for `endpoint` at `now`, taken as a sender takes them but leased for one
+    /// millisecond only: a look a millisecond later sees them again unless a delivery was recorded.
+    func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent] {
+        guard limit > 0 else { return [] }
+        return try await claimDueEvents(
+            endpoint: endpoint, now: now, limit: limit, leaseUntil: now.addingTimeInterval(0.001))
+    }
+
+    /// Records one delivery attempt (``LedgerStore/markDeliveries(_:endpoint:)`` with one).
+    func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws {
+        try await markDeliveries(
+            [DeliveryAttempt(eventID: eventID, delivered: delivered, at: date, retryAt: retryAt)], endpoint: endpoint)
+    }
 }
 
 /// Migrates `store`, runs `body`, and shuts the store down whatever happens.
-func withMigratedStore(_ store: SQLLedgerStore, _ body: (SQLLedgerStore) async throws -> Void) async throws {
+func withMigratedStore(_ store: any LedgerStore, _ body: (any LedgerStore) async throws -> Void) async throws {
     do {
         try await store.migrate()
         try await body(store)
@@ -140,7 +159,7 @@ func concurrently<T: Sendable>(
 
 /// The ledger is the truth: for every currency, its lines add up to the balance.
 func expectLedgerMatchesBalances(
-    _ store: SQLLedgerStore, user: String, sourceLocation: SourceLocation = #_sourceLocation
+    _ store: any LedgerStore, user: String, sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
     let sums = Dictionary(grouping: customer.ledger, by: \.currency).mapValues { $0.reduce(0) { $0 + $1.amount } }

@@ -9,18 +9,18 @@ struct SQLLedgerStoreAliasTests {
     private let anonymous = AnonymousAppUserID.prefix + "0123456789abcdef0123456789abcdef"
     private let hook = "https://hooks.example/aliases"
 
-    private func customer(_ store: SQLLedgerStore, _ user: String) async throws -> CustomerState {
+    private func customer(_ store: any LedgerStore, _ user: String) async throws -> CustomerState {
         try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
     }
 
     private func alias(
-        _ store: SQLLedgerStore, _ from: String, to: String, transfers: Bool = false
+        _ store: any LedgerStore, _ from: String, to: String, transfers: Bool = false
     ) async throws -> CustomerAliasOutcome {
         try await store.alias(
             bundleID: Fixture.bundleID, anonymousID: from, to: to, transfersOwnership: transfers, at: Fixture.at(500))
     }
 
-    private func events(_ store: SQLLedgerStore, _ type: String) async throws -> [[String: Any]] {
+    private func events(_ store: any LedgerStore, _ type: String) async throws -> [[String: Any]] {
         try await store.dueEvents(endpoint: hook, now: Fixture.at(1000), limit: 1000).filter { $0.type == type }.map {
             try #require(try JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
         }
@@ -81,7 +81,7 @@ struct SQLLedgerStoreAliasTests {
 
     @Test("IDs that cannot alias are refused", arguments: StoreKind.backends)
     func refusals(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { (store: SQLLedgerStore) throws in
+        try await withLedgerStore(kind) { (store: any LedgerStore) throws in
             for (from, to) in [("alice", "bob"), (anonymous, ""), (anonymous, AnonymousAppUserID.make())] {
                 await #expect(throws: LedgerStoreError.self) { try await alias(store, from, to: to) }
             }

@@ -5,19 +5,19 @@ import Testing
 
 @Suite("SQL ledger: revocations and spends")
 struct SQLLedgerStoreBalanceTests {
-    private func customer(_ store: SQLLedgerStore, _ user: String = "alice") async throws -> CustomerState {
+    private func customer(_ store: any LedgerStore, _ user: String = "alice") async throws -> CustomerState {
         try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
     }
 
     private func spend(
-        _ store: SQLLedgerStore, _ amount: Int64, key: String, user: String = "alice", currency: String = "coins"
+        _ store: any LedgerStore, _ amount: Int64, key: String, user: String = "alice", currency: String = "coins"
     ) async throws -> SpendOutcome {
         try await store.spend(
             bundleID: Fixture.bundleID, appUserID: user, currency: currency, amount: amount, idempotencyKey: key,
             at: Fixture.at(100))
     }
 
-    private func revoke(_ store: SQLLedgerStore, _ id: String, policy: ClawbackPolicy) async throws -> Bool {
+    private func revoke(_ store: any LedgerStore, _ id: String, policy: ClawbackPolicy) async throws -> Bool {
         try await store.revoke(transactionID: id, at: Fixture.at(200), reason: 0, grants: Fixture.coins, policy: policy)
     }
 

@@ -6,14 +6,14 @@ import Testing
 @Suite("SQL ledger: prorated refunds")
 struct SQLLedgerStorePartialRefundTests {
     private func revoke(
-        _ store: SQLLedgerStore, _ id: String, share: Int, at seconds: TimeInterval = 200,
+        _ store: any LedgerStore, _ id: String, share: Int, at seconds: TimeInterval = 200,
         policy: ClawbackPolicy = .clampAtZero
     ) async throws -> Bool {
         try await store.revoke(
             transactionID: id, at: Fixture.at(seconds), reason: 0, share: share, grants: Fixture.coins, policy: policy)
     }
 
-    private func clawbacks(_ store: SQLLedgerStore, user: String = "alice") async throws -> [LedgerEntry] {
+    private func clawbacks(_ store: any LedgerStore, user: String = "alice") async throws -> [LedgerEntry] {
         try await store.customer(bundleID: Fixture.bundleID, appUserID: user).ledger.filter { $0.kind == .clawback }
     }
 

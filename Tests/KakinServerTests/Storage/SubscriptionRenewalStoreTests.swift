@@ -67,37 +67,6 @@ struct SubscriptionRenewalStoreTests {
         }
     }
 
-    @Test("PostgreSQL's group batch writes each purchase's period type")
-    func batchedPeriodTypes() async throws {
-        guard PostgresTestDatabase.url != nil else {
-            print(PostgresTestDatabase.skipMessage)
-            return
-        }
-        try await PostgresTestDatabase.withSchema { schema in
-            var options = try PostgresTestDatabase.options(schema: schema)
-            options.writers = 1
-            try await withMigratedStore(try SQLLedgerStore.postgres(options)) { store in
-                let types: [Entitlement.PeriodType?] = [.trial, .intro, .offer, .normal, nil]
-                let results = try await concurrently(120) { index in
-                    let type = types[index % types.count]
-                    let change = try await store.ingest(
-                        LedgerIngest(
-                            Self.subscription("b\(index)", user: "u\(index % 7)", periodType: type),
-                            grants: [.currency("coins", amount: 1)], summary: (0, false)))
-                    return (index, change)
-                }
-                let engine = try #require(store.postgres)
-                #expect(engine.writers[0].largestBatchDecided > 1, "no group recorded more than one purchase together")
-                for (index, change) in results {
-                    #expect(change.recorded == .recorded)
-                    let summarized = change.summary?.accessTransactions.first { $0.transactionID == "b\(index)" }
-                    #expect(summarized?.periodType == types[index % types.count])
-                    #expect(try await store.transaction(id: "b\(index)")?.periodType == types[index % types.count])
-                }
-            }
-        }
-    }
-
     @Test(
         "renewal state: newer replaces older, late and repeated reports change nothing", arguments: StoreKind.allCases)
     func renewalOrdering(kind: StoreKind) async throws {

@@ -110,9 +110,9 @@ let package = Package(
                 "AppStoreSecurity",
                 "AppStoreTesting",
                 "KakinHTTP",
-                "KakinSQLite",
                 "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

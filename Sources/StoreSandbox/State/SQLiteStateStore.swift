@@ -1,5 +1,5 @@
 public import Foundation
-import KakinSQLite
+import GRDB
 import Synchronization
 
 /// Keeps the state in a SQLite database, `state.db` in a data directory, writing on each save only
@@ -19,10 +19,11 @@ import Synchronization
 public final class SQLiteStateStore: SandboxStateStore {
     /// The database file.
     public let url: URL
-    private let database: Mutex<Database>
+    /// One connection (GRDB serializes its use).
+    private let queue: DatabaseQueue
+    private let saved = Mutex(Saved())
 
-    private struct Database {
-        let connection: SQLiteDirectConnection
+    private struct Saved {
         let coding = SandboxRowCoding()
         /// The scalars row as last read or written, so an unchanged one is not written again.
         var storedScalars: Data?
@@ -34,104 +35,94 @@ public final class SQLiteStateStore: SandboxStateStore {
     public init(directory: URL) throws(SandboxStateError) {
         url = directory.appendingPathComponent("state.db")
         let url = self.url
-        let connection: SQLiteDirectConnection
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            connection = try SQLiteDirectConnection(path: url.path)
-            try connection.execute("PRAGMA journal_mode = WAL")
-            try connection.execute("PRAGMA synchronous = NORMAL")
-            try connection.execute("PRAGMA busy_timeout = 5000")
-            for table in SandboxStateChanges.tableLayout {
-                switch table.kind {
-                case .log:
-                    try connection.execute(
-                        "CREATE TABLE IF NOT EXISTS \"\(table.name)\" (ordinal INTEGER PRIMARY KEY, body BLOB NOT NULL)")
-                case .map:
-                    try connection.execute(
-                        "CREATE TABLE IF NOT EXISTS \"\(table.name)\" (key TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)")
+            var configuration = Configuration()
+            // WAL with `synchronous = NORMAL`, which GRDB sets for a WAL database.
+            configuration.journalMode = .wal
+            configuration.busyMode = .timeout(5)
+            queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            try queue.write { db in
+                for table in SandboxStateChanges.tableLayout {
+                    let key = table.kind == .log ? "ordinal INTEGER PRIMARY KEY" : "key TEXT PRIMARY KEY NOT NULL"
+                    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \"\(table.name)\" (\(key), body BLOB NOT NULL)")
                 }
+                try db.execute(
+                    sql: "CREATE TABLE IF NOT EXISTS scalars (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL)")
             }
-            try connection.execute(
-                "CREATE TABLE IF NOT EXISTS scalars (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL)")
-        } catch let error as SQLiteDirectError {
-            throw SandboxStateError(url: url, reason: error.message, isRetryable: error.isRetryable)
         } catch {
-            throw SandboxStateError(url: url, reason: "\(error)")
+            throw Self.stateError(error, url: url)
         }
-        database = Mutex(Database(connection: connection))
         try importStateFile(in: directory)
     }
 
     /// How many rows saves have written or deleted so far (the scalars row included when it changed).
-    public var rowsWritten: Int { database.withLock { $0.rowsWritten } }
+    public var rowsWritten: Int { saved.withLock { $0.rowsWritten } }
 
     public func load() throws -> SandboxState? {
         do {
-            return try database.withLock { database in
-                let scalars = try database.connection.query("SELECT body FROM scalars WHERE id = 1").rows.first
-                guard case .blob(let body)? = scalars?.first else { return nil }
-                database.storedScalars = body
-                let connection = database.connection
-                return try SandboxState(restoringScalars: body, decoder: database.coding.decoder) { table, row in
-                    try Self.readRows(of: table, from: connection, into: row)
+            return try saved.withLock { saved in
+                try queue.read { db -> SandboxState? in
+                    guard let body = try Data.fetchOne(db, sql: "SELECT body FROM scalars WHERE id = 1") else {
+                        return nil
+                    }
+                    saved.storedScalars = body
+                    return try SandboxState(restoringScalars: body, decoder: saved.coding.decoder) { table, row in
+                        try Self.readRows(of: table, from: db, into: row)
+                    }
                 }
             }
-        } catch let error as SQLiteDirectError {
-            throw SandboxStateError(url: url, reason: error.message, isRetryable: error.isRetryable)
         } catch let error as SandboxStateError {
             throw error
         } catch {
-            throw SandboxStateError(url: url, reason: "\(error)")
+            throw Self.stateError(error, url: url)
         }
     }
 
     public func save(_ state: SandboxState) throws {
         do {
-            try database.withLock { database in
-                let changes = try state.changes(encoder: database.coding.encoder)
-                let scalarsChanged = changes.scalars != database.storedScalars
+            try saved.withLock { saved in
+                let changes = try state.changes(encoder: saved.coding.encoder)
+                let scalarsChanged = changes.scalars != saved.storedScalars
                 guard !changes.tables.isEmpty || scalarsChanged else { return }
-                let connection = database.connection
-                try connection.execute("BEGIN IMMEDIATE")
-                do {
-                    let written = try Self.write(changes, scalars: scalarsChanged, to: connection)
-                    try connection.execute("COMMIT")
-                    database.rowsWritten += written
-                    database.storedScalars = changes.scalars
-                } catch {
-                    try? connection.execute("ROLLBACK")
-                    throw error
+                let written = try queue.writeWithoutTransaction { db in
+                    var written = 0
+                    try db.inTransaction(.immediate) {
+                        written = try Self.write(changes, scalars: scalarsChanged, to: db)
+                        return .commit
+                    }
+                    return written
                 }
+                saved.rowsWritten += written
+                saved.storedScalars = changes.scalars
             }
-        } catch let error as SQLiteDirectError {
-            throw SandboxStateError(url: url, reason: error.message, isWrite: true, isRetryable: error.isRetryable)
+        } catch let error as DatabaseError {
+            throw Self.stateError(error, url: url, isWrite: true)
         }
     }
 
     /// Writes `changes` inside an open transaction; returns how many rows it wrote or deleted.
-    private static func write(
-        _ changes: SandboxStateChanges, scalars: Bool, to connection: SQLiteDirectConnection
-    ) throws(SQLiteDirectError) -> Int {
+    private static func write(_ changes: SandboxStateChanges, scalars: Bool, to db: Database) throws -> Int {
         var written = 0
         for table in changes.tables {
-            if table.dropsAll { try connection.execute("DELETE FROM \"\(table.name)\"") }
+            if table.dropsAll { try db.execute(sql: "DELETE FROM \"\(table.name)\"") }
             for row in table.rows {
-                let (column, key): (String, SQLiteValue) =
+                let (column, key): (String, any DatabaseValueConvertible) =
                     switch row.key {
-                    case .ordinal(let ordinal): ("ordinal", .integer(ordinal))
-                    case .name(let name): ("key", .text(name))
+                    case .ordinal(let ordinal): ("ordinal", ordinal)
+                    case .name(let name): ("key", name)
                     }
                 if let body = row.body {
-                    try connection.execute(
-                        "INSERT OR REPLACE INTO \"\(table.name)\" (\(column), body) VALUES (?, ?)", [key, .blob(body)])
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO \"\(table.name)\" (\(column), body) VALUES (?, ?)")
+                        .execute(arguments: [key, body])
                 } else {
-                    try connection.execute("DELETE FROM \"\(table.name)\" WHERE \(column) = ?", [key])
+                    try db.cachedStatement(sql: "DELETE FROM \"\(table.name)\" WHERE \(column) = ?").execute(arguments: [key])
                 }
                 written += 1
             }
         }
         if scalars {
-            try connection.execute("INSERT OR REPLACE INTO scalars (id, body) VALUES (1, ?)", [.blob(changes.scalars)])
+            try db.execute(sql: "INSERT OR REPLACE INTO scalars (id, body) VALUES (1, ?)", arguments: [changes.scalars])
             written += 1
         }
         return written
@@ -139,18 +130,17 @@ public final class SQLiteStateStore: SandboxStateStore {
 
     /// Hands each row of `table` to `row`, with its ordinal or key.
     private static func readRows(
-        of table: String, from connection: SQLiteDirectConnection,
-        into row: (SandboxStateChanges.RowKey, Data) throws -> Void
+        of table: String, from db: Database, into row: (SandboxStateChanges.RowKey, Data) throws -> Void
     ) throws {
         guard let kind = SandboxStateChanges.tableLayout.first(where: { $0.name == table })?.kind else { return }
         let column = kind == .log ? "ordinal" : "key"
-        try connection.forEachRow("SELECT \(column), body FROM \"\(table)\"") { values in
-            guard values.count == 2, case .blob(let body) = values[1] else {
-                throw SandboxRowError(table: table)
-            }
-            switch values[0] {
-            case .integer(let ordinal) where kind == .log: try row(.ordinal(ordinal), body)
-            case .text(let key) where kind == .map: try row(.name(key), body)
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(column) AS key, body FROM \"\(table)\"")
+        while let values = try rows.next() {
+            let key: DatabaseValue = values["key"]
+            let body: DatabaseValue = values["body"]
+            switch (kind, key.storage, body.storage) {
+            case (.log, .int64(let ordinal), .blob(let body)): try row(.ordinal(ordinal), body)
+            case (.map, .string(let name), .blob(let body)): try row(.name(name), body)
             default: throw SandboxRowError(table: table)
             }
         }
@@ -163,7 +153,7 @@ public final class SQLiteStateStore: SandboxStateStore {
         guard FileManager.default.fileExists(atPath: legacy.url.path) else { return }
         let imported = directory.appendingPathComponent("state.json.imported")
         do {
-            let empty = try database.withLock { try $0.connection.query("SELECT id FROM scalars").rows.isEmpty }
+            let empty = try queue.read { db in try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM scalars)")! }
             if empty, var state = try legacy.load() {
                 state.markAllChanged()
                 try save(state)
@@ -172,10 +162,21 @@ public final class SQLiteStateStore: SandboxStateStore {
             try FileManager.default.moveItem(at: legacy.url, to: imported)
         } catch let error as SandboxStateError {
             throw error
-        } catch let error as SQLiteDirectError {
-            throw SandboxStateError(url: url, reason: error.message, isRetryable: error.isRetryable)
+        } catch let error as DatabaseError {
+            throw Self.stateError(error, url: url)
         } catch {
             throw SandboxStateError(url: legacy.url, reason: "cannot import it: \(error)", isWrite: true)
         }
+    }
+
+    /// An error of the store: a busy, locked, full or broken database may work when tried again.
+    private static func stateError(_ error: any Error, url: URL, isWrite: Bool = false) -> SandboxStateError {
+        guard let error = error as? DatabaseError else { return SandboxStateError(url: url, reason: "\(error)") }
+        let retryable: [ResultCode] = [
+            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_NOMEM,
+        ]
+        return SandboxStateError(
+            url: url, reason: error.message ?? "\(error.resultCode)", isWrite: isWrite,
+            isRetryable: retryable.contains(error.resultCode))
     }
 }

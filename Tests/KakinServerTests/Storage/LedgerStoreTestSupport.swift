@@ -69,8 +69,8 @@ enum PostgresTestDatabase {
 /// the SQLite file of the `.file` kind; `schema` the PostgreSQL schema of the `.postgres` kind.
 func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) async throws -> any LedgerStore {
     switch kind {
-    case .memory: try await SQLLedgerStore.sqlite(path: nil)
-    case .file: try await SQLLedgerStore.sqlite(path: path)
+    case .memory: try SQLiteLedger(path: nil)
+    case .file: try SQLiteLedger(path: path)
     case .postgres: try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
     }
 }

@@ -1,0 +1,291 @@
+public import Foundation
+import GRDB
+import KakinWire
+
+/// Customers: their state, aliases and spends; notifications and the webhooks outbox.
+extension SQLiteLedger {
+    /// Stores a notification once (`ON CONFLICT (notification_uuid) DO NOTHING`); `false` when its
+    /// UUID was stored before. Committed when it returns.
+    public func recordNotification(
+        uuid: String, type: String, subtype: String?, bundleID: String, transactionID: String?, signedPayload: String,
+        receivedAt: Date
+    ) async throws -> Bool {
+        try await write { db in
+            try db.run(
+                """
+                INSERT INTO notifications
+                    (notification_uuid, type, subtype, bundle_id, transaction_id, signed_payload, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (notification_uuid) DO NOTHING
+                """,
+                [uuid, type, subtype, bundleID, transactionID, signedPayload, LedgerTime.milliseconds(receivedAt)]) > 0
+        }
+    }
+
+    /// The customer's transactions (by purchase date), ledger lines (in the order written) and
+    /// balances, read from one snapshot; `entitlements` is left for the caller to derive.
+    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
+        try await read { db in
+            let customer: StatementArguments = [bundleID, appUserID]
+            let transactions = try db.transactions(
+                """
+                SELECT \(TransactionRow.selection()) FROM transactions WHERE bundle_id = ? AND app_user_id = ?
+                ORDER BY purchase_date, recorded_at, transaction_id
+                """, customer)
+            let ledger = try db.rows(
+                "SELECT \(Self.ledgerColumns) FROM ledger_entries WHERE bundle_id = ? AND app_user_id = ? ORDER BY id",
+                customer
+            ).map(Self.ledgerEntry)
+            return CustomerState(
+                bundleID: bundleID, appUserID: appUserID, entitlements: [],
+                balances: try Self.balances(bundleID: bundleID, appUserID: appUserID, db), transactions: transactions,
+                ledger: ledger)
+        }
+    }
+
+    // MARK: Spends
+
+    /// Thrown inside a spend's write to roll it back when the balance does not cover it.
+    private struct InsufficientBalance: Error {
+        let balance: Int64
+    }
+
+    /// Spends in one write: the ledger line goes in first under the unique key
+    /// `spend:<idempotencyKey>` (already there: a retry, answered with the balance now), then
+    /// `UPDATE balances … WHERE amount >= ?` lowers the balance only if it covers the amount;
+    /// otherwise the write is rolled back, line included, and the key stays free.
+    public func spend(
+        bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
+    ) async throws -> SpendOutcome {
+        guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
+        guard !idempotencyKey.isEmpty else {
+            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
+        }
+        let key = "spend:\(idempotencyKey)"
+        let now = LedgerTime.milliseconds(date)
+        do {
+            return try await write { db in
+                let inserted = try db.run(
+                    """
+                    INSERT INTO ledger_entries
+                        (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall,
+                         created_at)
+                    VALUES ('spend', ?, ?, ?, ?, NULL, ?, 0, ?)
+                    ON CONFLICT (idempotency_key) DO NOTHING
+                    """, [bundleID, appUserID, currency, -amount, key, now])
+                guard inserted > 0 else {
+                    let earlier = try db.row(
+                        "SELECT \(Self.ledgerColumns) FROM ledger_entries WHERE idempotency_key = ?", [key]
+                    ).map(Self.ledgerEntry)
+                    guard let earlier, earlier.kind == .spend, earlier.bundleID == bundleID,
+                        earlier.appUserID == appUserID, earlier.currency == currency, earlier.amount == -amount
+                    else { throw LedgerStoreError(.idempotencyKeyReused, "the key '\(key)' was used for another spend") }
+                    return .alreadySpent(
+                        balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
+                }
+                guard
+                    let updated = try db.row(
+                        """
+                        UPDATE balances SET amount = amount - ?
+                        WHERE bundle_id = ? AND app_user_id = ? AND currency = ? AND amount >= ?
+                        RETURNING amount
+                        """, [amount, bundleID, appUserID, currency, amount])
+                else {
+                    throw InsufficientBalance(
+                        balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
+                }
+                let balance: Int64 = try updated.decode(forColumn: "amount")
+                try Self.appendEvent(
+                    LedgerEventType.balanceSpent, bundleID: bundleID, appUserID: appUserID,
+                    payload: BalanceEventPayload(currency: currency, amount: -amount, balance: balance, idempotencyKey: key),
+                    at: now, db)
+                return SpendOutcome.spent(balance: balance)
+            }
+        } catch let refused as InsufficientBalance {
+            return .insufficientBalance(balance: refused.balance)
+        }
+    }
+
+    // MARK: Aliases
+
+    /// Aliases an anonymous customer in one write (see ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)``):
+    /// the alias row (`ON CONFLICT DO NOTHING`), the purchases another identified customer holds
+    /// part of (moved or kept by `transfersOwnership`), then the anonymous customer's
+    /// transactions, balances (added), ledger lines and app downloads, and a `customer.aliased`
+    /// event when anything changed.
+    public func alias(
+        bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
+    ) async throws -> CustomerAliasOutcome {
+        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
+            throw LedgerStoreError(.invalidArgument, "\(anonymousID) is not an anonymous customer")
+        }
+        guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
+            throw LedgerStoreError(.invalidArgument, "an alias names an identified customer, not '\(appUserID)'")
+        }
+        let now = LedgerTime.milliseconds(date)
+        return try await write { db in
+            let created =
+                try db.run(
+                    """
+                    INSERT INTO customer_aliases (bundle_id, alias, app_user_id, created_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (bundle_id, alias) DO NOTHING
+                    """, [bundleID, anonymousID, appUserID, now]) > 0
+            if !created {
+                guard let target = try Self.aliasTarget(bundleID: bundleID, anonymousID: anonymousID, db) else {
+                    throw LedgerStoreError(.inconsistentState, "the alias of \(anonymousID) vanished")
+                }
+                guard target == appUserID else { return CustomerAliasOutcome.aliasedToAnotherCustomer(target) }
+            }
+            var move = CustomerAliasMove(created: created)
+            let shared = try db.rows(
+                """
+                SELECT DISTINCT other.original_transaction_id, other.app_user_id
+                FROM transactions other
+                JOIN transactions own
+                  ON own.original_transaction_id = other.original_transaction_id AND own.bundle_id = other.bundle_id
+                WHERE other.bundle_id = ? AND own.app_user_id = ?
+                  AND other.app_user_id IS NOT NULL AND other.app_user_id <> own.app_user_id AND other.app_user_id <> ?
+                """, [bundleID, anonymousID, appUserID]
+            ).map { row -> (String, String) in
+                (try row.decode(forColumn: "original_transaction_id"), try row.decode(forColumn: "app_user_id"))
+            }
+            for (original, owner) in shared.sorted(by: { $0 < $1 }) {
+                if transfersOwnership {
+                    let moved = try Self.transfer(
+                        bundleID: bundleID, originalTransactionID: original, from: owner, to: appUserID, at: now, db)
+                    if moved > 0 { move.transferredPurchases.append(original) }
+                } else {
+                    move.keptPurchases.append(original)
+                }
+            }
+            let customers: StatementArguments = [appUserID, bundleID, anonymousID]
+            move.transactionIDs = try db.rows(
+                "UPDATE transactions SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ? RETURNING transaction_id",
+                customers
+            ).map { try $0.decode(String.self, forColumn: "transaction_id") }.sorted()
+            move.balances = try Self.balances(bundleID: bundleID, appUserID: anonymousID, db)
+            if !move.balances.isEmpty {
+                try db.run(
+                    """
+                    INSERT INTO balances (app_user_id, bundle_id, currency, amount)
+                    SELECT ?, bundle_id, currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?
+                    ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+                    """, customers)
+                try db.run("DELETE FROM balances WHERE bundle_id = ? AND app_user_id = ?", [bundleID, anonymousID])
+            }
+            try db.run("UPDATE ledger_entries SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ?", customers)
+            try db.run("UPDATE app_transactions SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ?", customers)
+            if move.changedAnything {
+                try Self.appendEvent(
+                    LedgerEventType.customerAliased, bundleID: bundleID, appUserID: appUserID,
+                    payload: AliasEventPayload(alias: anonymousID, appUserId: appUserID, move: move), at: now, db)
+            }
+            return CustomerAliasOutcome.aliased(move)
+        }
+    }
+
+    /// The identified customer the anonymous customer `anonymousID` became, if any.
+    public func aliasedCustomer(bundleID: String, anonymousID: String) async throws -> String? {
+        try await read { db in try Self.aliasTarget(bundleID: bundleID, anonymousID: anonymousID, db) }
+    }
+
+    private static func aliasTarget(bundleID: String, anonymousID: String, _ db: Database) throws -> String? {
+        try db.row("SELECT app_user_id FROM customer_aliases WHERE bundle_id = ? AND alias = ?", [bundleID, anonymousID])?
+            .decode(forColumn: "app_user_id")
+    }
+
+    // MARK: Webhooks outbox
+
+    /// Events not yet delivered to `endpoint` (due or waiting for a retry; given-up ones excluded).
+    public func undeliveredEventCount(endpoint: String) async throws -> Int {
+        try await read { db in
+            try db.row(
+                """
+                SELECT COUNT(*) AS n FROM events e
+                LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = ?
+                WHERE d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL)
+                """, [endpoint])?.decode(forColumn: "n") ?? 0
+        }
+    }
+
+    /// Takes the due events for `endpoint` that no one holds, leased until `leaseUntil`, oldest
+    /// first, in one write: a lease is written for each due event unless a live one exists, and
+    /// only the events whose lease this call wrote are returned.
+    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
+    {
+        guard limit > 0 else { return [] }
+        let current = LedgerTime.milliseconds(now)
+        let until = LedgerTime.milliseconds(leaseUntil)
+        guard until > current else { throw LedgerStoreError(.invalidArgument, "a lease must end after now") }
+        return try await write { db in
+            let candidates = try db.rows(
+                """
+                SELECT e.id FROM events e
+                LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = ?
+                LEFT JOIN event_leases l ON l.event_id = e.id AND l.endpoint = ?
+                WHERE (d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at <= ?))
+                  AND (l.event_id IS NULL OR l.leased_until <= ?)
+                ORDER BY e.id LIMIT ?
+                """, [endpoint, endpoint, current, current, limit]
+            ).map { try $0.decode(Int64.self, forColumn: "id") }
+            guard !candidates.isEmpty else { return [LedgerEvent]() }
+            let leased = try Row.fetchAll(
+                db,
+                sql: """
+                    INSERT INTO event_leases (event_id, endpoint, leased_until)
+                    SELECT id, ?, ? FROM events WHERE id IN (\(Database.placeholders(candidates.count)))
+                    ON CONFLICT (event_id, endpoint) DO UPDATE SET leased_until = excluded.leased_until
+                    WHERE event_leases.leased_until <= ?
+                    RETURNING event_id
+                    """, arguments: StatementArguments([endpoint, until] + candidates.map { $0 as any DatabaseValueConvertible } + [current])
+            ).map { try $0.decode(Int64.self, forColumn: "event_id") }
+            guard !leased.isEmpty else { return [] }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, type, bundle_id, app_user_id, payload, created_at FROM events
+                    WHERE id IN (\(Database.placeholders(leased.count))) ORDER BY id
+                    """, arguments: StatementArguments(leased)
+            ).map { row in
+                LedgerEvent(
+                    id: try row.decode(forColumn: "id"), type: try row.decode(forColumn: "type"),
+                    bundleID: try row.decode(forColumn: "bundle_id"), appUserID: try row.decode(forColumn: "app_user_id"),
+                    payload: Data(try row.decode(String.self, forColumn: "payload").utf8),
+                    createdAt: try row.date("created_at"))
+            }
+        }
+    }
+
+    /// Records the delivery attempts of a batch to `endpoint` in one write, and releases their
+    /// leases. Attempts are counted; once delivered, an event stays delivered; a failure is tried
+    /// again at its `retryAt`, or given up without one. An unknown event is refused by the
+    /// foreign key.
+    public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
+        guard !attempts.isEmpty else { return }
+        try await write { db in
+            for attempt in attempts {
+                let attemptedAt = LedgerTime.milliseconds(attempt.date)
+                try db.run(
+                    """
+                    INSERT INTO event_deliveries
+                        (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
+                    VALUES (?, ?, 1, ?, ?, ?)
+                    ON CONFLICT (event_id, endpoint) DO UPDATE SET
+                        attempts = event_deliveries.attempts + 1,
+                        last_attempt_at = excluded.last_attempt_at,
+                        delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
+                        next_attempt_at = CASE
+                            WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
+                            THEN excluded.next_attempt_at
+                            ELSE NULL
+                        END
+                    """,
+                    [
+                        attempt.eventID, endpoint, attemptedAt, attempt.delivered ? attemptedAt : nil,
+                        attempt.delivered ? nil : attempt.retryAt.map(LedgerTime.milliseconds),
+                    ])
+                try db.run("DELETE FROM event_leases WHERE endpoint = ? AND event_id = ?", [endpoint, attempt.eventID])
+            }
+        }
+    }
+}

@@ -1,0 +1,441 @@
+import AppStoreModels
+import Foundation
+import GRDB
+
+/// Recording, moving and revoking purchases, and reading them back.
+extension SQLiteLedger {
+    /// Records, moves, revokes and summarizes in one write (see ``LedgerStore/ingest(_:)``).
+    ///
+    /// A transaction without a summary or a revocation, already held for the same customer (a
+    /// notification or a reconciliation about a known purchase), is answered from a read without
+    /// a write: owners never go back to unknown and rows are never deleted, so what the read saw
+    /// is still true when the caller acts on it. The summary an ingest asks for is read in its
+    /// write, so it holds what the write did.
+    public func ingest(_ change: LedgerIngest) async throws -> LedgerIngestOutcome {
+        try LedgerRules.validate(change)
+        let transaction = change.transaction
+        let share = transaction.revokedShare
+        if transaction.revocationDate != nil, !(1...RecordedTransaction.wholeShare).contains(share) {
+            throw LedgerStoreError(
+                .invalidArgument,
+                "a revoked share is 1 to \(RecordedTransaction.wholeShare) milliunits of a percent, not \(share)")
+        }
+        if change.summary == nil, transaction.revocationDate == nil, let owner = transaction.appUserID,
+            case .known(let stored)? = try await read({ db in try Self.storedOwner(of: transaction.transactionID, db) }),
+            stored == owner
+        {
+            return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
+        }
+        let digest: Data? =
+            transaction.signedTransaction == nil
+            ? nil : change.signedDigest?.bytes ?? transaction.signedTransaction.map { SignedDigest($0).bytes }
+        return try await write { db in
+            var outcome = LedgerIngestOutcome(
+                recorded: try Self.record(transaction, digest: digest, grants: change.grants, db))
+            if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
+                // Another customer keeps the purchase: nothing else changes.
+                guard change.transfersOwnership, let newOwner = transaction.appUserID else { return outcome }
+                let moved = try Self.transfer(
+                    bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
+                    from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt), db)
+                if moved > 0 { outcome.transferredFrom = owner }
+            }
+            if case .recorded = outcome.recorded, let request = change.appleRequestOnRecord {
+                try Self.insert(request, db)
+            }
+            if outcome.transferredFrom != nil, let request = change.appleRequestOnTransfer {
+                try Self.insert(request, db)
+            }
+            if let revoked = transaction.revocationDate {
+                outcome.revoked = try Self.revoke(
+                    transactionID: transaction.transactionID, at: revoked,
+                    reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy, db)
+            }
+            if let summary = change.summary, let owner = transaction.appUserID {
+                outcome.summary = try Self.summary(
+                    bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
+                    withJWS: summary.withJWS, db)
+            }
+            return outcome
+        }
+    }
+
+    /// Records `transaction` once and credits its grants; a transaction held already only gets a
+    /// missing owner filled in (and is credited then).
+    private static func record(
+        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], _ db: Database
+    ) throws -> RecordOutcome {
+        let now = LedgerTime.milliseconds(transaction.recordedAt)
+        // Without an owner, the earliest known owner of the same purchase (renewals, restores).
+        let owner =
+            try transaction.appUserID
+            ?? db.row(
+                """
+                SELECT app_user_id FROM transactions
+                WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id IS NOT NULL
+                ORDER BY purchase_date, recorded_at, transaction_id
+                LIMIT 1
+                """, [transaction.bundleID, transaction.originalTransactionID])?.decode(forColumn: "app_user_id")
+        // Every column is named by the row's coding keys; a row held already is left alone.
+        try TransactionRow(transaction, owner: owner, signedDigest: digest).insert(db, onConflict: .ignore)
+        if db.changesCount > 0 {
+            try appendEvent(
+                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now, db)
+            if let owner, transaction.revocationDate == nil {
+                try credit(
+                    LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
+                    of: transaction, owner: owner, at: now, db)
+            }
+            return .recorded
+        }
+        switch try storedOwner(of: transaction.transactionID, db) {
+        case nil: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
+        case .known(let stored)?: return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
+        case .unknown?: break
+        }
+        guard let owner else { return .duplicate(ownerAssigned: false) }
+        guard
+            let assigned = try db.row(
+                """
+                UPDATE transactions SET app_user_id = ? WHERE transaction_id = ? AND app_user_id IS NULL
+                RETURNING quantity, revocation_date
+                """, [owner, transaction.transactionID])
+        else { throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner") }
+        try appendEvent(
+            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+            payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now, db)
+        let storedRevoked = try assigned.decode(Int64?.self, forColumn: "revocation_date") != nil
+        if !storedRevoked && transaction.revocationDate == nil {
+            let quantity: Int = try assigned.decode(forColumn: "quantity")
+            try credit(
+                LedgerRules.credits(of: transaction, grants: grants, quantity: quantity), of: transaction,
+                owner: owner, at: now, db)
+        }
+        return .duplicate(ownerAssigned: true)
+    }
+
+    /// Who owns a recorded transaction, as far as the ledger knows.
+    enum StoredOwner: Sendable {
+        case unknown
+        case known(String)
+    }
+
+    /// The owner of a transaction; `nil` when the ledger does not hold it.
+    static func storedOwner(of transactionID: String, _ db: Database) throws -> StoredOwner? {
+        guard let row = try db.row("SELECT app_user_id FROM transactions WHERE transaction_id = ?", [transactionID])
+        else { return nil }
+        return try row.decode(String?.self, forColumn: "app_user_id").map(StoredOwner.known) ?? .unknown
+    }
+
+    /// Credits each currency once (under its idempotency key), raising the balance, with a
+    /// `balance.credited` event each.
+    private static func credit(
+        _ credits: [CurrencyCredit], of transaction: RecordedTransaction, owner: String, at now: Int64, _ db: Database
+    ) throws {
+        for credit in credits {
+            let inserted = try db.run(
+                """
+                INSERT INTO ledger_entries
+                    (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at)
+                VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
+                ON CONFLICT (idempotency_key) DO NOTHING
+                """,
+                [
+                    transaction.bundleID, owner, credit.currency, credit.amount, transaction.transactionID,
+                    credit.idempotencyKey, now,
+                ])
+            guard inserted > 0 else { continue }
+            let balance = try addToBalance(
+                credit.amount, bundleID: transaction.bundleID, appUserID: owner, currency: credit.currency, db)
+            try appendEvent(
+                LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
+                payload: credit.event(transactionID: transaction.transactionID, balance: balance), at: now, db)
+        }
+    }
+
+    /// Adds `delta` (positive or negative) to a balance, creating it if needed; the new balance.
+    static func addToBalance(
+        _ delta: Int64, bundleID: String, appUserID: String, currency: String, _ db: Database
+    ) throws -> Int64 {
+        guard
+            let row = try db.row(
+                """
+                INSERT INTO balances (bundle_id, app_user_id, currency, amount) VALUES (?, ?, ?, ?)
+                ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+                RETURNING amount
+                """, [bundleID, appUserID, currency, delta])
+        else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
+        return try row.decode(forColumn: "amount")
+    }
+
+    /// The current balance, zero when the customer never had that currency.
+    static func balance(bundleID: String, appUserID: String, currency: String, _ db: Database) throws -> Int64 {
+        try db.row(
+            "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?",
+            [bundleID, appUserID, currency])?.decode(forColumn: "amount") ?? 0
+    }
+
+    /// A customer's balances by currency.
+    static func balances(bundleID: String, appUserID: String, _ db: Database) throws -> [String: Int64] {
+        var balances: [String: Int64] = [:]
+        for row in try db.rows(
+            "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?", [bundleID, appUserID])
+        {
+            balances[try row.decode(forColumn: "currency")] = try row.decode(forColumn: "amount")
+        }
+        return balances
+    }
+
+    /// Appends an outbox event inside the write's transaction.
+    static func appendEvent(
+        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64,
+        _ db: Database
+    ) throws {
+        try db.run(
+            "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+            [type, bundleID, appUserID, payload.json, now])
+    }
+
+    /// Moves one purchase (every transaction of the app with `originalTransactionID` still owned by
+    /// `from`) to `to`, with a `transaction.transferred` event; how many transactions moved.
+    /// Currency already credited stays where it was: a move carries access, not balances.
+    static func transfer(
+        bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64, _ db: Database
+    ) throws -> Int {
+        guard from != to else { return 0 }
+        let moved = try db.rows(
+            """
+            UPDATE transactions SET app_user_id = ?
+            WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id = ?
+            RETURNING transaction_id
+            """, [to, bundleID, originalTransactionID, from]
+        ).map { try $0.decode(String.self, forColumn: "transaction_id") }
+        guard !moved.isEmpty else { return 0 }
+        try appendEvent(
+            LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
+            payload: TransferEventPayload(
+                originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted()),
+            at: now, db)
+        return moved.count
+    }
+
+    // MARK: Revocations
+
+    /// Marks a transaction revoked and takes back `share` of its credits, once per share: the
+    /// update applies only when the share revoked so far (0 when not revoked, the whole when
+    /// revoked with no percentage) is smaller. For each `credit` line, `share` of it less what
+    /// earlier revocations asked for is taken back under ``LedgerRules/clawbackKey(transactionID:currency:share:)``.
+    static func revoke(
+        transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy, _ db: Database
+    ) throws -> Bool {
+        let now = LedgerTime.milliseconds(date)
+        let storedShare: Int? = share == RecordedTransaction.wholeShare ? nil : share
+        guard
+            let row = try db.row(
+                """
+                UPDATE transactions SET revocation_date = ?, revocation_reason = ?, revocation_percentage = ?
+                WHERE transaction_id = ?
+                  AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
+                \(RecordedTransaction.wholeShare) END) < ?
+                RETURNING bundle_id, app_user_id, original_transaction_id, product_id
+                """, [now, reason, storedShare, transactionID, share])
+        else { return false }
+        try appendEvent(
+            LedgerEventType.transactionRevoked, bundleID: row.decode(forColumn: "bundle_id"),
+            appUserID: row.decode(forColumn: "app_user_id"),
+            payload: TransactionEventPayload(
+                transactionId: transactionID, originalTransactionId: row.decode(forColumn: "original_transaction_id"),
+                productId: row.decode(forColumn: "product_id"), revocationDate: now, revocationReason: reason,
+                revocationPercentage: share),
+            at: now, db)
+        let credits = try db.rows(
+            "SELECT \(ledgerColumns) FROM ledger_entries WHERE transaction_id = ? AND kind = 'credit' ORDER BY id",
+            [transactionID]
+        ).map(ledgerEntry)
+        for credit in credits {
+            try clawBack(credit, share: share, policy: policy, at: now, db)
+        }
+        return true
+    }
+
+    /// Takes back `share` of one credit, less what earlier revocations of it asked for (their
+    /// amounts taken plus their shortfalls): all of it (`allowNegative`), or what the balance still
+    /// holds (`clampAtZero`, the rest recorded as the line's shortfall).
+    private static func clawBack(
+        _ credit: LedgerEntry, share: Int, policy: ClawbackPolicy, at now: Int64, _ db: Database
+    ) throws {
+        let transactionID = credit.transactionID ?? ""
+        let asked: Int64 =
+            try db.row(
+                """
+                SELECT COALESCE(SUM(shortfall - amount), 0) AS asked FROM ledger_entries
+                WHERE transaction_id = ? AND kind = 'clawback' AND currency = ?
+                """, [transactionID, credit.currency])?.decode(forColumn: "asked") ?? 0
+        let amount = LedgerRules.creditShare(credit.amount, share: share) - asked
+        guard amount > 0 else { return }
+        let (bundleID, owner, currency) = (credit.bundleID, credit.appUserID, credit.currency)
+        var taken = amount
+        var balance: Int64
+        switch policy {
+        case .allowNegative:
+            balance = try addToBalance(-amount, bundleID: bundleID, appUserID: owner, currency: currency, db)
+        case .clampAtZero:
+            // One writer at a time: the balance read is the one the update changes.
+            balance = try self.balance(bundleID: bundleID, appUserID: owner, currency: currency, db)
+            taken = min(amount, max(balance, 0))
+            if taken > 0 {
+                balance = try addToBalance(-taken, bundleID: bundleID, appUserID: owner, currency: currency, db)
+            }
+        }
+        let key = LedgerRules.clawbackKey(transactionID: transactionID, currency: currency, share: share)
+        let inserted = try db.run(
+            """
+            INSERT INTO ledger_entries
+                (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at)
+            VALUES ('clawback', ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (idempotency_key) DO NOTHING
+            """, [bundleID, owner, currency, -taken, credit.transactionID, key, amount - taken, now])
+        // The revocation's guard makes this unreachable; throwing rolls the balance change back.
+        guard inserted > 0 else { throw LedgerStoreError(.inconsistentState, "\(key) was already applied") }
+        try appendEvent(
+            LedgerEventType.balanceClawedBack, bundleID: bundleID, appUserID: owner,
+            payload: BalanceEventPayload(
+                currency: currency, amount: -taken, balance: balance, idempotencyKey: key,
+                transactionId: credit.transactionID, shortfall: amount - taken),
+            at: now, db)
+    }
+
+    // MARK: Reading transactions
+
+    /// A customer's summary, read from one snapshot: balances, the transactions that can grant
+    /// access (oldest first), the `recent` newest transactions (with their JWS when `withJWS`) and
+    /// the count.
+    public func customerSummary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> CustomerSummary {
+        guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
+        return try await read { db in
+            try Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, db)
+        }
+    }
+
+    /// The summary as `db` sees it.
+    static func summary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool, _ db: Database
+    ) throws -> CustomerSummary {
+        let customer: StatementArguments = [bundleID, appUserID]
+        let access = try db.transactions(
+            """
+            SELECT \(TransactionRow.selection(withJWS: withJWS)) FROM transactions
+            WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
+            ORDER BY purchase_date, transaction_id
+            """, customer)
+        let count: Int =
+            try db.row("SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?", customer)?
+            .decode(forColumn: "n") ?? 0
+        return CustomerSummary(
+            bundleID: bundleID, appUserID: appUserID, balances: try balances(bundleID: bundleID, appUserID: appUserID, db),
+            accessTransactions: access,
+            recentTransactions: try page(
+                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, db),
+            transactionCount: count)
+    }
+
+    /// A customer's transactions, newest first (by purchase date, then transaction ID), at most
+    /// `limit`, strictly after `cursor` in that order.
+    public func transactions(
+        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
+    ) async throws -> [RecordedTransaction] {
+        guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
+        return try await read { db in
+            try Self.page(bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, withJWS: true, db)
+        }
+    }
+
+    private static func page(
+        bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, withJWS: Bool,
+        _ db: Database
+    ) throws -> [RecordedTransaction] {
+        guard limit > 0 else { return [] }
+        let columns = TransactionRow.selection(withJWS: withJWS)
+        guard let cursor else {
+            return try db.transactions(
+                """
+                SELECT \(columns) FROM transactions WHERE bundle_id = ? AND app_user_id = ?
+                ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
+                """, [bundleID, appUserID, limit])
+        }
+        let date = LedgerTime.milliseconds(cursor.purchaseDate)
+        return try db.transactions(
+            """
+            SELECT \(columns) FROM transactions
+            WHERE bundle_id = ? AND app_user_id = ?
+              AND (purchase_date < ? OR (purchase_date = ? AND transaction_id < ?))
+            ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
+            """, [bundleID, appUserID, date, date, cursor.transactionID, limit])
+    }
+
+    /// A transaction by ID, as first recorded (plus its owner and revocation when learned later).
+    public func transaction(id: String) async throws -> RecordedTransaction? {
+        try await read { db in
+            try db.transactions(
+                "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?", [id]
+            ).first
+        }
+    }
+
+    /// Every transaction of an app, by purchase date, for reconciliation.
+    public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
+        try await read { db in
+            try db.transactions(
+                """
+                SELECT \(TransactionRow.selection()) FROM transactions WHERE bundle_id = ?
+                ORDER BY purchase_date, recorded_at, transaction_id
+                """, [bundleID])
+        }
+    }
+
+    /// The transaction stored with these signed bytes and its owner's summary (no recent
+    /// transactions, no JWS), from one snapshot.
+    public func signedTransactionAndSummary(
+        digest: SignedDigest
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
+        try await read { db in
+            guard
+                let row = try db.row(
+                    "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?",
+                    [digest.bytes])
+            else { return nil }
+            let known = KnownSignedTransaction(
+                transactionID: try row.decode(forColumn: "transaction_id"),
+                bundleID: try row.decode(forColumn: "bundle_id"),
+                environment: AppStoreEnvironment(rawValue: try row.decode(forColumn: "environment")),
+                appUserID: try row.decode(forColumn: "app_user_id"))
+            let summary = try known.appUserID.map { owner in
+                try Self.summary(bundleID: known.bundleID, appUserID: owner, recent: 0, withJWS: false, db)
+            }
+            return (known, summary)
+        }
+    }
+
+    // MARK: Rows
+
+    /// The columns of `ledger_entries` ``ledgerEntry(_:)`` reads.
+    static let ledgerColumns =
+        "kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at"
+
+    /// A row of ``ledgerColumns``.
+    static func ledgerEntry(_ row: Row) throws -> LedgerEntry {
+        let kindValue: String = try row.decode(forColumn: "kind")
+        guard let kind = LedgerEntry.Kind(rawValue: kindValue) else {
+            throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kindValue)'")
+        }
+        return LedgerEntry(
+            kind: kind, bundleID: try row.decode(forColumn: "bundle_id"),
+            appUserID: try row.decode(forColumn: "app_user_id"), currency: try row.decode(forColumn: "currency"),
+            amount: try row.decode(forColumn: "amount"), transactionID: try row.decode(forColumn: "transaction_id"),
+            idempotencyKey: try row.decode(forColumn: "idempotency_key"),
+            shortfall: try row.decode(forColumn: "shortfall"), createdAt: try row.date("created_at"))
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import GRDB
+
+/// The ledger in a SQLite database, through GRDB.
+///
+/// Every guarantee of ``LedgerStore`` is held by the database: primary and unique keys written
+/// with `INSERT … ON CONFLICT DO NOTHING` (the change count tells whether a call wrote its row),
+/// owners filled in once (`UPDATE … WHERE app_user_id IS NULL`), revocations once per share,
+/// spends never below zero (`UPDATE … WHERE amount >= ?`), and everything one call changes
+/// (rows, ledger lines, balances, outbox events, calls owed to Apple) committed together.
+///
+/// - **Writes** go through one ``GroupCommit``: the writes waiting at the same moment run in one
+///   `BEGIN IMMEDIATE` transaction on GRDB's writer connection and share one commit (one flush).
+///   When one of them fails, the group runs again with a savepoint per write, so that only the
+///   failing write is undone.
+/// - **Reads** run on GRDB's readers: on a file, each read sees one snapshot of the write-ahead
+///   log and never waits for the writer.
+/// - **Durability**: a file is in WAL mode with `synchronous = FULL`, so a write answered after its
+///   group's commit survives a crash of the process or the machine. Checkpoints are SQLite's
+///   automatic ones (at the commit that takes the log past 1000 pages), and `journal_size_limit`
+///   shrinks the log file back after a checkpoint let it start over.
+///
+/// One server uses a SQLite file at a time, so ``exclusively(_:_:)`` always runs its body.
+public final class SQLiteLedger: LedgerStore {
+    /// The database: a pool (one writer, concurrent snapshot readers) on a file, a queue in memory.
+    let writer: any DatabaseWriter
+    /// Every write of the ledger.
+    let writes: GroupCommit<SQLiteCommitEngine>
+
+    /// The largest the write-ahead log file stays once a checkpoint let it start over, in bytes.
+    static let journalSizeLimit = 8 * 1024 * 1024
+
+    /// Opens a SQLite ledger. Call ``migrate()`` before first use and ``shutdown()`` at the end.
+    ///
+    /// - Parameters:
+    ///   - path: a file, created if needed; `nil` or `":memory:"` for a private in-memory database,
+    ///     gone at shutdown.
+    ///   - busyTimeout: how long a write waits for another process's transaction to finish.
+    public init(path: String?, busyTimeout: Duration = .seconds(10)) throws {
+        do {
+            if let path, path != ":memory:" {
+                var configuration = Configuration()
+                let timeout = busyTimeout.components
+                configuration.busyMode = .timeout(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18)
+                configuration.prepareDatabase { db in
+                    // FULL flushes the log at every commit, before the commit returns. Temporary
+                    // storage (the journals of a group's savepoints) stays in memory.
+                    try db.execute(
+                        sql: """
+                            PRAGMA synchronous = FULL;
+                            PRAGMA journal_size_limit = \(Self.journalSizeLimit);
+                            PRAGMA temp_store = MEMORY
+                            """)
+                }
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                // The pool sets `synchronous = NORMAL` on its writer when it turns WAL on, after
+                // `prepareDatabase` ran: the writer is set to FULL again.
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+                writer = pool
+            } else {
+                writer = try DatabaseQueue()
+            }
+        } catch {
+            throw Self.ledgerError(error)
+        }
+        writes = GroupCommit(SQLiteCommitEngine(writer: writer))
+    }
+
+    /// Applies the migrations this database has not seen, each in its own transaction, with
+    /// GRDB's migrator (applied IDs are kept in `grdb_migrations`).
+    ///
+    /// A database the ledger's earlier SQLite engine made lists its applied migrations in a
+    /// `migrations` table instead: those IDs are copied to `grdb_migrations` first (once, when
+    /// that table does not exist yet), so they are not run again.
+    public func migrate() async throws {
+        var migrator = DatabaseMigrator()
+        for migration in LedgerSchema.migrations {
+            let statements = migration.statements(.sqlite)
+            migrator.registerMigration(migration.id) { db in
+                for statement in statements { try db.execute(sql: statement) }
+            }
+        }
+        do {
+            try await writer.writeWithoutTransaction { db in
+                guard try db.tableExists(LedgerSchema.migrationsTable), try !db.tableExists("grdb_migrations")
+                else { return }
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+                    try db.execute(
+                        sql: "INSERT INTO grdb_migrations (identifier) SELECT id FROM \(LedgerSchema.migrationsTable)")
+                    return .commit
+                }
+            }
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
+            }
+        } catch {
+            throw Self.ledgerError(error)
+        }
+    }
+
+    /// Waits for the writes in flight, then closes the database.
+    public func shutdown() async throws {
+        await writes.close()
+        try writer.close()
+    }
+
+    /// Answers when the database does: `SELECT 1`.
+    public func ping() async throws {
+        try await read { db in try db.execute(sql: "SELECT 1") }
+    }
+
+    /// Runs `body`: one server uses a SQLite file, so nobody else runs `job`.
+    public func exclusively<R: Sendable>(
+        _ job: ExclusiveJob, _ body: @escaping @Sendable () async throws -> R
+    ) async throws -> R? {
+        try await body()
+    }
+
+    // MARK: Running statements
+
+    /// Runs `body` as one write, committed with the writes waiting at the same moment; rolled back
+    /// alone when it throws.
+    @discardableResult
+    func write<R: Sendable>(_ body: @escaping @Sendable (Database) throws -> R) async throws -> R {
+        let value: any Sendable
+        do {
+            value = try await writes.submit { db in try body(db) }
+        } catch {
+            throw Self.ledgerError(error)
+        }
+        guard let result = value as? R else {
+            throw LedgerStoreError(.inconsistentState, "a write answered a \(type(of: value)), not a \(R.self)")
+        }
+        return result
+    }
+
+    /// Runs `body` on one snapshot of the database.
+    func read<R: Sendable>(_ body: @escaping @Sendable (Database) throws -> R) async throws -> R {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw Self.ledgerError(error)
+        }
+    }
+
+    /// SQLite's errors as the ledger reports them: a busy, locked, full, broken or closed database
+    /// (GRDB reports a use after ``shutdown()`` as misuse) is unavailable, any other is an
+    /// inconsistent state. Other errors pass as they are.
+    static func ledgerError(_ error: any Error) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        let unavailable: [ResultCode] = [
+            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_MISUSE,
+        ]
+        let code: LedgerStoreError.Code = unavailable.contains(error.resultCode) ? .unavailable : .inconsistentState
+        return LedgerStoreError(code, "SQLite: \(error.message ?? "\(error.resultCode)") (\(error.sql ?? ""))")
+    }
+}
+
+/// The group commit's engine on GRDB: a group is one `BEGIN IMMEDIATE` transaction on the
+/// writer, with a savepoint per job when it is isolated.
+struct SQLiteCommitEngine: GroupCommitEngine {
+    typealias Job = @Sendable (Database) throws -> any Sendable
+
+    let writer: any DatabaseWriter
+
+    func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+        try await writer.writeWithoutTransaction { db in
+            var results: [Result<any Sendable, any Error>] = []
+            try db.inTransaction(.immediate) {
+                results = []
+                for job in jobs {
+                    guard isolated else {
+                        results.append(.success(try job(db)))
+                        continue
+                    }
+                    var value: (any Sendable)?
+                    do {
+                        try db.inSavepoint {
+                            value = try job(db)
+                            return .commit
+                        }
+                        results.append(.success(value!))
+                    } catch {
+                        results.append(.failure(error))
+                    }
+                }
+                return .commit
+            }
+            return results
+        }
+    }
+}
+
+extension TransactionRow: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "transactions"
+}
+
+extension Database {
+    /// The rows of `sql`, a statement kept prepared.
+    func rows(_ sql: String, _ arguments: StatementArguments = []) throws -> [Row] {
+        try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    /// The first row of `sql`, a statement kept prepared.
+    func row(_ sql: String, _ arguments: StatementArguments = []) throws -> Row? {
+        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    /// Runs `sql`, a statement kept prepared; how many rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+        return changesCount
+    }
+
+    /// Transactions of `sql`, whose columns are ``TransactionRow/selection(withJWS:table:)``'s.
+    func transactions(_ sql: String, _ arguments: StatementArguments = []) throws -> [RecordedTransaction] {
+        try TransactionRow.fetchAll(cachedStatement(sql: sql), arguments: arguments).map { try $0.transaction() }
+    }
+
+    /// A `WHERE` clause with an equality for each column whose value is given (none: no clause).
+    static func filter(_ columns: [(column: String, value: String?)]) -> (sql: String, arguments: StatementArguments) {
+        let given = columns.compactMap { column, value in value.map { (column, $0) } }
+        guard !given.isEmpty else { return ("", []) }
+        return (
+            "WHERE " + given.map { "\($0.0) = ?" }.joined(separator: " AND "), StatementArguments(given.map(\.1))
+        )
+    }
+
+    /// `count` placeholders for an `IN (…)` list.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}
+
+extension Row {
+    /// The instant a column of the ledger's milliseconds holds.
+    func date(_ column: String) throws -> Date {
+        LedgerTime.date(try decode(forColumn: column))
+    }
+
+    /// ``date(_:)``, or `nil` when the column is `NULL`.
+    func optionalDate(_ column: String) throws -> Date? {
+        (try decode(Int64?.self, forColumn: column)).map(LedgerTime.date)
+    }
+}

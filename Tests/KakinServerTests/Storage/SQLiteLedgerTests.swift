@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import KakinLedger
+
+/// What the SQLite engine itself promises, beyond the ledger's contract: durable commits, the
+/// upgrade of a database the earlier engine made, writes committed in groups, a bounded log.
+@Suite("SQLite ledger engine")
+struct SQLiteLedgerTests {
+    /// Runs `body` with the path of a ledger file in a directory of its own, removed afterwards.
+    private func withFile(_ body: (String) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kakin-sqlite-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await body(directory.appendingPathComponent("ledger.sqlite").path)
+    }
+
+    @Test("a file is in WAL mode and its writer flushes every commit")
+    func durability() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                let (mode, synchronous, limit) = try await store.writes.submit { db in
+                    (
+                        try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                        try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                        try Int.fetchOne(db, sql: "PRAGMA journal_size_limit")
+                    )
+                } as! (String?, Int?, Int?)
+                #expect(mode == "wal")
+                #expect(synchronous == 2, "FULL")
+                #expect(limit == SQLiteLedger.journalSizeLimit)
+                let readerMode = try await store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+                #expect(readerMode == "wal")
+            }
+        }
+    }
+
+    @Test("a database the earlier engine made keeps its migrations and gets the new ones")
+    func migrationBridge() async throws {
+        try await withFile { path in
+            // The earlier engine's layout: applied IDs in `migrations`, no `grdb_migrations`.
+            let applied = LedgerSchema.migrations.prefix(5)
+            let old = try DatabaseQueue(path: path)
+            try await old.write { db in
+                try db.execute(sql: "CREATE TABLE migrations (id TEXT PRIMARY KEY)")
+                for migration in applied {
+                    for statement in migration.statements(.sqlite) { try db.execute(sql: statement) }
+                    try db.execute(sql: "INSERT INTO migrations (id) VALUES (?)", arguments: [migration.id])
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO notifications
+                            (notification_uuid, type, subtype, bundle_id, transaction_id, signed_payload, received_at)
+                        VALUES ('n-1', 'TEST', NULL, ?, NULL, 'payload', 0)
+                        """, arguments: [Fixture.bundleID])
+            }
+            try old.close()
+
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { store in
+                let ledger = try #require(store as? SQLiteLedger)
+                let identifiers = try await ledger.writer.read { db in
+                    try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations")
+                }
+                #expect(identifiers == Set(LedgerSchema.migrations.map(\.id)))
+                // The old rows are there, and the tables of the later migrations work.
+                let received = try await store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 10)
+                #expect(received.map(\.notificationUUID) == ["n-1"])
+                let outcome = try await store.record(Fixture.transaction("t-1", user: "alice"), grants: Fixture.coins)
+                #expect(outcome == .recorded)
+                try await store.migrate()
+            }
+        }
+    }
+
+    @Test("writes waiting together commit together; one that fails is undone alone", arguments: [StoreKind.memory, .file])
+    func groupWithAFailure(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let ledger = try #require(store as? SQLiteLedger)
+            @Sendable func signature(_ nonce: String) -> OfferSignatureRecord {
+                OfferSignatureRecord(
+                    nonce: nonce, bundleID: Fixture.bundleID, appUserID: "alice", productID: "monthly",
+                    offerID: "offer", kind: .promotional, keyID: "KEY", createdAt: Fixture.at(0))
+            }
+            try await store.recordOfferSignature(signature("taken"))
+            let waiting = 5
+            // Holds the writer until every write of the group waits, so that they form one group.
+            let (started, signal) = AsyncStream.makeStream(of: Void.self)
+            let gate = Task {
+                try await ledger.writes.submit { _ in
+                    signal.yield()
+                    while ledger.writes.waitingCount < waiting {}
+                    return 0
+                }
+            }
+            for await _ in started { break }
+            let outcomes = try await concurrently(waiting) { index -> Bool in
+                do {
+                    try await store.recordOfferSignature(signature(index == 2 ? "taken" : "nonce-\(index)"))
+                    return true
+                } catch let error as LedgerStoreError {
+                    #expect(error.code == .invalidArgument)
+                    return false
+                }
+            }
+            _ = try await gate.value
+            #expect(outcomes.filter { $0 }.count == waiting - 1)
+            let stored = try await store.offerSignatures(bundleID: Fixture.bundleID, limit: 100)
+            #expect(Set(stored.map(\.nonce)) == Set(["taken"] + (0..<waiting).filter { $0 != 2 }.map { "nonce-\($0)" }))
+        }
+    }
+
+    @Test("the write-ahead log stays bounded however much is written")
+    func boundedLog() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { store in
+                let bytes = String(repeating: "x", count: 24 * 1024)
+                let count = 400
+                // About 10 MB of signed transactions, more than the log may keep.
+                _ = try await concurrently(count) { index in
+                    var transaction = Fixture.transaction("t-\(index)", user: "user-\(index % 20)")
+                    transaction.signedTransaction = "jws.\(index).\(bytes)"
+                    return try await store.record(transaction, grants: Fixture.coins)
+                }
+                #expect(try await store.transactions(bundleID: Fixture.bundleID).count == count)
+                let log = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+                #expect(log > 0)
+                #expect(log <= SQLiteLedger.journalSizeLimit)
+            }
+        }
+    }
+}

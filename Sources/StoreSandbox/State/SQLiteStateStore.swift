@@ -48,7 +48,9 @@ public final class SQLiteStateStore: SandboxStateStore {
                     try db.execute(sql: "CREATE TABLE IF NOT EXISTS \"\(table.name)\" (\(key), body BLOB NOT NULL)")
                 }
                 try db.execute(
-                    sql: "CREATE TABLE IF NOT EXISTS scalars (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL)")
+                    sql:
+                        "CREATE TABLE IF NOT EXISTS scalars (id INTEGER PRIMARY KEY CHECK (id = 1), body BLOB NOT NULL)"
+                )
             }
         } catch {
             throw Self.stateError(error, url: url)
@@ -113,10 +115,13 @@ public final class SQLiteStateStore: SandboxStateStore {
                     case .name(let name): ("key", name)
                     }
                 if let body = row.body {
-                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO \"\(table.name)\" (\(column), body) VALUES (?, ?)")
-                        .execute(arguments: [key, body])
+                    try db.cachedStatement(
+                        sql: "INSERT OR REPLACE INTO \"\(table.name)\" (\(column), body) VALUES (?, ?)"
+                    )
+                    .execute(arguments: [key, body])
                 } else {
-                    try db.cachedStatement(sql: "DELETE FROM \"\(table.name)\" WHERE \(column) = ?").execute(arguments: [key])
+                    try db.cachedStatement(sql: "DELETE FROM \"\(table.name)\" WHERE \(column) = ?").execute(
+                        arguments: [key])
                 }
                 written += 1
             }

@@ -22,17 +22,19 @@ struct SQLiteLedgerTests {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
-                let (mode, synchronous, limit) = try await store.writes.submit { db in
-                    (
-                        try String.fetchOne(db, sql: "PRAGMA journal_mode"),
-                        try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-                        try Int.fetchOne(db, sql: "PRAGMA journal_size_limit")
-                    )
-                } as! (String?, Int?, Int?)
+                let (mode, synchronous, limit) =
+                    try await store.writes.submit { db in
+                        (
+                            try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                            try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                            try Int.fetchOne(db, sql: "PRAGMA journal_size_limit")
+                        )
+                    } as! (String?, Int?, Int?)
                 #expect(mode == "wal")
                 #expect(synchronous == 2, "FULL")
                 #expect(limit == SQLiteLedger.journalSizeLimit)
-                let readerMode = try await store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+                let readerMode = try await store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode")
+                }
                 #expect(readerMode == "wal")
             }
         }
@@ -76,7 +78,8 @@ struct SQLiteLedgerTests {
         }
     }
 
-    @Test("writes waiting together commit together; one that fails is undone alone", arguments: [StoreKind.memory, .file])
+    @Test(
+        "writes waiting together commit together; one that fails is undone alone", arguments: [StoreKind.memory, .file])
     func groupWithAFailure(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             let ledger = try #require(store as? SQLiteLedger)

@@ -79,7 +79,9 @@ extension SQLiteLedger {
                     ).map(Self.ledgerEntry)
                     guard let earlier, earlier.kind == .spend, earlier.bundleID == bundleID,
                         earlier.appUserID == appUserID, earlier.currency == currency, earlier.amount == -amount
-                    else { throw LedgerStoreError(.idempotencyKeyReused, "the key '\(key)' was used for another spend") }
+                    else {
+                        throw LedgerStoreError(.idempotencyKeyReused, "the key '\(key)' was used for another spend")
+                    }
                     return .alreadySpent(
                         balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
                 }
@@ -94,10 +96,11 @@ extension SQLiteLedger {
                     throw InsufficientBalance(
                         balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
                 }
-                let balance: Int64 = try updated.decode(forColumn: "amount")
+                let balance: Int64 = try updated.value("amount")
                 try Self.appendEvent(
                     LedgerEventType.balanceSpent, bundleID: bundleID, appUserID: appUserID,
-                    payload: BalanceEventPayload(currency: currency, amount: -amount, balance: balance, idempotencyKey: key),
+                    payload: BalanceEventPayload(
+                        currency: currency, amount: -amount, balance: balance, idempotencyKey: key),
                     at: now, db)
                 return SpendOutcome.spent(balance: balance)
             }
@@ -147,7 +150,7 @@ extension SQLiteLedger {
                   AND other.app_user_id IS NOT NULL AND other.app_user_id <> own.app_user_id AND other.app_user_id <> ?
                 """, [bundleID, anonymousID, appUserID]
             ).map { row -> (String, String) in
-                (try row.decode(forColumn: "original_transaction_id"), try row.decode(forColumn: "app_user_id"))
+                (try row.value("original_transaction_id"), try row.value("app_user_id"))
             }
             for (original, owner) in shared.sorted(by: { $0 < $1 }) {
                 if transfersOwnership {
@@ -162,7 +165,7 @@ extension SQLiteLedger {
             move.transactionIDs = try db.rows(
                 "UPDATE transactions SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ? RETURNING transaction_id",
                 customers
-            ).map { try $0.decode(String.self, forColumn: "transaction_id") }.sorted()
+            ).map { try $0.value("transaction_id", String.self) }.sorted()
             move.balances = try Self.balances(bundleID: bundleID, appUserID: anonymousID, db)
             if !move.balances.isEmpty {
                 try db.run(
@@ -190,8 +193,9 @@ extension SQLiteLedger {
     }
 
     private static func aliasTarget(bundleID: String, anonymousID: String, _ db: Database) throws -> String? {
-        try db.row("SELECT app_user_id FROM customer_aliases WHERE bundle_id = ? AND alias = ?", [bundleID, anonymousID])?
-            .decode(forColumn: "app_user_id")
+        try db.row(
+            "SELECT app_user_id FROM customer_aliases WHERE bundle_id = ? AND alias = ?", [bundleID, anonymousID])?
+            .value("app_user_id")
     }
 
     // MARK: Webhooks outbox
@@ -204,7 +208,7 @@ extension SQLiteLedger {
                 SELECT COUNT(*) AS n FROM events e
                 LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = ?
                 WHERE d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL)
-                """, [endpoint])?.decode(forColumn: "n") ?? 0
+                """, [endpoint])?.value("n") ?? 0
         }
     }
 
@@ -227,7 +231,7 @@ extension SQLiteLedger {
                   AND (l.event_id IS NULL OR l.leased_until <= ?)
                 ORDER BY e.id LIMIT ?
                 """, [endpoint, endpoint, current, current, limit]
-            ).map { try $0.decode(Int64.self, forColumn: "id") }
+            ).map { try $0.value("id", Int64.self) }
             guard !candidates.isEmpty else { return [LedgerEvent]() }
             let leased = try Row.fetchAll(
                 db,
@@ -237,8 +241,10 @@ extension SQLiteLedger {
                     ON CONFLICT (event_id, endpoint) DO UPDATE SET leased_until = excluded.leased_until
                     WHERE event_leases.leased_until <= ?
                     RETURNING event_id
-                    """, arguments: StatementArguments([endpoint, until] + candidates.map { $0 as any DatabaseValueConvertible } + [current])
-            ).map { try $0.decode(Int64.self, forColumn: "event_id") }
+                    """,
+                arguments: StatementArguments(
+                    [endpoint, until] + candidates.map { $0 as any DatabaseValueConvertible } + [current])
+            ).map { try $0.value("event_id", Int64.self) }
             guard !leased.isEmpty else { return [] }
             return try Row.fetchAll(
                 db,
@@ -248,10 +254,9 @@ extension SQLiteLedger {
                     """, arguments: StatementArguments(leased)
             ).map { row in
                 LedgerEvent(
-                    id: try row.decode(forColumn: "id"), type: try row.decode(forColumn: "type"),
-                    bundleID: try row.decode(forColumn: "bundle_id"), appUserID: try row.decode(forColumn: "app_user_id"),
-                    payload: Data(try row.decode(String.self, forColumn: "payload").utf8),
-                    createdAt: try row.date("created_at"))
+                    id: try row.value("id"), type: try row.value("type"),
+                    bundleID: try row.value("bundle_id"), appUserID: try row.value("app_user_id"),
+                    payload: Data(try row.value("payload", String.self).utf8), createdAt: try row.date("created_at"))
             }
         }
     }

@@ -32,7 +32,7 @@ extension SQLiteLedger {
             guard inserted == 0 else { return }
             let stored: String? = try db.row(
                 "SELECT sha256 FROM content_packages WHERE bundle_id = ? AND product_id = ? AND version = ?", version
-            )?.decode(forColumn: "sha256")
+            )?.value("sha256")
             guard stored == digest else {
                 throw LedgerStoreError(
                     .contentVersionConflict,
@@ -52,10 +52,10 @@ extension SQLiteLedger {
                     """, [bundleID, productID])
             else { return nil }
             let package = ContentPackage(
-                bundleID: try row.decode(forColumn: "bundle_id"), productID: try row.decode(forColumn: "product_id"),
-                version: try row.decode(forColumn: "version"), sha256: try row.decode(forColumn: "sha256"),
-                size: try row.decode(forColumn: "size"), uploadedAt: try row.date("uploaded_at"))
-            return (package, try row.decode(Data.self, forColumn: "bytes"))
+                bundleID: try row.value("bundle_id"), productID: try row.value("product_id"),
+                version: try row.value("version"), sha256: try row.value("sha256"),
+                size: try row.value("size"), uploadedAt: try row.date("uploaded_at"))
+            return (package, try row.value("bytes", Data.self))
         }
     }
 
@@ -94,8 +94,8 @@ extension SQLiteLedger {
                 """, [LedgerSQLDialect.likePrefix(query), query, query, limit]
             ).map { row in
                 CustomerMatch(
-                    bundleID: try row.decode(forColumn: "bundle_id"), appUserID: try row.decode(forColumn: "app_user_id"),
-                    transactionCount: try row.decode(forColumn: "transaction_count"),
+                    bundleID: try row.value("bundle_id"), appUserID: try row.value("app_user_id"),
+                    transactionCount: try row.value("transaction_count"),
                     lastPurchaseDate: try row.date("last_purchase"))
             }
         }
@@ -116,11 +116,11 @@ extension SQLiteLedger {
                 """, arguments + [limit]
             ).map { row in
                 ReceivedNotification(
-                    notificationUUID: try row.decode(forColumn: "notification_uuid"),
-                    type: try row.decode(forColumn: "type"), subtype: try row.decode(forColumn: "subtype"),
-                    bundleID: try row.decode(forColumn: "bundle_id"),
-                    transactionID: try row.decode(forColumn: "transaction_id"), receivedAt: try row.date("received_at"),
-                    appUserID: try row.decode(forColumn: "app_user_id"),
+                    notificationUUID: try row.value("notification_uuid"),
+                    type: try row.value("type"), subtype: try row.value("subtype"),
+                    bundleID: try row.value("bundle_id"),
+                    transactionID: try row.value("transaction_id"), receivedAt: try row.date("received_at"),
+                    appUserID: try row.value("app_user_id"),
                     transactionRevocationDate: try row.optionalDate("revocation_date"))
             }
         }
@@ -140,12 +140,13 @@ extension SQLiteLedger {
                 """, arguments + [limit]
             ).map { row in
                 WebhookDelivery(
-                    eventID: try row.decode(forColumn: "id"), type: try row.decode(forColumn: "type"),
-                    bundleID: try row.decode(forColumn: "bundle_id"), appUserID: try row.decode(forColumn: "app_user_id"),
-                    createdAt: try row.date("created_at"), endpoint: try row.decode(forColumn: "endpoint"),
-                    attempts: try row.decode(Int?.self, forColumn: "attempts") ?? 0,
+                    eventID: try row.value("id"), type: try row.value("type"),
+                    bundleID: try row.value("bundle_id"), appUserID: try row.value("app_user_id"),
+                    createdAt: try row.date("created_at"), endpoint: try row.value("endpoint"),
+                    attempts: try row.value("attempts", Int?.self) ?? 0,
                     lastAttemptAt: try row.optionalDate("last_attempt_at"),
-                    deliveredAt: try row.optionalDate("delivered_at"), nextAttemptAt: try row.optionalDate("next_attempt_at"))
+                    deliveredAt: try row.optionalDate("delivered_at"),
+                    nextAttemptAt: try row.optionalDate("next_attempt_at"))
             }
         }
     }
@@ -178,11 +179,10 @@ extension SQLiteLedger {
                 """, [limit]
             ).map { row in
                 ReconciliationRun(
-                    bundleID: try row.decode(forColumn: "bundle_id"), startedAt: try row.date("started_at"),
-                    finishedAt: try row.date("finished_at"), transactionsSeen: try row.decode(forColumn: "transactions_seen"),
-                    transactionsRecorded: try row.decode(forColumn: "transactions_recorded"),
-                    transactionsRevoked: try row.decode(forColumn: "transactions_revoked"),
-                    failure: try row.decode(forColumn: "failure"))
+                    bundleID: try row.value("bundle_id"), startedAt: try row.date("started_at"),
+                    finishedAt: try row.date("finished_at"), transactionsSeen: try row.value("transactions_seen"),
+                    transactionsRecorded: try row.value("transactions_recorded"),
+                    transactionsRevoked: try row.value("transactions_revoked"), failure: try row.value("failure"))
             }
         }
     }
@@ -214,7 +214,7 @@ extension SQLiteLedger {
                     "SELECT csrf, expires_at FROM dashboard_tokens WHERE digest = ? AND kind = ? AND expires_at > ?",
                     [digest, kind.rawValue, LedgerTime.milliseconds(now)])
             else { return nil }
-            return (try row.decode(forColumn: "csrf"), try row.date("expires_at"))
+            return (try row.value("csrf"), try row.date("expires_at"))
         }
     }
 
@@ -246,9 +246,10 @@ extension SQLiteLedger {
                     last_failure_at = excluded.last_failure_at
                 """, [subject.key, current, cutoff, cutoff])
             guard
-                let row = try db.row("SELECT failures, locked_until FROM sign_in_failures WHERE subject = ?", [subject.key])
+                let row = try db.row(
+                    "SELECT failures, locked_until FROM sign_in_failures WHERE subject = ?", [subject.key])
             else { throw LedgerStoreError(.inconsistentState, "the failure counted for \(subject.key) is not stored") }
-            let failures: Int = try row.decode(forColumn: "failures")
+            let failures: Int = try row.value("failures")
             var lockedUntil = try row.date("locked_until")
             let wait = policy.waitSeconds(afterFailures: failures, of: subject)
             let until = now.addingTimeInterval(TimeInterval(wait))
@@ -295,9 +296,9 @@ extension SQLiteLedger {
                 ORDER BY locked_until DESC, last_failure_at DESC
                 """
             ).compactMap { row in
-                guard let subject = SignInSubject(key: try row.decode(forColumn: "subject")) else { return nil }
+                guard let subject = SignInSubject(key: try row.value("subject")) else { return nil }
                 return SignInFailureCount(
-                    subject: subject, failures: try row.decode(forColumn: "failures"),
+                    subject: subject, failures: try row.value("failures"),
                     lockedUntil: try row.date("locked_until"), lastFailure: try row.date("last_failure_at"))
             }
         }
@@ -335,11 +336,11 @@ extension SQLiteLedger {
                 """, arguments + [limit]
             ).map { row in
                 OfferSignatureRecord(
-                    nonce: try row.decode(forColumn: "nonce"), bundleID: try row.decode(forColumn: "bundle_id"),
-                    appUserID: try row.decode(forColumn: "app_user_id"), productID: try row.decode(forColumn: "product_id"),
-                    offerID: try row.decode(forColumn: "offer_id"),
-                    kind: OfferSigningRequest.Kind(rawValue: try row.decode(forColumn: "kind")) ?? .promotional,
-                    keyID: try row.decode(forColumn: "key_id"), createdAt: try row.date("created_at"))
+                    nonce: try row.value("nonce"), bundleID: try row.value("bundle_id"),
+                    appUserID: try row.value("app_user_id"), productID: try row.value("product_id"),
+                    offerID: try row.value("offer_id"),
+                    kind: OfferSigningRequest.Kind(rawValue: try row.value("kind")) ?? .promotional,
+                    keyID: try row.value("key_id"), createdAt: try row.date("created_at"))
             }
         }
     }
@@ -422,14 +423,14 @@ extension SQLiteLedger {
 
     private static func appleRequest(_ row: Row) throws -> AppleRequestRecord {
         AppleRequestRecord(
-            id: try row.decode(forColumn: "id"),
-            kind: AppleRequestRecord.Kind(rawValue: try row.decode(forColumn: "kind")) ?? .consumptionInformation,
-            bundleID: try row.decode(forColumn: "bundle_id"), transactionID: try row.decode(forColumn: "transaction_id"),
-            environment: AppStoreEnvironment(rawValue: try row.decode(forColumn: "environment")),
-            detail: try row.decode(forColumn: "detail"), requestedAt: try row.date("requested_at"),
-            state: AppleRequestRecord.State(rawValue: try row.decode(forColumn: "state")) ?? .failed,
-            attempts: try row.decode(forColumn: "attempts"), nextAttemptAt: try row.date("next_attempt_at"),
-            sentBody: try row.decode(forColumn: "sent_body"), lastError: try row.decode(forColumn: "last_error"),
+            id: try row.value("id"),
+            kind: AppleRequestRecord.Kind(rawValue: try row.value("kind")) ?? .consumptionInformation,
+            bundleID: try row.value("bundle_id"), transactionID: try row.value("transaction_id"),
+            environment: AppStoreEnvironment(rawValue: try row.value("environment")),
+            detail: try row.value("detail"), requestedAt: try row.date("requested_at"),
+            state: AppleRequestRecord.State(rawValue: try row.value("state")) ?? .failed,
+            attempts: try row.value("attempts"), nextAttemptAt: try row.date("next_attempt_at"),
+            sentBody: try row.value("sent_body"), lastError: try row.value("last_error"),
             finishedAt: try row.optionalDate("finished_at"))
     }
 
@@ -460,7 +461,7 @@ extension SQLiteLedger {
                 SELECT app_transaction_id, linked_at FROM app_transactions WHERE bundle_id = ? AND app_user_id = ?
                 ORDER BY linked_at DESC, app_transaction_id LIMIT 50
                 """, [bundleID, appUserID]
-            ).map { (try $0.decode(String.self, forColumn: "app_transaction_id"), try $0.date("linked_at")) }
+            ).map { (try $0.value("app_transaction_id", String.self), try $0.date("linked_at")) }
         }
     }
 
@@ -469,7 +470,7 @@ extension SQLiteLedger {
         try await read { db in
             try db.row(
                 "SELECT app_user_id FROM app_transactions WHERE bundle_id = ? AND app_transaction_id = ?",
-                [bundleID, appTransactionID])?.decode(forColumn: "app_user_id")
+                [bundleID, appTransactionID])?.value("app_user_id")
         }
     }
 
@@ -500,7 +501,8 @@ extension SQLiteLedger {
                 [
                     renewal.bundleID, renewal.originalTransactionID, renewal.autoRenewStatus?.rawValue,
                     renewal.expirationIntent?.rawValue, renewal.billingIssueDetectedAt.map(LedgerTime.milliseconds),
-                    renewal.gracePeriodExpiresAt.map(LedgerTime.milliseconds), LedgerTime.milliseconds(renewal.signedDate),
+                    renewal.gracePeriodExpiresAt.map(LedgerTime.milliseconds),
+                    LedgerTime.milliseconds(renewal.signedDate),
                     renewal.notificationUUID, LedgerTime.milliseconds(renewal.updatedAt),
                 ]) > 0
         }
@@ -524,16 +526,16 @@ extension SQLiteLedger {
                     WHERE bundle_id = ? AND original_transaction_id IN (\(Database.placeholders(ids.count)))
                     """, arguments: [bundleID] + StatementArguments(ids))
             {
-                let id: String = try row.decode(forColumn: "original_transaction_id")
+                let id: String = try row.value("original_transaction_id")
                 renewals[id] = SubscriptionRenewal(
                     bundleID: bundleID, originalTransactionID: id,
-                    autoRenewStatus: try row.decode(Int?.self, forColumn: "auto_renew_status")
+                    autoRenewStatus: try row.value("auto_renew_status", Int?.self)
                         .map(AutoRenewStatus.init(rawValue:)),
-                    expirationIntent: try row.decode(Int?.self, forColumn: "expiration_intent")
+                    expirationIntent: try row.value("expiration_intent", Int?.self)
                         .map(ExpirationIntent.init(rawValue:)),
                     billingIssueDetectedAt: try row.optionalDate("billing_issue_detected_at"),
                     gracePeriodExpiresAt: try row.optionalDate("grace_period_expires_at"),
-                    signedDate: try row.date("signed_date"), notificationUUID: try row.decode(forColumn: "notification_uuid"),
+                    signedDate: try row.date("signed_date"), notificationUUID: try row.value("notification_uuid"),
                     updatedAt: try row.date("updated_at"))
             }
             return renewals

@@ -75,7 +75,7 @@ extension SQLiteLedger {
                 WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id IS NOT NULL
                 ORDER BY purchase_date, recorded_at, transaction_id
                 LIMIT 1
-                """, [transaction.bundleID, transaction.originalTransactionID])?.decode(forColumn: "app_user_id")
+                """, [transaction.bundleID, transaction.originalTransactionID])?.value("app_user_id")
         // Every column is named by the row's coding keys; a row held already is left alone.
         try TransactionRow(transaction, owner: owner, signedDigest: digest).insert(db, onConflict: .ignore)
         if db.changesCount > 0 {
@@ -105,9 +105,9 @@ extension SQLiteLedger {
         try appendEvent(
             LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
             payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now, db)
-        let storedRevoked = try assigned.decode(Int64?.self, forColumn: "revocation_date") != nil
+        let storedRevoked = try assigned.value("revocation_date", Int64?.self) != nil
         if !storedRevoked && transaction.revocationDate == nil {
-            let quantity: Int = try assigned.decode(forColumn: "quantity")
+            let quantity: Int = try assigned.value("quantity")
             try credit(
                 LedgerRules.credits(of: transaction, grants: grants, quantity: quantity), of: transaction,
                 owner: owner, at: now, db)
@@ -125,7 +125,7 @@ extension SQLiteLedger {
     static func storedOwner(of transactionID: String, _ db: Database) throws -> StoredOwner? {
         guard let row = try db.row("SELECT app_user_id FROM transactions WHERE transaction_id = ?", [transactionID])
         else { return nil }
-        return try row.decode(String?.self, forColumn: "app_user_id").map(StoredOwner.known) ?? .unknown
+        return try row.value("app_user_id", String?.self).map(StoredOwner.known) ?? .unknown
     }
 
     /// Credits each currency once (under its idempotency key), raising the balance, with a
@@ -166,14 +166,14 @@ extension SQLiteLedger {
                 RETURNING amount
                 """, [bundleID, appUserID, currency, delta])
         else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
-        return try row.decode(forColumn: "amount")
+        return try row.value("amount")
     }
 
     /// The current balance, zero when the customer never had that currency.
     static func balance(bundleID: String, appUserID: String, currency: String, _ db: Database) throws -> Int64 {
         try db.row(
             "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?",
-            [bundleID, appUserID, currency])?.decode(forColumn: "amount") ?? 0
+            [bundleID, appUserID, currency])?.value("amount") ?? 0
     }
 
     /// A customer's balances by currency.
@@ -182,15 +182,14 @@ extension SQLiteLedger {
         for row in try db.rows(
             "SELECT currency, amount FROM balances WHERE bundle_id = ? AND app_user_id = ?", [bundleID, appUserID])
         {
-            balances[try row.decode(forColumn: "currency")] = try row.decode(forColumn: "amount")
+            balances[try row.value("currency")] = try row.value("amount")
         }
         return balances
     }
 
     /// Appends an outbox event inside the write's transaction.
     static func appendEvent(
-        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64,
-        _ db: Database
+        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64, _ db: Database
     ) throws {
         try db.run(
             "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -210,7 +209,7 @@ extension SQLiteLedger {
             WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id = ?
             RETURNING transaction_id
             """, [to, bundleID, originalTransactionID, from]
-        ).map { try $0.decode(String.self, forColumn: "transaction_id") }
+        ).map { try $0.value("transaction_id", String.self) }
         guard !moved.isEmpty else { return 0 }
         try appendEvent(
             LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
@@ -242,11 +241,10 @@ extension SQLiteLedger {
                 """, [now, reason, storedShare, transactionID, share])
         else { return false }
         try appendEvent(
-            LedgerEventType.transactionRevoked, bundleID: row.decode(forColumn: "bundle_id"),
-            appUserID: row.decode(forColumn: "app_user_id"),
+            LedgerEventType.transactionRevoked, bundleID: row.value("bundle_id"), appUserID: row.value("app_user_id"),
             payload: TransactionEventPayload(
-                transactionId: transactionID, originalTransactionId: row.decode(forColumn: "original_transaction_id"),
-                productId: row.decode(forColumn: "product_id"), revocationDate: now, revocationReason: reason,
+                transactionId: transactionID, originalTransactionId: row.value("original_transaction_id"),
+                productId: row.value("product_id"), revocationDate: now, revocationReason: reason,
                 revocationPercentage: share),
             at: now, db)
         let credits = try db.rows(
@@ -271,7 +269,7 @@ extension SQLiteLedger {
                 """
                 SELECT COALESCE(SUM(shortfall - amount), 0) AS asked FROM ledger_entries
                 WHERE transaction_id = ? AND kind = 'clawback' AND currency = ?
-                """, [transactionID, credit.currency])?.decode(forColumn: "asked") ?? 0
+                """, [transactionID, credit.currency])?.value("asked") ?? 0
         let amount = LedgerRules.creditShare(credit.amount, share: share) - asked
         guard amount > 0 else { return }
         let (bundleID, owner, currency) = (credit.bundleID, credit.appUserID, credit.currency)
@@ -333,9 +331,10 @@ extension SQLiteLedger {
             """, customer)
         let count: Int =
             try db.row("SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?", customer)?
-            .decode(forColumn: "n") ?? 0
+            .value("n") ?? 0
         return CustomerSummary(
-            bundleID: bundleID, appUserID: appUserID, balances: try balances(bundleID: bundleID, appUserID: appUserID, db),
+            bundleID: bundleID, appUserID: appUserID,
+            balances: try balances(bundleID: bundleID, appUserID: appUserID, db),
             accessTransactions: access,
             recentTransactions: try page(
                 bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, db),
@@ -408,10 +407,9 @@ extension SQLiteLedger {
                     [digest.bytes])
             else { return nil }
             let known = KnownSignedTransaction(
-                transactionID: try row.decode(forColumn: "transaction_id"),
-                bundleID: try row.decode(forColumn: "bundle_id"),
-                environment: AppStoreEnvironment(rawValue: try row.decode(forColumn: "environment")),
-                appUserID: try row.decode(forColumn: "app_user_id"))
+                transactionID: try row.value("transaction_id"), bundleID: try row.value("bundle_id"),
+                environment: AppStoreEnvironment(rawValue: try row.value("environment")),
+                appUserID: try row.value("app_user_id"))
             let summary = try known.appUserID.map { owner in
                 try Self.summary(bundleID: known.bundleID, appUserID: owner, recent: 0, withJWS: false, db)
             }
@@ -427,15 +425,15 @@ extension SQLiteLedger {
 
     /// A row of ``ledgerColumns``.
     static func ledgerEntry(_ row: Row) throws -> LedgerEntry {
-        let kindValue: String = try row.decode(forColumn: "kind")
+        let kindValue: String = try row.value("kind")
         guard let kind = LedgerEntry.Kind(rawValue: kindValue) else {
             throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kindValue)'")
         }
         return LedgerEntry(
-            kind: kind, bundleID: try row.decode(forColumn: "bundle_id"),
-            appUserID: try row.decode(forColumn: "app_user_id"), currency: try row.decode(forColumn: "currency"),
-            amount: try row.decode(forColumn: "amount"), transactionID: try row.decode(forColumn: "transaction_id"),
-            idempotencyKey: try row.decode(forColumn: "idempotency_key"),
-            shortfall: try row.decode(forColumn: "shortfall"), createdAt: try row.date("created_at"))
+            kind: kind, bundleID: try row.value("bundle_id"),
+            appUserID: try row.value("app_user_id"), currency: try row.value("currency"),
+            amount: try row.value("amount"), transactionID: try row.value("transaction_id"),
+            idempotencyKey: try row.value("idempotency_key"),
+            shortfall: try row.value("shortfall"), createdAt: try row.date("created_at"))
     }
 }

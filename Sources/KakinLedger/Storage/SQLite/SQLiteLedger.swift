@@ -235,13 +235,18 @@ extension Database {
 }
 
 extension Row {
+    /// The column's value as `T` (`nil` for `NULL` when `T` is optional); throws on a mismatch.
+    func value<T: DatabaseValueConvertible>(_ column: String, _ type: T.Type = T.self) throws -> T {
+        try decode(T.self, forColumn: column)
+    }
+
     /// The instant a column of the ledger's milliseconds holds.
     func date(_ column: String) throws -> Date {
-        LedgerTime.date(try decode(forColumn: column))
+        LedgerTime.date(try value(column))
     }
 
     /// ``date(_:)``, or `nil` when the column is `NULL`.
     func optionalDate(_ column: String) throws -> Date? {
-        (try decode(Int64?.self, forColumn: column)).map(LedgerTime.date)
+        try value(column, Int64?.self).map(LedgerTime.date)
     }
 }

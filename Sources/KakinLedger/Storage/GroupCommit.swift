@@ -62,6 +62,9 @@ package final class GroupCommit<Engine: GroupCommitEngine>: Sendable {
         }
     }
 
+    /// How many jobs wait for the next group.
+    package var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     /// Refuses new jobs, and returns once the jobs queued before are answered.
     package func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in

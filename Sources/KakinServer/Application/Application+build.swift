@@ -148,7 +148,7 @@ public struct ServerComponents: Sendable {
 
 /// The pieces of a server, made from its configuration.
 struct ServerParts {
-    let store: SQLLedgerStore
+    let store: any LedgerStore
     let serverKey: P256.Signing.PrivateKey
     let service: PurchaseService
     let reconciler: Reconciler
@@ -174,7 +174,7 @@ struct ServerParts {
                 leaseDuration: TimeInterval(configuration.webhookLeaseSeconds), now: dependencies.now))
     }
 
-    static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLLedgerStore {
+    static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any LedgerStore {
         let database = configuration.database
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
             let options = try configuration.postgresOptions()
@@ -301,7 +301,7 @@ extension ServerConfiguration {
     /// Opens the ledger this configuration names, brings its schema up to date, runs `body` with
     /// it and closes it: for operators' commands run beside the servers (`kakin server unlock`).
     public func withLedger<R: Sendable>(
-        logger: Logger = Logger(label: "kakin.server"), _ body: (SQLLedgerStore) async throws -> R
+        logger: Logger = Logger(label: "kakin.server"), _ body: (any LedgerStore) async throws -> R
     ) async throws -> R {
         let store = try await ServerParts.openStore(self, logger: logger)
         do {

@@ -232,9 +232,23 @@ let package = Package(
             dependencies: ["KakinCLI"],
             swiftSettings: swiftSettings
         ),
+        // What the test targets share: the example app's identity and catalog, sandbox App Stores
+        // that sell it, a server wired to one, Apple's shared fixtures. Only test targets use it.
+        .target(
+            name: "KakinTestSupport",
+            dependencies: [
+                "AppStoreTesting", "StoreSandbox", "KakinServer", "KakinLedger",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/KakinTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "AppStoreModelsTests",
-            dependencies: ["AppStoreModels"],
+            dependencies: ["AppStoreModels", "KakinTestSupport"],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
@@ -242,7 +256,7 @@ let package = Package(
             name: "AppStoreSecurityTests",
             dependencies: [
                 "AppStoreSecurity", "AppStoreTesting",
-                "AppStoreModels",
+                "AppStoreModels", "KakinTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -254,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "StoreSandboxTests",
             dependencies: [
-                "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting", "KakinTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -264,7 +278,26 @@ let package = Package(
             name: "KakinServerTests",
             dependencies: [
                 "KakinServer", "KakinLedger", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
-                "AppStoreTesting",
+                "AppStoreTesting", "KakinTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KakinDashboardTests",
+            dependencies: [
+                "KakinDashboard", "KakinServer", "KakinLedger", "StoreSandbox", "KakinTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KakinWireTests",
+            dependencies: [
+                "KakinWire", "Kakin",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -273,6 +306,7 @@ let package = Package(
             name: "KakinTests",
             dependencies: [
                 "Kakin", "KakinServer", "KakinLedger", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "KakinTestSupport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -288,7 +322,7 @@ let package = Package(
             name: "KakinCLITests",
             dependencies: [
                 "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinLedger", "KakinDashboard",
-                "StoreSandbox",
+                "StoreSandbox", "KakinTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

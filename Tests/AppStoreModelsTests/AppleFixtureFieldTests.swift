@@ -1,14 +1,15 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 
 private func decode<Model: Decodable>(_ type: Model.Type, fixture name: String) throws -> Model {
-    try JSONDecoder().decode(type, from: try Fixtures.model(name))
+    try JSONDecoder().decode(type, from: try SharedFixtures.model(name))
 }
 
 private func date(_ milliseconds: Int64) -> Date { Date(epochMilliseconds: milliseconds) }
 
-@Suite(.enabled(if: Fixtures.available, Fixtures.unavailableReason))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct AppleFixtureFieldTests {
     @Test func signedTransaction() throws {
         let transaction = try decode(JWSTransactionDecodedPayload.self, fixture: "signedTransaction")
@@ -186,12 +187,12 @@ struct AppleFixtureFieldTests {
     }
 }
 
-@Suite(.enabled(if: Fixtures.available, Fixtures.unavailableReason))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct MalformedFixtureTests {
     /// An unknown environment is a value this version does not know, not an error.
     @Test func malformedEnvironmentSurvivesAsUnknownValue() throws {
         let outcome = try RoundTrip.run(
-            HistoryResponse.self, try Fixtures.model("transactionHistoryResponseWithMalformedEnvironment"))
+            HistoryResponse.self, try SharedFixtures.model("transactionHistoryResponseWithMalformedEnvironment"))
         let environment = try #require(outcome.first.environment)
         #expect(environment.rawValue == "LocalTestingxxx")
         #expect(!environment.isKnown)
@@ -202,7 +203,7 @@ struct MalformedFixtureTests {
     /// dropping the ID, as Apple's own library does. (The fixture also has `"hasMore": 1`, which
     /// fails too; the second check isolates the app ID.)
     @Test func malformedAppAppleIDFailsToDecode() throws {
-        let data = try Fixtures.model("transactionHistoryResponseWithMalformedAppAppleId")
+        let data = try SharedFixtures.model("transactionHistoryResponseWithMalformedAppAppleId")
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(HistoryResponse.self, from: data) }
 
         var object = try #require(try JSONComparison.parse(data).objectValue)

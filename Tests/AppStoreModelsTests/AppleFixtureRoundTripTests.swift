@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 
 /// One of Apple's model fixtures and the type that models it.
@@ -66,11 +67,11 @@ let fixturesOutOfScope: [String: String] = [
     "performanceTestResultResponse": "Retention Messaging API",
 ]
 
-@Suite(.enabled(if: Fixtures.available, Fixtures.unavailableReason))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct AppleFixtureRoundTripTests {
     @Test(arguments: modelFixtures)
     func fixtureRoundTripsWithoutLosingKeys(_ fixture: ModelFixture) throws {
-        let result = try fixture.check(try Fixtures.model(fixture.name))
+        let result = try fixture.check(try SharedFixtures.model(fixture.name))
         #expect(result.equal, "decode → encode → decode changed the value")
         #expect(
             result.differences.isEmpty,
@@ -80,7 +81,7 @@ struct AppleFixtureRoundTripTests {
     @Test func everyFixtureIsCoveredOrExplained() throws {
         let covered = Set(modelFixtures.map(\.name))
         let explained = Set(fixturesOutOfScope.keys)
-        let unaccounted = try Fixtures.modelNames().filter {
+        let unaccounted = try SharedFixtures.modelNames().filter {
             !$0.hasPrefix("advancedCommerce") && !covered.contains($0) && !explained.contains($0)
         }
         #expect(unaccounted.isEmpty, "fixtures with no test: \(unaccounted.sorted())")

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 
 /// The fast reader of transaction payloads: whatever it reads, `JSONDecoder` reads to the same
@@ -118,17 +119,17 @@ import Testing
         #expect(taken > 0, "some damaged payloads stay in the subset (a changed digit, for one)")
     }
 
-    @Test(.enabled(if: Fixtures.available, Fixtures.unavailableReason))
+    @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func agreesWithJSONDecoderOnApplesPayloads() throws {
         var read = 0
         for name in ["signedTransaction", "signedTransactionWithRevocation"] {
-            let json = try Fixtures.model(name)
+            let json = try SharedFixtures.model(name)
             guard let fast = Self.fast(json) else { continue }
             read += 1
             #expect(fast == Self.full(json), "\(name)")
         }
-        for path in ["apple-library/mock_signed_data/transactionInfo", "apple-library/xcode/xcode-signed-transaction"] {
-            let json = try Fixtures.jwsPayload(path)
+        for path in ["mock_signed_data/transactionInfo", "xcode/xcode-signed-transaction"] {
+            let json = try SharedFixtures.jwsPayload(path)
             if let fast = Self.fast(json) {
                 read += 1
                 #expect(fast == Self.full(json), "\(path)")

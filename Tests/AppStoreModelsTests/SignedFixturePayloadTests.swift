@@ -1,14 +1,15 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 
 /// The payloads of real signed fixtures (Xcode's StoreKit testing and Apple's library mocks),
 /// decoded without verifying the signature: they show what the App Store writes beyond the model
 /// fixtures, such as fractional and pre-1970 dates.
-@Suite(.enabled(if: Fixtures.available, Fixtures.unavailableReason))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct SignedFixturePayloadTests {
     @Test func xcodeTransaction() throws {
-        let payload = try Fixtures.jwsPayload("apple-library/xcode/xcode-signed-transaction")
+        let payload = try SharedFixtures.jwsPayload("xcode/xcode-signed-transaction")
         let outcome = try RoundTrip.run(JWSTransactionDecodedPayload.self, payload)
         let transaction = outcome.first
         #expect(outcome.first == outcome.second)
@@ -26,7 +27,7 @@ struct SignedFixturePayloadTests {
     }
 
     @Test func xcodeRenewalInfo() throws {
-        let payload = try Fixtures.jwsPayload("apple-library/xcode/xcode-signed-renewal-info")
+        let payload = try SharedFixtures.jwsPayload("xcode/xcode-signed-renewal-info")
         let outcome = try RoundTrip.run(JWSRenewalInfoDecodedPayload.self, payload)
         #expect(outcome.first == outcome.second)
         #expect(outcome.differences.isEmpty, "\(outcome.differences)")
@@ -37,7 +38,7 @@ struct SignedFixturePayloadTests {
     }
 
     @Test func xcodeAppTransactionHasYearOneOriginalPurchaseDate() throws {
-        let payload = try Fixtures.jwsPayload("apple-library/xcode/xcode-signed-app-transaction")
+        let payload = try SharedFixtures.jwsPayload("xcode/xcode-signed-app-transaction")
         let outcome = try RoundTrip.run(AppTransaction.self, payload)
         #expect(outcome.first == outcome.second)
         #expect(outcome.differences.isEmpty, "\(outcome.differences)")
@@ -49,7 +50,7 @@ struct SignedFixturePayloadTests {
     }
 
     @Test func mockTestNotification() throws {
-        let payload = try Fixtures.jwsPayload("apple-library/mock_signed_data/testNotification")
+        let payload = try SharedFixtures.jwsPayload("mock_signed_data/testNotification")
         let outcome = try RoundTrip.run(ResponseBodyV2DecodedPayload.self, payload)
         #expect(outcome.differences.isEmpty, "\(outcome.differences)")
         let notification = outcome.first
@@ -63,13 +64,13 @@ struct SignedFixturePayloadTests {
     @Test func mockTransactionAndRenewalInfo() throws {
         let transaction = try JSONDecoder().decode(
             JWSTransactionDecodedPayload.self,
-            from: try Fixtures.jwsPayload("apple-library/mock_signed_data/transactionInfo"))
+            from: try SharedFixtures.jwsPayload("mock_signed_data/transactionInfo"))
         #expect(transaction.signedPayloadBundleID == "com.example")
         #expect(transaction.signedPayloadEnvironment == .sandbox)
         #expect(transaction.signedPayloadDate == Date(epochMilliseconds: 1_672_956_154_000))
         let renewal = try JSONDecoder().decode(
             JWSRenewalInfoDecodedPayload.self,
-            from: try Fixtures.jwsPayload("apple-library/mock_signed_data/renewalInfo"))
+            from: try SharedFixtures.jwsPayload("mock_signed_data/renewalInfo"))
         #expect(renewal.signedPayloadEnvironment == .sandbox)
         #expect(renewal.signedPayloadDate == Date(epochMilliseconds: 1_672_956_154_000))
     }
@@ -77,7 +78,7 @@ struct SignedFixturePayloadTests {
     @Test func mockWrongBundleNotificationHasNoSignedDate() throws {
         let notification = try JSONDecoder().decode(
             ResponseBodyV2DecodedPayload.self,
-            from: try Fixtures.jwsPayload("apple-library/mock_signed_data/wrongBundleId"))
+            from: try SharedFixtures.jwsPayload("mock_signed_data/wrongBundleId"))
         #expect(notification.signedPayloadBundleID == "com.example.wrong")
         #expect(notification.signedPayloadDate == nil)
     }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 
 @Suite struct StoreKitConfigurationLintTests {
@@ -34,8 +35,7 @@ import Testing
     }
 
     @Test func theExampleCatalogIsClean() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Examples/Catalog/Kakin.storekit")
+        let url = ExampleApp.storeKitFile
         let configuration = try StoreKitConfiguration.load(from: Data(contentsOf: url))
         let lint = StoreKitConfigurationLint(
             bundleID: "com.example.kakin", hostedContentProductIDs: ["com.example.kakin.soundPack"])

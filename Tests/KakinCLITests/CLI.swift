@@ -26,11 +26,3 @@ struct ScratchDirectory: ~Copyable {
         return path(name)
     }
 }
-
-enum SharedFixtures {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/fixtures/apple-library")
-    static var available: Bool { FileManager.default.fileExists(atPath: root.path) }
-    static func path(_ name: String) -> String { root.appendingPathComponent(name).path }
-}

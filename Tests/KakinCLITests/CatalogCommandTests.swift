@@ -1,10 +1,10 @@
 import Foundation
 import KakinCLI
+import KakinTestSupport
 import Testing
 
 @Suite struct CatalogCommandTests {
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/Catalog/Kakin.storekit").path
+    static let example = ExampleApp.storeKitFile.path
 
     @Test func theExampleCatalogPasses() async throws {
         let output = try await kakin("catalog", "lint", Self.example)

@@ -10,6 +10,7 @@ import HummingbirdTesting
 import KakinServer
 import KakinLedger
 import AppStoreModels
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -22,25 +23,22 @@ import Testing
     struct Stack {
         let engine: SandboxEngine
         let service: PurchaseService
-        let store: SQLLedgerStore
+        let store: any LedgerStore
         let server: KakinServerHTTP
         let sandbox: SandboxService
 
         init() async throws {
-            let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+            let examples = ExampleApp.catalogDirectory
             let authority = try SandboxCertificateAuthority.generate()
-            let catalog = try SandboxCatalog.load(storeKitFile: examples.appendingPathComponent("Kakin.storekit"))
-            engine = try SandboxEngine(
-                signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-                clock: SandboxClock(), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
-            store = try await SQLLedgerStore.sqlite(path: nil)
+            let catalog = try ExampleApp.catalog()
+            engine = try ExampleSandbox.engine(catalog: catalog, authority: authority, clock: SandboxClock())
+            store = try SQLiteLedger(path: nil)
             try await store.migrate()
             service = PurchaseService(
                 store: store,
                 apps: [
                     AppConfiguration(
-                        bundleID: "com.example.kakin", appAppleID: 6_450_000_001, environments: [.sandbox],
+                        bundleID: ExampleApp.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                         sandboxRoots: [authority.root], publicKey: "pk_test", secretKey: "sk_test")
                 ],
                 grants: try GrantsCatalog.load(
@@ -139,7 +137,7 @@ import Testing
                 #expect(next == 0, "the next launch after \(point) runs")
             }
         }
-        let customer = try await stack.service.customer(bundleID: "com.example.kakin", appUserID: "crash-user")
+        let customer = try await stack.service.customer(bundleID: ExampleApp.bundleID, appUserID: "crash-user")
         #expect(customer.transactions.count == Self.crashPoints.count, "every purchase reached the server")
         #expect(customer.balances["points"] == Int64(100 * Self.crashPoints.count), "and was granted exactly once")
         #expect(customer.ledger.filter { $0.kind == .credit }.count == Self.crashPoints.count)
@@ -192,7 +190,7 @@ import Testing
         #expect(sold.count >= users.count)
         for user in users {
             let bought = sold.filter { accounts[$0.appAccountToken ?? ""] == user }
-            let customer = try await stack.service.customer(bundleID: "com.example.kakin", appUserID: user)
+            let customer = try await stack.service.customer(bundleID: ExampleApp.bundleID, appUserID: user)
             #expect(
                 Set(customer.transactions.map(\.transactionID)) == Set(bought.map(\.id)),
                 "\(user): every purchase reached the server, for this user")

@@ -4,6 +4,7 @@ import Foundation
 @testable import KakinDashboard
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -12,13 +13,10 @@ import Testing
 /// The transaction manager's actions reach the sandbox engine of `kakin serve`.
 @Suite struct EngineSandboxControlTests {
     static func engine() throws -> SandboxEngine {
-        let catalog = try SandboxCatalog.load(storeKitFile: SandboxCommandTests.catalog)
-        return try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try SandboxCertificateAuthority.generate(), bundleID: "com.example.kakin",
-                appAppleID: 6_450_000_001),
-            clock: .manual(at: Date(timeIntervalSince1970: 1_800_000_000)), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        return try ExampleSandbox.engine(
+            catalog: catalog, authority: SandboxCertificateAuthority.generate(),
+            clock: .manual(at: Date(timeIntervalSince1970: 1_800_000_000)))
     }
 
     @Test func testersTransactionsAndSubscriptionsAreManaged() async throws {

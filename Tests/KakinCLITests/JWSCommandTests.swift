@@ -1,5 +1,6 @@
 import Foundation
 import KakinCLI
+import KakinTestSupport
 import Testing
 
 @Suite struct JWSCommandTests {
@@ -85,7 +86,7 @@ import Testing
         #expect(throws: (any Error).self) { try KakinCommand.parseAsRoot(["jws", "verify", "--at", "yesterday", "x"]) }
     }
 
-    @Test(.enabled(if: SharedFixtures.available, "Apple's fixtures are not present at ../shared/fixtures; skipped"))
+    @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func verifiesApplesFixtures() async throws {
         let root = SharedFixtures.path("certs/testCA.der")
         let valid = try await kakin(

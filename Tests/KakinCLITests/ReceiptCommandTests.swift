@@ -3,6 +3,7 @@ import AppStoreSecurity
 import AppStoreTesting
 import Foundation
 import KakinCLI
+import KakinTestSupport
 import Testing
 
 @Suite struct ReceiptCommandTests {
@@ -53,7 +54,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: SharedFixtures.available, "Apple's fixtures are not present at ../shared/fixtures; skipped"))
+    @Test(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
     func inspectsXcodeReceipts() async throws {
         let file = SharedFixtures.path("xcode/xcode-app-receipt-with-transaction")
         let trusted = try await kakin("receipt", "inspect", "--trust-xcode", file)

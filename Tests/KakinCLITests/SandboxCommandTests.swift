@@ -3,14 +3,14 @@ import AppStoreTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
 @testable import KakinCLI
 
 @Suite struct SandboxCommandTests {
-    static let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/Catalog/Kakin.storekit")
+    static let catalog = ExampleApp.storeKitFile
 
     @Test func optionsAreValidated() {
         #expect(throws: (any Error).self) {
@@ -34,13 +34,10 @@ import Testing
 
     /// A sandbox on a free port, with one tester, running while `body` runs.
     func withSandbox(_ body: @Sendable (SandboxEngine, String) async throws -> Void) async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: Self.catalog)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try SandboxCertificateAuthority.generate(), bundleID: "com.example.kakin",
-                appAppleID: 6_450_000_001),
-            clock: .manual(at: Date(timeIntervalSince1970: 1_800_000_000)), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: SandboxCertificateAuthority.generate(),
+            clock: .manual(at: Date(timeIntervalSince1970: 1_800_000_000)))
         let service = SandboxService(engine: engine, catalog: catalog, configuration: .init())
         try await Application(router: service.router()).test(.live) { client in
             let port = try #require(client.port)

@@ -2,14 +2,14 @@ import AppStoreSecurity
 import Crypto
 import Foundation
 import KakinCLI
+import KakinTestSupport
 import Testing
 
 /// `kakin server` as an operator runs it: a real process, configured by a file, in front of a
 /// separately started `kakin sandbox` that stands in for Apple.
 @Suite(.serialized) struct ServerCommandTests {
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
-    static let bundleID = "com.example.kakin"
+    static let examples = ExampleApp.catalogDirectory
+    static let bundleID = ExampleApp.bundleID
     static let secret = "sk_test_0123456789abcdef"
     static let publishable = "pk_test_0123456789"
 
@@ -49,7 +49,7 @@ import Testing
             "logging": ["format": "json"],
             "apps": [
                 [
-                    "bundleId": bundleID, "appAppleId": 6_450_000_001, "environments": ["Sandbox"],
+                    "bundleId": bundleID, "appAppleId": ExampleApp.appAppleID, "environments": ["Sandbox"],
                     "sharedSecret": "shared",
                     "appStoreServerAPI": [
                         "keyId": "KEY1234567", "issuerId": "issuer-1", "privateKey": sandbox.apiKeyPath,

@@ -1,15 +1,16 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 import X509
 
 @testable import AppStoreSecurity
 
 /// Apple's own signed test vectors verify, or fail, exactly as `../shared/fixtures/README.md` says.
-@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct AppleSignedFixtureTests {
     func appleTestRoot() throws -> Certificate {
-        try Certificate.load(derOrPEM: try Fixtures.data("certs/testCA.der"))
+        try Certificate.load(derOrPEM: try SharedFixtures.data("certs/testCA.der"))
     }
 
     func verifier(
@@ -24,7 +25,7 @@ struct AppleSignedFixtureTests {
 
     @Test func testNotificationIsValidAsSandbox() async throws {
         let payload = try await verifier(.sandbox).verify(
-            try Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+            try SharedFixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         #expect(payload.signedPayloadBundleID == "com.example")
         #expect(payload.signedPayloadAppAppleID == 1234)
         #expect(payload.signedDate == Date(epochMilliseconds: 1_681_314_324_000))
@@ -33,19 +34,19 @@ struct AppleSignedFixtureTests {
     @Test func testNotificationAsProductionIsTheWrongEnvironment() async throws {
         await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
             try await verifier(.production).verify(
-                try await Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+                try await SharedFixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
     @Test func testNotificationAsProductionWithAnotherAppIDIsTheWrongApp() async throws {
         await #expect(throws: AppStoreSecurityError(.wrongAppAppleID)) {
             try await verifier(.production, appAppleID: 1235).verify(
-                try await Fixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
+                try await SharedFixtures.text("mock_signed_data/testNotification"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
     @Test func transactionInfoIsValidAsSandboxOnly() async throws {
-        let jws = try Fixtures.text("mock_signed_data/transactionInfo")
+        let jws = try SharedFixtures.text("mock_signed_data/transactionInfo")
         let payload = try await verifier(.sandbox).verify(jws, as: ClaimsPayload.self, checking: [.bundleID, .environment])
         #expect(payload.signedDate == Date(epochMilliseconds: 1_672_956_154_000))
         await #expect(throws: AppStoreSecurityError(.wrongEnvironment)) {
@@ -55,20 +56,20 @@ struct AppleSignedFixtureTests {
 
     @Test func renewalInfoIsValidAsSandbox() async throws {
         _ = try await verifier(.sandbox).verify(
-            try Fixtures.text("mock_signed_data/renewalInfo"), as: ClaimsPayload.self, checking: [.environment])
+            try SharedFixtures.text("mock_signed_data/renewalInfo"), as: ClaimsPayload.self, checking: [.environment])
     }
 
     @Test func wrongBundleIDIsTheWrongApp() async throws {
         await #expect(throws: AppStoreSecurityError(.wrongBundleID)) {
             try await verifier(.sandbox).verify(
-                try await Fixtures.text("mock_signed_data/wrongBundleId"), as: ClaimsPayload.self, checking: .all)
+                try await SharedFixtures.text("mock_signed_data/wrongBundleId"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
     @Test func missingX5CIsMalformed() async throws {
         await #expect(throws: AppStoreSecurityError(.malformedInput)) {
             try await verifier(.sandbox).verify(
-                try await Fixtures.text("mock_signed_data/missingX5CHeaderClaim"), as: ClaimsPayload.self, checking: .all)
+                try await SharedFixtures.text("mock_signed_data/missingX5CHeaderClaim"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
@@ -76,7 +77,7 @@ struct AppleSignedFixtureTests {
         let real = try SignedDataVerifier(bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
         await #expect(throws: AppStoreSecurityError(.untrustedChain)) {
             try await real.verify(
-                try await Fixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
+                try await SharedFixtures.text("mock_signed_data/transactionInfo"), as: ClaimsPayload.self, checking: .all)
         }
     }
 
@@ -84,7 +85,7 @@ struct AppleSignedFixtureTests {
         "xcode/xcode-signed-transaction", "xcode/xcode-signed-renewal-info", "xcode/xcode-signed-app-transaction",
     ])
     func xcodeSignedDataNeedsTheXcodeOptIn(_ path: String) async throws {
-        let jws = try Fixtures.text(path)
+        let jws = try SharedFixtures.text(path)
         let xcode = try SignedDataVerifier(
             rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
             environment: .xcode)
@@ -104,14 +105,14 @@ struct AppleSignedFixtureTests {
             rootCertificates: [], bundleID: "com.example.naturelab.backyardbirds.example", appAppleID: nil,
             environment: .xcode)
         let payload = try await xcode.verify(
-            try Fixtures.text("xcode/xcode-signed-transaction"), as: XcodePayload.self, checking: .all)
+            try SharedFixtures.text("xcode/xcode-signed-transaction"), as: XcodePayload.self, checking: .all)
         #expect(payload.productId == "pass.premium")
         #expect(payload.transactionId == "0")
         #expect(abs(try #require(payload.signedDate).timeIntervalSince1970 - 1_697_679_936.056485) < 0.000_001)
     }
 
     @Test func aForgedXcodeSignatureIsRejectedEvenWhenXcodeIsTrusted() async throws {
-        let jws = try Fixtures.text("xcode/xcode-signed-transaction")
+        let jws = try SharedFixtures.text("xcode/xcode-signed-transaction")
         var parts = jws.split(separator: ".").map(String.init)
         var signature = Base64URL.decode(parts[2])!
         signature[0] ^= 0x01

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 import Foundation
+import KakinTestSupport
 import Testing
 import X509
 

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import Testing
 import X509
 
@@ -67,16 +68,16 @@ import AppStoreTesting
     }
 }
 
-@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct TypedAppleFixtureTests {
     @Test func applesMockDataDecodesIntoTheModels() async throws {
-        let root = try Certificate.load(derOrPEM: try Fixtures.data("certs/testCA.der"))
+        let root = try Certificate.load(derOrPEM: try SharedFixtures.data("certs/testCA.der"))
         let verifier = try SignedDataVerifier(
             rootCertificates: [root], bundleID: "com.example", appAppleID: 1234, environment: .sandbox)
-        let notification = try await verifier.verifyNotification(try Fixtures.text("mock_signed_data/testNotification"))
+        let notification = try await verifier.verifyNotification(try SharedFixtures.text("mock_signed_data/testNotification"))
         #expect(notification.notificationType == .test)
-        let transaction = try await verifier.verifyTransaction(try Fixtures.text("mock_signed_data/transactionInfo"))
+        let transaction = try await verifier.verifyTransaction(try SharedFixtures.text("mock_signed_data/transactionInfo"))
         #expect(transaction.bundleID == "com.example")
-        _ = try await verifier.verifyRenewalInfo(try Fixtures.text("mock_signed_data/renewalInfo"))
+        _ = try await verifier.verifyRenewalInfo(try SharedFixtures.text("mock_signed_data/renewalInfo"))
     }
 }

@@ -1,16 +1,17 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinTestSupport
 import Testing
 
 /// Apple's own Xcode receipts: BER with indefinite lengths, a segmented OCTET STRING, RSA-SHA256
 /// and one self-signed "StoreKit" certificate.
-@Suite(.enabled(if: Fixtures.available, Fixtures.skipMessage))
+@Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))
 struct XcodeReceiptFixtureTests {
     static let bundleID = "com.example.naturelab.backyardbirds.example"
 
     static func receipt(_ name: String) throws -> SignedAppReceipt {
-        try SignedAppReceipt(base64Encoded: Fixtures.text("xcode/\(name)"))
+        try SignedAppReceipt(base64Encoded: SharedFixtures.text("xcode/\(name)"))
     }
 
     static func date(_ text: String) throws -> Date {
@@ -84,14 +85,14 @@ struct XcodeReceiptFixtureTests {
     }
 
     @Test func transactionIDsAreExtractedAsAppleDoes() throws {
-        let withTransaction = try Fixtures.text("xcode/xcode-app-receipt-with-transaction")
-        let empty = try Fixtures.text("xcode/xcode-app-receipt-empty")
+        let withTransaction = try SharedFixtures.text("xcode/xcode-app-receipt-with-transaction")
+        let empty = try SharedFixtures.text("xcode/xcode-app-receipt-empty")
         #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: withTransaction) == "0")
         #expect(try ReceiptTransactionIDExtractor.transactionID(inAppReceipt: empty) == nil)
     }
 
     @Test func legacyTransactionReceiptGivesItsTransactionID() throws {
-        let text = try Fixtures.text("mock_signed_data/legacyTransaction")
+        let text = try SharedFixtures.text("mock_signed_data/legacyTransaction")
         #expect(try ReceiptTransactionIDExtractor.transactionID(inTransactionReceipt: text) == "33993399")
         #expect(throws: AppStoreSecurityError(.malformedInput)) { try SignedAppReceipt(base64Encoded: text) }
     }
@@ -136,7 +137,7 @@ struct XcodeReceiptFixtureTests {
     @Test func everyByteFlipFailsCleanly() async throws {
         let bytes = try #require(
             Data(
-                base64Encoded: Fixtures.text("xcode/xcode-app-receipt-empty").filter { !$0.isWhitespace })
+                base64Encoded: SharedFixtures.text("xcode/xcode-app-receipt-empty").filter { !$0.isWhitespace })
         )
         for index in bytes.indices {
             var changed = bytes
@@ -149,7 +150,7 @@ struct XcodeReceiptFixtureTests {
     @Test func everyPrefixIsMalformed() throws {
         let bytes = try #require(
             Data(
-                base64Encoded: Fixtures.text("xcode/xcode-app-receipt-with-transaction")
+                base64Encoded: SharedFixtures.text("xcode/xcode-app-receipt-with-transaction")
                     .filter { !$0.isWhitespace }))
         for length in 0..<bytes.count {
             #expect(throws: AppStoreSecurityError(.malformedInput), "prefix of \(length) bytes") {

@@ -2,6 +2,7 @@ import AppStoreSecurity
 import AppStoreTesting
 import Crypto
 import Foundation
+import KakinTestSupport
 import Testing
 @_spi(FixedExpiryValidationTime) import X509
 

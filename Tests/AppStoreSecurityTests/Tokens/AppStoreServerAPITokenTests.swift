@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KakinTestSupport
 import Testing
 
 @testable import AppStoreSecurity
@@ -39,8 +40,8 @@ import Testing
     }
 
     @Test func applesTestSigningKeyMakesTokens() throws {
-        guard Fixtures.available else { return }
-        let p8 = try Fixtures.text("certs/testSigningKey.p8")
+        guard SharedFixtures.available else { return }
+        let p8 = try SharedFixtures.text("certs/testSigningKey.p8")
         let appleKey = try AppStoreServerAPIToken.privateKey(p8: p8)
         let verifier = AppStoreServerAPITokenVerifier(
             keys: [.init(keyID: "keyId", issuerID: "issuerId", publicKey: appleKey.publicKey)], now: { now })

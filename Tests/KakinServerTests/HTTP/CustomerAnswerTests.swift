@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 

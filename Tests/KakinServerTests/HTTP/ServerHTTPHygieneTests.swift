@@ -8,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -92,7 +93,8 @@ import Testing
         let fixture = try await ServerFixture()
         let (_, jws) = try await fixture.buy("removeAd")
         let foreign = try SandboxCertificateAuthority.generate(now: ServerFixture.start)
-        let forged = try SandboxSigner(authority: foreign, bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001)
+        let forged = try SandboxSigner(
+            authority: foreign, bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID)
             .signTransaction(
                 try #require(await fixture.engine.transactions(of: "tester").first), at: fixture.clock.now())
         var parts = jws.split(separator: ".").map(String.init)

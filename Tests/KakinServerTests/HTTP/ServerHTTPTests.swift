@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import NIOCore
 @testable import KakinDashboard
 @testable import KakinServer
@@ -105,6 +106,8 @@ import Testing
     static let policy = SignInThrottlePolicy(
         sourceAttempts: 5, accountAttempts: 8, firstWaitSeconds: 1, maxWaitSeconds: 900, windowSeconds: 900,
         trustForwardedFor: true)
+    /// The dashboard's administrator password on these servers.
+    static let adminPassword = "correct horse battery"
 
     struct Server {
         let fixture: ServerFixture
@@ -122,7 +125,7 @@ import Testing
             router = http.router()
             try DashboardRoutes(
                 service: fixture.service,
-                configuration: DashboardConfiguration(adminPassword: DashboardTestSupport.adminPassword),
+                configuration: DashboardConfiguration(adminPassword: SignInThrottleHTTPTests.adminPassword),
                 now: { clock.now() }, signInThrottle: throttle
             ).add(to: router)
         }
@@ -152,22 +155,22 @@ import Testing
                 #expect(try await Self.signIn("wrong password", from: "203.0.113.7", client).status == .unauthorized)
             }
             // The sixth failure made the address wait 1 s: even the right password is refused.
-            let refused = try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client)
+            let refused = try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client)
             #expect(refused.status == .tooManyRequests)
             #expect(refused.headers[.retryAfter] == "1")
             #expect(String(buffer: refused.body).contains("Too many failed sign-ins"))
             // Another address is not held up by it.
-            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.2", client).status == .seeOther)
+            #expect(try await Self.signIn(Self.adminPassword, from: "198.51.100.2", client).status == .seeOther)
 
             // A seventh failure after the wait: 2 s this time.
             _ = clock.advance(by: 1)
             #expect(try await Self.signIn("wrong again", from: "203.0.113.7", client).status == .unauthorized)
-            let second = try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client)
+            let second = try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client)
             #expect(second.status == .tooManyRequests)
             #expect(second.headers[.retryAfter] == "2")
 
             _ = clock.advance(by: 2)
-            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "203.0.113.7", client).status == .seeOther)
+            #expect(try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client).status == .seeOther)
             // Signing in forgot the address's failures.
             #expect(!(try await store.signInFailures().map(\.subject).contains(.source("203.0.113.7"))))
         }
@@ -184,11 +187,11 @@ import Testing
             for index in 1...9 {
                 #expect(try await Self.signIn("guess \(index)", from: "192.0.2.\(index)", client).status == .unauthorized)
             }
-            let refused = try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.50", client)
+            let refused = try await Self.signIn(Self.adminPassword, from: "198.51.100.50", client)
             #expect(refused.status == .tooManyRequests)
             // What `kakin server unlock --account dashboard` does.
             #expect(try await store.clearSignInFailures(.dashboard) == 1)
-            #expect(try await Self.signIn(DashboardTestSupport.adminPassword, from: "198.51.100.50", client).status == .seeOther)
+            #expect(try await Self.signIn(Self.adminPassword, from: "198.51.100.50", client).status == .seeOther)
         }
     }
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import KakinWire
 import StoreSandbox
 import Testing
@@ -22,7 +23,7 @@ import Testing
             store: fixture.store,
             apps: [
                 AppConfiguration(
-                    bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                     sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     transferPolicy: transferPolicy, serverAPI: access, consumption: policy,
                     setsAppAccountTokens: setsTokens)

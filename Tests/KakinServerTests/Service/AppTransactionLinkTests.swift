@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -53,7 +54,7 @@ import Testing
                 store: fixture.store,
                 apps: [
                     AppConfiguration(
-                        bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                        bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                         sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                         serverAPI: access)
                 ], now: { fixture.clock.now() })

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -26,7 +27,7 @@ import Testing
             store: fixture.store,
             apps: [
                 AppConfiguration(
-                    bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                     sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     serverAPI: access, revocation: revocation)
             ], now: { clock.now() })
@@ -36,7 +37,7 @@ import Testing
     func lateUpload(_ fixture: ServerFixture) async throws -> (SandboxTransaction, String) {
         let (transaction, _) = try await fixture.buy("removeAd")
         let oldSigner = SandboxSigner(
-            authority: Self.shortLived, bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001)
+            authority: Self.shortLived, bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID)
         let jws = try oldSigner.signTransaction(transaction, at: fixture.clock.now())
         fixture.clock.advance(by: 40 * 86_400)
         return (transaction, jws)

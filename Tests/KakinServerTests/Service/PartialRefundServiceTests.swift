@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 

@@ -4,6 +4,7 @@ import AppStoreTesting
 import Foundation
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -75,7 +76,7 @@ import Testing
                 store: fixture.store,
                 apps: [
                     AppConfiguration(
-                        bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001, environments: environments,
+                        bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: environments,
                         sandboxRoots: [root], publicKey: "pk_test", secretKey: "sk_test")
                 ], now: { fixture.clock.now() })
         }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTesting
 import Foundation
+import KakinTestSupport
 import KakinWire
 import StoreSandbox
 import Testing
@@ -87,7 +88,7 @@ import Testing
         // Renewal info signed by a key Apple's chain does not vouch for.
         let stranger = try SandboxSigner(
             authority: try SandboxCertificateAuthority.generate(now: ServerFixture.start),
-            bundleID: ServerFixture.bundleID, appAppleID: 6_450_000_001)
+            bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID)
         payload.data?.signedRenewalInfo = try stranger.signRenewalInfo(
             JWSRenewalInfoDecodedPayload(originalTransactionID: bought.originalID, autoRenewStatus: .off),
             at: fixture.clock.now())

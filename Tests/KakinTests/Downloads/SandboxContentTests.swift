@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Kakin
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -12,21 +13,16 @@ import Testing
 @Suite("Sandbox hosted content")
 struct SandboxContentTests {
     static let product = "com.example.kakin.soundPack"
-    static let storeKitFile = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/Catalog/Kakin.storekit")
+    static let storeKitFile = ExampleApp.storeKitFile
 
     let folder = TemporaryFolder()
 
     /// A sandbox whose tester `c` owns the sound pack (4 MiB of stand-in content).
     func sandbox(owning: Bool = true) async throws -> SandboxService {
-        let catalog = try SandboxCatalog.load(storeKitFile: Self.storeKitFile)
+        let catalog = try ExampleApp.catalog()
         let start = Date(timeIntervalSince1970: 1_790_000_000)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try SandboxCertificateAuthority.generate(now: start), bundleID: "com.example.kakin",
-                appAppleID: 6_450_000_001),
-            clock: .manual(at: start), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: SandboxCertificateAuthority.generate(now: start), clock: .manual(at: start))
         _ = try await engine.createTester(name: "c@example.com", id: "c")
         if owning { _ = try await engine.purchase(.init(testerID: "c", productID: Self.product)) }
         return SandboxService(engine: engine, catalog: catalog)

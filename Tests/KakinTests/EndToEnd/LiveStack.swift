@@ -8,19 +8,19 @@ import HummingbirdTesting
 import Kakin
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 
 /// A sandbox App Store and a purchase server, both listening on loopback (port 0), wired like
 /// `kakin serve`, for end-to-end tests of the SDK.
 struct LiveStack {
-    static let bundleID = "com.example.kakin"
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+    static let bundleID = ExampleApp.bundleID
+    static let examples = ExampleApp.catalogDirectory
     static let authority = try! SandboxCertificateAuthority.generate()
 
     let engine: SandboxEngine
     let sandbox: SandboxService
-    let store: SQLLedgerStore
+    let store: any LedgerStore
     let server: KakinServerHTTP
     let serverKey = P256.Signing.PrivateKey()
     /// The app's In-App Purchase key: the server signs offers with it, the sandbox checks them.
@@ -31,15 +31,13 @@ struct LiveStack {
 
     /// `clock` is the sandbox's and the server's: a test that moves it moves both.
     init(clock: SandboxClock = SandboxClock()) async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: Self.examples.appendingPathComponent("Kakin.storekit"))
-        engine = try SandboxEngine(
-            signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
-            clock: clock, storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        engine = try ExampleSandbox.engine(catalog: catalog, authority: Self.authority, clock: clock)
         sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(
                 apiKeys: [.init(keyID: Self.offerKeyID, issuerID: Self.issuerID, publicKey: Self.offerKey.publicKey)]))
-        store = try await SQLLedgerStore.sqlite(path: nil)
+        store = try SQLiteLedger(path: nil)
         try await store.migrate()
         let grants = try GrantsCatalog.load(
             from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.grants.json")))
@@ -47,7 +45,7 @@ struct LiveStack {
             store: store,
             apps: [
                 AppConfiguration(
-                    bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    bundleID: Self.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                     sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     catalog: try StoreKitConfiguration.load(
                         from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.storekit"))),

@@ -1,18 +1,14 @@
 import AppStoreModels
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 
 /// The example catalog of the repository, and small configurations built in code.
 enum CatalogFixtures {
     /// `Examples/Catalog/Kakin.storekit` at the repository root.
-    static let exampleStoreKitFile: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // Catalog
-        .deletingLastPathComponent()  // StoreSandboxTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("Examples/Catalog/Kakin.storekit")
+    static let exampleStoreKitFile = ExampleApp.storeKitFile
 
-    static let prefix = "com.example.kakin."
+    static let prefix = ExampleApp.productIDPrefix
 
     /// Every product ID of the example file, in file order.
     static let exampleProductIDs = [
@@ -26,7 +22,7 @@ enum CatalogFixtures {
 
     /// The example catalog with its side file.
     static func exampleCatalog() throws -> SandboxCatalog {
-        try SandboxCatalog.load(storeKitFile: exampleStoreKitFile)
+        try ExampleApp.catalog()
     }
 
     /// A configuration with one product per price, all non-consumables, in the given storefront.

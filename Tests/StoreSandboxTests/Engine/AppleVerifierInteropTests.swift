@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSecurity
 import AppStoreTesting
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -31,9 +32,8 @@ import Testing
         // Real time: Apple's verifier checks the chain at the signing date against its own clock rules.
         let now = Date()
         let authority = try SandboxCertificateAuthority.generate(now: now)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: now), products: { id, _ in EngineFixture.catalog[id] })
+        let engine = try ExampleSandbox.engine(
+            products: EngineFixture.catalog, authority: authority, clock: .manual(at: now))
         let tester = try await engine.createTester(name: "py@example.com")
         let bought = try #require(
             try await engine.purchase(.init(testerID: tester.id, productID: "monthly")).transaction)
@@ -48,7 +48,7 @@ import Testing
             import base64, sys
             from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
             from appstoreserverlibrary.models.Environment import Environment
-            verifier = SignedDataVerifier([base64.b64decode(sys.argv[1])], False, Environment.SANDBOX, "com.example.kakin", 6450000001)
+            verifier = SignedDataVerifier([base64.b64decode(sys.argv[1])], False, Environment.SANDBOX, "\(ExampleApp.bundleID)", \(ExampleApp.appAppleID))
             t = verifier.verify_and_decode_signed_transaction(sys.argv[2])
             r = verifier.verify_and_decode_renewal_info(sys.argv[3])
             n = verifier.verify_and_decode_notification(sys.argv[4])
@@ -69,13 +69,11 @@ import Testing
     func applesVerifierDecodesProratedRefundsAndCommitmentPlans() async throws {
         let now = Date()
         let authority = try SandboxCertificateAuthority.generate(now: now)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: now),
+        let engine = try ExampleSandbox.engine(
+            products: EngineFixture.catalog, authority: authority, clock: .manual(at: now),
             commitmentPlans: { id, _ in
                 id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil
-            },
-            products: { id, _ in EngineFixture.catalog[id] })
+            })
         let tester = try await engine.createTester(name: "py@example.com")
         let points = try #require(
             try await engine.purchase(.init(testerID: tester.id, productID: "points")).transaction)
@@ -89,7 +87,7 @@ import Testing
             import base64, sys
             from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
             from appstoreserverlibrary.models.Environment import Environment
-            verifier = SignedDataVerifier([base64.b64decode(sys.argv[1])], False, Environment.SANDBOX, "com.example.kakin", 6450000001)
+            verifier = SignedDataVerifier([base64.b64decode(sys.argv[1])], False, Environment.SANDBOX, "\(ExampleApp.bundleID)", \(ExampleApp.appAppleID))
             r = verifier.verify_and_decode_signed_transaction(sys.argv[2])
             print("refund", r.revocationType.value, r.revocationPercentage, r.revocationDate is not None)
             m = verifier.verify_and_decode_signed_transaction(sys.argv[3])

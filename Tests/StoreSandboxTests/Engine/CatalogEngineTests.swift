@@ -1,18 +1,16 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
 /// The engine selling from the example `.storekit` file, in the tester's storefront.
 @Suite struct CatalogEngineTests {
     func engine() throws -> (SandboxEngine, SandboxClock) {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
+        let catalog = try ExampleApp.catalog()
         let clock = SandboxClock.manual(at: EngineFixture.start)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: clock, storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        let engine = try ExampleSandbox.engine(catalog: catalog, authority: EngineFixture.authority, clock: clock)
         return (engine, clock)
     }
 

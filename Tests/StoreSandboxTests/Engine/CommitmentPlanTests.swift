@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -11,13 +12,12 @@ private struct CommitmentFixture {
     let engine: SandboxEngine
 
     init() throws {
-        engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: clock, storefrontIDs: ["USA": "143441"],
-            commitmentPlans: { id, _ in id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil
-            },
-            products: { id, _ in EngineFixture.catalog[id] })
+        engine = try ExampleSandbox.engine(
+            products: EngineFixture.catalog, storefrontIDs: ["USA": "143441"], authority: EngineFixture.authority,
+            clock: clock,
+            commitmentPlans: { id, _ in
+                id == "yearly" ? SandboxCommitmentPlan(commitmentPriceMilliunits: 59_880) : nil
+            })
     }
 
     /// `months` calendar months after the start, in UTC.

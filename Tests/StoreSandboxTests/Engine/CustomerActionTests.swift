@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -127,11 +128,11 @@ import Testing
         #expect(payload.data == nil)
         #expect(payload.subtype == nil)
         let appData = try #require(payload.appData)
-        #expect(appData.bundleID == "com.example.kakin")
+        #expect(appData.bundleID == ExampleApp.bundleID)
         #expect(appData.environment == .sandbox)
         let app = try await fixture.engine.signer.makeVerifier().verifyAppTransaction(
             try #require(appData.signedAppTransactionInfo))
-        #expect(app.bundleID == "com.example.kakin")
+        #expect(app.bundleID == ExampleApp.bundleID)
         // It signs and queues like every other notification.
         let queued = try await fixture.engine.queueNotifications()
         #expect(queued.map(\.notificationType) == [.rescindConsent])
@@ -161,7 +162,7 @@ import Testing
         #expect(summary.succeededCount == 2)
         #expect(summary.failedCount == 0)
         #expect(summary.storefrontCountryCodes == ["USA"])
-        #expect(summary.appAppleID == 6_450_000_001)
+        #expect(summary.appAppleID == ExampleApp.appAppleID)
         let body = try await fixture.engine.signedNotification(for: summaryEvent)
         let verified = try await fixture.engine.signer.makeVerifier().verifyNotification(try #require(body.signedPayload))
         #expect(verified.summary?.succeededCount == 2)

@@ -3,6 +3,7 @@ import AppStoreSecurity
 import AppStoreTesting
 import Crypto
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 
 /// An engine on a manual clock with a small hand-made catalog.
@@ -49,7 +50,7 @@ struct EngineFixture {
     /// The app's In-App Purchase key, which signs promotional offers in tests.
     static let offerKey = P256.Signing.PrivateKey()
     static let offerSigner = OfferSigner(
-        keyID: "OFFERKEY01", issuerID: "57246542-96fe-1a63-e053-0824d011072a", bundleID: "com.example.kakin",
+        keyID: "OFFERKEY01", issuerID: "57246542-96fe-1a63-e053-0824d011072a", bundleID: ExampleApp.bundleID,
         privateKey: offerKey)
     /// The key as the sandbox trusts it.
     static let offerKeys: [AppStoreServerAPITokenVerifier.Key] = [
@@ -72,10 +73,9 @@ struct EngineFixture {
 
     init(store: any SandboxStateStore = MemoryStateStore()) throws {
         self.store = store
-        engine = try SandboxEngine(
-            signer: SandboxSigner(authority: Self.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: clock, store: store, storefrontIDs: ["USA": "143441", "JPN": "143462"],
-            products: { id, _ in Self.catalog[id] })
+        engine = try ExampleSandbox.engine(
+            products: Self.catalog, storefrontIDs: ["USA": "143441", "JPN": "143462"], authority: Self.authority,
+            clock: clock, store: store)
     }
 
     func days(_ count: Double) { clock.advance(by: count * 86_400) }

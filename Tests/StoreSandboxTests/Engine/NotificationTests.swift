@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -21,8 +22,8 @@ import Testing
             let notification = try await verifier.verifyNotification(try #require(body.signedPayload))
             #expect(notification.notificationType == event.notificationType)
             #expect(notification.subtype == event.subtype)
-            #expect(notification.data?.bundleID == "com.example.kakin")
-            #expect(notification.data?.appAppleID == 6_450_000_001)
+            #expect(notification.data?.bundleID == ExampleApp.bundleID)
+            #expect(notification.data?.appAppleID == ExampleApp.appAppleID)
             let transaction = try await verifier.verifyTransaction(try #require(notification.data?.signedTransactionInfo))
             #expect(transaction.transactionID == event.transactionID)
             let renewal = try await verifier.verifyRenewalInfo(try #require(notification.data?.signedRenewalInfo))

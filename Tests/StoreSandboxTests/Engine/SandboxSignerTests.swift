@@ -2,13 +2,14 @@ import AppStoreModels
 import AppStoreSecurity
 import AppStoreTesting
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
 @Suite struct SandboxSignerTests {
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
     static let authority = try! SandboxCertificateAuthority.generate(now: now)
-    let signer = SandboxSigner(authority: authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001)
+    let signer = SandboxSigner(authority: authority, bundleID: ExampleApp.bundleID, appAppleID: ExampleApp.appAppleID)
 
     func transaction(
         _ id: String, _ product: String, _ type: ProductType, finished: Bool = false, expires: Date? = nil
@@ -25,7 +26,7 @@ import Testing
         let record = transaction("2000000000000001", "com.example.kakin.removeAd", .nonConsumable)
         let payload = try await verifier.verifyTransaction(try signer.signTransaction(record, at: Self.now))
         #expect(payload.transactionID == "2000000000000001")
-        #expect(payload.bundleID == "com.example.kakin")
+        #expect(payload.bundleID == ExampleApp.bundleID)
         #expect(payload.environment == .sandbox)
         #expect(payload.type == .nonConsumable)
         #expect(payload.storefront == "JPN")
@@ -49,7 +50,7 @@ import Testing
                 ResponseBodyV2DecodedPayload(
                     notificationType: .test, notificationUUID: UUID().uuidString.lowercased(),
                     data: NotificationData(
-                        appAppleID: 6_450_000_001, bundleID: "com.example.kakin", environment: .sandbox)),
+                        appAppleID: ExampleApp.appAppleID, bundleID: ExampleApp.bundleID, environment: .sandbox)),
                 at: Self.now))
         #expect(notification.version == "2.0")
         let nonce = UUID()
@@ -59,7 +60,7 @@ import Testing
                 appTransactionID: "704000000000000001", originalPurchaseDate: Self.now, deviceVerificationNonce: nonce,
                 deviceIdentifier: device, at: Self.now))
         #expect(app.receiptType == .sandbox)
-        #expect(app.appAppleID == 6_450_000_001)
+        #expect(app.appAppleID == ExampleApp.appAppleID)
         #expect(app.deviceVerification == SandboxSigner.deviceVerification(nonce: nonce, device: device))
         #expect(Data(base64Encoded: app.deviceVerification ?? "")?.count == 48)
     }
@@ -78,7 +79,7 @@ import Testing
             at: Self.now)
         let signed = try SignedAppReceipt(bytes: bytes)
         let result = try await signed.verify(
-            roots: [Self.authority.root], bundleID: "com.example.kakin",
+            roots: [Self.authority.root], bundleID: ExampleApp.bundleID,
             deviceIdentifier: AppReceipt.deviceIdentifier(from: device))
         #expect(result.chainVerified)
         #expect(result.deviceHashVerified)

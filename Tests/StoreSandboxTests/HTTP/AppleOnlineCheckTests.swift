@@ -4,6 +4,7 @@ import AppStoreTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         from appstoreserverlibrary.models.Environment import Environment
         root = base64.b64decode(sys.argv[1])
         for jws in sys.argv[2:]:
-            verifier = SignedDataVerifier([root], True, Environment.SANDBOX, "com.example.kakin", 6450000001)
+            verifier = SignedDataVerifier([root], True, Environment.SANDBOX, "\(ExampleApp.bundleID)", \(ExampleApp.appAppleID))
             try:
                 print("accepted", verifier.verify_and_decode_signed_transaction(jws).productId)
             except VerificationException as e:
@@ -52,12 +53,9 @@ import Testing
     func applesOnlineChecksFollowTheSandboxsRevocations() async throws {
         // Real time: Apple's verifier checks certificates and OCSP answers against its own clock.
         let now = Date()
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try SandboxCertificateAuthority.generate(now: now), bundleID: "com.example.kakin",
-                appAppleID: 6_450_000_001),
-            clock: .manual(at: now), storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: SandboxCertificateAuthority.generate(now: now), clock: .manual(at: now))
         let service = SandboxService(engine: engine, catalog: catalog)
         let tester = try await engine.createTester(name: "online@example.com")
         let bought = try #require(

@@ -2,17 +2,15 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
 @Suite struct HostedContentTests {
     @Test func downloadsPauseAndResumeWithRange() async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         let service = SandboxService(engine: engine, catalog: catalog)
         _ = try await engine.createTester(name: "c@example.com", id: "c")
         let uri = "/v1/device/testers/c/content/com.example.kakin.soundPack"

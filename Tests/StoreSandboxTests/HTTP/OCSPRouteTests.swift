@@ -4,6 +4,7 @@ import AppStoreTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 @_spi(FixedExpiryValidationTime) import X509
@@ -16,13 +17,10 @@ import Testing
     static func makeService(
         authority: SandboxCertificateAuthority? = nil, directory: URL? = nil
     ) throws -> SandboxService {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try authority ?? SandboxCertificateAuthority.generate(now: now, ocspURL: ocspURL),
-                bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: now), storefrontIDs: catalog.storefrontIdentifiers, authorityDirectory: directory,
-            realClock: { now }, products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: authority ?? SandboxCertificateAuthority.generate(now: now, ocspURL: ocspURL),
+            clock: .manual(at: now), authorityDirectory: directory, realClock: { now })
         return SandboxService(engine: engine, catalog: catalog)
     }
 
@@ -146,7 +144,7 @@ import Testing
                 (Self.object(payment.body)["transaction"] as? [String: Any])?["jwsRepresentation"] as? String)
             #expect(try Self.leaf(of: jws) == after.leaf)
             let verifier = try SandboxSigner(
-                authority: before, bundleID: "com.example.kakin", appAppleID: 6_450_000_001
+                authority: before, bundleID: ExampleApp.bundleID, appAppleID: ExampleApp.appAppleID
             ).makeVerifier(now: { Self.now })
             await #expect(try verifier.verifyTransaction(jws).productID == "com.example.kakin.unlock")
             let receipt = try await engine.appReceipt(for: tester.id, deviceIdentifier: UUID())
@@ -215,14 +213,11 @@ import Testing
     /// A chain is checked at the payload's signing date, which is sandbox time: new certificates
     /// are valid from before it even when the sandbox clock is behind the real one.
     @Test func newCertificatesCoverTheSandboxClockWhenItIsBehind() async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
+        let catalog = try ExampleApp.catalog()
         let clock = SandboxClock.manual(at: Self.now)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: try SandboxCertificateAuthority.generate(now: Self.now, ocspURL: Self.ocspURL),
-                bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: clock, storefrontIDs: catalog.storefrontIdentifiers,
-            realClock: { Self.now.addingTimeInterval(30 * 86_400) }, products: catalog.engineLookup)
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: SandboxCertificateAuthority.generate(now: Self.now, ocspURL: Self.ocspURL),
+            clock: clock, realClock: { Self.now.addingTimeInterval(30 * 86_400) })
         let tester = try await engine.createTester(name: "behind@example.com")
         let bought = try #require(
             try await engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd")).transaction)

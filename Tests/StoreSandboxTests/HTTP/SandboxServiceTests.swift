@@ -3,17 +3,15 @@ import AppStoreSecurity
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
 @Suite struct SandboxServiceTests {
     func makeService() throws -> SandboxService {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         return SandboxService(engine: engine, catalog: catalog, configuration: .init(sharedSecret: "secret"))
     }
 

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -11,18 +12,15 @@ import Testing
     let key = P256.Signing.PrivateKey()
 
     func makeService() throws -> SandboxService {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         return SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(apiKeys: [.init(keyID: "KEY1", issuerID: "issuer", publicKey: key.publicKey)]))
     }
 
-    func token(bundle: String = "com.example.kakin", key: P256.Signing.PrivateKey? = nil) throws -> HTTPFields {
+    func token(bundle: String = ExampleApp.bundleID, key: P256.Signing.PrivateKey? = nil) throws -> HTTPFields {
         let jwt = try AppStoreServerAPIToken.make(
             keyID: "KEY1", issuerID: "issuer", bundleID: bundle, privateKey: key ?? self.key)
         return [.authorization: "Bearer \(jwt)"]
@@ -50,7 +48,7 @@ import Testing
                 headers: try token())
             let page = try decoder.decode(HistoryResponse.self, from: Data(buffer: history.body))
             #expect(page.signedTransactions?.count == 1)
-            #expect(page.appAppleID == 6_450_000_001)
+            #expect(page.appAppleID == ExampleApp.appAppleID)
 
             let statuses = try await client.execute(
                 uri: "/inApps/v1/subscriptions/\(bought.id)?status=1", method: .get, headers: try token())
@@ -62,7 +60,7 @@ import Testing
             let appBody = try decoder.decode(AppTransactionInfoResponse.self, from: Data(buffer: app.body))
             await #expect(
                 try verifier.verifyAppTransaction(try #require(appBody.signedAppTransactionInfo)).bundleID
-                    == "com.example.kakin")
+                    == ExampleApp.bundleID)
 
             let refunds = try await client.execute(
                 uri: "/inApps/v2/refund/lookup/\(bought.id)", method: .get, headers: try token())
@@ -292,7 +290,7 @@ extension ServerAPIRouteTests {
                 .transaction)
         let shared = try await service.engine.shareWithFamily(pass.id, member: child.id)
         #expect(shared.testerID == child.id && shared.originalID == shared.id && shared.id != pass.id)
-        let payload = shared.payload(bundleID: "com.example.kakin", signedDate: EngineFixture.start)
+        let payload = shared.payload(bundleID: ExampleApp.bundleID, signedDate: EngineFixture.start)
         #expect(payload.inAppOwnershipType == .familyShared)
         #expect(await service.engine.events().last?.notificationType == .oneTimeCharge)
         await #expect(throws: SandboxError.self, "a consumable has no Family Sharing") {

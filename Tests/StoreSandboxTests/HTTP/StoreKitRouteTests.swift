@@ -3,6 +3,7 @@ import AppStoreSecurity
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -52,11 +53,8 @@ enum OfferCatalog {
 
     static func service() throws -> SandboxService {
         let catalog = try SandboxCatalog(configuration: configuration(), options: options())
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         return SandboxService(engine: engine, catalog: catalog)
     }
 }

@@ -3,6 +3,7 @@ import AppStoreSecurity
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import StoreSandbox
 import Testing
 
@@ -37,12 +38,9 @@ import Testing
     }
 
     @Test func theUpdatesRouteAndTheAppTransactionRoute() async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: CatalogFixtures.exampleStoreKitFile)
-        let engine = try SandboxEngine(
-            signer: SandboxSigner(
-                authority: EngineFixture.authority, bundleID: "com.example.kakin", appAppleID: 6_450_000_001),
-            clock: .manual(at: EngineFixture.start), storefrontIDs: catalog.storefrontIdentifiers,
-            products: catalog.engineLookup)
+        let catalog = try ExampleApp.catalog()
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         let service = SandboxService(engine: engine, catalog: catalog)
         let tester = try await engine.createTester(name: "u@example.com", id: "u")
         _ = try await engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.unlock"))
@@ -59,7 +57,7 @@ import Testing
             let jws = try #require(
                 (try JSONSerialization.jsonObject(with: Data(buffer: app.body)) as? [String: Any])?["jwsRepresentation"]
                     as? String)
-            await #expect(try engine.signer.makeVerifier().verifyAppTransaction(jws).bundleID == "com.example.kakin")
+            await #expect(try engine.signer.makeVerifier().verifyAppTransaction(jws).bundleID == ExampleApp.bundleID)
         }
     }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 @testable import KakinDashboard
 @testable import KakinServer
 @testable import KakinLedger
+import KakinTestSupport
 import StoreSandbox
 import Synchronization
 import Testing
@@ -59,73 +60,8 @@ actor RecordingSandboxControl: SandboxControl {
     }
 }
 
-/// A signed-in browser: keeps the cookies the server sets.
-struct Browser {
-    var cookies: [String: String] = [:]
-
-    var cookieHeader: HTTPFields {
-        var fields = HTTPFields()
-        if !cookies.isEmpty {
-            fields[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
-        }
-        return fields
-    }
-
-    mutating func keep(_ response: TestResponse) {
-        for header in response.headers[values: .setCookie] {
-            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                .map(String.init)
-            guard pair.count == 2 else { continue }
-            cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1]
-        }
-    }
-
-    mutating func get(_ uri: String, _ client: some TestClientProtocol) async throws -> TestResponse {
-        let response = try await client.execute(uri: uri, method: .get, headers: cookieHeader)
-        keep(response)
-        return response
-    }
-
-    mutating func post(
-        _ uri: String, _ fields: [String: String], _ client: some TestClientProtocol
-    ) async throws -> TestResponse {
-        var headers = cookieHeader
-        headers[.contentType] = "application/x-www-form-urlencoded"
-        let body = fields.sorted { $0.key < $1.key }.map { key, value in
-            "\(Self.encode(key))=\(Self.encode(value))"
-        }.joined(separator: "&")
-        let response = try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
-        keep(response)
-        return response
-    }
-
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
-
-    /// The value of the last hidden `csrf` field on a page (the page's own forms come after the
-    /// header's sign-out form).
-    static func csrf(in response: TestResponse) -> String? {
-        let html = String(buffer: response.body)
-        guard let range = html.range(of: "name=\"csrf\" value=\"", options: .backwards) else { return nil }
-        let token = String(html[range.upperBound...].prefix { $0 != "\"" })
-        return token.isEmpty ? nil : token
-    }
-
-    /// Signs in with `password`; returns the session's CSRF token.
-    mutating func signIn(_ password: String, _ client: some TestClientProtocol) async throws -> String? {
-        let form = try await get("/dashboard/login", client)
-        let token = try #require(Self.csrf(in: form))
-        let answer = try await post("/dashboard/login", ["csrf": token, "password": password], client)
-        guard answer.status == .seeOther, cookies[DashboardTestSupport.sessionCookie] != nil else { return nil }
-        return Self.csrf(in: try await get("/dashboard", client))
-    }
-}
-
 enum DashboardTestSupport {
-    static let sessionCookie = "kakin_session"
+    static let sessionCookie = Browser.sessionCookie
     static let adminPassword = "correct horse battery"
 
     /// A router with the dashboard over the fixture's server.

@@ -10,39 +10,48 @@ import KakinLedger
 import StoreSandbox
 import Testing
 
-/// A server on an in-memory (or file) SQLite ledger, wired to an in-process sandbox App Store.
-struct ServerFixture {
-    static let start = Date(timeIntervalSince1970: 1_790_000_000)
-    static let authority = try! SandboxCertificateAuthority.generate(now: start)
-    static let bundleID = "com.example.kakin"
-    static let catalogFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Examples/Catalog")
+/// A server on an in-memory (or file) SQLite ledger, wired to an in-process sandbox App Store
+/// selling the example catalog as the example app (``ExampleApp``).
+public struct ServerFixture: Sendable {
+    /// When the fixture's clock starts.
+    public static let start = Date(timeIntervalSince1970: 1_790_000_000)
+    /// The certificate authority of the sandbox, which the server trusts.
+    public static let authority = try! SandboxCertificateAuthority.generate(now: start)
+    /// The bundle ID of the one app the server serves.
+    public static let bundleID = ExampleApp.bundleID
+    /// `Examples/Catalog`, where the catalog and the grants come from.
+    public static let catalogFile = ExampleApp.catalogDirectory
 
-    let clock = SandboxClock.manual(at: start)
-    let engine: SandboxEngine
-    let store: SQLLedgerStore
-    let service: PurchaseService
-    let http: KakinServerHTTP
-    let serverKey = P256.Signing.PrivateKey()
+    /// The sandbox's and the server's clock, manual: a test that moves it moves both.
+    public let clock = SandboxClock.manual(at: start)
+    /// The sandbox App Store.
+    public let engine: SandboxEngine
+    /// The server's ledger.
+    public let store: any LedgerStore
+    /// The server's purchase service over the ledger.
+    public let service: PurchaseService
+    /// The server's HTTP API.
+    public let http: KakinServerHTTP
+    /// The key the server signs its answers with.
+    public let serverKey = P256.Signing.PrivateKey()
 
-    init(
+    /// A server on a ledger at `path` (in memory when nil) with these policies; verifyReceipt is
+    /// answered by `receipts`, or by the sandbox in-process.
+    public init(
         path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil,
         transferPolicy: TransferPolicy = .keepWithOriginal
     ) async throws {
-        let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
-        engine = try SandboxEngine(
-            signer: SandboxSigner(authority: Self.authority, bundleID: Self.bundleID, appAppleID: 6_450_000_001),
-            clock: clock, storefrontIDs: catalog.storefrontIdentifiers, products: catalog.engineLookup)
-        store = try await SQLLedgerStore.sqlite(path: path)
+        engine = try ExampleSandbox.engine(catalog: ExampleApp.catalog(), authority: Self.authority, clock: clock)
+        store = try SQLiteLedger(path: path)
         try await store.migrate()
         let clock = self.clock
         let grants = try GrantsCatalog.load(
-            from: Data(contentsOf: Self.catalogFile.appendingPathComponent("Kakin.grants.json")))
+            from: Data(contentsOf: ExampleApp.grantsFile))
         service = PurchaseService(
             store: store,
             apps: [
                 AppConfiguration(
-                    bundleID: Self.bundleID, appAppleID: 6_450_000_001, environments: [.sandbox],
+                    bundleID: Self.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
                     sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     sharedSecret: "secret",
                     verifyReceiptProductionURL: URL(string: "http://sandbox.invalid/production/verifyReceipt")!,
@@ -54,7 +63,7 @@ struct ServerFixture {
     }
 
     /// A purchase in the sandbox, signed as the device would receive it.
-    func buy(
+    public func buy(
         _ product: String, tester: String = "tester", quantity: Int = 1
     ) async throws -> (SandboxTransaction, String) {
         if (try? await engine.tester(tester)) == nil { _ = try await engine.createTester(name: tester, id: tester) }
@@ -69,9 +78,9 @@ struct ServerFixture {
 extension ServerFixture {
     /// Runs `body` with access to this fixture's sandbox serving the App Store Server API over
     /// HTTP on a free port of 127.0.0.1, with a key registered for the server.
-    func withServerAPI(_ body: @Sendable (ServerAPIAccess) async throws -> Void) async throws {
+    public func withServerAPI(_ body: @Sendable (ServerAPIAccess) async throws -> Void) async throws {
         let apiKey = P256.Signing.PrivateKey()
-        let catalog = try SandboxCatalog.load(storeKitFile: Self.catalogFile.appendingPathComponent("Kakin.storekit"))
+        let catalog = try ExampleApp.catalog()
         let sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
@@ -87,9 +96,15 @@ extension ServerFixture {
 }
 
 /// verifyReceipt answered by the sandbox engine in-process: the URL's path says which host.
-struct EngineVerifyReceiptClient: VerifyReceiptClient {
-    let engine: SandboxEngine
-    func verify(_ request: VerifyReceiptRequest, at url: URL) async throws -> VerifyReceiptResponse {
+public struct EngineVerifyReceiptClient: VerifyReceiptClient {
+    /// The sandbox that answers.
+    public let engine: SandboxEngine
+
+    /// A client answered by `engine`.
+    public init(engine: SandboxEngine) { self.engine = engine }
+
+    /// Asks the sandbox to verify `request` as the host of `url` would.
+    public func verify(_ request: VerifyReceiptRequest, at url: URL) async throws -> VerifyReceiptResponse {
         await engine.verifyReceipt(
             request, endpoint: url.path.hasPrefix("/production") ? .production : .sandbox, sharedSecret: "secret")
     }

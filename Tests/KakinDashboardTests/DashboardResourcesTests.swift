@@ -1,0 +1,12 @@
+import Testing
+
+@testable import KakinDashboard
+
+/// The dashboard's templates are resource files of the module.
+@Suite struct DashboardResourcesTests {
+    @Test func theTemplatesComeFromResourceFiles() throws {
+        let templates = try DashboardResources.templates()
+        #expect(templates.count == 8)
+        #expect(templates["layout"]?.contains("<!doctype html>") == true)
+    }
+}

@@ -1,7 +1,0 @@
-import AppStoreSecurity
-import X509
-
-extension Certificate {
-    /// The DER bytes of a certificate the tests made or parsed themselves.
-    var derBytes: [UInt8] { try! derEncoded() }
-}

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import PostgresNIO
 import Testing
 
 @testable import KakinServer
@@ -49,14 +50,14 @@ enum PostgresTestDatabase {
     /// Runs `body` with the name of a new, empty schema, dropped with everything in it afterwards.
     static func withSchema(_ body: (String) async throws -> Void) async throws {
         let schema = "kakin_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
-        let admin = try SQLLedgerStore.postgres(options(maxConnections: 1))
+        let admin = try PostgresLedger(options: options(maxConnections: 1))
         do {
-            try await admin.database.raw("CREATE SCHEMA \(unsafeRaw: schema)").run()
+            try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"))
             do { try await body(schema) } catch {
-                try? await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+                _ = try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \(schema) CASCADE"))
                 throw error
             }
-            try await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+            try await admin.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \(schema) CASCADE"))
         } catch {
             try? await admin.shutdown()
             throw error
@@ -71,7 +72,7 @@ func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) a
     switch kind {
     case .memory: try SQLiteLedger(path: nil)
     case .file: try SQLiteLedger(path: path)
-    case .postgres: try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
+    case .postgres: try PostgresLedger(options: PostgresTestDatabase.options(schema: schema))
     }
 }
 
@@ -90,22 +91,6 @@ func withLedgerStore(
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     try await withMigratedStore(openLedger(kind, path: directory.appendingPathComponent("ledger.sqlite").path), body)
-}
-
-extension LedgerStore {
-    /// The events due for `endpoint` at `now`, taken as a sender takes them but leased for one
-    /// millisecond only: a look a millisecond later sees them again unless a delivery was recorded.
-    func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent] {
-        guard limit > 0 else { return [] }
-        return try await claimDueEvents(
-            endpoint: endpoint, now: now, limit: limit, leaseUntil: now.addingTimeInterval(0.001))
-    }
-
-    /// Records one delivery attempt (``LedgerStore/markDeliveries(_:endpoint:)`` with one).
-    func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws {
-        try await markDeliveries(
-            [DeliveryAttempt(eventID: eventID, delivered: delivered, at: date, retryAt: retryAt)], endpoint: endpoint)
-    }
 }
 
 /// Migrates `store`, runs `body`, and shuts the store down whatever happens.

@@ -1,11 +1,6 @@
 public import Foundation
-import Logging
-import NIOCore
 import NIOSSL
-import PostgresKit
 import PostgresNIO
-import SQLKit
-import Synchronization
 
 /// Where and how the server connects to PostgreSQL: the URL's parts and the pool's settings.
 ///

@@ -1,0 +1,322 @@
+import AppStoreModels
+public import Foundation
+import PostgresNIO
+
+/// What the ledger reads: transactions, summaries, and the dashboard's pages.
+extension PostgresLedger {
+    /// The customer's transactions (by purchase date), ledger lines (in the order written) and
+    /// balances, read in one `REPEATABLE READ` transaction, so from one snapshot.
+    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
+        try await read { connection in
+            try await connection.withTransaction(logger: Self.quiet) { connection in
+                _ = try await connection.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                let transactions = try await connection.rows(
+                    """
+                    SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+                    WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
+                    ORDER BY purchase_date, recorded_at, transaction_id
+                    """
+                ).map(Self.transaction)
+                let ledger = try await connection.rows(
+                    """
+                    SELECT \(unescaped: Self.entryColumns) FROM ledger_entries
+                    WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) ORDER BY id
+                    """
+                ).map { row in
+                    let (kind, bundle, user, currency, amount, transaction, key, shortfall, created) = try row.decode(
+                        (String, String, String, String, Int64, String?, String, Int64, Int64).self)
+                    guard let kind = LedgerEntry.Kind(rawValue: kind) else {
+                        throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kind)'")
+                    }
+                    return LedgerEntry(
+                        kind: kind, bundleID: bundle, appUserID: user, currency: currency, amount: amount,
+                        transactionID: transaction, idempotencyKey: key, shortfall: shortfall,
+                        createdAt: date(created))
+                }
+                var balances: [String: Int64] = [:]
+                for row in try await connection.rows(
+                    "SELECT currency, amount FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)"
+                ) {
+                    let (currency, amount) = try row.decode((String, Int64).self)
+                    balances[currency] = amount
+                }
+                return CustomerState(
+                    bundleID: bundleID, appUserID: appUserID, entitlements: [], balances: balances,
+                    transactions: transactions, ledger: ledger)
+            }
+        }
+    }
+
+    public func customerSummary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+    ) async throws -> CustomerSummary {
+        guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
+        return try await read { connection in
+            try await Self.summary(
+                bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, on: connection)
+        }
+    }
+
+    /// The summary as `connection` sees it (in a write transaction, with its writes).
+    static func summary(
+        bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on connection: PostgresConnection
+    ) async throws -> CustomerSummary {
+        let rows = try await connection.rows(
+            """
+            WITH owner AS (SELECT \(bundleID)::TEXT AS bundle_id, \(appUserID)::TEXT AS app_user_id)
+            \(unescaped: summary(recent: recent, withJWS: withJWS))
+            """)
+        return try summary(rows, bundleID: bundleID, appUserID: appUserID)
+    }
+
+    /// The text of a customer's summary in one statement, after a `WITH` clause that names the
+    /// customer as `owner` (`bundle_id`, `app_user_id`; one row, or none for no summary). One row
+    /// per item, told apart by `part`: 0 for each transaction that can grant access, 1 for each
+    /// balance (`currency`, `amount`), 2 for the number of transactions (`amount`), 3 for each of
+    /// the `recent` newest transactions.
+    private static func summary(recent: Int, withJWS: Bool) -> String {
+        let columns = TransactionRow.selection(withJWS: withJWS, table: "t.")
+        let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
+        let owned = "t.bundle_id = owner.bundle_id AND t.app_user_id = owner.app_user_id"
+        return """
+            SELECT 0 AS part, \(columns), NULL AS currency, NULL::BIGINT AS amount
+            FROM owner JOIN transactions t ON \(owned) AND t.product_type <> 'Consumable'
+            UNION ALL
+            SELECT 1, \(blanks), b.currency, b.amount
+            FROM owner JOIN balances b ON b.bundle_id = owner.bundle_id AND b.app_user_id = owner.app_user_id
+            UNION ALL
+            SELECT 2, \(blanks), NULL, (SELECT COUNT(*) FROM transactions t WHERE \(owned)) FROM owner
+            UNION ALL
+            (SELECT 3, \(columns), NULL, NULL FROM owner JOIN transactions t ON \(owned)
+             ORDER BY t.purchase_date DESC, t.transaction_id DESC LIMIT \(recent))
+            """
+    }
+
+    /// The summary the rows of ``summary(recent:withJWS:)`` describe: access transactions oldest
+    /// first, recent ones newest first. Rows of other parts are left alone.
+    private static func summary(_ rows: [PostgresRow], bundleID: String, appUserID: String) throws -> CustomerSummary {
+        var summary = CustomerSummary(
+            bundleID: bundleID, appUserID: appUserID, balances: [:], accessTransactions: [], recentTransactions: [],
+            transactionCount: 0)
+        for row in rows {
+            let columns = row.makeRandomAccess()
+            switch try columns["part"].decode(Int.self) {
+            case 0: summary.accessTransactions.append(try transaction(row))
+            case 1:
+                summary.balances[try columns["currency"].decode(String.self)] = try columns["amount"].decode(Int64.self)
+            case 2: summary.transactionCount = try columns["amount"].decode(Int.self)
+            case 3: summary.recentTransactions.append(try transaction(row))
+            default: continue
+            }
+        }
+        summary.accessTransactions.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+        summary.recentTransactions.sort { ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID) }
+        return summary
+    }
+
+    /// The transaction stored with these signed bytes and its owner's summary (no recent
+    /// transactions, no JWS), in one statement: the summary's rows, and the transaction as
+    /// `part` 4.
+    public func signedTransactionAndSummary(
+        digest: SignedDigest
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
+        let parts = try await rows(
+            """
+            WITH known AS (
+                SELECT \(unescaped: TransactionRow.selection(withJWS: false)) FROM transactions
+                WHERE signed_digest = \(digest.bytes) LIMIT 1),
+            owner AS (SELECT bundle_id, app_user_id FROM known WHERE app_user_id IS NOT NULL)
+            \(unescaped: Self.summary(recent: 0, withJWS: false))
+            UNION ALL
+            SELECT 4, \(unescaped: TransactionRow.selection(withJWS: false, table: "known.")), NULL, NULL FROM known
+            """)
+        guard let row = try parts.first(where: { try $0.makeRandomAccess()["part"].decode(Int.self) == 4 }) else {
+            return nil
+        }
+        let found = try Self.transaction(row)
+        let known = KnownSignedTransaction(
+            transactionID: found.transactionID, bundleID: found.bundleID, environment: found.environment,
+            appUserID: found.appUserID)
+        return (known, try found.appUserID.map { try Self.summary(parts, bundleID: found.bundleID, appUserID: $0) })
+    }
+
+    public func transactions(
+        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
+    ) async throws -> [RecordedTransaction] {
+        guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
+        guard limit > 0 else { return [] }
+        // Without a cursor, after the largest key there is.
+        let date = cursor.map { ms($0.purchaseDate) } ?? Int64.max
+        let id = cursor?.transactionID
+        return try await rows(
+            """
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+            WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
+              AND (\(id)::TEXT IS NULL OR purchase_date < \(date)
+                   OR (purchase_date = \(date) AND transaction_id < \(id)))
+            ORDER BY purchase_date DESC, transaction_id DESC LIMIT \(Int64(limit))
+            """
+        ).map(Self.transaction)
+    }
+
+    public func transaction(id: String) async throws -> RecordedTransaction? {
+        try await rows(
+            "SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE transaction_id = \(id)"
+        ).first.map(Self.transaction)
+    }
+
+    public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
+        try await rows(
+            """
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE bundle_id = \(bundleID)
+            ORDER BY purchase_date, recorded_at, transaction_id
+            """
+        ).map(Self.transaction)
+    }
+
+    public func transactions(
+        bundleID: String, touching start: Date, before end: Date
+    ) async throws -> [RecordedTransaction] {
+        let (from, to) = (ms(start), ms(end))
+        return try await rows(
+            """
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+            WHERE bundle_id = \(bundleID) AND purchase_date < \(to)
+              AND (purchase_date >= \(from) OR expires_date >= \(from) OR revocation_date >= \(from))
+            ORDER BY purchase_date, transaction_id
+            """
+        ).map(Self.transaction)
+    }
+
+    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
+        var pattern = ""
+        for character in query {
+            if "%_\\".contains(character) { pattern.append("\\") }
+            pattern.append(character)
+        }
+        pattern += "%"
+        return try await rows(
+            """
+            SELECT bundle_id, app_user_id, COUNT(*), MAX(purchase_date) AS last_purchase FROM transactions
+            WHERE app_user_id IS NOT NULL
+              AND (app_user_id ILIKE \(pattern) ESCAPE '\\'
+                   OR transaction_id = \(query) OR original_transaction_id = \(query))
+            GROUP BY bundle_id, app_user_id ORDER BY last_purchase DESC, app_user_id LIMIT \(Int64(limit))
+            """
+        ).map { row in
+            let (bundle, user, count, last) = try row.decode((String, String, Int, Int64).self)
+            return CustomerMatch(
+                bundleID: bundle, appUserID: user, transactionCount: count, lastPurchaseDate: date(last))
+        }
+    }
+
+    public func receivedNotifications(
+        bundleID: String?, appUserID: String?, limit: Int
+    ) async throws -> [ReceivedNotification] {
+        try await rows(
+            """
+            SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
+                t.app_user_id, t.revocation_date
+            FROM notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
+            WHERE (\(bundleID)::TEXT IS NULL OR n.bundle_id = \(bundleID))
+              AND (\(appUserID)::TEXT IS NULL OR t.app_user_id = \(appUserID))
+            ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
+            """
+        ).map { row in
+            let (uuid, type, subtype, bundle, transaction, received, user, revoked) = try row.decode(
+                (String, String, String?, String, String?, Int64, String?, Int64?).self)
+            return ReceivedNotification(
+                notificationUUID: uuid, type: type, subtype: subtype, bundleID: bundle, transactionID: transaction,
+                receivedAt: date(received), appUserID: user,
+                transactionRevocationDate: revoked.map(date))
+        }
+    }
+
+    public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
+        try await rows(
+            """
+            SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
+                d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
+            FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
+            WHERE (\(bundleID)::TEXT IS NULL OR e.bundle_id = \(bundleID))
+              AND (\(appUserID)::TEXT IS NULL OR e.app_user_id = \(appUserID))
+            ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
+            """
+        ).map { row in
+            let (id, type, bundle, user, created, endpoint, attempts, last, delivered, next) = try row.decode(
+                (Int64, String, String, String?, Int64, String?, Int?, Int64?, Int64?, Int64?).self)
+            return WebhookDelivery(
+                eventID: id, type: type, bundleID: bundle, appUserID: user, createdAt: date(created),
+                endpoint: endpoint, attempts: attempts ?? 0, lastAttemptAt: last.map(date),
+                deliveredAt: delivered.map(date), nextAttemptAt: next.map(date))
+        }
+    }
+
+    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
+        try await rows(
+            """
+            SELECT bundle_id, started_at, finished_at, transactions_seen, transactions_recorded,
+                transactions_revoked, failure
+            FROM reconciliation_runs ORDER BY id DESC LIMIT \(Int64(limit))
+            """
+        ).map { row in
+            let (bundle, started, finished, seen, recorded, revoked, failure) = try row.decode(
+                (String, Int64, Int64, Int, Int, Int, String?).self)
+            return ReconciliationRun(
+                bundleID: bundle, startedAt: date(started), finishedAt: date(finished),
+                transactionsSeen: seen, transactionsRecorded: recorded, transactionsRevoked: revoked,
+                failure: failure)
+        }
+    }
+
+    /// The transaction a `transactions` row records, its columns named as ``TransactionRow`` names them.
+    static func transaction(_ row: PostgresRow) throws -> RecordedTransaction {
+        try TransactionRow(from: ColumnDecoder(row: row.makeRandomAccess())).transaction()
+    }
+}
+
+/// Decodes a type whose coding keys are column names (``TransactionRow``) from a row, each
+/// column with PostgresNIO's decoder for its Swift type.
+private struct ColumnDecoder: Decoder {
+    let row: PostgresRandomAccessRow
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Columns(row: row))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Self.unsupported }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Self.unsupported }
+
+    static let unsupported = DecodingError.dataCorrupted(
+        .init(codingPath: [], debugDescription: "a row has columns only"))
+
+    struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let row: PostgresRandomAccessRow
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { row.compactMap { Key(stringValue: $0.columnName) } }
+
+        func contains(_ key: Key) -> Bool { row.contains(key.stringValue) }
+        func decodeNil(forKey key: Key) throws -> Bool { row[key.stringValue].bytes == nil }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            guard let decodable = T.self as? any PostgresDecodable.Type,
+                let value = try row[key.stringValue].decode(decodable) as? T
+            else {
+                throw DecodingError.typeMismatch(
+                    T.self, .init(codingPath: [key], debugDescription: "not a column type"))
+            }
+            return value
+        }
+
+        func nestedContainer<Nested: CodingKey>(
+            keyedBy type: Nested.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<Nested> { throw ColumnDecoder.unsupported }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw ColumnDecoder.unsupported
+        }
+        func superDecoder() throws -> any Decoder { throw ColumnDecoder.unsupported }
+        func superDecoder(forKey key: Key) throws -> any Decoder { throw ColumnDecoder.unsupported }
+    }
+}

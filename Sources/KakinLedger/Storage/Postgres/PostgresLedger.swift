@@ -1,0 +1,362 @@
+public import Foundation
+public import Logging
+import PostgresNIO
+import Synchronization
+
+/// The ledger on PostgreSQL, through PostgresNIO's pool of connections (`PostgresClient`), for
+/// any number of server replicas sharing one database.
+///
+/// Every guarantee of ``LedgerStore`` is held by the database: primary and unique keys written
+/// with `INSERT … ON CONFLICT DO NOTHING RETURNING`, conditional updates (`… WHERE app_user_id IS
+/// NULL`, `… WHERE amount >= $1`), and one database transaction for everything one call changes.
+///
+/// - **Writes** go through ``PostgresConnectionOptions/writers`` group commits: the writes waiting
+///   at the same moment commit in one transaction (one `COMMIT`, one flush), and one customer's
+///   writes always go to the same writer. A transaction PostgreSQL ended to break a deadlock
+///   (`40P01`) or could not serialize (`40001`) had no effect and runs again, a few times.
+/// - **Reads** are single statements on any connection of the pool (a statement sees one state
+///   on its own); ``customer(bundleID:appUserID:)`` reads in a `REPEATABLE READ` transaction.
+/// - **Bounded waits.** No connection within ``PostgresConnectionOptions/connectionWait``, a lost
+///   connection, a statement cancelled by `statement_timeout` (the same wait, on every
+///   connection), or a transaction still running a second after that wait (its connection is
+///   closed, which ends it) are ``LedgerStoreError/Code/unavailable``: worth retrying later.
+public final class PostgresLedger: LedgerStore {
+    /// The pool; tests reach the database through it.
+    let client: PostgresClient
+    let logger: Logger
+    /// How long an operation waits for a connection.
+    let connectionWait: Duration
+    private let writers: [GroupCommit<PostgresCommitter>]
+    private let nextWriter = Atomic<Int>(0)
+    private let running: Task<Void, Never>
+    /// How many times a transaction that lost a deadlock or failed to serialize runs in all.
+    static let attempts = 5
+
+    /// Opens a pool of at most `options.maxConnections` connections, made when first needed: a
+    /// database that is down is reported by the first operation (``migrate()`` at start). Call
+    /// ``shutdown()`` at the end.
+    public init(options: PostgresConnectionOptions, logger: Logger = Logger(label: "kakin.ledger.postgres")) throws {
+        var configuration = PostgresClient.Configuration(
+            host: options.host, port: options.port, username: options.username, password: options.password,
+            database: options.database, tls: try options.clientTLS())
+        configuration.options.maximumConnections = options.maxConnections
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .seconds(10)
+        // Set at connection start, for every statement of the connection: a statement waiting
+        // longer than a connection would (for a lock) is cancelled; writes commit durably; the
+        // statements are written for READ COMMITTED whatever the cluster's default.
+        var parameters = [
+            ("statement_timeout", "\(Self.milliseconds(options.connectionWait))"), ("synchronous_commit", "on"),
+            ("default_transaction_isolation", "read committed"),
+        ]
+        if let schema = options.schema { parameters.append(("search_path", schema)) }
+        configuration.options.additionalStartupParameters = parameters
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        connectionWait = options.connectionWait
+        let committer = PostgresCommitter(
+            client: client, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
+        writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer) }
+        // Started at once, so that the pool runs before the first lease asks for a connection.
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            running = Task.immediate { await client.run() }
+        } else {
+            running = Task { await client.run() }
+        }
+    }
+
+    /// Lets the writers finish what they have, then closes the pool.
+    public func shutdown() async throws {
+        for writer in writers { await writer.close() }
+        running.cancel()
+        await running.value
+    }
+
+    /// Answers when the database does: `SELECT 1`.
+    public func ping() async throws {
+        _ = try await read { try await $0.rows("SELECT 1") }
+    }
+
+    // MARK: Schema and locks
+
+    /// Applies the migrations this database has not seen, each in its own transaction, holding an
+    /// advisory lock on a connection of its own: replicas starting together migrate one after the
+    /// other. Each migration's ID is claimed first (`INSERT … ON CONFLICT DO NOTHING RETURNING`),
+    /// and only the transaction that inserted it runs its statements. No statement timeout: an
+    /// index on a large table takes what it takes.
+    public func migrate() async throws {
+        do { try await migrations() } catch { throw Self.ledgerError(error) }
+    }
+
+    private func migrations() async throws {
+        let table = LedgerSchema.migrationsTable
+        try await lease(limit: nil) { connection in
+            do {
+                _ = try await connection.rows("SET statement_timeout = 0")
+                _ = try await Self.holding(.migrations, on: connection, waiting: true) {
+                    _ = try await connection.rows(
+                        "CREATE TABLE IF NOT EXISTS \(unescaped: table) (id TEXT PRIMARY KEY)")
+                    for migration in LedgerSchema.migrations {
+                        try await connection.withTransaction(logger: Self.quiet) { connection in
+                            let claimed = try await connection.rows(
+                                """
+                                INSERT INTO \(unescaped: table) (id) VALUES (\(migration.id))
+                                ON CONFLICT (id) DO NOTHING RETURNING id
+                                """)
+                            guard !claimed.isEmpty else { return }
+                            for statement in migration.statements(.postgresql) {
+                                _ = try await connection.rows(PostgresQuery(unsafeSQL: statement))
+                            }
+                        }
+                    }
+                }
+                _ = try await connection.rows("RESET statement_timeout")
+            } catch {
+                // Not back to the pool without its statement timeout.
+                try? await connection.close()
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` unless another replica holds `job`'s advisory lock; `nil` when it did not run.
+    /// The lock is held on a leased connection until `body` returns, and released with it when
+    /// the replica dies.
+    public func exclusively<R: Sendable>(
+        _ job: ExclusiveJob, _ body: @escaping @Sendable () async throws -> R
+    ) async throws -> R? {
+        do {
+            return try await lease(limit: nil) { connection in
+                try await Self.holding(.init(job), on: connection, waiting: false, body)
+            }
+        } catch { throw Self.ledgerError(error) }
+    }
+
+    /// The advisory locks the ledger takes: the first key is Kakin's ("KKN1"), the second names
+    /// the use. A lock belongs to a connection, so a replica that dies releases its locks.
+    enum Lock: Int32 {
+        case migrations = 1
+        case reconciliation = 2
+
+        static let namespace: Int32 = 0x4B4B_4E31
+
+        init(_ job: ExclusiveJob) {
+            switch job {
+            case .reconciliation: self = .reconciliation
+            }
+        }
+    }
+
+    /// Runs `body` holding `lock` on `connection`; without `waiting`, `nil` at once when another
+    /// connection holds it.
+    private static func holding<R: Sendable>(
+        _ lock: Lock, on connection: PostgresConnection, waiting: Bool, _ body: () async throws -> R
+    ) async throws -> R? {
+        let (namespace, key) = (Lock.namespace, lock.rawValue)
+        if waiting {
+            _ = try await connection.rows("SELECT pg_advisory_lock(\(namespace), \(key))")
+        } else {
+            let taken = try await connection.rows("SELECT pg_try_advisory_lock(\(namespace), \(key))")
+            guard try taken.first?.decode(Bool.self) == true else { return nil }
+        }
+        let result: R
+        do { result = try await body() } catch {
+            _ = try? await connection.rows("SELECT pg_advisory_unlock(\(namespace), \(key))")
+            throw error
+        }
+        _ = try await connection.rows("SELECT pg_advisory_unlock(\(namespace), \(key))")
+        return result
+    }
+
+    // MARK: Running statements
+
+    /// Runs `job` in a write transaction of the writer of `customer` (an app user ID or an
+    /// original transaction ID; writes about no customer in particular go to each in turn).
+    func write<R: Sendable>(
+        for customer: String? = nil, _ job: @escaping @Sendable (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        var hasher = Hasher()
+        hasher.combine(customer)
+        let turn = customer == nil ? nextWriter.add(1, ordering: .relaxed).oldValue : hasher.finalize()
+        let writer = writers[Int(UInt(bitPattern: turn) % UInt(writers.count))]
+        do {
+            guard let result = try await writer.submit({ connection in try await job(connection) }) as? R else {
+                throw LedgerStoreError(.inconsistentState, "a write returned an unexpected type")
+            }
+            return result
+        } catch {
+            throw Self.ledgerError(error)
+        }
+    }
+
+    /// The rows of one statement, read on any connection of the pool.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await read { try await $0.rows(query) }
+    }
+
+    /// The rows of one statement run as a write of `customer`'s writer.
+    @discardableResult
+    func written(for customer: String? = nil, _ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await write(for: customer) { try await $0.rows(query) }
+    }
+
+    /// Runs `body`, which reads with single statements, on a leased connection.
+    func read<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        do { return try await lease(limit: connectionWait + .seconds(1), body) } catch { throw Self.ledgerError(error) }
+    }
+
+    /// Runs `body` on a leased connection. No connection within ``connectionWait`` is
+    /// ``LedgerStoreError/Code/unavailable``; with a `limit`, so is a `body` still running that
+    /// long after the lease: its connection is closed (a statement sent on a connection the
+    /// server dropped may never be answered), which fails what runs on it.
+    func lease<R: Sendable>(
+        limit: Duration?, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        try await Self.lease(client: client, wait: connectionWait, limit: limit, body)
+    }
+
+    static func lease<R: Sendable>(
+        client: PostgresClient, wait: Duration, limit: Duration?,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        let leased = LeasedConnection()
+        return try await withThrowingTaskGroup(of: R?.self) { group in
+            group.addTask {
+                do {
+                    return try await client.withConnection { connection in
+                        leased.state.withLock { $0 = (connection, .now) }
+                        return try await body(connection)
+                    }
+                } catch  where leased.state.withLock({ $0 == nil }) && !(error is CancellationError) {
+                    throw LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: wait)
+                guard !Task.isCancelled else { return nil }
+                guard let (connection, since) = leased.state.withLock({ $0 }) else {
+                    throw LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")
+                }
+                guard let limit else { return nil }
+                try? await Task.sleep(until: since + limit)
+                guard !Task.isCancelled else { return nil }
+                try? await connection.close()
+                throw LedgerStoreError(
+                    .unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")
+            }
+            while let next = try await group.next() {
+                guard let result = next else { continue }
+                group.cancelAll()
+                return result
+            }
+            throw LedgerStoreError(.inconsistentState, "a PostgreSQL lease ended without a result")
+        }
+    }
+
+    // MARK: Errors
+
+    /// The SQLSTATE of a statement PostgreSQL refused, seen through a transaction's error.
+    static func sqlState(_ error: any Error) -> String? {
+        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] }
+        guard let error = error as? PostgresTransactionError else { return nil }
+        return (error.closureError ?? error.beginError ?? error.commitError).flatMap(sqlState)
+    }
+
+    /// Whether PostgreSQL ended the transaction to break a deadlock (`40P01`) or because it could
+    /// not be serialized (`40001`): it had no effect, and may run again.
+    static func isConflict(_ error: any Error) -> Bool {
+        ["40P01", "40001"].contains(sqlState(error))
+    }
+
+    /// The ledger's error for a failure: a connection that could not be had or was lost, a server
+    /// shutting down, too many connections, a cancelled statement or a conflict are
+    /// ``LedgerStoreError/Code/unavailable``; any other refusal is a state the ledger does not
+    /// expect. Other errors (the ledger's own, a job's) pass unchanged.
+    static func ledgerError(_ error: any Error) -> any Error {
+        if let error = error as? PostgresTransactionError {
+            return (error.closureError ?? error.beginError ?? error.commitError).map(ledgerError) ?? error
+        }
+        guard let error = error as? PSQLError else { return error }
+        guard let info = error.serverInfo else {
+            return LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(String(reflecting: error))")
+        }
+        let state = info[.sqlState] ?? ""
+        let transient = ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+        return LedgerStoreError(
+            transient ? .unavailable : .inconsistentState, "PostgreSQL \(state): \(info[.message] ?? "")")
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// PostgresNIO logs each statement at debug level; the ledger's statements are not logged.
+    static let quiet = Logger(label: "kakin.ledger.postgres.statements", factory: { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// The connection a lease got, and since when: shared by the lease and its time limits.
+private final class LeasedConnection: Sendable {
+    let state = Mutex<(PostgresConnection, ContinuousClock.Instant)?>(nil)
+}
+
+/// Commits a writer's groups: one transaction on a leased connection, and, when the group runs
+/// isolated, a savepoint per job.
+struct PostgresCommitter: GroupCommitEngine {
+    typealias Job = @Sendable (PostgresConnection) async throws -> any Sendable
+
+    let client: PostgresClient
+    let wait: Duration
+    let limit: Duration
+
+    func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+        var attempt = 1
+        while true {
+            do {
+                return try await PostgresLedger.lease(client: client, wait: wait, limit: limit) { connection in
+                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                        var results: [Result<any Sendable, any Error>] = []
+                        for job in jobs {
+                            guard isolated else {
+                                results.append(.success(try await job(connection)))
+                                continue
+                            }
+                            _ = try await connection.rows("SAVEPOINT job")
+                            do {
+                                results.append(.success(try await job(connection)))
+                                _ = try await connection.rows("RELEASE SAVEPOINT job")
+                            } catch  where !PostgresLedger.isConflict(error) && Self.leavesConnectionUsable(error) {
+                                _ = try await connection.rows("ROLLBACK TO SAVEPOINT job")
+                                results.append(.failure(error))
+                            }
+                        }
+                        return results
+                    }
+                }
+            } catch  where attempt < PostgresLedger.attempts && PostgresLedger.isConflict(error) {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Whether the connection can go on after `error`: an error of the job's own, or a statement
+    /// PostgreSQL refused; not a connection that failed.
+    private static func leavesConnectionUsable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return true }
+        return error.serverInfo != nil
+    }
+}
+
+extension PostgresConnection {
+    /// The rows of `query`, all read.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await self.query(query, logger: PostgresLedger.quiet).collect()
+    }
+}
+
+extension PostgresRow {
+    /// The value of `column`.
+    func get<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
+        try makeRandomAccess()[column].decode(T.self)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import KakinLedger
+
+/// What the PostgreSQL engine does beyond the contract: failures it reports as unavailable,
+/// transactions it runs again, migrations and advisory locks shared by several stores.
+@Suite(.enabled(if: PostgresTestDatabase.url != nil, "\(PostgresTestDatabase.skipMessage)"))
+struct PostgresLedgerTests {
+    /// `count` stores on one new schema, shut down afterwards.
+    private func withStores(
+        _ count: Int, connectionWait: Duration = .seconds(60), _ body: ([PostgresLedger]) async throws -> Void
+    ) async throws {
+        try await PostgresTestDatabase.withSchema { schema in
+            var options = try PostgresTestDatabase.options(schema: schema)
+            options.connectionWait = connectionWait
+            var stores: [PostgresLedger] = []
+            do {
+                for _ in 0..<count { stores.append(try PostgresLedger(options: options)) }
+                try await body(stores)
+            } catch {
+                for store in stores { try? await store.shutdown() }
+                throw error
+            }
+            for store in stores { try await store.shutdown() }
+        }
+    }
+
+    @Test("a server that cannot be reached is unavailable, within the connection wait")
+    func unreachable() async throws {
+        var options = try PostgresConnectionOptions(url: "postgres://kakin@127.0.0.1:1/kakin?sslmode=disable")
+        options.connectionWait = .milliseconds(300)
+        let store = try PostgresLedger(options: options)
+        let start = ContinuousClock.now
+        await #expect(throws: LedgerStoreError(.unavailable)) { try await store.transaction(id: "t1") }
+        await #expect(throws: LedgerStoreError(.unavailable)) {
+            try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+        try await store.shutdown()
+    }
+
+    @Test("a statement waiting for a lock longer than the connection wait is unavailable")
+    func blockedStatement() async throws {
+        try await withStores(2, connectionWait: .seconds(1)) { stores in
+            try await stores[0].migrate()
+            let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await stores[1].lease(limit: nil) { connection in
+                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                        _ = try await connection.rows("SET LOCAL statement_timeout = 0")
+                        _ = try await connection.rows("LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE")
+                        lockedSignal.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            for await _ in locked { break }
+            await #expect(throws: LedgerStoreError(.unavailable)) { try await stores[0].transaction(id: "t1") }
+            releaseSignal.yield()
+            try await holder.value
+            #expect(try await stores[0].transaction(id: "t1") == nil)
+        }
+    }
+
+    @Test("a transaction PostgreSQL ends to break a deadlock runs again")
+    func deadlockRunsAgain() async throws {
+        try await withStores(1) { stores in
+            let store = stores[0]
+            _ = try await store.client.query("CREATE TABLE pair (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+            _ = try await store.client.query("INSERT INTO pair VALUES (1, 0), (2, 0)")
+            let runs = RunCount()
+            let (firstLocked, firstSignal) = AsyncStream.makeStream(of: Void.self)
+            let (secondLocked, secondSignal) = AsyncStream.makeStream(of: Void.self)
+            let committer = PostgresCommitter(client: store.client, wait: .seconds(60), limit: .seconds(60))
+            // Each locks one row, then waits for the other's row: on their first run only.
+            func job(
+                first: Int, then second: Int, signal: AsyncStream<Void>.Continuation, wait: AsyncStream<Void>
+            )
+                -> PostgresCommitter.Job
+            {
+                { connection in
+                    let run = runs.value.add(1, ordering: .relaxed).newValue
+                    _ = try await connection.rows("UPDATE pair SET v = v + 1 WHERE k = \(first)")
+                    if run <= 2 {
+                        signal.yield()
+                        for await _ in wait { break }
+                    }
+                    _ = try await connection.rows("UPDATE pair SET v = v + 1 WHERE k = \(second)")
+                    return run
+                }
+            }
+            async let one = committer.commit(
+                [job(first: 1, then: 2, signal: firstSignal, wait: secondLocked)], isolated: false)
+            async let two = committer.commit(
+                [job(first: 2, then: 1, signal: secondSignal, wait: firstLocked)], isolated: false)
+            let results = try await [one, two].flatMap { $0 }
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+            #expect(runs.value.load(ordering: .relaxed) == 3, "the deadlock's victim ran once more")
+            let values = try await store.client.query("SELECT v FROM pair ORDER BY k").collect().map {
+                try $0.decode(Int.self)
+            }
+            #expect(values == [2, 2])
+        }
+    }
+
+    @Test("stores migrating at once apply each migration once")
+    func migrationsTogether() async throws {
+        try await withStores(3) { stores in
+            _ = try await concurrently(stores.count) { try await stores[$0].migrate() }
+            try await stores[2].migrate()
+            let applied = try await stores[0].client.query("SELECT id FROM migrations ORDER BY id").collect()
+                .map { try $0.decode(String.self) }
+            #expect(applied == LedgerSchema.migrations.map(\.id).sorted())
+            #expect(
+                try await stores[1].record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins) == .recorded
+            )
+        }
+    }
+
+    @Test("an exclusive job runs on one store at a time, and not after it threw")
+    func exclusively() async throws {
+        try await withStores(2) { stores in
+            let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await stores[0].exclusively(.reconciliation) {
+                    startedSignal.yield()
+                    for await _ in release { break }
+                    return "first"
+                }
+            }
+            for await _ in started { break }
+            let second = try await stores[1].exclusively(.reconciliation) { "second" }
+            #expect(second == nil)
+            releaseSignal.yield()
+            let first = try await holder.value
+            #expect(first == "first")
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await stores[1].exclusively(.reconciliation) { throw LedgerStoreError(.invalidArgument) }
+            }
+            let again = try await stores[0].exclusively(.reconciliation) { "again" }
+            #expect(again == "again", "released after a throw")
+        }
+    }
+}
+
+/// How many times jobs ran, shared by them.
+private final class RunCount: Sendable {
+    let value = Atomic<Int>(0)
+}

@@ -46,10 +46,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
-        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
-        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -142,13 +138,6 @@ let package = Package(
             dependencies: ["Kakin", "AppStoreModels"] + storeKitStandIn,
             swiftSettings: swiftSettings
         ),
-        // One SQLite connection through SQLite's C API (the SQLite that sqlite-nio builds): cached
-        // prepared statements, binds, rows, a typed error. Used by the server's ledger and the sandbox.
-        .target(
-            name: "KakinSQLite",
-            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")],
-            swiftSettings: swiftSettings
-        ),
         // The ledger: what is recorded (transactions, balances, events, calls owed to Apple), the
         // rules that derive entitlements and credits, and the store on SQLite or PostgreSQL.
         .target(
@@ -156,11 +145,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "KakinWire",
-                "KakinSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import Logging
+import PostgresNIO
 import Testing
 
 @testable import KakinServer
@@ -64,7 +66,7 @@ import FoundationNetworking
         let server: RunningProcess
         let url: String
         let purchases: [Purchase]
-        let store: SQLLedgerStore
+        let store: PostgresLedger
     }
 
     /// How long a client waits for an answer; a request without one by then counts as a failure.
@@ -158,7 +160,7 @@ import FoundationNetworking
         defer { if server.process.isRunning { _ = server.stop(signal: SIGKILL) } }
         var options = try PostgresConnectionOptions(url: cluster.url)
         options.maxConnections = 2
-        let store = try SQLLedgerStore.postgres(options)
+        let store = try PostgresLedger(options: options)
         do {
             try await body(Stack(cluster: cluster, server: server, url: url, purchases: purchases, store: store))
         } catch {
@@ -195,8 +197,8 @@ import FoundationNetworking
     static func execute(_ sql: String, on cluster: PrivatePostgresCluster) async throws {
         var options = try PostgresConnectionOptions(url: cluster.url)
         options.maxConnections = 1
-        let admin = try SQLLedgerStore.postgres(options)
-        do { try await admin.database.raw("\(unsafeRaw: sql)").run() } catch {
+        let admin = try PostgresLedger(options: options)
+        do { try await admin.client.query(PostgresQuery(unsafeSQL: sql)) } catch {
             try? await admin.shutdown()
             throw error
         }
@@ -226,15 +228,24 @@ import FoundationNetworking
     }
 
     /// The IDs of the recorded transactions.
-    static func recordedIDs(_ store: SQLLedgerStore) async throws -> [String] {
-        try await store.database.raw("SELECT transaction_id FROM transactions").all(
-            decodingColumn: "transaction_id", as: String.self)
+    static func recordedIDs(_ store: PostgresLedger) async throws -> [String] {
+        var ids: [String] = []
+        for try await id in try await store.client.query("SELECT transaction_id FROM transactions").decode(String.self) {
+            ids.append(id)
+        }
+        return ids
+    }
+
+    /// The one number `sql` answers.
+    static func count(_ sql: PostgresQuery, on store: PostgresLedger) async throws -> Int {
+        for try await count in try await store.client.query(sql).decode(Int.self) { return count }
+        return 0
     }
 
     /// Checks the ledger against the purchases that were sent (`sent`): each is recorded once,
     /// for its customer, and credited once; every customer's balance is what their recorded
     /// purchases grant; nothing else is recorded.
-    static func checkLedger(_ store: SQLLedgerStore, purchases: [Purchase], sent: [Int]) async throws {
+    static func checkLedger(_ store: PostgresLedger, purchases: [Purchase], sent: [Int]) async throws {
         let expected = Dictionary(grouping: sent.map { purchases[$0] }, by: \.user)
         var wrong: [String] = []
         for (user, bought) in expected.sorted(by: { $0.key < $1.key }) {
@@ -255,10 +266,8 @@ import FoundationNetworking
         #expect(wrong.count == 0, "\(wrong.count) problems in the ledger: \(wrong.prefix(10))")
         let all = try await recordedIDs(store)
         #expect(all.count == sent.count, "\(all.count) transactions recorded in all, \(sent.count) purchases sent")
-        let credits = try await store.database.raw(
-            "SELECT count(*) AS n FROM ledger_entries WHERE kind = 'credit'"
-        ).first(decodingColumn: "n", as: Int.self)
-        #expect(credits == sent.count, "\(credits ?? -1) credits in all for \(sent.count) purchases")
+        let credits = try await count("SELECT count(*) FROM ledger_entries WHERE kind = 'credit'", on: store)
+        #expect(credits == sent.count, "\(credits) credits in all for \(sent.count) purchases")
     }
 
     /// Sends SIGTERM and waits for the exit, at most ``drainLimit`` (then SIGKILL); how long it
@@ -415,26 +424,28 @@ import FoundationNetworking
     /// A session of its own on the cluster holding `LOCK TABLE … IN ACCESS EXCLUSIVE MODE` until
     /// ``release()``: every statement on the table waits for it.
     final class TableLock: Sendable {
-        private let store: SQLLedgerStore
+        private let store: PostgresLedger
         private let releasing = AsyncStream<Void>.makeStream()
         private let holder: Task<Void, any Error>
 
         init(_ table: String, on cluster: PrivatePostgresCluster) async throws {
             var options = try PostgresConnectionOptions(url: cluster.url)
             options.maxConnections = 1
-            let store = try SQLLedgerStore.postgres(options)
+            let store = try PostgresLedger(options: options)
             let locked = AsyncThrowingStream<Void, any Error>.makeStream()
             let released = releasing.stream
             self.store = store
             holder = Task {
                 do {
-                    try await store.database.withSession { session in
-                        try await session.raw("BEGIN").run()
-                        try await session.raw("SET LOCAL statement_timeout = 0").run()
-                        try await session.raw("LOCK TABLE \(unsafeRaw: table) IN ACCESS EXCLUSIVE MODE").run()
+                    try await store.client.withConnection { session in
+                        let logger = Logger(label: "kakin.test.lock")
+                        try await session.query("BEGIN", logger: logger)
+                        try await session.query("SET LOCAL statement_timeout = 0", logger: logger)
+                        try await session.query(
+                            PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE"), logger: logger)
                         locked.continuation.yield()
                         for await _ in released { break }
-                        try await session.raw("ROLLBACK").run()
+                        try await session.query("ROLLBACK", logger: logger)
                     }
                     locked.continuation.finish()
                 } catch {
@@ -461,13 +472,11 @@ import FoundationNetworking
     }
 
     /// Waits until `count` statements of other sessions wait for a lock (the request is blocked).
-    static func waitForBlockedStatements(_ count: Int, store: SQLLedgerStore) async throws {
+    static func waitForBlockedStatements(_ count: Int, store: PostgresLedger) async throws {
         let deadline = ContinuousClock.now + .seconds(15)
         var waiting = 0
         while ContinuousClock.now < deadline {
-            waiting =
-                try await store.database.raw("SELECT count(*) AS n FROM pg_locks WHERE NOT granted").first(
-                    decodingColumn: "n", as: Int.self) ?? 0
+            waiting = try await Self.count("SELECT count(*) FROM pg_locks WHERE NOT granted", on: store)
             if waiting >= count { return }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
+import PostgresNIO
 import Testing
 
 @testable import KakinServer
@@ -48,24 +49,24 @@ import FoundationNetworking
     /// A schema of its own in the test database, and a store on it for checking the ledger.
     struct Database {
         let schema: String
-        let store: SQLLedgerStore
-        private let admin: SQLLedgerStore
+        let store: PostgresLedger
+        private let admin: PostgresLedger
 
         init() async throws {
             let url = try #require(ReplicaTests.postgresURL)
             schema = "kakin_replicas_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
             var options = try PostgresConnectionOptions(url: url)
             options.maxConnections = 1
-            admin = try SQLLedgerStore.postgres(options)
-            try await admin.database.raw("CREATE SCHEMA \(unsafeRaw: schema)").run()
+            admin = try PostgresLedger(options: options)
+            try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"))
             options.schema = schema
             options.maxConnections = 4
-            store = try SQLLedgerStore.postgres(options)
+            store = try PostgresLedger(options: options)
         }
 
         func drop() async {
             try? await store.shutdown()
-            try? await admin.database.raw("DROP SCHEMA \(unsafeRaw: schema) CASCADE").run()
+            _ = try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \(schema) CASCADE"))
             try? await admin.shutdown()
         }
     }
@@ -113,7 +114,7 @@ import FoundationNetworking
     struct Cluster: Sendable {
         let replicas: [RunningProcess]
         let urls: [String]
-        let store: SQLLedgerStore
+        let store: PostgresLedger
         let deliveries: DeliveryCounter
         let webhookEndpoint: String
         let purchases: [(id: String, jws: String)]

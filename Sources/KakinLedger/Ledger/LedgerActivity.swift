@@ -147,3 +147,65 @@ public struct DeliveryAttempt: Hashable, Sendable {
         self.retryAt = retryAt
     }
 }
+
+/// What ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)`` did.
+public enum CustomerAliasOutcome: Hashable, Sendable {
+    /// The anonymous customer is (now, or since an earlier call) an alias of the identified one;
+    /// what this call moved.
+    case aliased(CustomerAliasMove)
+    /// The anonymous ID became another identified customer before: nothing was changed.
+    case aliasedToAnotherCustomer(String)
+}
+
+/// What one alias call moved from the anonymous customer to the identified one. A call that
+/// repeats an alias made before moves nothing (unless something reached the anonymous ID since).
+public struct CustomerAliasMove: Hashable, Sendable {
+    /// Whether the alias was recorded by this call (false: it was recorded before).
+    public var created: Bool
+    /// The anonymous customer's transactions that now belong to the identified customer.
+    public var transactionIDs: [String]
+    /// The anonymous customer's balances, added to the identified customer's, by currency.
+    public var balances: [String: Int64]
+    /// Purchases (original transaction IDs) that another identified customer held part of and
+    /// that moved too, because the app's transfer policy moves purchases to who restores them.
+    public var transferredPurchases: [String]
+    /// Purchases another identified customer held part of and keeps: those customers' transactions
+    /// stayed where they were (the app keeps purchases with their first owner).
+    public var keptPurchases: [String]
+
+    /// Whether the call changed anything.
+    public var changedAnything: Bool {
+        created || !transactionIDs.isEmpty || !balances.isEmpty || !transferredPurchases.isEmpty
+    }
+
+    /// Creates a move from its parts.
+    public init(
+        created: Bool, transactionIDs: [String] = [], balances: [String: Int64] = [:],
+        transferredPurchases: [String] = [], keptPurchases: [String] = []
+    ) {
+        self.created = created
+        self.transactionIDs = transactionIDs
+        self.balances = balances
+        self.transferredPurchases = transferredPurchases
+        self.keptPurchases = keptPurchases
+    }
+}
+
+/// What a stored dashboard token is.
+public enum DashboardTokenKind: String, Sendable {
+    /// A signed-in session.
+    case session
+    /// A sign-in form that was posted (each form signs in once).
+    case usedSignInForm
+}
+
+/// Instants as the ledger stores them: whole milliseconds since 1970-01-01 UTC in a `BIGINT`.
+enum LedgerTime {
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    static func date(_ milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

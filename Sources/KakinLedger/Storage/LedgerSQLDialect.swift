@@ -1,20 +1,8 @@
-import SQLKit
-
-/// The few places where the ledger's SQL differs between SQLite and PostgreSQL.
-///
-/// Everything else the store sends is written once and runs on both: `INSERT … ON CONFLICT … DO
-/// NOTHING | DO UPDATE`, `UPDATE … WHERE … RETURNING`, `LEFT JOIN`, `COALESCE`, `CASE`, bound
-/// parameters (SQLKit renders `?1` or `$1`). When a new statement needs a dialect difference, it
-/// belongs here and nowhere else.
+/// The few places where the ledger's schema differs between SQLite and PostgreSQL; the migrations
+/// ask it for their column types.
 enum LedgerSQLDialect: Sendable {
     case sqlite
     case postgresql
-
-    /// Picks the fragments for the database SQLKit talks to; anything that is not SQLite is
-    /// treated as PostgreSQL, the only other target.
-    init(_ dialect: any SQLDialect) {
-        self = dialect.name == "sqlite" ? .sqlite : .postgresql
-    }
 
     /// Column definition of a database-generated 64-bit primary key.
     ///
@@ -36,41 +24,8 @@ enum LedgerSQLDialect: Sendable {
         }
     }
 
-    /// Starts a transaction that will write.
-    ///
-    /// SQLite must take the write lock up front (`IMMEDIATE`): a deferred transaction that reads
-    /// and then writes can fail with `SQLITE_BUSY` without waiting when another connection wrote
-    /// in between, and the busy timeout cannot help. PostgreSQL's default `READ COMMITTED` is what
-    /// the statements are written for: every check that matters is a conditional write whose
-    /// `WHERE` is re-evaluated on the locked row, or a unique key.
-    var beginWrite: String {
-        switch self {
-        case .sqlite: "BEGIN IMMEDIATE"
-        case .postgresql: "BEGIN ISOLATION LEVEL READ COMMITTED"
-        }
-    }
-
-    /// Starts a transaction that only reads, seeing one consistent snapshot.
-    ///
-    /// A deferred SQLite transaction reads one snapshot (in WAL mode, without blocking writers);
-    /// PostgreSQL needs `REPEATABLE READ` for the same.
-    var beginRead: String {
-        switch self {
-        case .sqlite: "BEGIN DEFERRED"
-        case .postgresql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-        }
-    }
-
-    /// The pattern operator that ignores case: SQLite's `LIKE` already does for ASCII, PostgreSQL
-    /// needs `ILIKE`. Patterns escape `%`, `_` and `\` with `\` (``likePrefix(_:)``).
-    var caseInsensitiveLike: String {
-        switch self {
-        case .sqlite: "LIKE"
-        case .postgresql: "ILIKE"
-        }
-    }
-
-    /// A pattern matching text that starts with `prefix`, for `… LIKE ? ESCAPE '\'`.
+    /// A pattern matching text that starts with `prefix`, for `… LIKE ? ESCAPE '\'`: `%`, `_`
+    /// and `\` are escaped with `\`.
     static func likePrefix(_ prefix: String) -> String {
         var pattern = ""
         for character in prefix {
@@ -78,16 +33,5 @@ enum LedgerSQLDialect: Sendable {
             pattern.append(character)
         }
         return pattern + "%"
-    }
-
-    /// Appended to a `SELECT` of events that a transaction is about to lease: on PostgreSQL it
-    /// locks the rows it returns and skips rows another transaction has locked, so concurrent
-    /// servers take different events without waiting for each other. SQLite has one writer at a
-    /// time, so the transaction alone keeps others out.
-    var lockSkippingLocked: String {
-        switch self {
-        case .sqlite: ""
-        case .postgresql: "FOR UPDATE OF e SKIP LOCKED"
-        }
     }
 }

@@ -297,6 +297,31 @@ enum LedgerSchema {
                 "CREATE INDEX customer_aliases_by_customer ON customer_aliases (bundle_id, app_user_id)",
             ]
         },
-        subscriptionRenewalsMigration,
+        // The period type Apple signs in a subscription's transactions (trial, introductory offer,
+        // promotional or win-back offer, full price), and the renewal state its notifications
+        // report: whether it will renew, why it expired, billing problems and grace periods.
+        LedgerMigration(id: "0012_subscription_renewals") { _ in
+            [
+                """
+                ALTER TABLE transactions ADD COLUMN period_type TEXT
+                CHECK (period_type IN ('trial', 'intro', 'offer', 'normal'))
+                """,
+                """
+                CREATE TABLE subscription_renewals (
+                    bundle_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    auto_renew_status INTEGER,
+                    expiration_intent INTEGER,
+                    billing_issue_detected_at BIGINT,
+                    grace_period_expires_at BIGINT,
+                    signed_date BIGINT NOT NULL,
+                    notification_uuid TEXT,
+                    updated_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, original_transaction_id),
+                    CHECK (billing_issue_detected_at IS NOT NULL OR grace_period_expires_at IS NULL)
+                )
+                """,
+            ]
+        },
     ]
 }

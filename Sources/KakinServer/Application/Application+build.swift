@@ -178,7 +178,7 @@ struct ServerParts {
         let database = configuration.database
         if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
             let options = try configuration.postgresOptions()
-            do { return try SQLLedgerStore.postgres(options, logger: logger) } catch let error as LedgerStoreError {
+            do { return try PostgresLedger(options: options, logger: logger) } catch let error as LedgerStoreError {
                 throw ServerError(.invalidConfiguration, error.message)
             }
         }
@@ -190,7 +190,7 @@ struct ServerParts {
                 throw ServerError(.invalidConfiguration, "database: the directory \(directory.path) does not exist")
             }
         }
-        do { return try await SQLLedgerStore.sqlite(path: path) } catch {
+        do { return try SQLiteLedger(path: path) } catch {
             throw ServerError(.invalidConfiguration, "database: \(path) cannot be opened: \(error)")
         }
     }

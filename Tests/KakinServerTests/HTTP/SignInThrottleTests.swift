@@ -79,8 +79,8 @@ import Testing
     @Test(.enabled(if: PostgresTestDatabase.url != nil, Comment(rawValue: PostgresTestDatabase.skipMessage)))
     func serversSharingADatabaseCountTogether() async throws {
         try await PostgresTestDatabase.withSchema { schema in
-            let first = try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
-            let second = try SQLLedgerStore.postgres(PostgresTestDatabase.options(schema: schema))
+            let first = try await openLedger(.postgres, schema: schema)
+            let second = try await openLedger(.postgres, schema: schema)
             try await first.migrate()
             try await second.migrate()
             let now = Date(timeIntervalSince1970: 1_790_000_000)

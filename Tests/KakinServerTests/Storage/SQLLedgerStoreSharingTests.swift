@@ -1,5 +1,4 @@
 import Foundation
-import SQLKit
 import Testing
 
 @testable import KakinServer
@@ -177,7 +176,7 @@ struct SQLLedgerStoreSharingTests {
         var options = try PostgresConnectionOptions(url: "postgres://kakin@127.0.0.1:1/kakin?sslmode=disable")
         options.maxConnections = 1
         options.connectionWait = .milliseconds(300)
-        let store = try SQLLedgerStore.postgres(options)
+        let store = try PostgresLedger(options: options)
         await #expect(throws: LedgerStoreError(.unavailable)) { try await store.transaction(id: "t1") }
         try await store.shutdown()
     }

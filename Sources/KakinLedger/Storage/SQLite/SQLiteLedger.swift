@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The ledger in a SQLite database, through GRDB.
 ///
@@ -26,6 +27,8 @@ public final class SQLiteLedger: LedgerStore {
     let writer: any DatabaseWriter
     /// Every write of the ledger.
     let writes: GroupCommit<SQLiteCommitEngine>
+    /// Set by ``shutdown()``: reads are refused from then on.
+    private let closed = Atomic<Bool>(false)
 
     /// The largest the write-ahead log file stays once a checkpoint let it start over, in bytes.
     static let journalSizeLimit = 8 * 1024 * 1024
@@ -91,8 +94,20 @@ public final class SQLiteLedger: LedgerStore {
                     return .commit
                 }
             }
-            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
+            // GRDB's migrator keeps the migrations of one pool apart, not those of several
+            // processes on one file: another server starting at the same moment may apply a
+            // migration between this one's look at what is applied and its run of it. The run that
+            // fails is rolled back and starts over, and then finds that migration applied.
+            var attempt = 1
+            while true {
+                do {
+                    return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                        migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
+                    }
+                } catch let error as DatabaseError where attempt < 5 {
+                    guard error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT else { throw error }
+                    attempt += 1
+                }
             }
         } catch {
             throw Self.ledgerError(error)
@@ -101,7 +116,10 @@ public final class SQLiteLedger: LedgerStore {
 
     /// Waits for the writes in flight, then closes the database.
     public func shutdown() async throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         await writes.close()
+        // A barrier runs once the reads in flight are done.
+        try await writer.barrierWriteWithoutTransaction { _ in }
         try writer.close()
     }
 
@@ -137,6 +155,9 @@ public final class SQLiteLedger: LedgerStore {
 
     /// Runs `body` on one snapshot of the database.
     func read<R: Sendable>(_ body: @escaping @Sendable (Database) throws -> R) async throws -> R {
+        guard !closed.load(ordering: .acquiring) else {
+            throw LedgerStoreError(.unavailable, "the ledger was shut down")
+        }
         do {
             return try await writer.read(body)
         } catch {

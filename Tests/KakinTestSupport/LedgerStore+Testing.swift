@@ -1,0 +1,18 @@
+import Foundation
+import KakinLedger
+
+extension LedgerStore {
+    /// The events due for `endpoint` at `now`, taken as a sender takes them but leased for one
+    /// millisecond only: a look a millisecond later sees them again unless a delivery was recorded.
+    public func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent] {
+        guard limit > 0 else { return [] }
+        return try await claimDueEvents(
+            endpoint: endpoint, now: now, limit: limit, leaseUntil: now.addingTimeInterval(0.001))
+    }
+
+    /// Records one delivery attempt (``LedgerStore/markDeliveries(_:endpoint:)`` with one).
+    public func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws {
+        try await markDeliveries(
+            [DeliveryAttempt(eventID: eventID, delivered: delivered, at: date, retryAt: retryAt)], endpoint: endpoint)
+    }
+}

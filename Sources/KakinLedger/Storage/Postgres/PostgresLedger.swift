@@ -216,41 +216,45 @@ public final class PostgresLedger: LedgerStore {
         try await Self.lease(client: client, wait: connectionWait, limit: limit, body)
     }
 
+    ///
+    /// A statement sent on a connection the server dropped may never be answered, and closing the
+    /// connection may not end it: the caller is answered when a limit passes whether or not `body`
+    /// has ended, and a `body` that never ends is left behind with its closed connection.
     static func lease<R: Sendable>(
         client: PostgresClient, wait: Duration, limit: Duration?,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
-        let leased = LeasedConnection()
-        return try await withThrowingTaskGroup(of: R?.self) { group in
-            group.addTask {
+        let lease = Lease<R>()
+        return try await withCheckedThrowingContinuation { continuation in
+            lease.start(continuation)
+            let work = Task {
                 do {
-                    return try await client.withConnection { connection in
-                        leased.state.withLock { $0 = (connection, .now) }
+                    let result = try await client.withConnection { connection in
+                        lease.leased(connection)
                         return try await body(connection)
                     }
-                } catch  where leased.state.withLock({ $0 == nil }) && !(error is CancellationError) {
-                    throw LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")
+                    lease.finish(.success(result))
+                } catch {
+                    let leased = lease.connection != nil
+                    lease.finish(
+                        .failure(leased ? error : LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")))
                 }
             }
-            group.addTask {
+            lease.timer = Task {
                 try? await Task.sleep(for: wait)
-                guard !Task.isCancelled else { return nil }
-                guard let (connection, since) = leased.state.withLock({ $0 }) else {
-                    throw LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")
+                guard !Task.isCancelled else { return }
+                guard let (connection, since) = lease.connection else {
+                    work.cancel()
+                    return lease.finish(
+                        .failure(LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")))
                 }
-                guard let limit else { return nil }
+                guard let limit else { return }
                 try? await Task.sleep(until: since + limit)
-                guard !Task.isCancelled else { return nil }
+                guard !Task.isCancelled else { return }
+                lease.finish(
+                    .failure(LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")))
                 try? await connection.close()
-                throw LedgerStoreError(
-                    .unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")
             }
-            while let next = try await group.next() {
-                guard let result = next else { continue }
-                group.cancelAll()
-                return result
-            }
-            throw LedgerStoreError(.inconsistentState, "a PostgreSQL lease ended without a result")
         }
     }
 
@@ -295,9 +299,47 @@ public final class PostgresLedger: LedgerStore {
     static let quiet = Logger(label: "kakin.ledger.postgres.statements", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
-/// The connection a lease got, and since when: shared by the lease and its time limits.
-private final class LeasedConnection: Sendable {
-    let state = Mutex<(PostgresConnection, ContinuousClock.Instant)?>(nil)
+/// One lease: the connection it got and since when, the caller waiting for its result (answered
+/// once), and the timer that bounds it.
+private final class Lease<R: Sendable>: Sendable {
+    private struct State {
+        var connection: (PostgresConnection, ContinuousClock.Instant)?
+        var waiting: CheckedContinuation<R, any Error>?
+        var timer: Task<Void, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<R, any Error>) { state.withLock { $0.waiting = continuation } }
+
+    func leased(_ connection: PostgresConnection) { state.withLock { $0.connection = (connection, .now) } }
+
+    var connection: (PostgresConnection, ContinuousClock.Instant)? { state.withLock { $0.connection } }
+
+    var timer: Task<Void, Never>? {
+        get { state.withLock { $0.timer } }
+        set {
+            let finished = state.withLock { state in
+                state.timer = newValue
+                return state.finished
+            }
+            if finished { newValue?.cancel() }
+        }
+    }
+
+    /// Answers the caller, the first time only, and stops the timer.
+    func finish(_ result: Result<R, any Error>) {
+        let (waiting, timer) = state.withLock { state in
+            defer {
+                state.waiting = nil
+                state.finished = true
+            }
+            return (state.waiting, state.timer)
+        }
+        timer?.cancel()
+        waiting?.resume(with: result)
+    }
 }
 
 /// Commits a writer's groups: one transaction on a leased connection, and, when the group runs

@@ -224,6 +224,7 @@ let package = Package(
             dependencies: [
                 "AppStoreTesting", "StoreSandbox", "KakinServer", "KakinLedger",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -248,6 +249,16 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             exclude: ["Vectors"],
+            swiftSettings: swiftSettings
+        ),
+        // The ledger's contract on every engine, its rules and its group commit.
+        .testTarget(
+            name: "KakinLedgerTests",
+            dependencies: [
+                "KakinLedger", "KakinTestSupport", "AppStoreModels",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import KakinWire
+import KakinTestSupport
 import Testing
 
 @testable import KakinServer

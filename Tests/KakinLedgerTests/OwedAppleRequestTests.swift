@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import KakinLedger
+import KakinTestSupport
 import Testing
 
 /// A call owed to Apple because of a purchase (its owner's app account token) is written in the

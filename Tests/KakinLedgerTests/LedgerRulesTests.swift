@@ -1,3 +1,4 @@
+import KakinTestSupport
 import Testing
 
 @testable import KakinLedger

@@ -3,42 +3,42 @@ import Foundation
 import PostgresNIO
 import Testing
 
-@testable import KakinServer
+import KakinServer
 @testable import KakinLedger
 
 /// Where a test's ledger lives: a private in-memory SQLite database (one connection), a
 /// temporary SQLite file in WAL mode with several connections, where only SQLite's locks keep
 /// writers apart, or a schema of its own in the PostgreSQL database named by
 /// `KAKIN_TEST_POSTGRES_URL`, reached through a pool of connections.
-enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case file
     case postgres
 
-    var testDescription: String { rawValue }
+    public var testDescription: String { rawValue }
 
     /// Every kind this machine can run: PostgreSQL only when `KAKIN_TEST_POSTGRES_URL` is set
     /// (`scripts/test` starts a cluster and sets it).
-    static var allCases: [StoreKind] {
+    public static var allCases: [StoreKind] {
         PostgresTestDatabase.url == nil ? [.memory, .file] : [.memory, .file, .postgres]
     }
 
     /// One SQLite kind and PostgreSQL when available: for tests that do not need the file kind.
-    static var backends: [StoreKind] {
+    public static var backends: [StoreKind] {
         PostgresTestDatabase.url == nil ? [.memory] : [.memory, .postgres]
     }
 }
 
 /// The PostgreSQL database the tests may use, and a schema of its own for each test.
-enum PostgresTestDatabase {
-    static let url = ProcessInfo.processInfo.environment["KAKIN_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    static let skipMessage =
+public enum PostgresTestDatabase {
+    public static let url = ProcessInfo.processInfo.environment["KAKIN_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let skipMessage =
         "KAKIN_TEST_POSTGRES_URL is not set, so the PostgreSQL cases are skipped (scripts/test starts a cluster and sets it)"
 
     /// Connection settings for `url`, with a small pool. A connection is waited for up to a minute:
     /// on a loaded machine a new schema's first connections can take longer than a server's
     /// default of 10 seconds, and these tests check what the ledger does, not how fast.
-    static func options(schema: String? = nil, maxConnections: Int = 8) throws -> PostgresConnectionOptions {
+    public static func options(schema: String? = nil, maxConnections: Int = 8) throws -> PostgresConnectionOptions {
         guard let url else { throw LedgerStoreError(.unavailable, skipMessage) }
         var options = try PostgresConnectionOptions(url: url)
         options.schema = schema
@@ -48,7 +48,7 @@ enum PostgresTestDatabase {
     }
 
     /// Runs `body` with the name of a new, empty schema, dropped with everything in it afterwards.
-    static func withSchema(_ body: (String) async throws -> Void) async throws {
+    public static func withSchema(_ body: (String) async throws -> Void) async throws {
         let schema = "kakin_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
         let admin = try PostgresLedger(options: options(maxConnections: 1))
         do {
@@ -68,7 +68,7 @@ enum PostgresTestDatabase {
 
 /// Opens a ledger of `kind`, not migrated: the one place the tests choose an engine. `path` is
 /// the SQLite file of the `.file` kind; `schema` the PostgreSQL schema of the `.postgres` kind.
-func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) async throws -> any LedgerStore {
+public func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) async throws -> any LedgerStore {
     switch kind {
     case .memory: try SQLiteLedger(path: nil)
     case .file: try SQLiteLedger(path: path)
@@ -77,7 +77,7 @@ func openLedger(_ kind: StoreKind, path: String? = nil, schema: String? = nil) a
 }
 
 /// A fresh, migrated store for one test, removed afterwards.
-func withLedgerStore(
+public func withLedgerStore(
     _ kind: StoreKind, _ body: (any LedgerStore) async throws -> Void
 ) async throws {
     if kind == .postgres {
@@ -94,7 +94,7 @@ func withLedgerStore(
 }
 
 /// Migrates `store`, runs `body`, and shuts the store down whatever happens.
-func withMigratedStore(_ store: any LedgerStore, _ body: (any LedgerStore) async throws -> Void) async throws {
+public func withMigratedStore(_ store: any LedgerStore, _ body: (any LedgerStore) async throws -> Void) async throws {
     do {
         try await store.migrate()
         try await body(store)
@@ -105,15 +105,15 @@ func withMigratedStore(_ store: any LedgerStore, _ body: (any LedgerStore) async
     try await store.shutdown()
 }
 /// Test data: one app, fixed instants.
-enum Fixture {
-    static let bundleID = "com.example.kakin"
-    static let epoch = Date(timeIntervalSince1970: 1_700_000_000)
+public enum Fixture {
+    public static let bundleID = "com.example.kakin"
+    public static let epoch = Date(timeIntervalSince1970: 1_700_000_000)
 
-    static func at(_ seconds: TimeInterval) -> Date { epoch.addingTimeInterval(seconds) }
+    public static func at(_ seconds: TimeInterval) -> Date { epoch.addingTimeInterval(seconds) }
 
-    static let coins: [Grant] = [.currency("coins", amount: 100)]
+    public static let coins: [Grant] = [.currency("coins", amount: 100)]
 
-    static func transaction(
+    public static func transaction(
         _ id: String, original: String? = nil, user: String? = nil, product: String = "coins100",
         type: ProductType = .consumable, quantity: Int = 1, purchasedAt: TimeInterval = 0,
         revokedAt: TimeInterval? = nil, source: TransactionSource = .app, recordedAt: TimeInterval = 10
@@ -129,7 +129,7 @@ enum Fixture {
 }
 
 /// Runs `count` copies of `operation` at once and returns their results.
-func concurrently<T: Sendable>(
+public func concurrently<T: Sendable>(
     _ count: Int, _ operation: @escaping @Sendable (Int) async throws -> T
 ) async throws -> [T] {
     try await withThrowingTaskGroup(of: T.self) { group in
@@ -143,7 +143,7 @@ func concurrently<T: Sendable>(
 }
 
 /// The ledger is the truth: for every currency, its lines add up to the balance.
-func expectLedgerMatchesBalances(
+public func expectLedgerMatchesBalances(
     _ store: any LedgerStore, user: String, sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: user)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KakinTestSupport
 import Testing
 
 @testable import KakinLedger

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
+import KakinTestSupport
 import Testing
 
-@testable import KakinServer
 @testable import KakinLedger
 
 @Suite("SQL ledger: outbox, notifications, content, persistence")

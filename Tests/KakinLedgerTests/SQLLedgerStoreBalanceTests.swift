@@ -1,6 +1,6 @@
 import Foundation
-import KakinServer
 import KakinLedger
+import KakinTestSupport
 import Testing
 
 @Suite("SQL ledger: revocations and spends")

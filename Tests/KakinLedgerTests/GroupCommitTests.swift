@@ -1,4 +1,5 @@
 import Synchronization
+import KakinTestSupport
 import Testing
 
 @testable import KakinLedger

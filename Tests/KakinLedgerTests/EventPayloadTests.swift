@@ -1,8 +1,8 @@
 import Foundation
 import KakinWire
+import KakinTestSupport
 import Testing
 
-@testable import KakinServer
 @testable import KakinLedger
 
 /// Outbox payloads are written by hand on the writer; webhooks carry them as they are, so they

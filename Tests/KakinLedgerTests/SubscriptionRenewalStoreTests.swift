@@ -1,9 +1,9 @@
 import AppStoreModels
 import Foundation
 import KakinWire
+import KakinTestSupport
 import Testing
 
-@testable import KakinServer
 @testable import KakinLedger
 
 /// The ledger's subscription state on every engine: each transaction's period type, written with

@@ -1,7 +1,7 @@
 import Foundation
+import KakinTestSupport
 import Testing
 
-@testable import KakinServer
 @testable import KakinLedger
 
 /// Several stores on one database, as several server replicas have: a SQLite file opened by

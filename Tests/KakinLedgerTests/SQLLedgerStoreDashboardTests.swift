@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
-import KakinServer
 import KakinLedger
+import KakinTestSupport
 import Testing
 
 @Suite("SQL ledger: the dashboard's reads")

@@ -1,7 +1,7 @@
 import Foundation
-import KakinServer
 import KakinLedger
 import KakinWire
+import KakinTestSupport
 import Testing
 
 @Suite("SQL ledger: anonymous customers becoming identified ones")

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Synchronization
+import KakinTestSupport
 import Testing
 
 @testable import KakinLedger

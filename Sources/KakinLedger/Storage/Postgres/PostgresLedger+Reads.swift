@@ -62,10 +62,7 @@ extension PostgresLedger {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on connection: PostgresConnection
     ) async throws -> CustomerSummary {
         let rows = try await connection.rows(
-            """
-            WITH owner AS (SELECT \(bundleID)::TEXT AS bundle_id, \(appUserID)::TEXT AS app_user_id)
-            \(unescaped: summary(recent: recent, withJWS: withJWS))
-            """)
+            SummaryStatement(bundleID: bundleID, appUserID: appUserID, recent: Int64(recent), withJWS: withJWS))
         return try summary(rows, bundleID: bundleID, appUserID: appUserID)
     }
 
@@ -73,9 +70,10 @@ extension PostgresLedger {
     /// customer as `owner` (`bundle_id`, `app_user_id`; one row, or none for no summary). One row
     /// per item, told apart by `part`: 0 for each transaction that can grant access, 1 for each
     /// balance (`currency`, `amount`), 2 for the number of transactions (`amount`), 3 for each of
-    /// the `recent` newest transactions.
-    private static func summary(recent: Int, withJWS: Bool) -> String {
-        let columns = TransactionRow.selection(withJWS: withJWS, table: "t.")
+    /// the `recent` newest transactions. `recent` and `withJWS` are SQL: a parameter or a value.
+    static func summary(recent: String, withJWS: String) -> String {
+        let columns = TransactionRow.selection(table: "t.").replacingOccurrences(
+            of: "t.signed_transaction", with: "CASE WHEN \(withJWS) THEN t.signed_transaction END AS signed_transaction")
         let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
         let owned = "t.bundle_id = owner.bundle_id AND t.app_user_id = owner.app_user_id"
         return """
@@ -120,16 +118,9 @@ extension PostgresLedger {
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        let parts = try await rows(
-            """
-            WITH known AS (
-                SELECT \(unescaped: TransactionRow.selection(withJWS: false)) FROM transactions
-                WHERE signed_digest = \(digest.bytes) LIMIT 1),
-            owner AS (SELECT bundle_id, app_user_id FROM known WHERE app_user_id IS NOT NULL)
-            \(unescaped: Self.summary(recent: 0, withJWS: false))
-            UNION ALL
-            SELECT 4, \(unescaped: TransactionRow.selection(withJWS: false, table: "known.")), NULL, NULL FROM known
-            """)
+        let parts = try await read { connection in
+            try await connection.rows(KnownDigestStatement(digest: digest.bytes))
+        }
         guard let row = try parts.first(where: { try $0.makeRandomAccess()["part"].decode(Int.self) == 4 }) else {
             return nil
         }
@@ -319,4 +310,53 @@ private struct ColumnDecoder: Decoder {
         func superDecoder() throws -> any Decoder { throw ColumnDecoder.unsupported }
         func superDecoder(forKey key: Key) throws -> any Decoder { throw ColumnDecoder.unsupported }
     }
+}
+
+/// A customer's summary (``PostgresLedger/summary(recent:withJWS:)``) as a prepared statement:
+/// parsed and planned once per connection.
+struct SummaryStatement: PostgresPreparedStatement {
+    static let sql =
+        "WITH owner AS (SELECT $1::TEXT AS bundle_id, $2::TEXT AS app_user_id)\n"
+        + PostgresLedger.summary(recent: "$3::BIGINT", withJWS: "$4::BOOLEAN")
+    typealias Row = PostgresRow
+
+    var bundleID: String
+    var appUserID: String
+    var recent: Int64
+    var withJWS: Bool
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(bundleID)
+        bindings.append(appUserID)
+        bindings.append(recent)
+        bindings.append(withJWS)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+/// The transaction stored with these signed bytes (`part` 4) and its owner's summary without
+/// recent transactions or JWS, as a prepared statement.
+struct KnownDigestStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH known AS (
+            SELECT \(TransactionRow.selection(withJWS: false)) FROM transactions WHERE signed_digest = $1 LIMIT 1),
+        owner AS (SELECT bundle_id, app_user_id FROM known WHERE app_user_id IS NOT NULL)
+        \(PostgresLedger.summary(recent: "0", withJWS: "FALSE"))
+        UNION ALL
+        SELECT 4, \(TransactionRow.selection(withJWS: false, table: "known.")), NULL, NULL FROM known
+        """
+    typealias Row = PostgresRow
+
+    var digest: Data
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        try bindings.append(digest)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

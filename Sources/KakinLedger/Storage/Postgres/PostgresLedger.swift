@@ -48,6 +48,8 @@ public final class PostgresLedger: LedgerStore {
         var parameters = [
             ("statement_timeout", "\(Self.milliseconds(options.connectionWait))"), ("synchronous_commit", "on"),
             ("default_transaction_isolation", "read committed"),
+            // A prepared statement is planned once, not again for each new set of values.
+            ("plan_cache_mode", "force_generic_plan"),
         ]
         if let schema = options.schema { parameters.append(("search_path", schema)) }
         configuration.options.additionalStartupParameters = parameters
@@ -393,6 +395,14 @@ extension PostgresConnection {
     /// The rows of `query`, all read.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await self.query(query, logger: PostgresLedger.quiet).collect()
+    }
+
+    /// The rows of a prepared statement (prepared on this connection the first time).
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRow]
+    where Statement.Row == PostgresRow {
+        var rows: [PostgresRow] = []
+        for try await row in try await execute(statement, logger: PostgresLedger.quiet) { rows.append(row) }
+        return rows
     }
 }
 

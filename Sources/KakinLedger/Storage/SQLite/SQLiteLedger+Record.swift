@@ -313,7 +313,7 @@ extension SQLiteLedger {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
-        return try await read { db in
+        return try readNow { db in
             try Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, db)
         }
     }
@@ -400,7 +400,7 @@ extension SQLiteLedger {
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        try await read { db in
+        try readNow { db in
             guard
                 let row = try db.row(
                     "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?",

@@ -165,6 +165,20 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
+    /// Runs `body` on one snapshot of the database at once, on the calling thread (GRDB's
+    /// synchronous read): for the short, indexed reads every request makes (a duplicate's lookup, a
+    /// summary), which take less time than handing them to a reader's queue and back.
+    func readNow<R>(_ body: (Database) throws -> R) throws -> R {
+        guard !closed.load(ordering: .acquiring) else {
+            throw LedgerStoreError(.unavailable, "the ledger was shut down")
+        }
+        do {
+            return try writer.read(body)
+        } catch {
+            throw Self.ledgerError(error)
+        }
+    }
+
     /// SQLite's errors as the ledger reports them: a busy, locked, full, broken or closed database
     /// (GRDB reports a use after ``shutdown()`` as misuse) is unavailable, any other is an
     /// inconsistent state. Other errors pass as they are.

@@ -16,7 +16,9 @@ import Testing
              "apps": [{"bundleId": "com.example.kakin", "environments": ["Sandbox"]}]}
             """, to: "kakin.json")
         let configuration = try ServerConfiguration.load(contentsOf: URL(fileURLWithPath: config))
-        let policy = SignInThrottlePolicy(sourceAttempts: 1, accountAttempts: 1)
+        var policy = SignInThrottlePolicy(sourceAttempts: 1, accountAttempts: 1)
+        // Waits long enough to be listed however slowly the command starts.
+        policy.firstWaitSeconds = 600
         try await configuration.withLedger { store in
             for _ in 0..<3 {
                 _ = try await store.recordSignInFailure(.source("203.0.113.7"), policy: policy, now: Date())

@@ -39,13 +39,14 @@ struct PostgresLedgerTests {
         await #expect(throws: LedgerStoreError(.unavailable)) {
             try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // Bounded, not hung (a loaded machine makes even refused connections slow to report).
+        #expect(ContinuousClock.now - start < .seconds(60))
         try await store.shutdown()
     }
 
     @Test("a statement waiting for a lock longer than the connection wait is unavailable")
     func blockedStatement() async throws {
-        try await withStores(2, connectionWait: .seconds(1)) { stores in
+        try await withStores(2, connectionWait: .seconds(3)) { stores in
             try await stores[0].migrate()
             let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
             let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)

@@ -140,7 +140,7 @@ public struct ServerConfiguration: Sendable {
     /// Where the server listens (`listen`).
     public var listen = Listen()
     /// `sqlite:PATH`, `sqlite::memory:` for a throwaway ledger, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`
-    /// for a ledger that several servers share (see ``PostgresConnectionOptions``).
+    /// for a ledger that several servers share (see `PostgresConnectionOptions`).
     public var database: String
     /// The `postgres` object: the pool size and TLS settings of a PostgreSQL database, over what
     /// its URL says.
@@ -149,7 +149,7 @@ public struct ServerConfiguration: Sendable {
     /// each statement's `statement_timeout`.
     public var postgresConnectionWaitSeconds: Int?
     /// `postgres.writers`: how many writers commit this server's writes (see
-    /// ``PostgresConnectionOptions/writers``).
+    /// `PostgresConnectionOptions/writers`).
     public var postgresWriters: Int?
     /// `postgres.tls`: whether connections to PostgreSQL use TLS; `nil` takes the URL's `sslmode`
     /// or the default.

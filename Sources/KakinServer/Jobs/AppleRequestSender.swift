@@ -2,7 +2,7 @@ public import AppStoreModels
 public import Foundation
 public import KakinLedger
 
-/// Makes the calls the server owes the App Store Server API (``AppleRequestRecord``):
+/// Makes the calls the server owes the App Store Server API (`AppleRequestRecord`):
 /// - for each CONSUMPTION_REQUEST, Send Consumption Information (version 2) for the transaction,
 ///   within Apple's 12-hour window, made from the ledger's facts and the app's
 ///   ``ConsumptionPolicy``;

@@ -22,7 +22,7 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// their attempts recorded together once the batch is done.
 ///
 /// Several servers sharing one database can all run it: each run leases the events it takes
-/// (``LedgerStore/claimDueEvents(endpoint:now:limit:leaseUntil:)``), so each event is sent by one
+/// (`LedgerStore/claimDueEvents(endpoint:now:limit:leaseUntil:)`), so each event is sent by one
 /// server, once, in the normal case. When a server dies holding a lease, the lease expires after
 /// ``leaseDuration`` and another server sends the event.
 ///

@@ -12,7 +12,7 @@ public import KakinWire
 /// the latest one is shown as inactive, so the app can say "expired" or "refunded".
 ///
 /// A subscription's entitlement also says whether it renews, the kind of period its transaction
-/// pays for, and any billing problem, from the subscription's renewal state (``SubscriptionRenewal``).
+/// pays for, and any billing problem, from the subscription's renewal state (`SubscriptionRenewal`).
 public enum EntitlementRules {
     /// The entitlements `transactions` give at `date` under `grants`, one per identifier, sorted by
     /// identifier; `renewals` is the renewal state of the subscriptions among them, by original

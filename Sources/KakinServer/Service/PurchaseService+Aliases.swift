@@ -8,7 +8,7 @@ import KakinWire
 extension PurchaseService {
     /// Makes the anonymous customer `anonymousID` an alias of the identified customer `appUserID`
     /// of `bundleID` and moves the anonymous customer's purchases and balances to them, in one
-    /// database transaction (``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)``).
+    /// database transaction (`LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)`).
     /// Purchases another identified customer holds part of move from that customer only under the
     /// app's ``TransferPolicy/transferToNewUser``. Idempotent: the same call again changes nothing.
     ///

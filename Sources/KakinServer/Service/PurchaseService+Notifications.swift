@@ -81,7 +81,7 @@ extension PurchaseService {
     }
 
     /// Verifies a notification's `signedRenewalInfo` and stores the renewal state it reports
-    /// (``SubscriptionRenewal``), unless the ledger holds a state Apple signed later: what the
+    /// (`SubscriptionRenewal`), unless the ledger holds a state Apple signed later: what the
     /// subscription's entitlement says of renewal, billing problems and grace periods.
     private func recordRenewal(
         _ signedRenewalInfo: String, of notification: ResponseBodyV2DecodedPayload, uuid: String,

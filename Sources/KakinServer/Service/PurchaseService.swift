@@ -229,7 +229,7 @@ public struct PurchaseService: Sendable {
     /// The one path from a verified transaction to the ledger, shared by the app's uploads,
     /// notifications, receipts and reconciliation: record once and grant once; apply the app's
     /// transfer policy when another customer owns it; revoke when it carries a revocation. All of
-    /// it commits in one database transaction (``LedgerStore/ingest(_:)``).
+    /// it commits in one database transaction (`LedgerStore/ingest(_:)`).
     public func ingest(_ record: RecordedTransaction, app: AppConfiguration) async throws -> IngestOutcome {
         try await ingest(record, app: app, signedDigest: nil, summarizing: nil).outcome
     }

@@ -18,7 +18,7 @@ extension DashboardRoutes {
         else { throw ServerError(.internalError, "the overview's period cannot be computed") }
         var apps: [OverviewView.App] = []
         for bundleID in service.apps.keys.sorted() {
-            let transactions = try await service.store.transactions(bundleID: bundleID, touching: start, before: end)
+            let transactions = try await service.transactions(bundleID: bundleID, touching: start, before: end)
             apps.append(
                 DashboardOverview(transactions: transactions, start: start, days: Self.overviewDays, now: now())
                     .view(bundleID: bundleID))
@@ -31,7 +31,7 @@ extension DashboardRoutes {
 
     func customersPage(_ request: Request, _ session: DashboardSessions.Session) async throws -> Page {
         let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let matches = try await service.store.findCustomers(matching: String(query.prefix(256)), limit: 50)
+        let matches = try await service.findCustomers(matching: String(query.prefix(256)), limit: 50)
         let rows = matches.map { match in
             CustomersView.Match(
                 appUserID: match.appUserID, bundleID: match.bundleID, transactionCount: match.transactionCount,
@@ -60,10 +60,8 @@ extension DashboardRoutes {
         }
         guard service.apps[bundleID] != nil else { throw DashboardNotFound(message: "No app is configured for \(bundleID).") }
         let state = try await service.customer(bundleID: bundleID, appUserID: appUserID)
-        let notifications = try await service.store.receivedNotifications(
+        let (notifications, deliveries, downloads) = try await service.activity(
             bundleID: bundleID, appUserID: appUserID, limit: 200)
-        let deliveries = try await service.store.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: 200)
-        let downloads = try await service.store.appTransactions(bundleID: bundleID, appUserID: appUserID)
         guard !state.transactions.isEmpty || !state.ledger.isEmpty || !deliveries.isEmpty || !downloads.isEmpty else {
             throw DashboardNotFound(message: "The ledger has nothing for \(appUserID) in \(bundleID).")
         }
@@ -77,11 +75,8 @@ extension DashboardRoutes {
     }
 
     func activityPage(_ session: DashboardSessions.Session) async throws -> Page {
-        let notifications = try await service.store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 100)
-        let deliveries = try await service.store.webhookDeliveries(bundleID: nil, appUserID: nil, limit: 100)
-        let runs = try await service.store.reconciliationRuns(limit: 50)
-        let calls = try await service.store.appleRequests(bundleID: nil, limit: 100)
-        let offers = try await service.store.offerSignatures(bundleID: nil, limit: 100)
+        let (notifications, deliveries, _) = try await service.activity(bundleID: nil, appUserID: nil, limit: 100)
+        let (runs, calls, offers) = try await service.operations(limit: 100)
         let view = ActivityView(
             notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
             endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },

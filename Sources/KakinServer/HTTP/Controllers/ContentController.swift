@@ -36,7 +36,7 @@ struct ContentController: RouteController {
             }
             let bytes = Data(buffer: buffer)
             let digest = SHA256.hash(data: bytes).hexDigits
-            try await service.store.putContent(
+            try await service.putContent(
                 ContentPackage(
                     bundleID: app.bundleID, productID: productID, version: version, sha256: digest,
                     size: Int64(bytes.count), uploadedAt: service.now()),
@@ -61,7 +61,7 @@ struct ContentController: RouteController {
                 throw ServerError(.notEntitled, "\(user) does not own \(productID)")
             }
             guard
-                let (package, bytes) = try await service.store.latestContent(
+                let (package, bytes) = try await service.latestContent(
                     bundleID: app.bundleID, productID: productID)
             else { throw ServerError(.notFound, "no package has been uploaded for \(productID)") }
             var response = RangedDownload.response(bytes, request: request, contentType: "application/octet-stream")

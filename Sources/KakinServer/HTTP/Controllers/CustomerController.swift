@@ -80,7 +80,7 @@ struct CustomerController: RouteController {
             }
             cursor = parsed
         }
-        let rows = try await service.store.transactions(
+        let rows = try await service.transactions(
             bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
         let page = Array(rows.prefix(limit))
         let includeJWS = RequestReader.includesJWS(query)

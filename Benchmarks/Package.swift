@@ -34,6 +34,7 @@ let package = Package(
                 .product(name: "AppStoreTesting", package: "Kakin"),
                 .product(name: "AppStoreModels", package: "Kakin"),
                 .product(name: "KakinServer", package: "Kakin"),
+                .product(name: "KakinLedger", package: "Kakin"),
                 .product(name: "KakinWire", package: "Kakin"),
                 .product(name: "KakinSDK", package: "Kakin"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -7,6 +7,7 @@ import Foundation
 import Synchronization
 import X509
 import Kakin
+import KakinLedger
 import KakinServer
 import KakinWire
 
@@ -144,7 +145,7 @@ final class ServerFixture: Sendable {
         let authority = try! SandboxCertificateAuthority.generate(now: now)
         let signer = JWSSigner(identity: authority.signingIdentity)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-bench-\(UUID()).sqlite").path
-        let store = try! awaitResult { try await SQLLedgerStore.sqlite(path: path) }
+        let store = try! SQLiteLedger(path: path)
         try! awaitResult { try await store.migrate() }
         let service = PurchaseService(
             store: store,

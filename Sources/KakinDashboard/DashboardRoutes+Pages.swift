@@ -76,7 +76,7 @@ extension DashboardRoutes {
 
     func activityPage(_ session: DashboardSessions.Session) async throws -> Page {
         let (notifications, deliveries, _) = try await service.activity(bundleID: nil, appUserID: nil, limit: 100)
-        let (runs, calls, offers) = try await service.operations(limit: 100)
+        let (runs, calls, offers) = try await service.operations(runs: 50, limit: 100)
         let view = ActivityView(
             notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
             endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },

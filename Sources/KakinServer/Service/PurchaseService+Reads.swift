@@ -37,12 +37,13 @@ extension PurchaseService {
         return (notifications, deliveries, try await store.appTransactions(bundleID: bundleID, appUserID: appUserID))
     }
 
-    /// The server's own work: the newest reconciliation runs, calls owed to Apple and offer signatures.
-    public func operations(limit: Int) async throws -> (
+    /// The server's own work: the newest `runs` reconciliation runs, and the newest `limit` calls
+    /// owed to Apple and offer signatures.
+    public func operations(runs: Int, limit: Int) async throws -> (
         runs: [ReconciliationRun], calls: [AppleRequestRecord], offers: [OfferSignatureRecord]
     ) {
         (
-            try await store.reconciliationRuns(limit: limit), try await store.appleRequests(bundleID: nil, limit: limit),
+            try await store.reconciliationRuns(limit: runs), try await store.appleRequests(bundleID: nil, limit: limit),
             try await store.offerSignatures(bundleID: nil, limit: limit)
         )
     }

@@ -155,9 +155,7 @@ public final class SQLiteLedger: LedgerStore {
 
     /// Runs `body` on one snapshot of the database.
     func read<R: Sendable>(_ body: @escaping @Sendable (Database) throws -> R) async throws -> R {
-        guard !closed.load(ordering: .acquiring) else {
-            throw LedgerStoreError(.unavailable, "the ledger was shut down")
-        }
+        try checkOpen()
         do {
             return try await writer.read(body)
         } catch {
@@ -169,13 +167,18 @@ public final class SQLiteLedger: LedgerStore {
     /// synchronous read): for the short, indexed reads every request makes (a duplicate's lookup, a
     /// summary), which take less time than handing them to a reader's queue and back.
     func readNow<R>(_ body: (Database) throws -> R) throws -> R {
-        guard !closed.load(ordering: .acquiring) else {
-            throw LedgerStoreError(.unavailable, "the ledger was shut down")
-        }
+        try checkOpen()
         do {
             return try writer.read(body)
         } catch {
             throw Self.ledgerError(error)
+        }
+    }
+
+    /// Refuses a read once the ledger was shut down.
+    private func checkOpen() throws {
+        guard !closed.load(ordering: .acquiring) else {
+            throw LedgerStoreError(.unavailable, "the ledger was shut down")
         }
     }
 

@@ -98,9 +98,9 @@ struct PostgresLedgerTests {
             func job(
                 first: Int, then second: Int, signal: AsyncStream<Void>.Continuation, wait: AsyncStream<Void>
             )
-                -> PostgresCommitter.Job
+                -> PostgresWrite
             {
-                { connection in
+                .run { connection in
                     let run = runs.value.add(1, ordering: .relaxed).newValue
                     _ = try await connection.rows("UPDATE pair SET v = v + 1 WHERE k = \(first)")
                     if run <= 2 {

@@ -17,13 +17,63 @@ extension PostgresLedger {
         {
             return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
         }
-        let digest = transaction.signedTransaction.map { (change.signedDigest ?? SignedDigest($0)).bytes }
-        return try await write(for: transaction.appUserID ?? transaction.originalTransactionID) { connection in
-            var outcome = LedgerIngestOutcome(
-                recorded: try await Self.record(transaction, digest: digest, grants: change.grants, on: connection))
+        return try await submit(for: transaction.appUserID ?? transaction.originalTransactionID, .ingest(change))
+    }
+
+    /// Applies consecutive ingests of one group, in order, on `connection`.
+    ///
+    /// The new rows of all of them are written by one statement (``RecordTransactions``), the
+    /// credits of those recorded by it with one more, and the events of all of them with a third,
+    /// in the order the ingests came: a group of new purchases takes three statements however many
+    /// it holds, and one summary each. A change that meets a row already held (a duplicate, a
+    /// purchase without an owner until now, another customer's purchase), or that revokes, runs
+    /// its own statements after what came before it was written.
+    static func ingest(_ changes: [LedgerIngest], on connection: PostgresConnection) async throws -> [LedgerIngestOutcome] {
+        guard !changes.isEmpty else { return [] }
+        var owners: [String?] = []
+        for change in changes {
+            guard let owner = change.transaction.appUserID else {
+                owners.append(try await earliestOwner(of: change.transaction, on: connection))
+                continue
+            }
+            owners.append(owner)
+        }
+        // A transaction twice in the group is written by its first ingest.
+        var listed = Set<String>()
+        let rows = changes.indices.filter { listed.insert(changes[$0].transaction.transactionID).inserted }.map {
+            let change = changes[$0]
+            return TransactionRow(
+                change.transaction, owner: owners[$0],
+                signedDigest: change.transaction.signedTransaction.map { (change.signedDigest ?? SignedDigest($0)).bytes })
+        }
+        var recorded = try await Set(connection.rows(try RecordTransactions(rows)).map { try $0.decode(String.self) })
+        var writes = DeferredWrites()
+        var outcomes: [LedgerIngestOutcome] = []
+        var kept = Set<Int>()
+        for (change, owner) in zip(changes, owners) {
+            let transaction = change.transaction
+            var outcome: LedgerIngestOutcome
+            if recorded.remove(transaction.transactionID) != nil {
+                outcome = LedgerIngestOutcome(recorded: .recorded)
+                let now = ms(transaction.recordedAt)
+                writes.append(
+                    LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+                    payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now)
+                if let owner, transaction.revocationDate == nil {
+                    try writes.credit(transaction, grants: change.grants, quantity: transaction.quantity, owner: owner, at: now)
+                }
+            } else {
+                try await writes.flush(on: connection)
+                outcome = LedgerIngestOutcome(
+                    recorded: try await recordHeld(transaction, owner: owner, grants: change.grants, on: connection))
+            }
             // A purchase another customer keeps: nothing else happens.
             if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
-                guard change.transfersOwnership, let newOwner = transaction.appUserID else { return outcome }
+                guard change.transfersOwnership, let newOwner = transaction.appUserID else {
+                    outcomes.append(outcome)
+                    kept.insert(outcomes.count - 1)
+                    continue
+                }
                 let moved = try await Self.transfer(
                     bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
                     from: owner, to: newOwner, at: ms(transaction.recordedAt), on: connection)
@@ -36,72 +86,44 @@ extension PostgresLedger {
                 _ = try await Self.insert(request, on: connection)
             }
             if let revoked = transaction.revocationDate {
+                try await writes.flush(on: connection)
                 outcome.revoked = try await Self.revoke(
                     transaction.transactionID, at: ms(revoked),
                     reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
                     policy: change.clawbackPolicy, on: connection)
             }
-            if let summary = change.summary, let owner = transaction.appUserID {
-                outcome.summary = try await Self.summary(
-                    bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
-                    withJWS: summary.withJWS, on: connection)
-            }
-            return outcome
+            outcomes.append(outcome)
         }
+        try await writes.flush(on: connection)
+        for (index, change) in changes.enumerated() where !kept.contains(index) {
+            guard let summary = change.summary, let owner = change.transaction.appUserID else { continue }
+            outcomes[index].summary = try await Self.summary(
+                bundleID: change.transaction.bundleID, appUserID: owner, recent: summary.recent,
+                withJWS: summary.withJWS, on: connection)
+        }
+        return outcomes
     }
 
-    /// Records a transaction once: the row and its `transaction.recorded` event in one statement
-    /// (`ON CONFLICT (transaction_id) DO NOTHING`), then its credits when it has an owner and no
-    /// revocation. Without an owner, the owner of the earliest transaction of the same purchase
-    /// is taken. A transaction held already gets an owner only where it had none
-    /// (`UPDATE … WHERE app_user_id IS NULL`), and its credits then.
-    private static func record(
-        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], on connection: PostgresConnection
+    /// The owner of the earliest transaction of the same purchase, for a transaction that names none.
+    private static func earliestOwner(
+        of transaction: RecordedTransaction, on connection: PostgresConnection
+    ) async throws -> String? {
+        try await connection.rows(
+            """
+            SELECT app_user_id FROM transactions
+            WHERE bundle_id = \(transaction.bundleID)
+              AND original_transaction_id = \(transaction.originalTransactionID) AND app_user_id IS NOT NULL
+            ORDER BY purchase_date, recorded_at, transaction_id LIMIT 1
+            """
+        ).first?.decode(String.self)
+    }
+
+    /// What recording a transaction the ledger holds already comes to: a duplicate, another
+    /// customer's purchase, or, for a row without an owner, the owner assigned now
+    /// (`UPDATE … WHERE app_user_id IS NULL`) and the credits with it.
+    private static func recordHeld(
+        _ transaction: RecordedTransaction, owner: String?, grants: [Grant], on connection: PostgresConnection
     ) async throws -> RecordOutcome {
-        let now = ms(transaction.recordedAt)
-        var owner = transaction.appUserID
-        if owner == nil {
-            owner = try await connection.rows(
-                """
-                SELECT app_user_id FROM transactions
-                WHERE bundle_id = \(transaction.bundleID)
-                  AND original_transaction_id = \(transaction.originalTransactionID) AND app_user_id IS NOT NULL
-                ORDER BY purchase_date, recorded_at, transaction_id LIMIT 1
-                """
-            ).first?.decode(String.self)
-        }
-        // The row's values in the order of its columns, as it encodes them (its coding keys).
-        let encoded = ColumnEncoder()
-        try TransactionRow(transaction, owner: owner, signedDigest: digest).encode(to: encoded)
-        var values = PostgresBindings()
-        for column in TransactionRow.columns {
-            if let value = encoded.values[column] { try values.append(value) } else { values.appendNull() }
-        }
-        let placeholders = (1...values.count).map { "$\($0)" }.joined(separator: ", ")
-        let event = LedgerRules.recordedEvent(transaction, ownerAssigned: false)
-        values.append(LedgerEventType.transactionRecorded)
-        values.append(event.json)
-        let (type, payload) = (values.count - 1, values.count)
-        let inserted = try await connection.rows(
-            PostgresQuery(
-                unsafeSQL: """
-                    WITH recorded AS (
-                        INSERT INTO transactions (\(TransactionRow.columns.joined(separator: ", ")))
-                        VALUES (\(placeholders))
-                        ON CONFLICT (transaction_id) DO NOTHING
-                        RETURNING bundle_id, app_user_id, recorded_at),
-                    event AS (
-                        INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-                        SELECT $\(type), bundle_id, app_user_id, $\(payload), recorded_at FROM recorded)
-                    SELECT 1 FROM recorded
-                    """, binds: values))
-        if !inserted.isEmpty {
-            if let owner, transaction.revocationDate == nil {
-                try await credit(
-                    transaction, grants: grants, quantity: transaction.quantity, owner: owner, at: now, on: connection)
-            }
-            return .recorded
-        }
         switch try await storedOwner(of: transaction.transactionID, on: connection) {
         case .missing: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
         case .known(let stored): return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
@@ -122,12 +144,15 @@ extension PostgresLedger {
             return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
         }
         let (quantity, storedRevocation) = try assigned.decode((Int, Int64?).self)
-        try await appendEvent(
+        let now = ms(transaction.recordedAt)
+        var writes = DeferredWrites()
+        writes.append(
             LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-            payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now, on: connection)
+            payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now)
         if storedRevocation == nil, transaction.revocationDate == nil {
-            try await credit(transaction, grants: grants, quantity: quantity, owner: owner, at: now, on: connection)
+            try writes.credit(transaction, grants: grants, quantity: quantity, owner: owner, at: now)
         }
+        try await writes.flush(on: connection)
         return .duplicate(ownerAssigned: true)
     }
 
@@ -147,45 +172,14 @@ extension PostgresLedger {
         return try row.decode(String?.self).map(StoredOwner.known) ?? .unknown
     }
 
-    /// Credits each currency the grants name (``LedgerRules/credits(of:grants:quantity:)``) once:
-    /// the ledger line and the balance it raises in one statement, which returns no row when the
-    /// line's key was used already; then the `balance.credited` event with the new balance.
-    private static func credit(
-        _ transaction: RecordedTransaction, grants: [Grant], quantity: Int, owner: String, at now: Int64,
-        on connection: PostgresConnection
-    ) async throws {
-        for credit in try LedgerRules.credits(of: transaction, grants: grants, quantity: quantity) {
-            let raised = try await connection.rows(
-                """
-                WITH credit AS (
-                    INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
-                    VALUES ('credit', \(transaction.bundleID), \(owner), \(credit.currency), \(credit.amount),
-                        \(transaction.transactionID), \(credit.idempotencyKey), 0, \(now))
-                    ON CONFLICT (idempotency_key) DO NOTHING
-                    RETURNING bundle_id, app_user_id, currency, amount)
-                INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-                SELECT bundle_id, app_user_id, currency, amount FROM credit
-                ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-                RETURNING amount
-                """)
-            guard let balance = try raised.first?.decode(Int64.self) else { continue }
-            try await appendEvent(
-                LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
-                payload: credit.event(transactionID: transaction.transactionID, balance: balance), at: now,
-                on: connection)
-        }
-    }
-
     /// Appends an outbox event in the transaction open on `connection`.
     static func appendEvent(
         _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64,
         on connection: PostgresConnection
     ) async throws {
-        _ = try await connection.rows(
-            """
-            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-            VALUES (\(type), \(bundleID), \(appUserID), \(payload.json), \(now))
-            """)
+        var writes = DeferredWrites()
+        writes.append(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: now)
+        try await writes.flush(on: connection)
     }
 
     // MARK: Revocations
@@ -465,40 +459,226 @@ extension PostgresLedger {
     }
 }
 
-/// Collects what a type whose coding keys are column names (``TransactionRow``) encodes, by
-/// column; a `nil` property encodes nothing, and its column is bound as `NULL`.
-private final class ColumnEncoder: Encoder {
-    var values: [String: any PostgresThrowingDynamicTypeEncodable] = [:]
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(Columns(encoder: self))
+/// The events and credits of a group's ingests, written together when something needs them in
+/// the ledger (``flush(on:)``): the credits with one statement (``CreditBalances``), then the
+/// events, in the order they were appended, with another (``AppendEvents``). A credit's
+/// `balance.credited` event carries the balance after it.
+struct DeferredWrites {
+    private enum Event {
+        case ready(type: String, bundleID: String, appUserID: String?, payload: String, at: Int64)
+        /// The event of the credit at this index of `credits`, when it was applied.
+        case credited(Int)
     }
 
-    func unkeyedContainer() -> any UnkeyedEncodingContainer { preconditionFailure("a row has columns only") }
-    func singleValueContainer() -> any SingleValueEncodingContainer { preconditionFailure("a row has columns only") }
+    private struct Credit {
+        var transactionID: String
+        var bundleID: String
+        var owner: String
+        var credit: CurrencyCredit
+        var at: Int64
 
-    struct Columns<Key: CodingKey>: KeyedEncodingContainerProtocol {
-        let encoder: ColumnEncoder
-        var codingPath: [any CodingKey] { [] }
+        var key: BalanceKey { BalanceKey(bundleID: bundleID, owner: owner, currency: credit.currency) }
+    }
 
-        func encodeNil(forKey key: Key) throws {}
+    private var events: [Event] = []
+    private var credits: [Credit] = []
 
-        func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            guard let value = value as? any PostgresThrowingDynamicTypeEncodable else {
-                throw EncodingError.invalidValue(value, .init(codingPath: [key], debugDescription: "not a column type"))
+    mutating func append(_ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64) {
+        events.append(.ready(type: type, bundleID: bundleID, appUserID: appUserID, payload: payload.json, at: now))
+    }
+
+    /// Credits each currency the grants name (``LedgerRules/credits(of:grants:quantity:)``) once,
+    /// under its idempotency key, with its `balance.credited` event.
+    mutating func credit(
+        _ transaction: RecordedTransaction, grants: [Grant], quantity: Int, owner: String, at now: Int64
+    ) throws {
+        for credit in try LedgerRules.credits(of: transaction, grants: grants, quantity: quantity) {
+            credits.append(
+                Credit(
+                    transactionID: transaction.transactionID, bundleID: transaction.bundleID, owner: owner,
+                    credit: credit, at: now))
+            events.append(.credited(credits.count - 1))
+        }
+    }
+
+    /// Writes what was appended, in the transaction open on `connection`, and starts empty again.
+    mutating func flush(on connection: PostgresConnection) async throws {
+        defer { self = DeferredWrites() }
+        var balances: [Int64?] = []
+        if !credits.isEmpty {
+            let statement = CreditBalances(
+                bundleIDs: credits.map(\.bundleID), owners: credits.map(\.owner),
+                currencies: credits.map(\.credit.currency), amounts: credits.map(\.credit.amount),
+                transactionIDs: credits.map(\.transactionID), keys: credits.map(\.credit.idempotencyKey),
+                times: credits.map(\.at))
+            var applied = Set<String>()
+            var final: [BalanceKey: Int64] = [:]
+            for row in try await connection.rows(statement) {
+                let (key, bundle, owner, currency, amount) = try row.decode((String?, String?, String?, String?, Int64?).self)
+                if let key { applied.insert(key) }
+                if let bundle, let owner, let currency, let amount {
+                    final[BalanceKey(bundleID: bundle, owner: owner, currency: currency)] = amount
+                }
             }
-            encoder.values[key.stringValue] = value
+            // The balance before this group's credits, then after each, in order.
+            var running = final
+            for credit in credits where applied.contains(credit.credit.idempotencyKey) {
+                running[credit.key, default: 0] -= credit.credit.amount
+            }
+            for credit in credits {
+                guard applied.contains(credit.credit.idempotencyKey) else {
+                    balances.append(nil)
+                    continue
+                }
+                running[credit.key, default: 0] += credit.credit.amount
+                balances.append(running[credit.key])
+            }
         }
-
-        func nestedContainer<Nested: CodingKey>(
-            keyedBy type: Nested.Type, forKey key: Key
-        ) -> KeyedEncodingContainer<Nested> { preconditionFailure("a row has columns only") }
-        func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            preconditionFailure("a row has columns only")
+        var rows = AppendEvents()
+        for event in events {
+            switch event {
+            case .ready(let type, let bundleID, let appUserID, let payload, let at):
+                rows.append(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: at)
+            case .credited(let index):
+                let credit = credits[index]
+                guard let balance = balances[index] else { continue }
+                rows.append(
+                    LedgerEventType.balanceCredited, bundleID: credit.bundleID, appUserID: credit.owner,
+                    payload: credit.credit.event(transactionID: credit.transactionID, balance: balance).json,
+                    at: credit.at)
+            }
         }
-        func superEncoder() -> any Encoder { preconditionFailure("a row has columns only") }
-        func superEncoder(forKey key: Key) -> any Encoder { preconditionFailure("a row has columns only") }
+        if !rows.types.isEmpty { _ = try await connection.rows(rows) }
     }
+
+    private struct BalanceKey: Hashable {
+        var bundleID: String
+        var owner: String
+        var currency: String
+    }
+}
+
+/// Inserts rows of `transactions`, each unless its transaction ID is held already (`ON CONFLICT
+/// DO NOTHING`), and returns the IDs it inserted. The rows travel as one JSON array whose members'
+/// keys are the columns (``TransactionRow``'s coding keys), read back as rows of the table by
+/// `json_populate_recordset`.
+struct RecordTransactions: PostgresPreparedStatement {
+    static let sql = """
+        INSERT INTO transactions (\(TransactionRow.columns.joined(separator: ", ")))
+        SELECT \(TransactionRow.columns.joined(separator: ", "))
+        FROM json_populate_recordset(NULL::transactions, $1::JSON)
+        ON CONFLICT (transaction_id) DO NOTHING
+        RETURNING transaction_id
+        """
+    typealias Row = PostgresRow
+
+    var rows: String
+
+    init(_ rows: [TransactionRow]) throws {
+        let encoder = JSONEncoder()
+        // `bytea`'s hexadecimal input form.
+        encoder.dataEncodingStrategy = .custom { data, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode("\\x" + data.map { String(format: "%02x", $0) }.joined())
+        }
+        self.rows = String(decoding: try encoder.encode(rows), as: UTF8.self)
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(rows)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+/// Writes credit lines, each unless its idempotency key was used (`ON CONFLICT DO NOTHING`), and
+/// raises each balance they name by what was written to it. Returns the keys written (`key`),
+/// and each balance raised (`bundle_id`, `app_user_id`, `currency`, `amount` after).
+struct CreditBalances: PostgresPreparedStatement {
+    static let sql = """
+        WITH credit AS (
+            SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], $6::TEXT[], $7::BIGINT[])
+                WITH ORDINALITY AS c(bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key,
+                    created_at, n)),
+        written AS (
+            INSERT INTO ledger_entries (\(PostgresLedger.entryColumns))
+            SELECT 'credit', bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, 0, created_at
+            FROM credit ORDER BY n
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING bundle_id, app_user_id, currency, amount, idempotency_key),
+        raised AS (
+            INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+            SELECT bundle_id, app_user_id, currency, SUM(amount)::BIGINT FROM written
+            GROUP BY bundle_id, app_user_id, currency
+            ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+            RETURNING bundle_id, app_user_id, currency, amount)
+        SELECT idempotency_key AS key, NULL AS bundle_id, NULL AS app_user_id, NULL AS currency, NULL::BIGINT AS amount
+        FROM written
+        UNION ALL
+        SELECT NULL, bundle_id, app_user_id, currency, amount FROM raised
+        """
+    typealias Row = PostgresRow
+
+    var bundleIDs: [String]
+    var owners: [String]
+    var currencies: [String]
+    var amounts: [Int64]
+    var transactionIDs: [String]
+    var keys: [String]
+    var times: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(bundleIDs)
+        bindings.append(owners)
+        bindings.append(currencies)
+        bindings.append(amounts)
+        bindings.append(transactionIDs)
+        bindings.append(keys)
+        bindings.append(times)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+/// Appends outbox events, in the order given (their IDs increase in that order). An event about
+/// no customer has an empty `app_user_id`, stored as `NULL`.
+struct AppendEvents: PostgresPreparedStatement {
+    static let sql = """
+        INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+        SELECT type, bundle_id, NULLIF(app_user_id, ''), payload, created_at
+        FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[])
+            WITH ORDINALITY AS e(type, bundle_id, app_user_id, payload, created_at, n)
+        ORDER BY n
+        """
+    typealias Row = PostgresRow
+
+    var types: [String] = []
+    var bundleIDs: [String] = []
+    var appUserIDs: [String] = []
+    var payloads: [String] = []
+    var times: [Int64] = []
+
+    mutating func append(_ type: String, bundleID: String, appUserID: String?, payload: String, at now: Int64) {
+        types.append(type)
+        bundleIDs.append(bundleID)
+        appUserIDs.append(appUserID ?? "")
+        payloads.append(payload)
+        times.append(now)
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(types)
+        bindings.append(bundleIDs)
+        bindings.append(appUserIDs)
+        bindings.append(payloads)
+        bindings.append(times)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

@@ -178,12 +178,17 @@ public final class PostgresLedger: LedgerStore {
     func write<R: Sendable>(
         for customer: String? = nil, _ job: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
+        try await submit(for: customer, .run({ connection in try await job(connection) }))
+    }
+
+    /// Queues `job` for the writer of `customer` and returns its result once committed.
+    func submit<R: Sendable>(for customer: String?, _ job: PostgresWrite) async throws -> R {
         var hasher = Hasher()
         hasher.combine(customer)
         let turn = customer == nil ? nextWriter.add(1, ordering: .relaxed).oldValue : hasher.finalize()
         let writer = writers[Int(UInt(bitPattern: turn) % UInt(writers.count))]
         do {
-            guard let result = try await writer.submit({ connection in try await job(connection) }) as? R else {
+            guard let result = try await writer.submit(job) as? R else {
                 throw LedgerStoreError(.inconsistentState, "a write returned an unexpected type")
             }
             return result
@@ -344,30 +349,50 @@ private final class Lease<R: Sendable>: Sendable {
     }
 }
 
+/// A write a writer commits: an ingest, which the writer records together with the ingests next
+/// to it in its group (``PostgresLedger/ingest(_:on:)``), or any other job.
+enum PostgresWrite: Sendable {
+    case ingest(LedgerIngest)
+    case run(@Sendable (PostgresConnection) async throws -> any Sendable)
+
+    /// Runs `writes` in order on `connection`, each run of consecutive ingests together.
+    static func run(_ writes: [PostgresWrite], on connection: PostgresConnection) async throws -> [any Sendable] {
+        var results: [any Sendable] = []
+        var ingests: [LedgerIngest] = []
+        for write in writes {
+            switch write {
+            case .ingest(let change): ingests.append(change)
+            case .run(let job):
+                results += try await PostgresLedger.ingest(ingests, on: connection) as [any Sendable]
+                ingests = []
+                results.append(try await job(connection))
+            }
+        }
+        return results + (try await PostgresLedger.ingest(ingests, on: connection) as [any Sendable])
+    }
+}
+
 /// Commits a writer's groups: one transaction on a leased connection, and, when the group runs
 /// isolated, a savepoint per job.
 struct PostgresCommitter: GroupCommitEngine {
-    typealias Job = @Sendable (PostgresConnection) async throws -> any Sendable
-
     let client: PostgresClient
     let wait: Duration
     let limit: Duration
 
-    func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+    func commit(_ jobs: [PostgresWrite], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
         var attempt = 1
         while true {
             do {
                 return try await PostgresLedger.lease(client: client, wait: wait, limit: limit) { connection in
                     try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                        guard isolated else {
+                            return try await PostgresWrite.run(jobs, on: connection).map { .success($0) }
+                        }
                         var results: [Result<any Sendable, any Error>] = []
                         for job in jobs {
-                            guard isolated else {
-                                results.append(.success(try await job(connection)))
-                                continue
-                            }
                             _ = try await connection.rows("SAVEPOINT job")
                             do {
-                                results.append(.success(try await job(connection)))
+                                results.append(.success(try await PostgresWrite.run([job], on: connection)[0]))
                                 _ = try await connection.rows("RELEASE SAVEPOINT job")
                             } catch  where !PostgresLedger.isConflict(error) && Self.leavesConnectionUsable(error) {
                                 _ = try await connection.rows("ROLLBACK TO SAVEPOINT job")

@@ -95,11 +95,16 @@ extension PostgresLedger {
             outcomes.append(outcome)
         }
         try await writes.flush(on: connection)
+        var summarized: [(index: Int, request: SummaryRequest)] = []
         for (index, change) in changes.enumerated() where !kept.contains(index) {
             guard let summary = change.summary, let owner = change.transaction.appUserID else { continue }
-            outcomes[index].summary = try await Self.summary(
-                bundleID: change.transaction.bundleID, appUserID: owner, recent: summary.recent,
-                withJWS: summary.withJWS, on: connection)
+            summarized.append(
+                (index, SummaryRequest(
+                    bundleID: change.transaction.bundleID, appUserID: owner, recent: summary.recent,
+                    withJWS: summary.withJWS)))
+        }
+        for (summarized, summary) in zip(summarized, try await summaries(summarized.map(\.request), on: connection)) {
+            outcomes[summarized.index].summary = summary
         }
         return outcomes
     }
@@ -579,7 +584,7 @@ struct RecordTransactions: PostgresPreparedStatement {
         // `bytea`'s hexadecimal input form.
         encoder.dataEncodingStrategy = .custom { data, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode("\\x" + data.map { String(format: "%02x", $0) }.joined())
+            try container.encode("\\x" + data.hexDigits)
         }
         self.rows = String(decoding: try encoder.encode(rows), as: UTF8.self)
     }

@@ -52,46 +52,62 @@ extension PostgresLedger {
     ) async throws -> CustomerSummary {
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
         return try await read { connection in
-            try await Self.summary(
-                bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, on: connection)
+            try await Self.summaries(
+                [SummaryRequest(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)],
+                on: connection)[0]
         }
     }
 
-    /// The summary as `connection` sees it (in a write transaction, with its writes).
-    static func summary(
-        bundleID: String, appUserID: String, recent: Int, withJWS: Bool, on connection: PostgresConnection
-    ) async throws -> CustomerSummary {
-        let rows = try await connection.rows(
-            SummaryStatement(bundleID: bundleID, appUserID: appUserID, recent: Int64(recent), withJWS: withJWS))
-        return try summary(rows, bundleID: bundleID, appUserID: appUserID)
+    /// One customer's summary, asked for with the others of a group.
+    struct SummaryRequest {
+        var bundleID: String
+        var appUserID: String
+        var recent: Int
+        var withJWS: Bool
     }
 
-    /// The text of a customer's summary in one statement, after a `WITH` clause that names the
-    /// customer as `owner` (`bundle_id`, `app_user_id`; one row, or none for no summary). One row
-    /// per item, told apart by `part`: 0 for each transaction that can grant access, 1 for each
-    /// balance (`currency`, `amount`), 2 for the number of transactions (`amount`), 3 for each of
-    /// the `recent` newest transactions. `recent` and `withJWS` are SQL: a parameter or a value.
-    static func summary(recent: String, withJWS: String) -> String {
+    /// The summaries as `connection` sees them (in a write transaction, with its writes), read
+    /// with one statement (``SummaryStatement``), in the order asked.
+    static func summaries(_ requests: [SummaryRequest], on connection: PostgresConnection) async throws -> [CustomerSummary] {
+        guard !requests.isEmpty else { return [] }
+        let rows = try await connection.rows(
+            SummaryStatement(
+                bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
+                recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS)))
+        var byOwner: [Int64: [PostgresRow]] = [:]
+        for row in rows { byOwner[try row.makeRandomAccess()["owner"].decode(Int64.self), default: []].append(row) }
+        return try requests.enumerated().map { index, request in
+            try summary(byOwner[Int64(index + 1)] ?? [], bundleID: request.bundleID, appUserID: request.appUserID)
+        }
+    }
+
+    /// The text of customers' summaries in one statement, after a `WITH` clause that names them
+    /// as `owner` (`bundle_id`, `app_user_id`, `recent`, `with_jws`, and `n`, which each of its
+    /// rows carries as `owner`). One row per item, told apart by `part`: 0 for each transaction
+    /// that can grant access, 1 for each balance (`currency`, `amount`), 2 for the number of
+    /// transactions (`amount`), 3 for each of the `recent` newest transactions.
+    static let summary: String = {
         let columns = TransactionRow.selection(table: "t.").replacingOccurrences(
-            of: "t.signed_transaction", with: "CASE WHEN \(withJWS) THEN t.signed_transaction END AS signed_transaction")
+            of: "t.signed_transaction", with: "CASE WHEN owner.with_jws THEN t.signed_transaction END AS signed_transaction")
         let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
         let owned = "t.bundle_id = owner.bundle_id AND t.app_user_id = owner.app_user_id"
         return """
-            SELECT 0 AS part, \(columns), NULL AS currency, NULL::BIGINT AS amount
+            SELECT owner.n AS owner, 0 AS part, \(columns), NULL AS currency, NULL::BIGINT AS amount
             FROM owner JOIN transactions t ON \(owned) AND t.product_type <> 'Consumable'
             UNION ALL
-            SELECT 1, \(blanks), b.currency, b.amount
+            SELECT owner.n, 1, \(blanks), b.currency, b.amount
             FROM owner JOIN balances b ON b.bundle_id = owner.bundle_id AND b.app_user_id = owner.app_user_id
             UNION ALL
-            SELECT 2, \(blanks), NULL, (SELECT COUNT(*) FROM transactions t WHERE \(owned)) FROM owner
+            SELECT owner.n, 2, \(blanks), NULL, (SELECT COUNT(*) FROM transactions t WHERE \(owned)) FROM owner
             UNION ALL
-            (SELECT 3, \(columns), NULL, NULL FROM owner JOIN transactions t ON \(owned)
-             ORDER BY t.purchase_date DESC, t.transaction_id DESC LIMIT \(recent))
+            SELECT owner.n, 3, recent.* FROM owner CROSS JOIN LATERAL (
+                SELECT \(columns), NULL, NULL::BIGINT FROM transactions t WHERE \(owned)
+                ORDER BY t.purchase_date DESC, t.transaction_id DESC LIMIT owner.recent) recent
             """
-    }
+    }()
 
-    /// The summary the rows of ``summary(recent:withJWS:)`` describe: access transactions oldest
-    /// first, recent ones newest first. Rows of other parts are left alone.
+    /// The summary the rows of ``summary`` describe: access transactions oldest first, recent ones
+    /// newest first. Rows of other parts are left alone.
     private static func summary(_ rows: [PostgresRow], bundleID: String, appUserID: String) throws -> CustomerSummary {
         var summary = CustomerSummary(
             bundleID: bundleID, appUserID: appUserID, balances: [:], accessTransactions: [], recentTransactions: [],
@@ -312,23 +328,26 @@ private struct ColumnDecoder: Decoder {
     }
 }
 
-/// A customer's summary (``PostgresLedger/summary(recent:withJWS:)``) as a prepared statement:
-/// parsed and planned once per connection.
+/// Customers' summaries (``PostgresLedger/summary``) as a prepared statement: parsed and planned
+/// once per connection.
 struct SummaryStatement: PostgresPreparedStatement {
-    static let sql =
-        "WITH owner AS (SELECT $1::TEXT AS bundle_id, $2::TEXT AS app_user_id)\n"
-        + PostgresLedger.summary(recent: "$3::BIGINT", withJWS: "$4::BOOLEAN")
+    static let sql = """
+        WITH owner AS (
+            SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::BOOLEAN[])
+                WITH ORDINALITY AS o(bundle_id, app_user_id, recent, with_jws, n))
+        \(PostgresLedger.summary)
+        """
     typealias Row = PostgresRow
 
-    var bundleID: String
-    var appUserID: String
-    var recent: Int64
-    var withJWS: Bool
+    var bundleIDs: [String]
+    var appUserIDs: [String]
+    var recent: [Int64]
+    var withJWS: [Bool]
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 4)
-        bindings.append(bundleID)
-        bindings.append(appUserID)
+        bindings.append(bundleIDs)
+        bindings.append(appUserIDs)
         bindings.append(recent)
         bindings.append(withJWS)
         return bindings
@@ -343,10 +362,12 @@ struct KnownDigestStatement: PostgresPreparedStatement {
     static let sql = """
         WITH known AS (
             SELECT \(TransactionRow.selection(withJWS: false)) FROM transactions WHERE signed_digest = $1 LIMIT 1),
-        owner AS (SELECT bundle_id, app_user_id FROM known WHERE app_user_id IS NOT NULL)
-        \(PostgresLedger.summary(recent: "0", withJWS: "FALSE"))
+        owner AS (
+            SELECT bundle_id, app_user_id, 0::BIGINT AS recent, FALSE AS with_jws, 1::BIGINT AS n FROM known
+            WHERE app_user_id IS NOT NULL)
+        \(PostgresLedger.summary)
         UNION ALL
-        SELECT 4, \(TransactionRow.selection(withJWS: false, table: "known.")), NULL, NULL FROM known
+        SELECT 1, 4, \(TransactionRow.selection(withJWS: false, table: "known.")), NULL, NULL FROM known
         """
     typealias Row = PostgresRow
 

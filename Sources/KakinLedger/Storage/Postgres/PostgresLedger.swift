@@ -247,22 +247,26 @@ public final class PostgresLedger: LedgerStore {
                         .failure(leased ? error : LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")))
                 }
             }
-            lease.timer = Task {
-                try? await Task.sleep(for: wait)
-                guard !Task.isCancelled else { return }
+            // Timers on an event loop of the pool's group: cheaper than a sleeping task each.
+            let loop = PostgresClient.defaultEventLoopGroup.any()
+            lease.timer = loop.scheduleTask(in: timeAmount(wait)) {
                 guard let (connection, since) = lease.connection else {
                     work.cancel()
                     return lease.finish(
                         .failure(LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")))
                 }
                 guard let limit else { return }
-                try? await Task.sleep(until: since + limit)
-                guard !Task.isCancelled else { return }
-                lease.finish(
-                    .failure(LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")))
-                try? await connection.close()
+                lease.timer = loop.scheduleTask(in: timeAmount(since + limit - .now)) {
+                    lease.finish(
+                        .failure(LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")))
+                    _ = connection.close() as EventLoopFuture<Void>
+                }
             }
         }
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(max(0, duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000))
     }
 
     // MARK: Errors
@@ -312,7 +316,7 @@ private final class Lease<R: Sendable>: Sendable {
     private struct State {
         var connection: (PostgresConnection, ContinuousClock.Instant)?
         var waiting: CheckedContinuation<R, any Error>?
-        var timer: Task<Void, Never>?
+        var timer: Scheduled<Void>?
         var finished = false
     }
 
@@ -324,7 +328,7 @@ private final class Lease<R: Sendable>: Sendable {
 
     var connection: (PostgresConnection, ContinuousClock.Instant)? { state.withLock { $0.connection } }
 
-    var timer: Task<Void, Never>? {
+    var timer: Scheduled<Void>? {
         get { state.withLock { $0.timer } }
         set {
             let finished = state.withLock { state in

@@ -77,8 +77,8 @@ extension SQLiteLedger {
                 LIMIT 1
                 """, [transaction.bundleID, transaction.originalTransactionID])?.value("app_user_id")
         // Every column is named by the row's coding keys; a row held already is left alone.
-        try TransactionRow(transaction, owner: owner, signedDigest: digest).insert(db, onConflict: .ignore)
-        if db.changesCount > 0 {
+        let row = try TransactionRow(transaction, owner: owner, signedDigest: digest).databaseDictionary
+        if try db.run(TransactionRow.insertOrIgnore, StatementArguments(TransactionRow.columns.map { row[$0] })) > 0 {
             try appendEvent(
                 LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
                 payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now, db)

@@ -232,6 +232,12 @@ struct SQLiteCommitEngine: GroupCommitEngine {
 
 extension TransactionRow: FetchableRecord, PersistableRecord {
     static let databaseTableName = "transactions"
+
+    /// Inserts a row unless its transaction ID is held already; the values in ``columns`` order.
+    static let insertOrIgnore = """
+        INSERT INTO transactions (\(columns.joined(separator: ", ")))
+        VALUES (\(Database.placeholders(columns.count))) ON CONFLICT (transaction_id) DO NOTHING
+        """
 }
 
 extension Database {

@@ -566,18 +566,23 @@ struct DeferredWrites {
 /// Inserts rows of `transactions`, each unless its transaction ID is held already (`ON CONFLICT
 /// DO NOTHING`), and returns the IDs it inserted. The rows travel as one JSON array whose members'
 /// keys are the columns (``TransactionRow``'s coding keys), read back as rows of the table by
-/// `json_populate_recordset`.
+/// `json_populate_recordset`; their signed JWS (a few kilobytes each) travel beside it as an array
+/// of text, which PostgreSQL takes as it is rather than parsing it as JSON.
 struct RecordTransactions: PostgresPreparedStatement {
     static let sql = """
         INSERT INTO transactions (\(TransactionRow.columns.joined(separator: ", ")))
-        SELECT \(TransactionRow.columns.joined(separator: ", "))
-        FROM json_populate_recordset(NULL::transactions, $1::JSON)
+        SELECT \(TransactionRow.columns.map { $0 == "signed_transaction" ? "NULLIF(signed.jws, '')" : "r." + $0 }
+            .joined(separator: ", "))
+        FROM json_populate_recordset(NULL::transactions, $1::JSON) WITH ORDINALITY AS r
+        JOIN unnest($2::TEXT[]) WITH ORDINALITY AS signed(jws, n) ON signed.n = r.ordinality
         ON CONFLICT (transaction_id) DO NOTHING
         RETURNING transaction_id
         """
     typealias Row = PostgresRow
 
     var rows: String
+    /// Each row's signed JWS, empty for none.
+    var signed: [String]
 
     init(_ rows: [TransactionRow]) throws {
         let encoder = JSONEncoder()
@@ -586,12 +591,20 @@ struct RecordTransactions: PostgresPreparedStatement {
             var container = encoder.singleValueContainer()
             try container.encode("\\x" + data.hexDigits)
         }
-        self.rows = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        signed = rows.map { $0.signedTransaction ?? "" }
+        self.rows = String(
+            decoding: try encoder.encode(
+                rows.map { row in
+                    var row = row
+                    row.signedTransaction = nil
+                    return row
+                }), as: UTF8.self)
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
+        var bindings = PostgresBindings(capacity: 2)
         bindings.append(rows)
+        bindings.append(signed)
         return bindings
     }
 

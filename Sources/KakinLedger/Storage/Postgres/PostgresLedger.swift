@@ -27,6 +27,8 @@ public final class PostgresLedger: LedgerStore {
     /// How long an operation waits for a connection.
     let connectionWait: Duration
     private let writers: [GroupCommit<PostgresCommitter>]
+    /// Uploads looked up by digest, the lookups waiting at the same moment in one statement.
+    let lookups: GroupCommit<PostgresLookups>
     private let nextWriter = Atomic<Int>(0)
     private let running: Task<Void, Never>
     /// How many times a transaction that lost a deadlock or failed to serialize runs in all.
@@ -60,6 +62,7 @@ public final class PostgresLedger: LedgerStore {
         let committer = PostgresCommitter(
             client: client, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
         writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer) }
+        lookups = GroupCommit(PostgresLookups(client: client, wait: options.connectionWait))
         // Started at once, so that the pool runs before the first lease asks for a connection.
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             running = Task.immediate { await client.run() }
@@ -71,6 +74,7 @@ public final class PostgresLedger: LedgerStore {
     /// Lets the writers finish what they have, then closes the pool.
     public func shutdown() async throws {
         for writer in writers { await writer.close() }
+        await lookups.close()
         running.cancel()
         await running.value
     }

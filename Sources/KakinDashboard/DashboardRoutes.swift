@@ -62,8 +62,8 @@ public struct DashboardRoutes: Sendable {
             Array(Set(service.apps.values.map(\.secretKey))).sorted()
             + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
         self.sessions = DashboardSessions(
-            store: service.store, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
-        self.throttle = signInThrottle ?? SignInThrottle(store: service.store, logger: logger, now: now)
+            service: service, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
+        self.throttle = signInThrottle ?? SignInThrottle(service: service, logger: logger, now: now)
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.

@@ -19,7 +19,7 @@ struct DashboardSessions: Sendable {
         let expires: Date
     }
 
-    let store: any LedgerStore
+    let service: PurchaseService
     let lifetime: TimeInterval
     let formLifetime: TimeInterval = 3600
     let formKey: SymmetricKey
@@ -30,7 +30,7 @@ struct DashboardSessions: Sendable {
         let current = now()
         let session = Session(
             token: Self.randomToken(), csrf: Self.randomToken(), expires: current.addingTimeInterval(lifetime))
-        _ = try await store.insertDashboardToken(
+        _ = try await service.insertDashboardToken(
             digest: Self.digest(session.token), kind: .session, csrf: session.csrf, expires: session.expires,
             now: current)
         return session
@@ -39,7 +39,7 @@ struct DashboardSessions: Sendable {
     /// The live session with this token, or `nil`.
     func session(_ token: String) async throws -> Session? {
         guard token.utf8.count == 64,
-            let found = try await store.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
+            let found = try await service.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
             let csrf = found.csrf
         else { return nil }
         return Session(token: token, csrf: csrf, expires: found.expires)
@@ -47,7 +47,7 @@ struct DashboardSessions: Sendable {
 
     /// Ends a session (sign out), on every server.
     func end(_ token: String) async throws {
-        try await store.deleteDashboardToken(digest: Self.digest(token))
+        try await service.deleteDashboardToken(digest: Self.digest(token))
     }
 
     /// A new sign-in form's token: `<expiry>.<random>.<HMAC>`.
@@ -66,7 +66,7 @@ struct DashboardSessions: Sendable {
         let current = now()
         let expires = Date(timeIntervalSince1970: TimeInterval(expiry))
         guard expires > current else { return false }
-        return try await store.insertDashboardToken(
+        return try await service.insertDashboardToken(
             digest: Self.digest(token), kind: .usedSignInForm, csrf: nil, expires: expires, now: current)
     }
 

@@ -29,7 +29,7 @@ import Synchronization
 public final class SignInThrottle: Sendable {
     /// What counts a failure, and how long each waits.
     public let policy: SignInThrottlePolicy
-    let store: any LedgerStore
+    let service: PurchaseService
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -46,14 +46,14 @@ public final class SignInThrottle: Sendable {
         case api
     }
 
-    /// Creates a throttle over the ledger `store`, which keeps the counts so that every server sharing
-    /// it refuses the same subjects. `now` is the clock of waits and failures.
+    /// Creates a throttle whose counts `service` keeps in its ledger, so that every server sharing
+    /// the ledger refuses the same subjects. `now` is the clock of waits and failures.
     public init(
-        store: any LedgerStore, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
+        service: PurchaseService, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.store = store
+        self.service = service
         self.policy = policy
         self.metrics = metrics
         self.logger = logger
@@ -62,7 +62,7 @@ public final class SignInThrottle: Sendable {
 
     /// Until when one of `subjects` must wait, as the ledger says now (`nil`: none waits).
     public func lockedUntil(_ subjects: [SignInSubject]) async throws -> Date? {
-        let until = try await store.signInLockedUntil(subjects, now: now())
+        let until = try await service.signInLockedUntil(subjects, now: now())
         if let until {
             learn(subjects, until: until)
         } else {
@@ -99,7 +99,7 @@ public final class SignInThrottle: Sendable {
         var counts: [String] = []
         for subject in subjects {
             do {
-                let count = try await store.recordSignInFailure(subject, policy: policy, now: current)
+                let count = try await service.recordSignInFailure(subject, policy: policy, now: current)
                 counts.append("\(subject.key)=\(count.failures)")
                 if count.lockedUntil > current {
                     learn([subject], until: count.lockedUntil)
@@ -133,7 +133,7 @@ public final class SignInThrottle: Sendable {
     /// A right secret from `source`: its failures are forgotten.
     public func succeeded(source: SignInSubject) async {
         learned.withLock { $0[source] = nil }
-        do { try await store.clearSignInFailures(source) } catch {
+        do { try await service.clearSignInFailures(source) } catch {
             logger.error("failed sign-ins could not be cleared", metadata: ["subject": "\(source)", "error": "\(error)"])
         }
     }

@@ -52,7 +52,7 @@ public func buildApplication(
     let parts = try await ServerParts.make(configuration, dependencies)
     let store = parts.store
     let throttle = SignInThrottle(
-        store: store, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
+        service: parts.service, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
         now: dependencies.now)
     let http = KakinServerHTTP(
         service: parts.service, signingKey: parts.serverKey, reconciler: parts.reconciler,

@@ -52,7 +52,7 @@ public struct KakinServerHTTP: Sendable {
         self.logger = logger
         self.signInThrottle =
             signInThrottle
-            ?? SignInThrottle(store: service.store, metrics: metrics, logger: logger, now: service.now)
+            ?? SignInThrottle(service: service, metrics: metrics, logger: logger, now: service.now)
     }
 
     /// A logger that reports errors only: the default when the caller gives none (tests, embedding).
@@ -77,7 +77,7 @@ public struct KakinServerHTTP: Sendable {
         var routes = RouteTable(router: router)
         let reader = RequestReader(maxBodySize: maxBodySize)
         let answers = CustomerAnswerSigner(service: service, signingKey: signingKey)
-        routes.add(OperationsController(store: service.store, metrics: metrics, serverKey: signingKey.publicKey))
+        routes.add(OperationsController(service: service, metrics: metrics, serverKey: signingKey.publicKey))
         routes.add(PurchaseController(service: service, reader: reader, answers: answers))
         routes.add(CustomerController(service: service, reader: reader, answers: answers))
         routes.add(ContentController(service: service, maxContentSize: maxContentSize))

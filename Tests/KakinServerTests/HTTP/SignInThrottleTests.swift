@@ -119,7 +119,7 @@ import Testing
             fixture = try await ServerFixture()
             let clock = fixture.clock
             throttle = SignInThrottle(
-                store: fixture.store, policy: SignInThrottleHTTPTests.policy, metrics: metrics, now: { clock.now() })
+                service: fixture.service, policy: SignInThrottleHTTPTests.policy, metrics: metrics, now: { clock.now() })
             let http = KakinServerHTTP(
                 service: fixture.service, signingKey: fixture.serverKey, metrics: metrics, signInThrottle: throttle)
             router = http.router()
@@ -243,14 +243,14 @@ import Testing
 
     @Test func withoutATrustedProxyTheHeaderIsIgnored() async throws {
         let fixture = try await ServerFixture()
-        let throttle = SignInThrottle(store: fixture.store)
+        let throttle = SignInThrottle(service: fixture.service)
         let request = Request(
             head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/",
                               headerFields: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.7"]),
             body: .init(buffer: ByteBuffer()))
         let peer = try SocketAddress(ipAddress: "192.0.2.1", port: 4000)
         #expect(throttle.source(of: request, peer: peer) == .source("192.0.2.1"))
-        let trusting = SignInThrottle(store: fixture.store, policy: SignInThrottlePolicy(trustForwardedFor: true))
+        let trusting = SignInThrottle(service: fixture.service, policy: SignInThrottlePolicy(trustForwardedFor: true))
         #expect(trusting.source(of: request, peer: peer) == .source("203.0.113.7"))
     }
 }

@@ -9,7 +9,7 @@ import KakinWire
 /// readiness, Prometheus metrics, the server key that signs customer answers, and the OpenAPI
 /// document. None takes a key.
 struct OperationsController: RouteController {
-    let store: any LedgerStore
+    let service: PurchaseService
     let metrics: ServerMetrics
     /// The public half of the key that signs customer answers.
     let serverKey: P256.Signing.PublicKey
@@ -19,7 +19,7 @@ struct OperationsController: RouteController {
             Self.text("ok\n", contentType: "text/plain")
         }
         routes.get("ready") { _, _ in
-            do { try await store.ping() } catch {
+            do { try await service.pingLedger() } catch {
                 throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
             }
             return Self.text("ready\n", contentType: "text/plain")

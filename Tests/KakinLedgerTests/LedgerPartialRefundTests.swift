@@ -3,8 +3,8 @@ import KakinLedger
 import KakinTestSupport
 import Testing
 
-@Suite("SQL ledger: prorated refunds")
-struct SQLLedgerStorePartialRefundTests {
+@Suite("Ledger: prorated refunds")
+struct LedgerPartialRefundTests {
     private func revoke(
         _ store: any LedgerStore, _ id: String, share: Int, at seconds: TimeInterval = 200,
         policy: ClawbackPolicy = .clampAtZero

@@ -3,8 +3,8 @@ import KakinLedger
 import KakinTestSupport
 import Testing
 
-@Suite("SQL ledger: revocations and spends")
-struct SQLLedgerStoreBalanceTests {
+@Suite("Ledger: revocations and spends")
+struct LedgerBalanceTests {
     private func customer(_ store: any LedgerStore, _ user: String = "alice") async throws -> CustomerState {
         try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
     }

@@ -5,8 +5,8 @@ import Testing
 
 @testable import KakinLedger
 
-@Suite("SQL ledger: outbox, notifications, content, persistence")
-struct SQLLedgerStoreOutboxTests {
+@Suite("Ledger: outbox, notifications, content, persistence")
+struct LedgerOutboxTests {
     private func payload(_ event: LedgerEvent) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
     }

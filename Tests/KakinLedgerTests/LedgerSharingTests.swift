@@ -6,8 +6,8 @@ import Testing
 
 /// Several stores on one database, as several server replicas have: a SQLite file opened by
 /// each store, or one PostgreSQL schema reached through a pool per store.
-@Suite("SQL ledger: stores sharing one database")
-struct SQLLedgerStoreSharingTests {
+@Suite("Ledger: stores sharing one database")
+struct LedgerSharingTests {
     /// The kinds where separate stores share a database.
     static var sharedKinds: [StoreKind] { StoreKind.allCases.filter { $0 != .memory } }
 

@@ -4,8 +4,8 @@ import KakinWire
 import KakinTestSupport
 import Testing
 
-@Suite("SQL ledger: anonymous customers becoming identified ones")
-struct SQLLedgerStoreAliasTests {
+@Suite("Ledger: anonymous customers becoming identified ones")
+struct LedgerAliasTests {
     private let anonymous = AnonymousAppUserID.prefix + "0123456789abcdef0123456789abcdef"
     private let hook = "https://hooks.example/aliases"
 

@@ -4,8 +4,8 @@ import KakinLedger
 import KakinTestSupport
 import Testing
 
-@Suite("SQL ledger: the dashboard's reads")
-struct SQLLedgerStoreDashboardTests {
+@Suite("Ledger: the dashboard's reads")
+struct LedgerDashboardTests {
     @Test("customers are found by user ID prefix (any case, wildcards literal) or by transaction ID", arguments: StoreKind.allCases)
     func findCustomers(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

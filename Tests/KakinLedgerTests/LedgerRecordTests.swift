@@ -4,8 +4,8 @@ import KakinLedger
 import KakinTestSupport
 import Testing
 
-@Suite("SQL ledger: recording transactions")
-struct SQLLedgerStoreRecordTests {
+@Suite("Ledger: recording transactions")
+struct LedgerRecordTests {
     @Test(
         "the same transaction recorded 100 times at once is recorded and credited once", arguments: StoreKind.allCases)
     func recordOnceConcurrently(kind: StoreKind) async throws {
@@ -183,8 +183,8 @@ struct SQLLedgerStoreRecordTests {
     }
 }
 
-@Suite("SQL ledger: recording and summarizing in one transaction")
-struct SQLLedgerStoreRecordAndSummarizeTests {
+@Suite("Ledger: recording and summarizing in one transaction")
+struct LedgerRecordAndSummarizeTests {
     @Test(
         "the summary read with the record is the one a separate read gives, for every kind of outcome",
         arguments: StoreKind.allCases)

@@ -16,7 +16,8 @@ package protocol GroupCommitEngine: Sendable {
 
 /// Write jobs that arrive while the database commits wait together and are committed together,
 /// in one transaction: one commit (one flush to disk, one round trip) for a whole group instead
-/// of one each.
+/// of one each. (An engine may run reads this way too: PostgreSQL's lookups by digest wait
+/// together and run as one statement.)
 ///
 /// A group runs first as it is. When one of its jobs fails, the group is rolled back and runs
 /// again with a savepoint per job, so that the failing job alone is undone and the others commit;

@@ -141,7 +141,8 @@ extension PostgresLedger {
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
         let parts: [PostgresRow]
         do {
-            guard let rows = try await lookups.submit(digest.bytes) as? [PostgresRow] else {
+            let lookup = PostgresLookups.Lookup(digest: digest.bytes, deadline: .now + connectionWait)
+            guard let rows = try await lookups.submit(lookup) as? [PostgresRow] else {
                 throw LedgerStoreError(.inconsistentState, "a lookup returned an unexpected type")
             }
             parts = rows
@@ -399,16 +400,26 @@ struct KnownDigestStatement: PostgresPreparedStatement {
 
 /// Looks uploads up by the digest of their signed bytes: the lookups asked for while one runs wait
 /// and run together, in one statement (``KnownDigestStatement``) on one leased connection. Each
-/// is answered with the rows of its digest.
+/// is answered with the rows of its digest. A group waits for a connection until the deadline of
+/// its oldest lookup only, so that no lookup waits longer than the connection wait in all.
 struct PostgresLookups: GroupCommitEngine {
+    struct Lookup: Sendable {
+        var digest: Data
+        var deadline: ContinuousClock.Instant
+    }
+
     let client: PostgresClient
     let wait: Duration
 
-    func commit(_ digests: [Data], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
-        let rows = try await PostgresLedger.lease(client: client, wait: wait, limit: wait + .seconds(1)) {
-            try await $0.rows(KnownDigestStatement(digests: digests))
+    func commit(_ lookups: [Lookup], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+        let left = (lookups.map(\.deadline).min() ?? .now) - .now
+        guard left > .zero else {
+            throw LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")
         }
-        var byDigest = Array(repeating: [PostgresRow](), count: digests.count)
+        let rows = try await PostgresLedger.lease(client: client, wait: left, limit: wait + .seconds(1)) {
+            try await $0.rows(KnownDigestStatement(digests: lookups.map(\.digest)))
+        }
+        var byDigest = Array(repeating: [PostgresRow](), count: lookups.count)
         for row in rows { byDigest[try row.makeRandomAccess()["owner"].decode(Int.self) - 1].append(row) }
         return byDigest.map { .success($0) }
     }

@@ -319,6 +319,15 @@ private struct ColumnDecoder: Decoder {
         func contains(_ key: Key) -> Bool { row.contains(key.stringValue) }
         func decodeNil(forKey key: Key) throws -> Bool { row[key.stringValue].bytes == nil }
 
+        // The row's text and integer columns, decoded without looking their type up at run time.
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            try row[key.stringValue].decode(String.self)
+        }
+
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try row[key.stringValue].decode(Int64.self)
+        }
+
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             guard let decodable = T.self as? any PostgresDecodable.Type,
                 let value = try row[key.stringValue].decode(decodable) as? T

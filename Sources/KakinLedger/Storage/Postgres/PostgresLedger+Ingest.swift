@@ -23,9 +23,10 @@ extension PostgresLedger {
     /// Applies consecutive ingests of one group, in order, on `connection`.
     ///
     /// The new rows of all of them are written by one statement (``RecordTransactions``), the
-    /// credits of those recorded by it with one more, and the events of all of them with a third,
-    /// in the order the ingests came: a group of new purchases takes three statements however many
-    /// it holds, and one summary each. A change that meets a row already held (a duplicate, a
+    /// credits of those recorded by it with one more (``CreditBalances``), their events with a
+    /// third (``AppendEvents``), in the order the ingests came, and the summaries they ask for are
+    /// read with a fourth (``SummaryStatement``): a group of new purchases takes four statements
+    /// however many it holds. A change that meets a row already held (a duplicate, a
     /// purchase without an owner until now, another customer's purchase), or that revokes, runs
     /// its own statements after what came before it was written.
     static func ingest(_ changes: [LedgerIngest], on connection: PostgresConnection) async throws -> [LedgerIngestOutcome] {

@@ -65,6 +65,45 @@ struct LedgerOutboxTests {
         }
     }
 
+    @Test(
+        "purchases recorded together each announce the balance after their own credit, in order",
+        arguments: StoreKind.allCases)
+    func creditEventsInOneGroup(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            // Recorded at once, most of them share a group commit; some go to another customer, and
+            // one is uploaded twice.
+            _ = try await concurrently(42) { index in
+                let user = index % 4 == 3 ? "bob" : "alice"
+                return try await store.record(
+                    Fixture.transaction("g\(index == 41 ? 0 : index)", user: user), grants: Fixture.coins)
+            }
+            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(0), limit: 500)
+            for user in ["alice", "bob"] {
+                let credits = try events.filter { $0.appUserID == user && $0.type == "balance.credited" }.map(payload)
+                #expect(credits.map { $0["balance"] as? Int } == (1...credits.count).map { $0 * 100 })
+                let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
+                #expect(customer.balances["coins"] == Int64(credits.count * 100))
+                #expect(customer.ledger.count == credits.count)
+                // Each purchase's record comes before its credit.
+                for credit in credits {
+                    let key = try #require(credit["transactionId"] as? String)
+                    let recorded = try #require(
+                        events.firstIndex { event in
+                            event.type == "transaction.recorded"
+                                && (try? payload(event)["transactionId"] as? String) == key
+                        })
+                    let credited = try #require(
+                        events.firstIndex { event in
+                            event.type == "balance.credited"
+                                && (try? payload(event)["transactionId"] as? String) == key
+                        })
+                    #expect(recorded < credited)
+                }
+            }
+            #expect(events.filter { $0.type == "balance.credited" }.count == 41, "g0 was credited once")
+        }
+    }
+
     @Test("deliveries are tracked per endpoint with retry times", arguments: StoreKind.backends)
     func deliveries(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

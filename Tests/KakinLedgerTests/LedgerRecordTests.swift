@@ -58,6 +58,46 @@ struct LedgerRecordTests {
         }
     }
 
+    @Test(
+        "uploads looked up by their signed bytes at once each find their own transaction and owner",
+        arguments: StoreKind.allCases)
+    func lookupsAtOnce(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            for (id, user) in [("k1", "alice"), ("k2", "alice"), ("k3", "bob"), ("k4", nil)] {
+                _ = try await store.record(
+                    Fixture.transaction(id, user: user, source: user == nil ? .notification : .app),
+                    grants: Fixture.coins)
+            }
+            let ids = (0..<40).map { ["k1", "k2", "k3", "k4", "unknown\($0)"][$0 % 5] }
+            let found = try await concurrently(ids.count) { index in
+                (ids[index], try await store.signedTransactionAndSummary(digest: SignedDigest("jws.\(ids[index])")))
+            }
+            #expect(found.count == ids.count)
+            for (id, answer) in found {
+                guard id.hasPrefix("k") else {
+                    #expect(answer == nil, "\(id) is not in the ledger")
+                    continue
+                }
+                let (known, summary) = try #require(answer, "\(id) is in the ledger")
+                #expect(known.transactionID == id)
+                switch id {
+                case "k4":
+                    #expect(known.appUserID == nil)
+                    #expect(summary == nil, "a transaction without an owner has no summary")
+                case "k3":
+                    #expect(known.appUserID == "bob")
+                    #expect(summary?.appUserID == "bob")
+                    #expect(summary?.balances == ["coins": 100])
+                    #expect(summary?.transactionCount == 1)
+                default:
+                    #expect(known.appUserID == "alice")
+                    #expect(summary?.balances == ["coins": 200])
+                    #expect(summary?.transactionCount == 2)
+                }
+            }
+        }
+    }
+
     @Test("many uploads racing to name the owner assign it and credit once", arguments: StoreKind.allCases)
     func ownerAssignedOnceConcurrently(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

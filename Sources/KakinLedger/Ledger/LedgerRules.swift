@@ -78,6 +78,18 @@ package enum LedgerRules {
     }
 }
 
+/// Who owns a recorded transaction, as far as the ledger knows.
+enum StoredOwner: Equatable, Sendable {
+    /// The ledger does not hold the transaction.
+    case missing
+    /// The ledger holds it without an owner (a notification came first).
+    case unknown
+    case known(String)
+
+    /// The owner a stored row names, or none.
+    init(_ owner: String?) { self = owner.map(StoredOwner.known) ?? .unknown }
+}
+
 /// One currency a transaction credits: the amount for the whole quantity, and the key that makes
 /// it happen once.
 package struct CurrencyCredit: Hashable, Sendable {

@@ -162,20 +162,13 @@ extension PostgresLedger {
         return .duplicate(ownerAssigned: true)
     }
 
-    /// Who owns a recorded transaction, as far as the ledger knows.
-    enum StoredOwner: Equatable, Sendable {
-        case missing
-        case unknown
-        case known(String)
-    }
-
     static func storedOwner(of transactionID: String, on connection: PostgresConnection) async throws -> StoredOwner {
         guard
             let row = try await connection.rows(
                 "SELECT app_user_id FROM transactions WHERE transaction_id = \(transactionID)"
             ).first
         else { return .missing }
-        return try row.decode(String?.self).map(StoredOwner.known) ?? .unknown
+        return StoredOwner(try row.decode(String?.self))
     }
 
     /// Appends an outbox event in the transaction open on `connection`.

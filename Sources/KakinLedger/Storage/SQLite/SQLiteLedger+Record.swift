@@ -21,7 +21,7 @@ extension SQLiteLedger {
                 "a revoked share is 1 to \(RecordedTransaction.wholeShare) milliunits of a percent, not \(share)")
         }
         if change.summary == nil, transaction.revocationDate == nil, let owner = transaction.appUserID,
-            case .known(let stored)? = try await read({ db in try Self.storedOwner(of: transaction.transactionID, db) }),
+            case .known(let stored) = try await read({ db in try Self.storedOwner(of: transaction.transactionID, db) }),
             stored == owner
         {
             return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
@@ -90,9 +90,9 @@ extension SQLiteLedger {
             return .recorded
         }
         switch try storedOwner(of: transaction.transactionID, db) {
-        case nil: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
-        case .known(let stored)?: return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
-        case .unknown?: break
+        case .missing: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
+        case .known(let stored): return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
+        case .unknown: break
         }
         guard let owner else { return .duplicate(ownerAssigned: false) }
         guard
@@ -115,17 +115,10 @@ extension SQLiteLedger {
         return .duplicate(ownerAssigned: true)
     }
 
-    /// Who owns a recorded transaction, as far as the ledger knows.
-    enum StoredOwner: Sendable {
-        case unknown
-        case known(String)
-    }
-
-    /// The owner of a transaction; `nil` when the ledger does not hold it.
-    static func storedOwner(of transactionID: String, _ db: Database) throws -> StoredOwner? {
+    static func storedOwner(of transactionID: String, _ db: Database) throws -> StoredOwner {
         guard let row = try db.row("SELECT app_user_id FROM transactions WHERE transaction_id = ?", [transactionID])
-        else { return nil }
-        return try row.value("app_user_id", String?.self).map(StoredOwner.known) ?? .unknown
+        else { return .missing }
+        return StoredOwner(try row.value("app_user_id", String?.self))
     }
 
     /// Credits each currency once (under its idempotency key), raising the balance, with a

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import KakinLedger
 import KakinTestSupport
@@ -113,23 +114,15 @@ struct LedgerPartialRefundTests {
 
     @Test("the revoked share follows Apple's revocationType and revocationPercentage")
     func revokedShare() {
-        #expect(
+        func share(_ type: RevocationType, _ percentage: Int) -> Int {
             RecordedTransaction(
                 transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-                purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 50_000,
+                purchaseDate: Fixture.at(0), revocationType: type, revocationPercentage: percentage,
                 environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-            ).revokedShare == 50_000)
-        #expect(
-            RecordedTransaction(
-                transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-                purchaseDate: Fixture.at(0), revocationType: .refundFull, revocationPercentage: 100_000,
-                environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-            ).revokedShare == 100_000)
-        #expect(
-            RecordedTransaction(
-                transactionID: "t", originalTransactionID: "t", bundleID: "b", productID: "p", productType: .consumable,
-                purchaseDate: Fixture.at(0), revocationType: .refundProrated, revocationPercentage: 0,
-                environment: .sandbox, source: .app, recordedAt: Fixture.at(0)
-            ).revokedShare == 100_000, "a share Apple could not mean is the whole")
+            ).revokedShare
+        }
+        #expect(share(.refundProrated, 50_000) == 50_000)
+        #expect(share(.refundFull, 100_000) == 100_000)
+        #expect(share(.refundProrated, 0) == 100_000, "a share Apple could not mean is the whole")
     }
 }

@@ -144,7 +144,7 @@ struct LedgerSharingTests {
         }
     }
 
-    @Test("an exclusive job runs on one store at a time", arguments: sharedKinds)
+    @Test("an exclusive job runs on one store at a time, and not after it threw", arguments: sharedKinds)
     func exclusiveJobs(kind: StoreKind) async throws {
         try await withSharedStores(kind, count: 2) { stores in
             let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
@@ -166,6 +166,10 @@ struct LedgerSharingTests {
                 #expect(second == "second", "a SQLite ledger has one server, which always runs its jobs")
             }
             #expect(try await stores[1].exclusively(.reconciliation) { "again" } == "again", "released afterwards")
+            await #expect(throws: LedgerStoreError(.invalidArgument)) {
+                try await stores[1].exclusively(.reconciliation) { throw LedgerStoreError(.invalidArgument) }
+            }
+            #expect(try await stores[0].exclusively(.reconciliation) { "again" } == "again", "released after a throw")
         }
     }
 

@@ -138,32 +138,6 @@ struct PostgresLedgerTests {
             )
         }
     }
-
-    @Test("an exclusive job runs on one store at a time, and not after it threw")
-    func exclusively() async throws {
-        try await withStores(2) { stores in
-            let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await stores[0].exclusively(.reconciliation) {
-                    startedSignal.yield()
-                    for await _ in release { break }
-                    return "first"
-                }
-            }
-            for await _ in started { break }
-            let second = try await stores[1].exclusively(.reconciliation) { "second" }
-            #expect(second == nil)
-            releaseSignal.yield()
-            let first = try await holder.value
-            #expect(first == "first")
-            await #expect(throws: LedgerStoreError(.invalidArgument)) {
-                try await stores[1].exclusively(.reconciliation) { throw LedgerStoreError(.invalidArgument) }
-            }
-            let again = try await stores[0].exclusively(.reconciliation) { "again" }
-            #expect(again == "again", "released after a throw")
-        }
-    }
 }
 
 /// How many times jobs ran, shared by them.

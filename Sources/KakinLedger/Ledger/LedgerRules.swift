@@ -1,3 +1,5 @@
+import KakinWire
+
 /// The ledger's rules that need no database: what a purchase credits, what a refund takes back,
 /// what a purchase seen before means. Each engine applies them in its own statements.
 package enum LedgerRules {
@@ -7,6 +9,24 @@ package enum LedgerRules {
             throw LedgerStoreError(.invalidArgument, "recent must not be negative")
         }
         _ = try credits(of: change.transaction, grants: change.grants, quantity: change.transaction.quantity)
+    }
+
+    /// Checks an alias: `anonymousID` must be an anonymous customer's, `appUserID` an identified one's.
+    package static func validateAlias(_ anonymousID: String, to appUserID: String) throws {
+        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
+            throw LedgerStoreError(.invalidArgument, "\(anonymousID) is not an anonymous customer")
+        }
+        guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
+            throw LedgerStoreError(.invalidArgument, "an alias names an identified customer, not '\(appUserID)'")
+        }
+    }
+
+    /// Checks a spend: a positive amount, and a key that makes it happen once.
+    package static func validateSpend(amount: Int64, idempotencyKey: String) throws {
+        guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
+        guard !idempotencyKey.isEmpty else {
+            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
+        }
     }
 
     /// What a transaction credits its owner: amount × `quantity` of each currency its grants

@@ -1,5 +1,4 @@
 public import Foundation
-import KakinWire
 import PostgresNIO
 
 /// Recording, moving and revoking purchases, spending, and aliasing customers: the writes that
@@ -300,12 +299,7 @@ extension PostgresLedger {
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
     ) async throws -> CustomerAliasOutcome {
-        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
-            throw LedgerStoreError(.invalidArgument, "\(anonymousID) is not an anonymous customer")
-        }
-        guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
-            throw LedgerStoreError(.invalidArgument, "an alias names an identified customer, not '\(appUserID)'")
-        }
+        try LedgerRules.validateAlias(anonymousID, to: appUserID)
         let now = ms(date)
         return try await write(for: appUserID) { connection in
             let inserted = try await connection.rows(
@@ -394,10 +388,7 @@ extension PostgresLedger {
     public func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
     ) async throws -> SpendOutcome {
-        guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
-        guard !idempotencyKey.isEmpty else {
-            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
-        }
+        try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
         let key = "spend:\(idempotencyKey)"
         let now = ms(date)
         let balance: PostgresQuery =

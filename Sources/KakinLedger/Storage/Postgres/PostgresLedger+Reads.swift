@@ -139,16 +139,8 @@ extension PostgresLedger {
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        let parts: [PostgresRow]
-        do {
-            let lookup = PostgresLookups.Lookup(digest: digest.bytes, deadline: .now + connectionWait)
-            guard let rows = try await lookups.submit(lookup) as? [PostgresRow] else {
-                throw LedgerStoreError(.inconsistentState, "a lookup returned an unexpected type")
-            }
-            parts = rows
-        } catch {
-            throw Self.ledgerError(error)
-        }
+        let parts: [PostgresRow] = try await Self.result(
+            of: PostgresLookups.Lookup(digest: digest.bytes, deadline: .now + connectionWait), on: lookups)
         guard let row = try parts.first(where: { try $0.makeRandomAccess()["part"].decode(Int.self) == 4 }) else {
             return nil
         }

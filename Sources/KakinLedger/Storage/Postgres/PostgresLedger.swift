@@ -190,10 +190,17 @@ public final class PostgresLedger: LedgerStore {
         var hasher = Hasher()
         hasher.combine(customer)
         let turn = customer == nil ? nextWriter.add(1, ordering: .relaxed).oldValue : hasher.finalize()
-        let writer = writers[Int(UInt(bitPattern: turn) % UInt(writers.count))]
+        return try await Self.result(of: job, on: writers[Int(UInt(bitPattern: turn) % UInt(writers.count))])
+    }
+
+    /// Queues `job` on `queue` and returns its result once its group ran; errors as the ledger
+    /// reports them.
+    static func result<R: Sendable, Engine: GroupCommitEngine>(
+        of job: Engine.Job, on queue: GroupCommit<Engine>
+    ) async throws -> R {
         do {
-            guard let result = try await writer.submit(job) as? R else {
-                throw LedgerStoreError(.inconsistentState, "a write returned an unexpected type")
+            guard let result = try await queue.submit(job) as? R else {
+                throw LedgerStoreError(.inconsistentState, "a job of the group commit returned an unexpected type")
             }
             return result
         } catch {

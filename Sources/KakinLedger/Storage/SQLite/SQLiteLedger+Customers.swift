@@ -1,6 +1,5 @@
 public import Foundation
 import GRDB
-import KakinWire
 
 /// Customers: their state, aliases and spends; notifications and the webhooks outbox.
 extension SQLiteLedger {
@@ -57,10 +56,7 @@ extension SQLiteLedger {
     public func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
     ) async throws -> SpendOutcome {
-        guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
-        guard !idempotencyKey.isEmpty else {
-            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
-        }
+        try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
         let key = "spend:\(idempotencyKey)"
         let now = LedgerTime.milliseconds(date)
         do {
@@ -119,12 +115,7 @@ extension SQLiteLedger {
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
     ) async throws -> CustomerAliasOutcome {
-        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
-            throw LedgerStoreError(.invalidArgument, "\(anonymousID) is not an anonymous customer")
-        }
-        guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
-            throw LedgerStoreError(.invalidArgument, "an alias names an identified customer, not '\(appUserID)'")
-        }
+        try LedgerRules.validateAlias(anonymousID, to: appUserID)
         let now = LedgerTime.milliseconds(date)
         return try await write { db in
             let created =

@@ -15,11 +15,6 @@ extension SQLiteLedger {
         try LedgerRules.validate(change)
         let transaction = change.transaction
         let share = transaction.revokedShare
-        if transaction.revocationDate != nil, !(1...RecordedTransaction.wholeShare).contains(share) {
-            throw LedgerStoreError(
-                .invalidArgument,
-                "a revoked share is 1 to \(RecordedTransaction.wholeShare) milliunits of a percent, not \(share)")
-        }
         if change.summary == nil, transaction.revocationDate == nil, let owner = transaction.appUserID,
             case .known(let stored) = try await read({ db in try Self.storedOwner(of: transaction.transactionID, db) }),
             stored == owner

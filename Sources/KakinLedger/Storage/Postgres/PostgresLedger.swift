@@ -34,15 +34,19 @@ public final class PostgresLedger: LedgerStore {
     /// How many times a transaction that lost a deadlock or failed to serialize runs in all.
     static let attempts = 5
 
-    /// Opens a pool of at most `options.maxConnections` connections, made when first needed: a
-    /// database that is down is reported by the first operation (``migrate()`` at start). Call
-    /// ``shutdown()`` at the end.
+    /// Opens a pool of at most `options.maxConnections` connections: `writers + 2` of them are
+    /// opened at once and kept, the others when needed. A database that is down is reported by the
+    /// first operation (``migrate()`` at start). Call ``shutdown()`` at the end.
     public init(options: PostgresConnectionOptions, logger: Logger = Logger(label: "kakin.ledger.postgres")) throws {
         var configuration = PostgresClient.Configuration(
             host: options.host, port: options.port, username: options.username, password: options.password,
             database: options.database, tls: try options.clientTLS())
         configuration.options.maximumConnections = options.maxConnections
-        configuration.options.minimumConnections = 0
+        // The connections in steady use (the writers', the lookups', a read's) stay open, and no
+        // keep-alive query runs: the pool arms no timer each time one of them goes back idle. A
+        // connection that stopped answering is closed by the lease's limit instead.
+        configuration.options.minimumConnections = min(options.maxConnections - 1, options.writers + 2)
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = .seconds(10)
         // Set at connection start, for every statement of the connection: a statement waiting
         // longer than a connection would (for a lock) is cancelled; writes commit durably; the

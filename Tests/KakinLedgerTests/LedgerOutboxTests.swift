@@ -70,12 +70,22 @@ struct LedgerOutboxTests {
         arguments: StoreKind.allCases)
     func creditEventsInOneGroup(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            // Recorded at once, most of them share a group commit; some go to another customer, and
-            // one is uploaded twice.
-            _ = try await concurrently(42) { index in
+            // Recorded at once, most of them share a group commit; some go to another customer, one
+            // is uploaded twice, and every other one asks for its customer's summary (read with
+            // the group's events on PostgreSQL), which holds its own credit.
+            let outcomes = try await concurrently(42) { index in
                 let user = index % 4 == 3 ? "bob" : "alice"
-                return try await store.record(
-                    Fixture.transaction("g\(index == 41 ? 0 : index)", user: user), grants: Fixture.coins)
+                let outcome = try await store.ingest(
+                    LedgerIngest(
+                        Fixture.transaction("g\(index == 41 ? 0 : index)", user: user), grants: Fixture.coins,
+                        summary: index.isMultiple(of: 2) ? (recent: 1, withJWS: false) : nil))
+                return (index, outcome)
+            }
+            for (index, outcome) in outcomes {
+                #expect((outcome.summary != nil) == index.isMultiple(of: 2))
+                guard let summary = outcome.summary else { continue }
+                #expect(summary.balances["coins", default: 0] >= 100)
+                #expect(summary.recentTransactions.count == 1)
             }
             let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(0), limit: 500)
             for user in ["alice", "bob"] {

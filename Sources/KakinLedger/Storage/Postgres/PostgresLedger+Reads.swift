@@ -67,13 +67,21 @@ extension PostgresLedger {
     }
 
     /// The summaries as `connection` sees them (in a write transaction, with its writes), read
-    /// with one statement (``SummaryStatement``), in the order asked.
-    static func summaries(_ requests: [SummaryRequest], on connection: PostgresConnection) async throws -> [CustomerSummary] {
-        guard !requests.isEmpty else { return [] }
-        let rows = try await connection.rows(
-            SummaryStatement(
-                bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
-                recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS)))
+    /// with one statement (``SummaryStatement``), in the order asked; with `events` to append,
+    /// the same statement appends them (``AppendEventsAndSummaries``).
+    static func summaries(
+        _ requests: [SummaryRequest], on connection: PostgresConnection, appending events: AppendEvents? = nil
+    ) async throws -> [CustomerSummary] {
+        let owners = SummaryStatement(
+            bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
+            recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS))
+        let rows: [PostgresRow]
+        switch (events, requests.isEmpty) {
+        case (let events?, true): rows = events.types.isEmpty ? [] : try await connection.rows(events)
+        case (let events?, false): rows = try await connection.rows(AppendEventsAndSummaries(events: events, owners: owners))
+        case (nil, true): rows = []
+        case (nil, false): rows = try await connection.rows(owners)
+        }
         var byOwner: [Int64: [PostgresRow]] = [:]
         for row in rows { byOwner[try row.makeRandomAccess()["owner"].decode(Int64.self), default: []].append(row) }
         return try requests.enumerated().map { index, request in
@@ -344,12 +352,18 @@ private struct ColumnDecoder: Decoder {
 /// Customers' summaries (``PostgresLedger/summary``) as a prepared statement: parsed and planned
 /// once per connection.
 struct SummaryStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH owner AS (
-            SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::BOOLEAN[])
-                WITH ORDINALITY AS o(bundle_id, app_user_id, recent, with_jws, n))
-        \(PostgresLedger.summary)
+    static let sql = "WITH \(owners(from: 1))\n\(PostgresLedger.summary)"
+
+    /// The `owner` clause of ``PostgresLedger/summary``: the customers as four arrays, bound from
+    /// parameter `$first` on.
+    static func owners(from first: Int) -> String {
         """
+        owner AS (
+            SELECT * FROM unnest($\(first)::TEXT[], $\(first + 1)::TEXT[], $\(first + 2)::BIGINT[], $\(first + 3)::BOOLEAN[])
+                WITH ORDINALITY AS o(bundle_id, app_user_id, recent, with_jws, n))
+        """
+    }
+
     typealias Row = PostgresRow
 
     var bundleIDs: [String]
@@ -363,6 +377,32 @@ struct SummaryStatement: PostgresPreparedStatement {
         bindings.append(appUserIDs)
         bindings.append(recent)
         bindings.append(withJWS)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+/// Appends outbox events (``AppendEvents``) and reads customers' summaries (``SummaryStatement``)
+/// in one statement, which saves a group of new purchases a round trip. The summaries do not
+/// read the events.
+struct AppendEventsAndSummaries: PostgresPreparedStatement {
+    static let sql = """
+        WITH appended AS (\(AppendEvents.sql)),
+        \(SummaryStatement.owners(from: 6))
+        \(PostgresLedger.summary)
+        """
+    typealias Row = PostgresRow
+
+    var events: AppendEvents
+    var owners: SummaryStatement
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = try events.makeBindings()
+        bindings.append(owners.bundleIDs)
+        bindings.append(owners.appUserIDs)
+        bindings.append(owners.recent)
+        bindings.append(owners.withJWS)
         return bindings
     }
 

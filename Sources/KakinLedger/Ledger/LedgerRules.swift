@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import KakinWire
 
 /// The ledger's rules that need no database: what a purchase credits, what a refund takes back,
@@ -27,6 +29,18 @@ package enum LedgerRules {
         guard !idempotencyKey.isEmpty else {
             throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
         }
+    }
+
+    /// Checks a content package against its bytes: not empty, and the size and SHA-256 it states;
+    /// the SHA-256 in lowercase hex.
+    package static func validateContent(_ package: ContentPackage, bytes: Data) throws -> String {
+        let name = "content \(package.productID) \(package.version)"
+        guard !bytes.isEmpty else { throw LedgerStoreError(.invalidArgument, "\(name) is empty") }
+        let digest = SHA256.hash(data: bytes).hexDigits
+        guard package.size == Int64(bytes.count), package.sha256.lowercased() == digest else {
+            throw LedgerStoreError(.invalidArgument, "\(name): size or SHA-256 does not match")
+        }
+        return digest
     }
 
     /// What a transaction credits its owner: amount × `quantity` of each currency its grants

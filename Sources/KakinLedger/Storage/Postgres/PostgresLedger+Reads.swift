@@ -208,12 +208,7 @@ extension PostgresLedger {
     }
 
     public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
-        var pattern = ""
-        for character in query {
-            if "%_\\".contains(character) { pattern.append("\\") }
-            pattern.append(character)
-        }
-        pattern += "%"
+        let pattern = LedgerSQLDialect.likePrefix(query)
         return try await rows(
             """
             SELECT bundle_id, app_user_id, COUNT(*), MAX(purchase_date) AS last_purchase FROM transactions

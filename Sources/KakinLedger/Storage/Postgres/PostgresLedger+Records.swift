@@ -1,5 +1,4 @@
 import AppStoreModels
-import Crypto
 public import Foundation
 import KakinWire
 import PostgresNIO
@@ -107,12 +106,7 @@ extension PostgresLedger {
     // MARK: Hosted content
 
     public func putContent(_ package: ContentPackage, bytes: Data) async throws {
-        let name = "content \(package.productID) \(package.version)"
-        guard !bytes.isEmpty else { throw LedgerStoreError(.invalidArgument, "\(name) is empty") }
-        let digest = SHA256.hash(data: bytes).hexDigits
-        guard package.size == Int64(bytes.count), package.sha256.lowercased() == digest else {
-            throw LedgerStoreError(.invalidArgument, "\(name): size or SHA-256 does not match")
-        }
+        let digest = try LedgerRules.validateContent(package, bytes: bytes)
         let (bundleID, productID, version) = (package.bundleID, package.productID, package.version)
         try await write { connection in
             let inserted = try await connection.rows(
@@ -129,7 +123,8 @@ extension PostgresLedger {
                 """
             ).first?.decode(String.self)
             guard !inserted.isEmpty || stored == digest else {
-                throw LedgerStoreError(.contentVersionConflict, "\(name) was already uploaded with other bytes")
+                throw LedgerStoreError(
+                    .contentVersionConflict, "content \(productID) \(version) was already uploaded with other bytes")
             }
         }
     }

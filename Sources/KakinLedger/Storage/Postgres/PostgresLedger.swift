@@ -75,7 +75,6 @@ public final class PostgresLedger: LedgerStore {
         }
     }
 
-    /// Lets the writers finish what they have, then closes the pool.
     public func shutdown() async throws {
         for writer in writers { await writer.close() }
         await lookups.close()
@@ -83,7 +82,6 @@ public final class PostgresLedger: LedgerStore {
         await running.value
     }
 
-    /// Answers when the database does: `SELECT 1`.
     public func ping() async throws {
         _ = try await read { try await $0.rows("SELECT 1") }
     }

@@ -21,8 +21,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The customer's transactions (by purchase date), ledger lines (in the order written) and
-    /// balances, read from one snapshot; `entitlements` is left for the caller to derive.
     public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
         try await read { db in
             let customer: StatementArguments = [bundleID, appUserID]
@@ -178,7 +176,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The identified customer the anonymous customer `anonymousID` became, if any.
     public func aliasedCustomer(bundleID: String, anonymousID: String) async throws -> String? {
         try await read { db in try Self.aliasTarget(bundleID: bundleID, anonymousID: anonymousID, db) }
     }
@@ -191,7 +188,6 @@ extension SQLiteLedger {
 
     // MARK: Webhooks outbox
 
-    /// Events not yet delivered to `endpoint` (due or waiting for a retry; given-up ones excluded).
     public func undeliveredEventCount(endpoint: String) async throws -> Int {
         try await read { db in
             try db.row(

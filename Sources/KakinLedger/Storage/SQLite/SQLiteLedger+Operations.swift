@@ -1,5 +1,4 @@
 public import AppStoreModels
-import Crypto
 public import Foundation
 import GRDB
 import KakinWire
@@ -13,14 +12,7 @@ extension SQLiteLedger {
     /// `bytes`, which cannot be empty. Versions are immutable: the same version again with the
     /// same bytes does nothing, with other bytes is refused.
     public func putContent(_ package: ContentPackage, bytes: Data) async throws {
-        guard !bytes.isEmpty else {
-            throw LedgerStoreError(.invalidArgument, "content \(package.productID) \(package.version) is empty")
-        }
-        let digest = SHA256.hash(data: bytes).hexDigits
-        guard package.size == Int64(bytes.count), package.sha256.lowercased() == digest else {
-            throw LedgerStoreError(
-                .invalidArgument, "content \(package.productID) \(package.version): size or SHA-256 does not match")
-        }
+        let digest = try LedgerRules.validateContent(package, bytes: bytes)
         try await write { db in
             let version: StatementArguments = [package.bundleID, package.productID, package.version]
             let inserted = try db.run(
@@ -41,7 +33,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The version uploaded last (ties broken by the greater version string) and its bytes.
     public func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)? {
         try await read { db in
             guard
@@ -61,8 +52,6 @@ extension SQLiteLedger {
 
     // MARK: Dashboard reads
 
-    /// Transactions of an app purchased before `end` that were bought, expired or revoked at or
-    /// after `start`, with their JWS, oldest first.
     public func transactions(
         bundleID: String, touching start: Date, before end: Date
     ) async throws -> [RecordedTransaction] {
@@ -78,9 +67,8 @@ extension SQLiteLedger {
         }
     }
 
-    /// Customers whose app user ID starts with `query` (ASCII case ignored), or who own a
-    /// transaction or original transaction with exactly that ID; newest purchase first.
     public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
+        // SQLite's LIKE ignores the case of ASCII letters only.
         try await read { db in
             try db.rows(
                 """
@@ -101,7 +89,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The newest notifications received, newest first; of one app and one customer when given.
     public func receivedNotifications(
         bundleID: String?, appUserID: String?, limit: Int
     ) async throws -> [ReceivedNotification] {
@@ -126,8 +113,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The newest outbox events with their delivery state per endpoint, newest first; of one app
-    /// and one customer when given.
     public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
         try await read { db in
             let (filter, arguments) = Database.filter([("e.bundle_id", bundleID), ("e.app_user_id", appUserID)])
@@ -151,7 +136,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Records a reconciliation run once it ended.
     public func recordReconciliation(_ run: ReconciliationRun) async throws {
         try await write { db in
             try db.run(
@@ -168,7 +152,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The newest reconciliation runs, newest first.
     public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
         try await read { db in
             try db.rows(
@@ -189,8 +172,6 @@ extension SQLiteLedger {
 
     // MARK: Dashboard sessions
 
-    /// Stores a dashboard token by its SHA-256, forgetting expired ones; `false` when one with
-    /// that digest is stored already (nothing changes then).
     public func insertDashboardToken(
         digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
     ) async throws -> Bool {
@@ -204,7 +185,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The live token of `kind` with this digest: its CSRF token and when it expires.
     public func dashboardToken(
         digest: Data, kind: DashboardTokenKind, now: Date
     ) async throws -> (csrf: String?, expires: Date)? {
@@ -218,7 +198,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Forgets a token (sign-out).
     public func deleteDashboardToken(digest: Data) async throws {
         try await write { db in try db.run("DELETE FROM dashboard_tokens WHERE digest = ?", [digest]) }
     }
@@ -263,7 +242,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The latest instant any of `subjects` must wait until, or `nil` when none of them waits now.
     public func signInLockedUntil(_ subjects: [SignInSubject], now: Date) async throws -> Date? {
         guard !subjects.isEmpty else { return nil }
         let keys = subjects.map(\.key)
@@ -278,7 +256,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Forgets the failures of `subject` (of every subject when `nil`); how many were forgotten.
     @discardableResult
     public func clearSignInFailures(_ subject: SignInSubject?) async throws -> Int {
         try await write { db in
@@ -287,7 +264,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Every subject with failures counted, the ones waiting first, then by their latest failure.
     public func signInFailures() async throws -> [SignInFailureCount] {
         try await read { db in
             try db.rows(
@@ -306,8 +282,6 @@ extension SQLiteLedger {
 
     // MARK: Offers and calls owed to Apple
 
-    /// Logs an offer signature by its nonce; a nonce logged before is refused
-    /// (``LedgerStoreError/Code/invalidArgument``).
     public func recordOfferSignature(_ record: OfferSignatureRecord) async throws {
         try await write { db in
             let inserted = try db.run(
@@ -325,7 +299,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The newest offer signatures, of one app when `bundleID` is given.
     public func offerSignatures(bundleID: String?, limit: Int) async throws -> [OfferSignatureRecord] {
         try await read { db in
             let (filter, arguments) = Database.filter([("bundle_id", bundleID)])
@@ -345,7 +318,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Records a call owed to Apple once per ID; `false` when it was recorded before.
     @discardableResult
     public func recordAppleRequest(_ request: AppleRequestRecord) async throws -> Bool {
         try await write { db in try Self.insert(request, db) }
@@ -369,8 +341,6 @@ extension SQLiteLedger {
             ]) > 0
     }
 
-    /// Takes up to `limit` pending calls due at `now`, leased until `leaseUntil`; each taken call
-    /// counts one more attempt.
     public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
         let current = LedgerTime.milliseconds(now)
         return try await write { db in
@@ -387,7 +357,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Ends a claimed call, or makes it pending again at `retryAt`.
     public func finishAppleRequest(
         _ id: String, state: AppleRequestRecord.State, sentBody: String?, error: String?, retryAt: Date?, at date: Date
     ) async throws {
@@ -405,7 +374,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The newest calls owed to Apple, of one app when `bundleID` is given.
     public func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord] {
         try await read { db in
             let (filter, arguments) = Database.filter([("bundle_id", bundleID)])
@@ -436,7 +404,6 @@ extension SQLiteLedger {
 
     // MARK: App downloads
 
-    /// Records that an app download belongs to a customer (the latest link wins).
     public func linkAppTransaction(
         bundleID: String, appTransactionID: String, appUserID: String, environment: AppStoreEnvironment, at date: Date
     ) async throws {
@@ -451,7 +418,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The app downloads linked to a customer, newest link first (at most 50).
     public func appTransactions(
         bundleID: String, appUserID: String
     ) async throws -> [(appTransactionID: String, linkedAt: Date)] {
@@ -465,7 +431,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The customer an app download was last linked to, if any.
     public func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String? {
         try await read { db in
             try db.row(

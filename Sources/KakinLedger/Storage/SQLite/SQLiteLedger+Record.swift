@@ -294,9 +294,6 @@ extension SQLiteLedger {
 
     // MARK: Reading transactions
 
-    /// A customer's summary, read from one snapshot: balances, the transactions that can grant
-    /// access (oldest first), the `recent` newest transactions (with their JWS when `withJWS`) and
-    /// the count.
     public func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
@@ -329,8 +326,6 @@ extension SQLiteLedger {
             transactionCount: count)
     }
 
-    /// A customer's transactions, newest first (by purchase date, then transaction ID), at most
-    /// `limit`, strictly after `cursor` in that order.
     public func transactions(
         bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
     ) async throws -> [RecordedTransaction] {
@@ -363,7 +358,6 @@ extension SQLiteLedger {
             """, [bundleID, appUserID, date, date, cursor.transactionID, limit])
     }
 
-    /// A transaction by ID, as first recorded (plus its owner and revocation when learned later).
     public func transaction(id: String) async throws -> RecordedTransaction? {
         try await read { db in
             try db.transactions(
@@ -372,7 +366,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// Every transaction of an app, by purchase date, for reconciliation.
     public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
         try await read { db in
             try db.transactions(
@@ -383,8 +376,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The transaction stored with these signed bytes and its owner's summary (no recent
-    /// transactions, no JWS), from one snapshot.
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {

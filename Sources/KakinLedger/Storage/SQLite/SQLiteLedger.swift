@@ -114,7 +114,6 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
-    /// Waits for the writes in flight, then closes the database.
     public func shutdown() async throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         await writes.close()
@@ -123,7 +122,6 @@ public final class SQLiteLedger: LedgerStore {
         try writer.close()
     }
 
-    /// Answers when the database does: `SELECT 1`.
     public func ping() async throws {
         try await read { db in try db.execute(sql: "SELECT 1") }
     }

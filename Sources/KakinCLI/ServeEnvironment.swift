@@ -95,7 +95,8 @@ struct ServeEnvironment {
             engine: engine, catalog: catalog,
             configuration: .init(
                 sharedSecret: keys.sharedSecret,
-                apiKeys: [.init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, publicKey: apiKey.publicKey)]))
+                apiKeys: [.init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, publicKey: apiKey.publicKey)],
+                rateLimits: .apple))
 
         // The purchase server, configured as `kakin server` would be against the sandbox.
         let sandboxBase = "http://\(options.host):\(options.sandboxPort)"

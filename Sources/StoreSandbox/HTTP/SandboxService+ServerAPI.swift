@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// The App Store Server API, as Apple serves it under `/inApps`: bearer tokens checked against the
@@ -9,7 +10,7 @@ extension SandboxService {
     func addServerAPIRoutes(to router: Router<BasicRequestContext>) {
         let api = router.group("inApps")
         api.get("v1/transactions/:id") { request, context in
-            await apple(request) {
+            await apple(request, .getTransactionInfo) {
                 let transaction = try await engine.transaction(try await transactionID(context))
                 return ServiceJSON.response(
                     TransactionInfoResponse(
@@ -18,7 +19,7 @@ extension SandboxService {
         }
         for version in ["v1", "v2"] {
             api.get("\(version)/history/:id") { request, context in
-                await apple(request) {
+                await apple(request, version == "v1" ? .getTransactionHistoryV1 : .getTransactionHistory) {
                     let query = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
                     let historyRequest: TransactionHistoryRequest
                     do { historyRequest = try TransactionHistoryRequest(queryItems: query) } catch let error
@@ -34,7 +35,7 @@ extension SandboxService {
             }
         }
         api.get("v1/subscriptions/:id") { request, context in
-            await apple(request) {
+            await apple(request, .getAllSubscriptionStatuses) {
                 let statuses = try request.uri.queryParameters.getAll("status").map { text in
                     guard let value = Int(text), (1...5).contains(value) else {
                         throw AppleAPIFailure(.invalidStatus, "status must be 1 to 5")
@@ -47,14 +48,14 @@ extension SandboxService {
             }
         }
         api.get("v2/refund/lookup/:id") { request, context in
-            await apple(request) {
+            await apple(request, .getRefundHistory) {
                 ServiceJSON.response(
                     try await engine.refundHistory(
                         for: try await transactionID(context), revision: request.uri.queryParameters.get("revision")))
             }
         }
         api.get("v1/transactions/appTransactions/:id") { request, context in
-            await apple(request) {
+            await apple(request, .getAppTransactionInfo) {
                 let testerID = try await engine.customer(of: try await transactionID(context))
                 return ServiceJSON.response(
                     AppTransactionInfoResponse(
@@ -76,8 +77,11 @@ extension SandboxService {
         return id
     }
 
-    /// Checks the bearer token, runs the route, and answers failures as Apple does.
-    func apple(_ request: Request, _ body: () async throws -> Response) async -> Response {
+    /// Checks the bearer token and the endpoint's request limit, runs the route, and answers
+    /// failures as Apple does.
+    func apple(
+        _ request: Request, _ endpoint: ServerAPIEndpoint, _ body: () async throws -> Response
+    ) async -> Response {
         do {
             let claims = try tokenVerifier.verify(authorizationHeader: request.headers[.authorization])
             guard claims.bundleID == engine.signer.bundleID else {
@@ -88,6 +92,11 @@ extension SandboxService {
         } catch {
             // Apple answers a bad or expired token with 401 and no body.
             return Response(status: .unauthorized)
+        }
+        if let retryAt = rateLimiter?.admit(endpoint, at: engine.clock.now()) {
+            var response = AppleAPIFailure(.rateLimitExceeded, "Rate limit exceeded.").response
+            response.headers[.retryAfter] = String(Int64((retryAt.timeIntervalSince1970 * 1000).rounded()))
+            return response
         }
         do { return try await body() } catch let failure as AppleAPIFailure {
             return failure.response
@@ -129,13 +138,13 @@ extension SandboxService {
     func addNotificationAPIRoutes(to router: Router<BasicRequestContext>) {
         let api = router.group("inApps/v1/notifications")
         api.post("test") { request, _ in
-            await apple(request) {
+            await apple(request, .requestTestNotification) {
                 ServiceJSON.response(
                     SendTestNotificationResponse(testNotificationToken: try await engine.requestTestNotification()))
             }
         }
         api.get("test/:token") { request, context in
-            await apple(request) {
+            await apple(request, .getTestNotificationStatus) {
                 do {
                     return ServiceJSON.response(
                         try await engine.testNotificationStatus(token: try context.parameters.require("token")))
@@ -145,7 +154,7 @@ extension SandboxService {
             }
         }
         api.post("history") { request, _ in
-            await apple(request) {
+            await apple(request, .getNotificationHistory) {
                 let body = try await ServiceJSON.decode(NotificationHistoryRequest.self, from: request)
                 if body.transactionID != nil, body.notificationType != nil {
                     throw AppleAPIFailure(

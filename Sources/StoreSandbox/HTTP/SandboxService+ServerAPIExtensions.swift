@@ -7,7 +7,7 @@ extension SandboxService {
     func addExtensionAPIRoutes(to router: Router<BasicRequestContext>) {
         let api = router.group("inApps")
         api.put("v1/subscriptions/extend/:original") { request, context in
-            await apple(request) {
+            await apple(request, .extendSubscriptionRenewalDate) {
                 let body = try await ServiceJSON.decode(ExtendRenewalDateRequest.self, from: request)
                 try Self.checkExtension(
                     days: body.extendByDays, reason: body.extendReasonCode, identifier: body.requestIdentifier)
@@ -26,7 +26,7 @@ extension SandboxService {
             }
         }
         api.post("v1/subscriptions/extend/mass") { request, _ in
-            await apple(request) {
+            await apple(request, .extendRenewalDatesForAllActiveSubscribers) {
                 let body = try await ServiceJSON.decode(MassExtendRenewalDateRequest.self, from: request)
                 try Self.checkExtension(
                     days: body.extendByDays, reason: body.extendReasonCode, identifier: body.requestIdentifier)
@@ -45,7 +45,7 @@ extension SandboxService {
             }
         }
         api.get("v1/subscriptions/extend/mass/:product/:request") { request, context in
-            await apple(request) {
+            await apple(request, .getStatusOfRenewalDateExtensions) {
                 do {
                     return ServiceJSON.response(
                         try await engine.massExtensionStatus(
@@ -58,7 +58,7 @@ extension SandboxService {
         }
         for version in ["v1", "v2"] {
             api.put("\(version)/transactions/consumption/:id") { request, context in
-                await apple(request) {
+                await apple(request, version == "v1" ? .sendConsumptionInformationV1 : .sendConsumptionInformation) {
                     let report: ConsumptionRequest
                     if version == "v1" {
                         let body = try await ServiceJSON.decode(ConsumptionRequestV1.self, from: request)
@@ -81,7 +81,7 @@ extension SandboxService {
             }
         }
         api.put("v1/transactions/:id/appAccountToken") { request, context in
-            await apple(request) {
+            await apple(request, .setAppAccountToken) {
                 let body = try await ServiceJSON.decode(UpdateAppAccountTokenRequest.self, from: request)
                 guard let token = body.appAccountToken.flatMap(UUID.init(uuidString:)) else {
                     throw AppleAPIFailure(.invalidAppAccountTokenUUID, "Invalid appAccountToken UUID.")
@@ -103,13 +103,13 @@ extension SandboxService {
             }
         }
         api.post("v1/transactions/:id/finish") { request, context in
-            await apple(request) {
+            await apple(request, .finishTransaction) {
                 try await engine.finishFromServer(try context.parameters.require("id"))
                 return Response(status: .ok)
             }
         }
         api.get("v1/lookup/:order") { request, context in
-            await apple(request) {
+            await apple(request, .lookUpOrderID) {
                 let transactions = await engine.lookUpOrder(try context.parameters.require("order"))
                 let now = engine.clock.now()
                 return ServiceJSON.response(

@@ -14,12 +14,19 @@ public struct SandboxService: Sendable {
         public var sharedSecret: String?
         /// Keys accepted for App Store Server API bearer tokens.
         public var apiKeys: [AppStoreServerAPITokenVerifier.Key]
+        /// The App Store Server API's request limits (``SandboxRateLimits/apple`` for Apple's);
+        /// `nil` for none.
+        public var rateLimits: SandboxRateLimits?
 
         /// Creates settings from their parts; by default any `verifyReceipt` password is accepted,
-        /// and no App Store Server API token (no key is registered).
-        public init(sharedSecret: String? = nil, apiKeys: [AppStoreServerAPITokenVerifier.Key] = []) {
+        /// no App Store Server API token (no key is registered), and no request limit.
+        public init(
+            sharedSecret: String? = nil, apiKeys: [AppStoreServerAPITokenVerifier.Key] = [],
+            rateLimits: SandboxRateLimits? = nil
+        ) {
             self.sharedSecret = sharedSecret
             self.apiKeys = apiKeys
+            self.rateLimits = rateLimits
         }
     }
 
@@ -33,6 +40,8 @@ public struct SandboxService: Sendable {
     public let content: HostedContentStore
     /// Checks App Store Server API bearer tokens against ``Configuration/apiKeys``; made once.
     let tokenVerifier: AppStoreServerAPITokenVerifier
+    /// Counts the App Store Server API's requests against ``Configuration/rateLimits``.
+    let rateLimiter: SandboxRateLimiter?
 
     /// Creates the service; nothing listens until its ``application(host:port:)`` runs, or its
     /// ``router()`` is served.
@@ -45,6 +54,7 @@ public struct SandboxService: Sendable {
         self.configuration = configuration
         self.content = content
         tokenVerifier = AppStoreServerAPITokenVerifier(keys: configuration.apiKeys)
+        rateLimiter = configuration.rateLimits.map(SandboxRateLimiter.init)
     }
 
     /// All routes.

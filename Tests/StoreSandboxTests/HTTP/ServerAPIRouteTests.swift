@@ -11,13 +11,56 @@ import Testing
 @Suite struct ServerAPIRouteTests {
     let key = P256.Signing.PrivateKey()
 
-    func makeService() throws -> SandboxService {
+    func makeService(rateLimits: SandboxRateLimits? = nil) throws -> SandboxService {
         let catalog = try ExampleApp.catalog()
         let engine = try ExampleSandbox.engine(
             catalog: catalog, authority: EngineFixture.authority, clock: .manual(at: EngineFixture.start))
         return SandboxService(
             engine: engine, catalog: catalog,
-            configuration: .init(apiKeys: [.init(keyID: "KEY1", issuerID: "issuer", publicKey: key.publicKey)]))
+            configuration: .init(
+                apiKeys: [.init(keyID: "KEY1", issuerID: "issuer", publicKey: key.publicKey)], rateLimits: rateLimits))
+    }
+
+    @Test func requestsPastAnEndpointsLimitAreRefusedUntilItsWindowEnds() async throws {
+        let service = try makeService(
+            rateLimits: SandboxRateLimits(requests: [.getTransactionHistory: 2], window: .seconds(60)))
+        let tester = try await service.engine.createTester(name: "api@example.com")
+        let bought = try #require(
+            try await service.engine.purchase(.init(testerID: tester.id, productID: "com.example.kakin.removeAd"))
+                .transaction)
+        // The window holding the sandbox's clock ends on the next multiple of 60 s since 1970.
+        let now = service.engine.clock.now().timeIntervalSince1970
+        let windowEnd = Int64((now / 60).rounded(.down) + 1) * 60_000
+        try await Application(router: service.router()).test(.router) { client in
+            for _ in 0..<2 {
+                let allowed = try await client.execute(
+                    uri: "/inApps/v2/history/\(bought.id)", method: .get, headers: try token())
+                #expect(allowed.status == .ok)
+            }
+            let refused = try await client.execute(
+                uri: "/inApps/v2/history/\(bought.id)", method: .get, headers: try token())
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == String(windowEnd))
+            let body = try JSONDecoder().decode(APIErrorResponse.self, from: Data(buffer: refused.body))
+            #expect(body.errorCode == .rateLimitExceeded)
+            // Other endpoints count on their own; a new window starts the count again.
+            let info = try await client.execute(
+                uri: "/inApps/v1/transactions/\(bought.id)", method: .get, headers: try token())
+            #expect(info.status == .ok)
+            _ = service.engine.clock.set(Date(timeIntervalSince1970: Double(windowEnd) / 1000))
+            let again = try await client.execute(
+                uri: "/inApps/v2/history/\(bought.id)", method: .get, headers: try token())
+            #expect(again.status == .ok)
+        }
+    }
+
+    @Test func applesSandboxLimitsAreATenthOfProductionOverAnHour() {
+        #expect(SandboxRateLimits.apple.window == .seconds(3600))
+        #expect(SandboxRateLimits.apple.requests[.getTransactionHistory] == 18_000)
+        #expect(SandboxRateLimits.apple.requests[.setAppAccountToken] == 7_200)
+        #expect(SandboxRateLimits.apple.requests[.requestTestNotification] == 360)
+        #expect(SandboxRateLimits.apple.requests[.getStatusOfRenewalDateExtensions] == nil)
+        #expect(ServerAPIEndpoint.getNotificationHistory.requestsPerHour(in: .production) == 180_000)
     }
 
     func token(bundle: String = ExampleApp.bundleID, key: P256.Signing.PrivateKey? = nil) throws -> HTTPFields {

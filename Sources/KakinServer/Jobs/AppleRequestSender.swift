@@ -113,26 +113,32 @@ public struct AppleRequestSender: Sendable {
                 }
                 text = Self.json(body)
                 try await client.put(
-                    body, path: "inApps/v2/transactions/consumption/\(request.transactionID)",
+                    body, .sendConsumptionInformation, path: "inApps/v2/transactions/consumption/\(request.transactionID)",
                     environment: request.environment)
             case .appAccountToken:
                 let body = UpdateAppAccountTokenRequest(appAccountToken: request.detail)
                 text = Self.json(body)
                 try await client.put(
-                    body, path: "inApps/v1/transactions/\(request.transactionID)/appAccountToken",
+                    body, .setAppAccountToken, path: "inApps/v1/transactions/\(request.transactionID)/appAccountToken",
                     environment: request.environment)
             }
         } catch where error.isRetryable {
-            return retry(request, now: now, deadline: deadline, error: error.message)
+            return retry(
+                request, now: now, deadline: deadline, error: error.message,
+                notBefore: error.retryAfterSeconds.map { now.addingTimeInterval(TimeInterval($0)) })
         } catch {
             return Outcome(state: .failed, error: error.message)
         }
         return Outcome(state: .sent, body: text)
     }
 
-    private func retry(_ request: AppleRequestRecord, now: Date, deadline: Date, error: String) -> Outcome {
+    /// The next attempt of `request`: after a wait that doubles with each attempt, and not before
+    /// `notBefore` (when Apple's rate limit names a time).
+    private func retry(
+        _ request: AppleRequestRecord, now: Date, deadline: Date, error: String, notBefore: Date? = nil
+    ) -> Outcome {
         let wait = min(maximumRetry, firstRetry * pow(2, Double(max(0, request.attempts - 1))))
-        let next = now.addingTimeInterval(wait)
+        let next = max(now.addingTimeInterval(wait), notBefore ?? now)
         guard next < deadline else {
             return Outcome(state: .failed, error: "\(error); the call's window closes before another attempt")
         }

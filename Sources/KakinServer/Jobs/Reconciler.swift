@@ -17,22 +17,33 @@ public struct ServerAPIAccess: Sendable {
     public var issuerID: String
     /// The key itself (the `.p8` file).
     public var privateKey: P256.Signing.PrivateKey
+    /// How many requests to one endpoint the server sends at once for the app; the others wait
+    /// their turn. Apple limits each endpoint's requests per app (``ServerAPIEndpoint``).
+    public var concurrentRequestsPerEndpoint: Int { turns.limit }
+    /// The turns at each endpoint, shared by every copy of this access.
+    let turns: EndpointTurns
 
     /// Creates access to the API with one host for each environment.
     public init(
         productionURL: URL = AppleEndpoints.serverAPIProduction, sandboxURL: URL = AppleEndpoints.serverAPISandbox,
-        keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey
+        keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey, concurrentRequestsPerEndpoint: Int = 4
     ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.keyID = keyID
         self.issuerID = issuerID
         self.privateKey = privateKey
+        turns = EndpointTurns(limit: concurrentRequestsPerEndpoint)
     }
 
     /// One host for both environments (the sandbox App Store serves both).
-    public init(baseURL: URL, keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey) {
-        self.init(productionURL: baseURL, sandboxURL: baseURL, keyID: keyID, issuerID: issuerID, privateKey: privateKey)
+    public init(
+        baseURL: URL, keyID: String, issuerID: String, privateKey: P256.Signing.PrivateKey,
+        concurrentRequestsPerEndpoint: Int = 4
+    ) {
+        self.init(
+            productionURL: baseURL, sandboxURL: baseURL, keyID: keyID, issuerID: issuerID, privateKey: privateKey,
+            concurrentRequestsPerEndpoint: concurrentRequestsPerEndpoint)
     }
 
     /// The host for data of `environment`.
@@ -145,7 +156,7 @@ public struct Reconciler: Sendable {
         bundleID: String
     ) async throws -> HistoryResponse {
         try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID).get(
-            HistoryResponse.self, path: "inApps/v2/history/\(transactionID)",
+            HistoryResponse.self, .getTransactionHistory, path: "inApps/v2/history/\(transactionID)",
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [], environment: environment,
             missingIsNil: true) ?? HistoryResponse(hasMore: false)
     }

@@ -50,7 +50,8 @@ extension PurchaseService {
         if appTransactionID == nil, let access = app.serverAPI, let transactionID = payload.transactionID {
             let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
             if let answer = try? await client.get(
-                AppTransactionInfoResponse.self, path: "inApps/v1/transactions/appTransactions/\(transactionID)",
+                AppTransactionInfoResponse.self, .getAppTransactionInfo,
+                path: "inApps/v1/transactions/appTransactions/\(transactionID)",
                 environment: environment, missingIsNil: true),
                 let signed = answer.signedAppTransactionInfo,
                 let verified = try? await verifier(app, environment).verifyAppTransaction(signed)

@@ -419,7 +419,7 @@ public struct PurchaseService: Sendable {
         do {
             fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
                 .get(
-                    TransactionInfoResponse.self, path: "inApps/v1/transactions/\(transactionID)",
+                    TransactionInfoResponse.self, .getTransactionInfo, path: "inApps/v1/transactions/\(transactionID)",
                     environment: environment)
         } catch {
             throw ServerError(

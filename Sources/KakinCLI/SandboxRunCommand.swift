@@ -54,6 +54,11 @@ struct SandboxRunCommand: AsyncParsableCommand {
     @Option(help: "A directory of hosted content packages, <productID>.zip; stand-ins are served otherwise.")
     var content: String?
 
+    @Flag(
+        name: .customLong("apple-rate-limits"),
+        help: "Refuse App Store Server API requests past Apple's sandbox limits per endpoint (429, as Apple does).")
+    var appleRateLimits = false
+
     @Option(name: .customLong("notification-url"), help: "Where to POST App Store Server Notifications V2.")
     var notificationURL: String?
 
@@ -131,7 +136,9 @@ struct SandboxRunCommand: AsyncParsableCommand {
             products: catalog.engineLookup)
         return SandboxService(
             engine: engine, catalog: catalog,
-            configuration: .init(sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey)),
+            configuration: .init(
+                sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey),
+                rateLimits: appleRateLimits ? .apple : nil),
             content: HostedContentStore(directory: content.map { URL(fileURLWithPath: $0) }))
     }
 

@@ -259,4 +259,21 @@ struct LedgerOutboxTests {
             #expect(try await store.transactions(bundleID: Fixture.bundleID).isEmpty)
         }
     }
+
+    @Test("the notification history checkpoint of each app and environment only moves forward", arguments: StoreKind.backends)
+    func notificationCheckpoints(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == nil)
+            try await store.advanceNotificationCheckpoint(
+                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(100), at: Fixture.at(101))
+            try await store.advanceNotificationCheckpoint(
+                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(50), at: Fixture.at(102))
+            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == Fixture.at(100))
+            try await store.advanceNotificationCheckpoint(
+                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(200), at: Fixture.at(201))
+            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == Fixture.at(200))
+            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .production) == nil)
+            #expect(try await store.notificationCheckpoint(bundleID: "com.example.other", environment: .sandbox) == nil)
+        }
+    }
 }

@@ -133,6 +133,14 @@ public protocol LedgerStore: Sendable {
     func recordReconciliation(_ run: ReconciliationRun) async throws
     /// The newest reconciliation runs, newest first.
     func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun]
+    /// Until when reconciliation has read Apple's notification history for an app's environment;
+    /// `nil` before the first read.
+    func notificationCheckpoint(bundleID: String, environment: AppStoreEnvironment) async throws -> Date?
+    /// Moves the checkpoint of an app's environment forward to `readUntil`; a checkpoint already
+    /// later stays.
+    func advanceNotificationCheckpoint(
+        bundleID: String, environment: AppStoreEnvironment, to readUntil: Date, at date: Date
+    ) async throws
 
     // MARK: Dashboard sessions
 

@@ -323,5 +323,20 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // How far reconciliation has read Apple's notification history, per app and environment:
+        // the next run reads from there (less a little overlap) instead of walking every purchase.
+        LedgerMigration(id: "0013_notification_checkpoints") { _ in
+            [
+                """
+                CREATE TABLE notification_checkpoints (
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    read_until BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, environment)
+                )
+                """
+            ]
+        },
     ]
 }

@@ -57,6 +57,27 @@ struct AppStoreServerAPIClient: Sendable {
         guard status == 200 || status == 202 else { throw Self.failure(status: status, body: answer) }
     }
 
+    /// `POST <host>/<path>?<query>` with `body` as JSON, Apple's answer decoded as `Response`.
+    func post<Body: Encodable, Response: Decodable>(
+        _ body: Body, as type: Response.Type, _ endpoint: ServerAPIEndpoint, path: String,
+        query: [URLQueryItem] = [], environment: AppStoreEnvironment
+    ) async throws(ServerError) -> Response {
+        var components = URLComponents(
+            url: access.baseURL(for: environment).appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw ServerError(.invalidConfiguration, "bad App Store Server API URL") }
+        let data: Data
+        do { data = try JSONEncoder().encode(body) } catch {
+            throw ServerError(.internalError, "the request body cannot be encoded: \(error)")
+        }
+        let (status, answer) = try await exchange(
+            "POST", endpoint, url: url, headers: ["Content-Type": "application/json"], body: data)
+        guard status == 200 else { throw Self.failure(status: status, body: answer) }
+        do { return try JSONDecoder().decode(Response.self, from: answer) } catch {
+            throw ServerError(.appleUnavailable, "the App Store Server API answered an unreadable \(Response.self)")
+        }
+    }
+
     /// Sends one request, again while Apple answers 429 and the waits allow, in its turn among
     /// the app's requests to `endpoint`; throws `appleUnavailable` when nothing answered.
     private func exchange(

@@ -52,13 +52,26 @@ public struct ServerAPIAccess: Sendable {
     }
 }
 
-/// Heals what the server missed (a lost notification, an app that never uploaded): asks the App
-/// Store Server API for the transaction history of every purchase the ledger knows, verifies
-/// each signed transaction, and records or revokes it. Idempotent: running it twice changes
-/// nothing the second time.
+/// Heals what the server missed (a lost notification, an app that never uploaded). First it reads
+/// Apple's notification history of each of the app's environments from where the last run stopped
+/// (less ``notificationOverlap``; 180 days back the first time), a page at a time, and handles each
+/// notification as if Apple had just sent it (one already handled changes nothing); then it asks
+/// for the transaction history of every purchase the ledger knows, verifies each signed
+/// transaction, and records or revokes it. Idempotent: running it twice changes nothing the
+/// second time.
 public struct Reconciler: Sendable {
+    /// How far before the last run's end a run starts reading the notification history again, so
+    /// that a notification Apple recorded late is not missed.
+    public static let notificationOverlap: TimeInterval = 3600
+    /// How far back Apple keeps the notification history.
+    public static let notificationHistoryDays = 180
+
     /// What one run did.
     public struct Report: Codable, Hashable, Sendable {
+        /// Notifications read from Apple's notification history.
+        public var notificationsRead: Int = 0
+        /// Of those, the ones the server had not handled before.
+        public var notificationsNew: Int = 0
         /// Purchases whose history was asked for: one per original transaction the ledger knows.
         public var customersExamined: Int = 0
         /// Signed transactions Apple returned that verified.
@@ -112,6 +125,46 @@ public struct Reconciler: Sendable {
     }
 
     private func run(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
+        for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
+            try await readNotificationHistory(app: app, environment: environment, access: access, report: &report)
+        }
+        try await walkHistories(app: app, access: access, report: &report)
+    }
+
+    /// Reads the notification history of `environment` from the checkpoint (less the overlap) to
+    /// now, a page at a time, and moves the checkpoint to now once every page was handled.
+    private func readNotificationHistory(
+        app: AppConfiguration, environment: AppStoreEnvironment, access: ServerAPIAccess, report: inout Report
+    ) async throws {
+        let end = service.now()
+        let oldest = end.addingTimeInterval(-Double(Self.notificationHistoryDays) * 86_400 + 60)
+        let start = max(
+            oldest,
+            try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)?
+                .addingTimeInterval(-Self.notificationOverlap) ?? oldest)
+        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
+        var token: String?
+        repeat {
+            let page = try await client.post(
+                NotificationHistoryRequest(startDate: start, endDate: end), as: NotificationHistoryResponse.self,
+                .getNotificationHistory, path: "inApps/v1/notifications/history",
+                query: token.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
+                environment: environment)
+            for item in page.notificationHistory ?? [] {
+                guard let signed = item.signedPayload else { continue }
+                report.notificationsRead += 1
+                if case .processed = try await service.receiveNotification(ResponseBodyV2(signedPayload: signed)) {
+                    report.notificationsNew += 1
+                }
+            }
+            token = page.hasMore == true ? page.paginationToken : nil
+        } while token != nil
+        try await service.store.advanceNotificationCheckpoint(
+            bundleID: app.bundleID, environment: environment, to: end, at: service.now())
+    }
+
+    /// Asks for the transaction history of every purchase the ledger knows.
+    private func walkHistories(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
         let bundleID = app.bundleID
         var covered: Set<String> = []
         let known = try await service.store.transactions(bundleID: bundleID)

@@ -115,6 +115,7 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.withServerAPI { access in
             let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
             let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.notificationsRead == 0, "Apple sent nothing: no notification URL")
             #expect(report.transactionsRecorded >= 2)
             #expect(report.transactionsRevoked == 1)
             let again = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
@@ -126,4 +127,47 @@ actor RecordingExchange: HTTPExchange {
         #expect(customer.transactions.first?.transactionID == monthly.id)
         try await fixture.store.shutdown()
     }
+
+    @Test func reconciliationReadsTheNotificationsTheServerMissedFromItsCheckpoint() async throws {
+        let fixture = try await ServerFixture()
+        let (_, jws) = try await fixture.buy("premium.monthly")
+        _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        fixture.clock.advance(by: 70 * 86_400)
+        try await fixture.engine.processRenewals()
+        let latest = try #require(await fixture.engine.transactions(of: "tester").last)
+        try await fixture.engine.refund(latest.id)
+        // Apple tried to send each notification, and none reached the server.
+        let lost = URL(string: "https://lost.example/apple")!
+        let sent = try await fixture.engine.deliverDueNotifications(to: lost, using: LostNotifications())
+        #expect(sent.count >= 3)
+        fixture.clock.advance(by: 60)
+
+        try await fixture.withServerAPI { access in
+            let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
+            let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.notificationsRead == sent.count && report.notificationsNew == sent.count)
+            #expect(report.transactionsRecorded == 0, "the notifications brought every transaction in")
+            let checkpoint = try await fixture.store.notificationCheckpoint(
+                bundleID: ServerFixture.bundleID, environment: .sandbox)
+            #expect(checkpoint == fixture.clock.now())
+
+            // The next run reads from the checkpoint less an hour's overlap: the same notifications
+            // again, none new; the run after it, past the overlap, reads none.
+            fixture.clock.advance(by: 2 * 3600)
+            let again = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(again.notificationsRead == sent.count && again.notificationsNew == 0)
+            fixture.clock.advance(by: 2 * 3600)
+            let later = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(later.notificationsRead == 0)
+        }
+        let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
+        #expect(customer.transactions.count >= 3)
+        #expect(customer.transactions.contains { $0.transactionID == latest.id && $0.revocationDate != nil })
+        try await fixture.store.shutdown()
+    }
+}
+
+/// A notification endpoint that never answers.
+private struct LostNotifications: NotificationTransport {
+    func post(_ body: Data, to url: URL) async -> SendAttemptResult { .timedOut }
 }

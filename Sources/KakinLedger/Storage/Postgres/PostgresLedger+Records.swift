@@ -31,6 +31,28 @@ extension PostgresLedger {
             """)
     }
 
+    public func notificationCheckpoint(bundleID: String, environment: AppStoreEnvironment) async throws -> Date? {
+        try await rows(
+            """
+            SELECT read_until FROM notification_checkpoints
+            WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue)
+            """
+        ).first.map { date(try $0.decode(Int64.self)) }
+    }
+
+    public func advanceNotificationCheckpoint(
+        bundleID: String, environment: AppStoreEnvironment, to readUntil: Date, at date: Date
+    ) async throws {
+        try await written(
+            """
+            INSERT INTO notification_checkpoints (bundle_id, environment, read_until, updated_at)
+            VALUES (\(bundleID), \(environment.rawValue), \(ms(readUntil)), \(ms(date)))
+            ON CONFLICT (bundle_id, environment) DO UPDATE SET
+                read_until = GREATEST(notification_checkpoints.read_until, excluded.read_until),
+                updated_at = excluded.updated_at
+            """)
+    }
+
     // MARK: Webhooks outbox
 
     public func undeliveredEventCount(endpoint: String) async throws -> Int {

@@ -170,6 +170,29 @@ extension SQLiteLedger {
         }
     }
 
+    public func notificationCheckpoint(bundleID: String, environment: AppStoreEnvironment) async throws -> Date? {
+        try await read { db in
+            try db.row(
+                "SELECT read_until FROM notification_checkpoints WHERE bundle_id = ? AND environment = ?",
+                [bundleID, environment.rawValue])?.date("read_until")
+        }
+    }
+
+    public func advanceNotificationCheckpoint(
+        bundleID: String, environment: AppStoreEnvironment, to readUntil: Date, at date: Date
+    ) async throws {
+        try await write { db in
+            try db.run(
+                """
+                INSERT INTO notification_checkpoints (bundle_id, environment, read_until, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (bundle_id, environment) DO UPDATE SET
+                    read_until = MAX(notification_checkpoints.read_until, excluded.read_until),
+                    updated_at = excluded.updated_at
+                """,
+                [bundleID, environment.rawValue, LedgerTime.milliseconds(readUntil), LedgerTime.milliseconds(date)])
+        }
+    }
+
     // MARK: Dashboard sessions
 
     public func insertDashboardToken(

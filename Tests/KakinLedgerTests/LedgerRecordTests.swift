@@ -24,7 +24,7 @@ struct LedgerRecordTests {
             #expect(customer.ledger.first?.amount == 300)
             #expect(customer.ledger.first?.idempotencyKey == "grant:t1:coins")
             #expect(customer.balances == ["coins": 300])
-            #expect(try await store.transactions(bundleID: Fixture.bundleID).count == 1)
+            #expect(try await store.purchases(bundleID: Fixture.bundleID, after: nil, limit: 10).count == 1)
             #expect(try await store.transaction(id: "t1") == transaction)
             try await expectLedgerMatchesBalances(store, user: "alice")
         }
@@ -221,6 +221,30 @@ struct LedgerRecordTests {
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances["coins"] == 60)
         }
     }
+
+    @Test("an app's purchases are read a page at a time, one per original transaction", arguments: StoreKind.backends)
+    func purchasesByPage(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            for index in 0..<5 {
+                _ = try await store.record(Fixture.transaction("p\(index)", user: "alice"), grants: [])
+                // A renewal of the same purchase adds no purchase.
+                _ = try await store.record(Fixture.transaction("r\(index)", original: "p\(index)"), grants: [])
+            }
+            var seen: [KnownPurchase] = []
+            var cursor: String?
+            while true {
+                let page = try await store.purchases(bundleID: Fixture.bundleID, after: cursor, limit: 2)
+                guard let last = page.last else { break }
+                #expect(page.count <= 2)
+                seen += page
+                cursor = last.originalTransactionID
+            }
+            #expect(seen.map(\.originalTransactionID) == (0..<5).map { "p\($0)" })
+            #expect(seen.map(\.transactionID) == (0..<5).map { "p\($0)" }, "the smallest transaction ID of each")
+            #expect(seen.allSatisfy { $0.environment == .sandbox })
+            #expect(try await store.purchases(bundleID: "com.example.other", after: nil, limit: 10).isEmpty)
+        }
+    }
 }
 
 @Suite("Ledger: recording and summarizing in one transaction")
@@ -332,5 +356,6 @@ extension LedgerStore {
         let outcome = try await ingest(LedgerIngest(transaction, grants: grants, summary: (recent, withJWS)))
         return (outcome.recorded, outcome.summary)
     }
+
 
 }

@@ -82,8 +82,10 @@ public protocol LedgerStore: Sendable {
     /// A transaction by ID.
     func transaction(id: String) async throws -> RecordedTransaction?
 
-    /// Every transaction of an app, for reconciliation (oldest first).
-    func transactions(bundleID: String) async throws -> [RecordedTransaction]
+    /// A page of an app's purchases, one per original transaction ID, in the order of those IDs,
+    /// strictly after `cursor`: each with one of its transactions and its environment, what asking
+    /// Apple for a purchase's history takes, without reading whole rows.
+    func purchases(bundleID: String, after cursor: String?, limit: Int) async throws -> [KnownPurchase]
 
     // MARK: Webhooks outbox
 
@@ -237,6 +239,24 @@ public struct SignedDigest: Hashable, Sendable {
     public init(_ jws: String) {
         var text = jws
         bytes = text.withUTF8 { Data(SHA256.hash(data: $0)) }
+    }
+}
+
+/// A purchase the ledger holds: its original transaction ID, one of its transactions, and the
+/// environment that signed it.
+public struct KnownPurchase: Hashable, Sendable {
+    /// The purchase's original transaction ID.
+    public var originalTransactionID: String
+    /// One of its transactions (the one with the smallest ID).
+    public var transactionID: String
+    /// The environment that signed it.
+    public var environment: AppStoreEnvironment
+
+    /// Creates the record from its parts.
+    public init(originalTransactionID: String, transactionID: String, environment: AppStoreEnvironment) {
+        self.originalTransactionID = originalTransactionID
+        self.transactionID = transactionID
+        self.environment = environment
     }
 }
 

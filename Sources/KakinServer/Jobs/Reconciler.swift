@@ -163,45 +163,60 @@ public struct Reconciler: Sendable {
             bundleID: app.bundleID, environment: environment, to: end, at: service.now())
     }
 
-    /// Asks for the transaction history of every purchase the ledger knows.
+    /// Asks for the transaction history of every purchase the ledger knows, reading the purchases a
+    /// page at a time; a purchase that an earlier history already listed is not asked for again.
     private func walkHistories(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
         let bundleID = app.bundleID
         var covered: Set<String> = []
-        let known = try await service.store.transactions(bundleID: bundleID)
-        for transaction in known where !covered.contains(transaction.originalTransactionID) {
-            report.customersExamined += 1
-            var revision: String?
-            repeat {
-                let page = try await history(
-                    of: transaction.transactionID, revision: revision, access: access,
-                    environment: transaction.environment, bundleID: bundleID)
-                for signed in page.signedTransactions ?? [] {
-                    let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
-                    guard let environment = decoded.environment, app.environments.contains(environment) else {
-                        continue
-                    }
-                    let verifier = try service.verifier(app, environment)
-                    let payload: JWSTransactionDecodedPayload
-                    do {
-                        payload = try await verifier.verify(
-                            compact, decoded: decoded, checking: [.bundleID, .environment])
-                    } catch {
-                        throw ServerError(verification: error, context: "history of \(transaction.transactionID)")
-                    }
-                    report.transactionsSeen += 1
-                    let record = try PurchaseService.record(
-                        from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
-                    covered.insert(record.originalTransactionID)
-                    let outcome = try await service.ingest(record, app: app)
-                    if outcome.isNew { report.transactionsRecorded += 1 }
-                    if record.revocationDate != nil, outcome.revoked || outcome.isNew {
-                        report.transactionsRevoked += 1
-                    }
-                }
-                revision = page.hasMore == true ? page.revision : nil
-            } while revision != nil
-            covered.insert(transaction.originalTransactionID)
+        var cursor: String?
+        while true {
+            let purchases = try await service.store.purchases(bundleID: bundleID, after: cursor, limit: 500)
+            guard let last = purchases.last else { return }
+            cursor = last.originalTransactionID
+            for purchase in purchases where !covered.contains(purchase.originalTransactionID) {
+                try await walkHistory(of: purchase, app: app, access: access, covered: &covered, report: &report)
+            }
         }
+    }
+
+    /// Asks for the history of one purchase, and records what it lists.
+    private func walkHistory(
+        of purchase: KnownPurchase, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
+        report: inout Report
+    ) async throws {
+        let bundleID = app.bundleID
+        report.customersExamined += 1
+        var revision: String?
+        repeat {
+            let page = try await history(
+                of: purchase.transactionID, revision: revision, access: access,
+                environment: purchase.environment, bundleID: bundleID)
+            for signed in page.signedTransactions ?? [] {
+                let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
+                guard let environment = decoded.environment, app.environments.contains(environment) else {
+                    continue
+                }
+                let verifier = try service.verifier(app, environment)
+                let payload: JWSTransactionDecodedPayload
+                do {
+                    payload = try await verifier.verify(
+                        compact, decoded: decoded, checking: [.bundleID, .environment])
+                } catch {
+                    throw ServerError(verification: error, context: "history of \(purchase.transactionID)")
+                }
+                report.transactionsSeen += 1
+                let record = try PurchaseService.record(
+                    from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
+                covered.insert(record.originalTransactionID)
+                let outcome = try await service.ingest(record, app: app)
+                if outcome.isNew { report.transactionsRecorded += 1 }
+                if record.revocationDate != nil, outcome.revoked || outcome.isNew {
+                    report.transactionsRevoked += 1
+                }
+            }
+            revision = page.hasMore == true ? page.revision : nil
+        } while revision != nil
+        covered.insert(purchase.originalTransactionID)
     }
 
     private func history(

@@ -184,13 +184,20 @@ extension PostgresLedger {
         ).first.map(Self.transaction)
     }
 
-    public func transactions(bundleID: String) async throws -> [RecordedTransaction] {
-        try await rows(
+    public func purchases(bundleID: String, after cursor: String?, limit: Int) async throws -> [KnownPurchase] {
+        guard limit > 0 else { return [] }
+        return try await rows(
             """
-            SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE bundle_id = \(bundleID)
-            ORDER BY purchase_date, recorded_at, transaction_id
+            SELECT original_transaction_id, MIN(transaction_id), MIN(environment) FROM transactions
+            WHERE bundle_id = \(bundleID) AND original_transaction_id > \(cursor ?? "")
+            GROUP BY original_transaction_id ORDER BY original_transaction_id LIMIT \(Int64(limit))
             """
-        ).map(Self.transaction)
+        ).map { row in
+            let (original, transaction, environment) = try row.decode((String, String, String).self)
+            return KnownPurchase(
+                originalTransactionID: original, transactionID: transaction,
+                environment: AppStoreEnvironment(rawValue: environment))
+        }
     }
 
     public func transactions(

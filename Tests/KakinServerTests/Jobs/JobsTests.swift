@@ -102,15 +102,21 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.store.shutdown()
     }
 
-    @Test func reconciliationHealsAMissedRefundAndRenewals() async throws {
-        let fixture = try await ServerFixture()
+    /// A monthly subscription uploaded by `user-1`, then two renewals and a refund of the latest
+    /// while the server hears nothing: the first purchase and the refunded renewal.
+    func renewedAndRefundedUnheard(_ fixture: ServerFixture) async throws -> (first: String, refunded: String) {
         let (monthly, jws) = try await fixture.buy("premium.monthly")
         _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
-        // Two renewals and a refund happen while the server hears nothing.
         fixture.clock.advance(by: 70 * 86_400)
         try await fixture.engine.processRenewals()
         let latest = try #require(await fixture.engine.transactions(of: "tester").last)
         try await fixture.engine.refund(latest.id)
+        return (monthly.id, latest.id)
+    }
+
+    @Test func reconciliationHealsAMissedRefundAndRenewals() async throws {
+        let fixture = try await ServerFixture()
+        let (first, refunded) = try await renewedAndRefundedUnheard(fixture)
 
         try await fixture.withServerAPI { access in
             let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
@@ -123,19 +129,14 @@ actor RecordingExchange: HTTPExchange {
         }
         let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
         #expect(customer.transactions.count >= 3, "renewals inherit the owner of the original purchase")
-        #expect(customer.transactions.contains { $0.transactionID == latest.id && $0.revocationDate != nil })
-        #expect(customer.transactions.first?.transactionID == monthly.id)
+        #expect(customer.transactions.contains { $0.transactionID == refunded && $0.revocationDate != nil })
+        #expect(customer.transactions.first?.transactionID == first)
         try await fixture.store.shutdown()
     }
 
     @Test func reconciliationReadsTheNotificationsTheServerMissedFromItsCheckpoint() async throws {
         let fixture = try await ServerFixture()
-        let (_, jws) = try await fixture.buy("premium.monthly")
-        _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
-        fixture.clock.advance(by: 70 * 86_400)
-        try await fixture.engine.processRenewals()
-        let latest = try #require(await fixture.engine.transactions(of: "tester").last)
-        try await fixture.engine.refund(latest.id)
+        let (_, refunded) = try await renewedAndRefundedUnheard(fixture)
         // Apple tried to send each notification, and none reached the server.
         let lost = URL(string: "https://lost.example/apple")!
         let sent = try await fixture.engine.deliverDueNotifications(to: lost, using: LostNotifications())
@@ -162,7 +163,7 @@ actor RecordingExchange: HTTPExchange {
         }
         let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
         #expect(customer.transactions.count >= 3)
-        #expect(customer.transactions.contains { $0.transactionID == latest.id && $0.revocationDate != nil })
+        #expect(customer.transactions.contains { $0.transactionID == refunded && $0.revocationDate != nil })
         try await fixture.store.shutdown()
     }
 }

@@ -78,12 +78,15 @@ public struct ServerFixture: Sendable {
 extension ServerFixture {
     /// Runs `body` with access to this fixture's sandbox serving the App Store Server API over
     /// HTTP on a free port of 127.0.0.1, with a key registered for the server.
-    public func withServerAPI(_ body: @Sendable (ServerAPIAccess) async throws -> Void) async throws {
+    public func withServerAPI(
+        rateLimits: SandboxRateLimits? = nil, _ body: @Sendable (ServerAPIAccess) async throws -> Void
+    ) async throws {
         let apiKey = P256.Signing.PrivateKey()
         let catalog = try ExampleApp.catalog()
         let sandbox = SandboxService(
             engine: engine, catalog: catalog,
-            configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)]))
+            configuration: .init(
+                apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: apiKey.publicKey)], rateLimits: rateLimits))
         let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             let port = try #require(client.port)

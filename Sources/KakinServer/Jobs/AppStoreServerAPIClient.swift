@@ -18,6 +18,16 @@ struct AppStoreServerAPIClient: Sendable {
     let access: ServerAPIAccess
     let exchange: any HTTPExchange
     let bundleID: String
+
+    /// A client for `bundleID` whose `Retry-After` waits are read on `now` (the service's clock).
+    init(
+        access: ServerAPIAccess, exchange: any HTTPExchange, bundleID: String, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.access = access
+        self.exchange = exchange
+        self.bundleID = bundleID
+        self.now = now
+    }
     /// How many times a request is sent in all when Apple answers 429.
     var attempts = 4
     /// The longest a request waits for Apple's rate limit, in all.

@@ -95,7 +95,8 @@ public struct AppleRequestSender: Sendable {
         guard let app = service.apps[request.bundleID], let access = app.serverAPI else {
             return Outcome(state: .skipped, error: "the app has no App Store Server API key")
         }
-        let client = AppStoreServerAPIClient(access: access, exchange: service.exchange, bundleID: app.bundleID)
+        let client = AppStoreServerAPIClient(
+            access: access, exchange: service.exchange, bundleID: app.bundleID, now: service.now)
         let text: String
         do {
             switch request.kind {

@@ -142,7 +142,7 @@ public struct Reconciler: Sendable {
             oldest,
             try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)?
                 .addingTimeInterval(-Self.notificationOverlap) ?? oldest)
-        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
+        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: service.now)
         var token: String?
         repeat {
             let page = try await client.post(
@@ -223,7 +223,7 @@ public struct Reconciler: Sendable {
         of transactionID: String, revision: String?, access: ServerAPIAccess, environment: AppStoreEnvironment,
         bundleID: String
     ) async throws -> HistoryResponse {
-        try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID).get(
+        try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID, now: service.now).get(
             HistoryResponse.self, .getTransactionHistory, path: "inApps/v2/history/\(transactionID)",
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [], environment: environment,
             missingIsNil: true) ?? HistoryResponse(hasMore: false)

@@ -417,7 +417,7 @@ public struct PurchaseService: Sendable {
         }
         let fetched: TransactionInfoResponse
         do {
-            fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID)
+            fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: now)
                 .get(
                     TransactionInfoResponse.self, .getTransactionInfo, path: "inApps/v1/transactions/\(transactionID)",
                     environment: environment)

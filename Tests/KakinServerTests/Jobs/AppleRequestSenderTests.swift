@@ -110,6 +110,28 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func aCallApplesRateLimitRefusesWaitsUntilTheTimeAppleNames() async throws {
+        let fixture = try await ServerFixture()
+        // No consumption information at all this hour: the sandbox refuses with Apple's 429.
+        try await fixture.withServerAPI(
+            rateLimits: SandboxRateLimits(requests: [.sendConsumptionInformation: 0], window: .seconds(3600))
+        ) { access in
+            let service = try service(fixture, access: access, policy: ConsumptionPolicy(customersConsented: true))
+            let (points, jws) = try await fixture.buy("increasePoints")
+            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")
+            try await requestRefund(fixture, points.id, service: service)
+            let reporter = AppleRequestSender(service: service)
+            #expect(try await reporter.sendDue().retried == 1)
+            let now = fixture.clock.now().timeIntervalSince1970
+            let windowEnd = Date(timeIntervalSince1970: ((now / 3600).rounded(.down) + 1) * 3600)
+            let waiting = try #require(try await service.store.appleRequests(bundleID: nil, limit: 1).first)
+            #expect(waiting.state == .pending && waiting.lastError?.contains("4290000") == true)
+            #expect(waiting.nextAttemptAt >= windowEnd, "not before the sandbox takes requests again")
+            #expect(waiting.nextAttemptAt <= windowEnd.addingTimeInterval(1))
+        }
+        try await fixture.store.shutdown()
+    }
+
     @Test func purchasesWithoutATokenOrMovedGetTheOwnersToken() async throws {
         let fixture = try await ServerFixture()
         try await fixture.withServerAPI { access in

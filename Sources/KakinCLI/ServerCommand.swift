@@ -11,7 +11,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the purchase server in front of the real App Store, or act on its ledger.",
-        subcommands: [ServerRunCommand.self, ServerLockoutsCommand.self, ServerUnlockCommand.self],
+        subcommands: [ServerRunCommand.self, ServerImportCommand.self, ServerLockoutsCommand.self, ServerUnlockCommand.self],
         defaultSubcommand: ServerRunCommand.self)
 }
 
@@ -147,5 +147,105 @@ struct ServerUnlockCommand: AsyncParsableCommand {
             ServiceRunner.fail(ServerError(error).message)
         }
         print("cleared \(cleared) \(cleared == 1 ? "subject" : "subjects")\(subject.map { " (\($0.key))" } ?? "")")
+    }
+}
+
+/// `kakin server import --config FILE --transactions IDS`: brings an existing app's purchases into
+/// the ledger from the App Store Server API, resumably.
+struct ServerImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import an app's purchases from the App Store Server API by their original transaction IDs.",
+        discussion: """
+            IDS is a text file with one original transaction ID per line (blank lines and lines starting             with # are skipped), as exported from the system before Kakin. Each purchase's history is             asked for once (a purchase an earlier history listed is skipped), verified and recorded as             reconciliation records it; the server may run meanwhile. Apple's rate limits are kept: a             refusal waits for the time Apple names. Progress is written to IDS.progress after each ID,             and a run started again goes on from there.
+            """)
+
+    @Option(help: "The server's JSON configuration file (env KAKIN_CONFIG).") var config: String?
+    @Option(help: "The file of original transaction IDs, one per line.") var transactions: String
+    @Option(name: .customLong("bundle-id"), help: "The app (needed when the configuration has several).")
+    var bundleID: String?
+
+    func run() async throws {
+        let configuration = ServerConfiguration.fromCommandLine(config)
+        let apps = configuration.apps.map(\.bundleID)
+        guard let bundleID = bundleID ?? (apps.count == 1 ? apps[0] : nil) else {
+            ServiceRunner.fail("the configuration has \(apps.count) apps: name one with --bundle-id")
+        }
+        let ids: [String]
+        do {
+            ids = try String(contentsOfFile: transactions, encoding: .utf8).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        } catch {
+            ServiceRunner.fail("\(transactions) cannot be read: \(error.localizedDescription)")
+        }
+        let progressFile = URL(fileURLWithPath: transactions + ".progress")
+        let skipped = min(
+            ids.count,
+            (try? String(contentsOf: progressFile, encoding: .utf8)).flatMap {
+                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            } ?? 0)
+        if skipped > 0 { print("going on after the \(skipped) IDs \(progressFile.path) counts as done") }
+        let report: Reconciler.Report
+        do {
+            report = try await configuration.withReconciler { reconciler in
+                try await importWaitingForApple(reconciler, bundleID: bundleID, ids: ids.dropFirst(skipped)) {
+                    done, report in
+                    try Data("\(skipped + done)\n".utf8).write(to: progressFile, options: .atomic)
+                    if done % 100 == 0 || skipped + done == ids.count {
+                        print(
+                            "\(skipped + done)/\(ids.count) IDs: \(report.transactionsSeen) transactions seen, "
+                                + "\(report.transactionsRecorded) new, \(report.transactionsRevoked) revoked")
+                    }
+                }
+            }
+        } catch {
+            ServiceRunner.fail(ServerError(error).message)
+        }
+        print(
+            "imported \(ids.count - skipped) IDs: \(report.transactionsSeen) transactions seen, "
+                + "\(report.transactionsRecorded) new, \(report.transactionsRevoked) revoked")
+    }
+
+    /// Imports `ids`, waiting when Apple's rate limit refuses for longer than the client waits on
+    /// its own, then going on from the ID that was refused.
+    private func importWaitingForApple(
+        _ reconciler: Reconciler, bundleID: String, ids: ArraySlice<String>,
+        done: (Int, Reconciler.Report) async throws -> Void
+    ) async throws -> Reconciler.Report {
+        var total = Reconciler.Report()
+        var next = ids.startIndex
+        while true {
+            var finished = 0
+            var partial = Reconciler.Report()
+            do {
+                let report = try await reconciler.importPurchases(
+                    bundleID: bundleID, originalTransactionIDs: ids[next...]
+                ) { count, report in
+                    (finished, partial) = (count, report)
+                    try await done(next - ids.startIndex + count, total.adding(report))
+                }
+                return total.adding(report)
+            } catch let error as ServerError where error.code == .appleUnavailable && error.retryAfterSeconds != nil {
+                let wait = error.retryAfterSeconds ?? 1
+                print("Apple refused for now (\(error.message)); waiting \(wait) s")
+                try await Task.sleep(for: .seconds(wait))
+                total = total.adding(partial)
+                next += finished
+            }
+        }
+    }
+}
+
+extension Reconciler.Report {
+    /// The counts of both reports added up.
+    func adding(_ other: Self) -> Self {
+        var sum = self
+        sum.notificationsRead += other.notificationsRead
+        sum.notificationsNew += other.notificationsNew
+        sum.customersExamined += other.customersExamined
+        sum.transactionsSeen += other.transactionsSeen
+        sum.transactionsRecorded += other.transactionsRecorded
+        sum.transactionsRevoked += other.transactionsRevoked
+        return sum
     }
 }

@@ -2,6 +2,7 @@ import AppStoreSecurity
 import Crypto
 import Foundation
 import KakinCLI
+import KakinServer
 import KakinTestSupport
 import Testing
 
@@ -164,6 +165,34 @@ import Testing
         #expect(requests.contains { $0["route"] as? String == "/v1/transactions" && $0["status"] as? String == "200" })
         #expect(requests.allSatisfy { $0["request_id"] != nil && $0["latency_ms"] != nil })
         #expect(server.output.contains("\"event\":\"transaction.recorded\""), "ledger events are logged")
+    }
+
+    @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
+    func importBringsAnAppsPurchasesInAndGoesOnFromWhereItStopped() async throws {
+        let scratch = try ScratchDirectory()
+        let sandbox = try await Sandbox(in: scratch, notificationPort: try freePort())
+        defer { _ = sandbox.process.stop() }
+        let first = try await Self.buy("removeAd", tester: "carol", sandbox: sandbox).id
+        let second = try await Self.buy("increasePoints", tester: "dave", sandbox: sandbox).id
+        let config = try Self.configuration(
+            port: try freePort(), sandbox: sandbox, scratch: scratch, name: "importing",
+            overriding: ["keys": ["publishable": Self.publishable, "secret": Self.secret]])
+        let ids = try scratch.write("# exported\n\(first)\n\n\(second)\n", to: "ids.txt")
+        let binary = BinaryTests()
+
+        let imported = try binary.run(["server", "import", "--config", config, "--transactions", ids])
+        #expect(imported.status == 0, "\(imported.error)")
+        #expect(imported.output.contains("imported 2 IDs: 2 transactions seen, 2 new, 0 revoked"), "\(imported.output)")
+        #expect(try String(contentsOfFile: ids + ".progress", encoding: .utf8) == "2\n")
+        let ledger = try await ServerConfiguration.load(contentsOf: URL(fileURLWithPath: config)).withLedger { store in
+            (try await store.transaction(id: first), try await store.transaction(id: second))
+        }
+        #expect(ledger.0 != nil && ledger.1 != nil)
+
+        // Started again, it goes on after what its progress file counts: nothing is left.
+        let again = try binary.run(["server", "import", "--config", config, "--transactions", ids])
+        #expect(again.output.contains("going on after the 2 IDs"), "\(again.output)")
+        #expect(again.output.contains("imported 0 IDs"), "\(again.output)")
     }
 
     @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))

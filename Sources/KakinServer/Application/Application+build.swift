@@ -298,6 +298,25 @@ extension StoreKitConfiguration {
 }
 
 extension ServerConfiguration {
+    /// Makes the reconciler of a server with this configuration (its ledger, brought up to date,
+    /// and its apps), runs `body` with it and closes the ledger: for `kakin server import`.
+    public func withReconciler<R: Sendable>(
+        logger: Logger = Logger(label: "kakin.server"), _ body: (Reconciler) async throws -> R
+    ) async throws -> R {
+        var dependencies = ServerDependencies()
+        dependencies.logger = logger
+        let parts = try await ServerParts.make(self, dependencies)
+        do {
+            try await parts.store.migrate()
+            let result = try await body(parts.reconciler)
+            try await parts.store.shutdown()
+            return result
+        } catch {
+            try? await parts.store.shutdown()
+            throw error
+        }
+    }
+
     /// Opens the ledger this configuration names, brings its schema up to date, runs `body` with
     /// it and closes it: for operators' commands run beside the servers (`kakin server unlock`).
     public func withLedger<R: Sendable>(

@@ -80,6 +80,9 @@ public struct Reconciler: Sendable {
         public var transactionsRecorded: Int = 0
         /// Transactions found refunded or revoked that the ledger had not yet revoked.
         public var transactionsRevoked: Int = 0
+
+        /// A report of a run that did nothing yet.
+        public init() {}
     }
 
     /// The service whose ledger is reconciled and through which transactions are recorded.
@@ -177,6 +180,38 @@ public struct Reconciler: Sendable {
                 try await walkHistory(of: purchase, app: app, access: access, covered: &covered, report: &report)
             }
         }
+    }
+
+    /// Imports the purchases of an app the ledger may not know, by their original transaction IDs
+    /// (an existing app's customers, exported from the system before Kakin): asks for the history of
+    /// each, in the app's production environment and then its sandbox environment until one knows
+    /// it, and records what it lists, as reconciliation does. A purchase that an earlier history
+    /// already listed is not asked for again. `done` is told after each ID, with how many are done.
+    public func importPurchases(
+        bundleID: String, originalTransactionIDs: some Sequence<String>,
+        done: (Int, Report) async throws -> Void = { _, _ in }
+    ) async throws -> Report {
+        let app = try service.app(bundleID)
+        guard let access = access[bundleID] ?? app.serverAPI else {
+            throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
+        }
+        var report = Report()
+        var covered: Set<String> = []
+        var count = 0
+        for id in originalTransactionIDs {
+            if !covered.contains(id) {
+                for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
+                    let seen = report.transactionsSeen
+                    try await walkHistory(
+                        of: KnownPurchase(originalTransactionID: id, transactionID: id, environment: environment),
+                        app: app, access: access, covered: &covered, report: &report)
+                    if report.transactionsSeen > seen { break }
+                }
+            }
+            count += 1
+            try await done(count, report)
+        }
+        return report
     }
 
     /// Asks for the history of one purchase, and records what it lists.

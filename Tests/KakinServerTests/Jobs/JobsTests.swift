@@ -134,6 +134,29 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.store.shutdown()
     }
 
+    @Test func anAppsPurchasesAreImportedByTheirOriginalTransactionIDs() async throws {
+        let fixture = try await ServerFixture()
+        // The server never saw these: they were made before it ran.
+        let (first, _) = try await fixture.buy("removeAd")
+        let (second, _) = try await fixture.buy("premium.monthly")
+        try await fixture.withServerAPI { access in
+            let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
+            var progress: [Int] = []
+            let report = try await reconciler.importPurchases(
+                bundleID: ServerFixture.bundleID, originalTransactionIDs: [first.id, second.id, "9999999999"]
+            ) { done, _ in progress.append(done) }
+            #expect(progress == [1, 2, 3])
+            #expect(report.transactionsRecorded == 2)
+            #expect(report.customersExamined == 2, "the second purchase was in the first one's history; the third is unknown")
+            let again = try await reconciler.importPurchases(
+                bundleID: ServerFixture.bundleID, originalTransactionIDs: [first.id])
+            #expect(again.transactionsSeen == 2 && again.transactionsRecorded == 0, "an import again records nothing")
+        }
+        #expect(try await fixture.store.transaction(id: first.id) != nil)
+        #expect(try await fixture.store.transaction(id: second.id) != nil)
+        try await fixture.store.shutdown()
+    }
+
     @Test func reconciliationReadsTheNotificationsTheServerMissedFromItsCheckpoint() async throws {
         let fixture = try await ServerFixture()
         let (_, refunded) = try await renewedAndRefundedUnheard(fixture)

@@ -8,7 +8,7 @@ import Synchronization
 /// host of the data's environment, and Apple's error bodies read into a ``ServerError``
 /// (a 429 or 5xx, or no answer at all, is the retryable `appleUnavailable`; a 401 is a bad key).
 ///
-/// Apple limits each endpoint's requests per app (``ServerAPIEndpoint``). At most
+/// Apple limits each endpoint's requests per app (`ServerAPIEndpoint` in AppStoreModels). At most
 /// ``ServerAPIAccess/concurrentRequestsPerEndpoint`` requests to one endpoint run at once for the
 /// app (the others wait their turn), and a request Apple refuses with 429 is sent again after the
 /// time its `Retry-After` header names (UNIX milliseconds), or after 1, 2, 4… seconds without one,

@@ -18,7 +18,7 @@ public struct ServerAPIAccess: Sendable {
     /// The key itself (the `.p8` file).
     public var privateKey: P256.Signing.PrivateKey
     /// How many requests to one endpoint the server sends at once for the app; the others wait
-    /// their turn. Apple limits each endpoint's requests per app (``ServerAPIEndpoint``).
+    /// their turn. Apple limits each endpoint's requests per app (`ServerAPIEndpoint` in AppStoreModels).
     public var concurrentRequestsPerEndpoint: Int { turns.limit }
     /// The turns at each endpoint, shared by every copy of this access.
     let turns: EndpointTurns

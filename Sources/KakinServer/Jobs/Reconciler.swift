@@ -156,8 +156,15 @@ public struct Reconciler: Sendable {
             for item in page.notificationHistory ?? [] {
                 guard let signed = item.signedPayload else { continue }
                 report.notificationsRead += 1
-                if case .processed = try await service.receiveNotification(ResponseBodyV2(signedPayload: signed)) {
-                    report.notificationsNew += 1
+                do {
+                    if case .processed = try await service.receiveNotification(ResponseBodyV2(signedPayload: signed)) {
+                        report.notificationsNew += 1
+                    }
+                } catch let error as ServerError where !error.isRetryable {
+                    // One the server can never accept would stop every run at the same page.
+                    service.logger.warning(
+                        "reconciliation left a notification it cannot accept",
+                        metadata: ["bundle_id": "\(app.bundleID)", "error": "\(error.message)"])
                 }
             }
             token = page.hasMore == true ? page.paginationToken : nil

@@ -134,6 +134,21 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.store.shutdown()
     }
 
+    @Test func aNotificationTheServerCannotAcceptDoesNotStopReconciliation() async throws {
+        let fixture = try await ServerFixture()
+        let history = Data(#"{"notificationHistory":[{"signedPayload":"not.a.jws"}],"hasMore":false}"#.utf8)
+        let access = ServerAPIAccess(
+            baseURL: URL(string: "https://api.example")!, keyID: "KEY", issuerID: "issuer", privateKey: .init())
+        let reconciler = Reconciler(
+            service: fixture.service, access: [ServerFixture.bundleID: access], exchange: AnsweringExchange(history))
+        let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+        #expect(report.notificationsRead == 1 && report.notificationsNew == 0)
+        let checkpoint = try await fixture.store.notificationCheckpoint(
+            bundleID: ServerFixture.bundleID, environment: .sandbox)
+        #expect(checkpoint == fixture.clock.now(), "the run went past it")
+        try await fixture.store.shutdown()
+    }
+
     @Test func anAppsPurchasesAreImportedByTheirOriginalTransactionIDs() async throws {
         let fixture = try await ServerFixture()
         // The server never saw these: they were made before it ran.
@@ -194,4 +209,17 @@ actor RecordingExchange: HTTPExchange {
 /// A notification endpoint that never answers.
 private struct LostNotifications: NotificationTransport {
     func post(_ body: Data, to url: URL) async -> SendAttemptResult { .timedOut }
+}
+
+/// Answers every request with 200 and the same body.
+private struct AnsweringExchange: HTTPExchange {
+    let body: Data
+
+    init(_ body: Data) {
+        self.body = body
+    }
+
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        (200, self.body)
+    }
 }

@@ -306,15 +306,7 @@ extension ServerConfiguration {
         var dependencies = ServerDependencies()
         dependencies.logger = logger
         let parts = try await ServerParts.make(self, dependencies)
-        do {
-            try await parts.store.migrate()
-            let result = try await body(parts.reconciler)
-            try await parts.store.shutdown()
-            return result
-        } catch {
-            try? await parts.store.shutdown()
-            throw error
-        }
+        return try await Self.migrating(parts.store) { _ in try await body(parts.reconciler) }
     }
 
     /// Opens the ledger this configuration names, brings its schema up to date, runs `body` with
@@ -322,7 +314,13 @@ extension ServerConfiguration {
     public func withLedger<R: Sendable>(
         logger: Logger = Logger(label: "kakin.server"), _ body: (any LedgerStore) async throws -> R
     ) async throws -> R {
-        let store = try await ServerParts.openStore(self, logger: logger)
+        try await Self.migrating(try await ServerParts.openStore(self, logger: logger), body)
+    }
+
+    /// Brings `store`'s schema up to date, runs `body` with it, and shuts it down, also when either throws.
+    private static func migrating<R: Sendable>(
+        _ store: any LedgerStore, _ body: (any LedgerStore) async throws -> R
+    ) async throws -> R {
         do {
             try await store.migrate()
             let result = try await body(store)

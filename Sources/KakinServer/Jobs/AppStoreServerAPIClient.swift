@@ -33,7 +33,7 @@ struct AppStoreServerAPIClient: Sendable {
     /// The longest a request waits for Apple's rate limit, in all.
     var longestWait: Duration = .seconds(30)
     /// The clock that reads `Retry-After`.
-    var now: @Sendable () -> Date = { Date() }
+    var now: @Sendable () -> Date
     /// Waits before a request is sent again (tests record the waits instead).
     var pause: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
@@ -57,13 +57,7 @@ struct AppStoreServerAPIClient: Sendable {
     func put<Body: Encodable>(
         _ body: Body, _ endpoint: ServerAPIEndpoint, path: String, environment: AppStoreEnvironment
     ) async throws(ServerError) {
-        let url = access.baseURL(for: environment).appendingPathComponent(path)
-        let data: Data
-        do { data = try JSONEncoder().encode(body) } catch {
-            throw ServerError(.internalError, "the request body cannot be encoded: \(error)")
-        }
-        let (status, answer) = try await exchange(
-            "PUT", endpoint, url: url, headers: ["Content-Type": "application/json"], body: data)
+        let (status, answer) = try await request("PUT", endpoint, path: path, environment: environment, body: body)
         guard status == 200 || status == 202 else { throw Self.failure(status: status, body: answer) }
     }
 
@@ -72,18 +66,34 @@ struct AppStoreServerAPIClient: Sendable {
         _ body: Body, as type: Response.Type, _ endpoint: ServerAPIEndpoint, path: String,
         query: [URLQueryItem] = [], environment: AppStoreEnvironment
     ) async throws(ServerError) -> Response {
+        let (status, answer) = try await request(
+            "POST", endpoint, path: path, query: query, environment: environment, body: body)
+        guard status == 200 else { throw Self.failure(status: status, body: answer) }
+        return try Self.decode(Response.self, from: answer)
+    }
+
+    /// Sends `method <host>/<path>?<query>`, with `body` as JSON when there is one.
+    private func request(
+        _ method: String, _ endpoint: ServerAPIEndpoint, path: String, query: [URLQueryItem] = [],
+        environment: AppStoreEnvironment, body: (any Encodable)? = nil
+    ) async throws(ServerError) -> (Int, Data) {
         var components = URLComponents(
             url: access.baseURL(for: environment).appendingPathComponent(path), resolvingAgainstBaseURL: false)
         if !query.isEmpty { components?.queryItems = query }
         guard let url = components?.url else { throw ServerError(.invalidConfiguration, "bad App Store Server API URL") }
+        guard let body else { return try await exchange(method, endpoint, url: url, headers: [:], body: nil) }
         let data: Data
         do { data = try JSONEncoder().encode(body) } catch {
             throw ServerError(.internalError, "the request body cannot be encoded: \(error)")
         }
-        let (status, answer) = try await exchange(
-            "POST", endpoint, url: url, headers: ["Content-Type": "application/json"], body: data)
-        guard status == 200 else { throw Self.failure(status: status, body: answer) }
-        do { return try JSONDecoder().decode(Response.self, from: answer) } catch {
+        return try await exchange(method, endpoint, url: url, headers: ["Content-Type": "application/json"], body: data)
+    }
+
+    /// Apple's answer read as `Response`; an unreadable one is `appleUnavailable`.
+    private static func decode<Response: Decodable>(
+        _ type: Response.Type, from data: Data
+    ) throws(ServerError) -> Response {
+        do { return try JSONDecoder().decode(Response.self, from: data) } catch {
             throw ServerError(.appleUnavailable, "the App Store Server API answered an unreadable \(Response.self)")
         }
     }
@@ -105,7 +115,7 @@ struct AppStoreServerAPIClient: Sendable {
                 let refusal = Self.failure(status: answer.status, body: answer.body)
                 throw ServerError(
                     refusal.code, refusal.message, appleStatus: refusal.appleStatus,
-                    retryAfterSeconds: Int((Double(wait.components.seconds) + 1).rounded(.down)))
+                    retryAfterSeconds: Int(wait.components.seconds) + 1)
             }
             do { try await pause(wait) } catch {
                 throw ServerError(.appleUnavailable, "the App Store Server API's rate limit wait was cancelled")
@@ -158,21 +168,13 @@ struct AppStoreServerAPIClient: Sendable {
         _ type: Response.Type, _ endpoint: ServerAPIEndpoint, path: String, query: [URLQueryItem] = [],
         environment: AppStoreEnvironment, missingIsNil: Bool
     ) async throws(ServerError) -> Response? {
-        var components = URLComponents(
-            url: access.baseURL(for: environment).appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url else {
-            throw ServerError(.invalidConfiguration, "bad App Store Server API URL")
-        }
-        let (status, body) = try await exchange("GET", endpoint, url: url, headers: [:], body: nil)
+        let (status, body) = try await request("GET", endpoint, path: path, query: query, environment: environment)
         guard status == 200 else {
             let apiError = try? JSONDecoder().decode(APIErrorResponse.self, from: body)
             if missingIsNil, status == 404 || apiError?.errorCode == .transactionIDNotFound { return nil }
             throw Self.failure(status: status, body: body)
         }
-        do { return try JSONDecoder().decode(Response.self, from: body) } catch {
-            throw ServerError(.appleUnavailable, "the App Store Server API answered an unreadable \(Response.self)")
-        }
+        return try Self.decode(Response.self, from: body)
     }
 }
 

@@ -32,17 +32,20 @@ public struct SandboxRateLimits: Sendable, Hashable {
 /// Counts the requests of each endpoint in the current window.
 final class SandboxRateLimiter: Sendable {
     let limits: SandboxRateLimits
+    /// The length of a window in milliseconds.
+    private let length: Int64
     private let counts = Mutex<[ServerAPIEndpoint: (window: Int64, count: Int)]>([:])
 
     init(_ limits: SandboxRateLimits) {
         self.limits = limits
+        let window = limits.window.components
+        length = max(1, window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Counts a request to `endpoint` at `now`; `nil` when it is allowed, otherwise the end of the
     /// window that is full.
     func admit(_ endpoint: ServerAPIEndpoint, at now: Date) -> Date? {
         guard let allowed = limits.requests[endpoint] else { return nil }
-        let length = max(1, limits.window.components.seconds * 1000 + limits.window.components.attoseconds / 1_000_000_000_000_000)
         let window = Int64((now.timeIntervalSince1970 * 1000).rounded(.down)) / length
         return counts.withLock { counts in
             var current = counts[endpoint] ?? (window, 0)

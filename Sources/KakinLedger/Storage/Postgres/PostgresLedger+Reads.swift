@@ -75,13 +75,16 @@ extension PostgresLedger {
         let owners = SummaryStatement(
             bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
             recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS))
-        let rows: [PostgresRow]
-        switch (events, requests.isEmpty) {
-        case (let events?, true): rows = events.types.isEmpty ? [] : try await connection.rows(events)
-        case (let events?, false): rows = try await connection.rows(AppendEventsAndSummaries(events: events, owners: owners))
-        case (nil, true): rows = []
-        case (nil, false): rows = try await connection.rows(owners)
+        guard !requests.isEmpty else {
+            if let events, !events.types.isEmpty { _ = try await connection.rows(events) }
+            return []
         }
+        let rows =
+            if let events {
+                try await connection.rows(AppendEventsAndSummaries(events: events, owners: owners))
+            } else {
+                try await connection.rows(owners)
+            }
         var byOwner: [Int64: [PostgresRow]] = [:]
         for row in rows { byOwner[try row.makeRandomAccess()["owner"].decode(Int64.self), default: []].append(row) }
         return try requests.enumerated().map { index, request in
@@ -375,11 +378,16 @@ struct SummaryStatement: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 4)
+        append(to: &bindings)
+        return bindings
+    }
+
+    /// Binds the customers, in the order ``owners(from:)`` numbers them.
+    func append(to bindings: inout PostgresBindings) {
         bindings.append(bundleIDs)
         bindings.append(appUserIDs)
         bindings.append(recent)
         bindings.append(withJWS)
-        return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
@@ -401,10 +409,7 @@ struct AppendEventsAndSummaries: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = try events.makeBindings()
-        bindings.append(owners.bundleIDs)
-        bindings.append(owners.appUserIDs)
-        bindings.append(owners.recent)
-        bindings.append(owners.withJWS)
+        owners.append(to: &bindings)
         return bindings
     }
 

@@ -11,21 +11,20 @@ extension DashboardRoutes {
     static let overviewDays = 30
 
     func overviewPage(_ session: DashboardSessions.Session) async throws -> Page {
-        let calendar = DashboardFormat.calendar
-        let today = calendar.startOfDay(for: now())
-        guard let start = calendar.date(byAdding: .day, value: -(Self.overviewDays - 1), to: today),
-            let end = calendar.date(byAdding: .day, value: 1, to: today)
-        else { throw ServerError(.internalError, "the overview's period cannot be computed") }
+        let moment = now()
+        let today = DailyFigures.day(of: moment)
+        let first = today - (Self.overviewDays - 1)
         var apps: [OverviewView.App] = []
         for bundleID in service.apps.keys.sorted() {
-            let transactions = try await service.transactions(bundleID: bundleID, touching: start, before: end)
+            // The figures kept with each write: one row per day, product, currency and environment.
+            let period = try await service.dailyFigures(bundleID: bundleID, days: first..<(today + 1), now: moment)
             apps.append(
-                DashboardOverview(transactions: transactions, start: start, days: Self.overviewDays, now: now())
+                DashboardOverview(period: period, firstDay: first, days: Self.overviewDays, today: today)
                     .view(bundleID: bundleID))
         }
         return Page(
             template: "overview",
-            view: OverviewView(days: Self.overviewDays, today: DashboardFormat.day(today), apps: apps),
+            view: OverviewView(days: Self.overviewDays, today: DashboardFormat.day(DailyFigures.start(ofDay: today)), apps: apps),
             title: "Overview", current: "overview")
     }
 
@@ -141,53 +140,44 @@ struct OverviewView {
     var apps: [App]
 }
 
-/// The overview's figures for one app, computed from the transactions that touch the period.
+/// The overview's figures for one app over its days, read from the figures the ledger keeps with
+/// each write (`DailyFigures`).
 struct DashboardOverview {
     var purchases = 0
     var refunds = 0
     /// Revenue per day index by currency, in currency units (price × quantity).
     var revenue: [String: [Double]] = [:]
-    /// Distinct subscriptions active at the end of each day.
+    /// Subscriptions active at the end of each day; at the moment read for today.
     var activeSubscriptions: [Int]
     let start: Date
     let days: Int
+    /// Subscriptions active at the moment read.
     let activeNow: Int
 
-    init(transactions: [RecordedTransaction], start: Date, days: Int, now: Date) {
-        self.start = start
+    /// The figures of the `days` days from the one numbered `firstDay`; `today` is the day of the
+    /// moment `period` was read at.
+    init(period: DailyFiguresPeriod, firstDay: Int, days: Int, today: Int) {
+        start = DailyFigures.start(ofDay: firstDay)
         self.days = days
-        let end = start.addingTimeInterval(Double(days) * 86_400)
-        var active = [Set<String>](repeating: [], count: days)
-        var activeNow: Set<String> = []
-        for transaction in transactions {
-            if transaction.purchaseDate >= start, transaction.purchaseDate < end {
-                purchases += 1
-                let day = Int(transaction.purchaseDate.timeIntervalSince(start) / 86_400)
-                if let jws = transaction.signedTransaction,
-                    let payload = try? CompactJWS(jws).decodePayload(as: JWSTransactionDecodedPayload.self),
-                    let price = payload.price, let currency = payload.currency
-                {
-                    revenue[currency, default: [Double](repeating: 0, count: days)][day] +=
-                        Double(price) / 1000 * Double(transaction.quantity)
-                }
+        var changes = [Int](repeating: 0, count: days)
+        for figures in period.figures {
+            let index = figures.day - firstDay
+            guard (0..<days).contains(index) else { continue }
+            purchases += figures.purchases
+            refunds += figures.refunds
+            if let currency = figures.currency {
+                revenue[currency, default: [Double](repeating: 0, count: days)][index] +=
+                    Double(figures.revenue) / 1000
             }
-            if let revoked = transaction.revocationDate, revoked >= start, revoked < end { refunds += 1 }
-            guard transaction.productType == .autoRenewableSubscription, let expires = transaction.expiresDate else {
-                continue
-            }
-            for day in 0..<days {
-                let endOfDay = start.addingTimeInterval(Double(day + 1) * 86_400)
-                let moment = min(endOfDay, now)
-                guard transaction.purchaseDate <= moment, expires > moment else { continue }
-                if let revoked = transaction.revocationDate, revoked <= moment { continue }
-                active[day].insert(transaction.originalTransactionID)
-            }
-            if transaction.purchaseDate <= now, expires > now, transaction.revocationDate == nil {
-                activeNow.insert(transaction.originalTransactionID)
-            }
+            changes[index] += figures.subscriptionStarts - figures.subscriptionEnds
         }
-        activeSubscriptions = active.map(\.count)
-        self.activeNow = activeNow.count
+        var active = period.subscriptionsActiveBefore
+        activeSubscriptions = changes.map { change in
+            active += change
+            return active
+        }
+        if (0..<days).contains(today - firstDay) { activeSubscriptions[today - firstDay] = period.subscriptionsActiveNow }
+        activeNow = period.subscriptionsActiveNow
     }
 
     func view(bundleID: String) -> OverviewView.App {

@@ -27,26 +27,6 @@ struct LedgerDashboardTests {
         }
     }
 
-    @Test("the period's transactions include subscriptions that started before it", arguments: StoreKind.allCases)
-    func periodTransactions(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            let day = 86_400.0
-            _ = try await store.record(
-                Fixture.transaction("old", user: "a", purchasedAt: -100 * day), grants: [])
-            _ = try await store.record(
-                Fixture.transaction("sub", user: "a", type: .autoRenewableSubscription, purchasedAt: -10 * day),
-                grants: [])
-            _ = try await store.record(
-                Fixture.transaction("refunded", user: "a", purchasedAt: -50 * day, revokedAt: 2 * day), grants: [])
-            _ = try await store.record(Fixture.transaction("new", user: "a", purchasedAt: day), grants: [])
-            _ = try await store.record(Fixture.transaction("later", user: "a", purchasedAt: 40 * day), grants: [])
-            let ids = try await store.transactions(
-                bundleID: Fixture.bundleID, touching: Fixture.at(0), before: Fixture.at(30 * day)
-            ).map(\.transactionID)
-            #expect(ids == ["refunded", "sub", "new"])
-        }
-    }
-
     @Test("notifications, deliveries and reconciliation runs, newest first, by customer", arguments: StoreKind.allCases)
     func activity(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

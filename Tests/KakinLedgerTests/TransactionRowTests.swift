@@ -53,6 +53,8 @@ struct TransactionRowTests {
             var transaction = Fixture.transaction("t1", user: "alice", type: .autoRenewableSubscription)
             transaction.appAccountToken = "0e2c3f4a-0000-4000-8000-000000000001"
             transaction.periodType = .intro
+            transaction.price = 4990
+            transaction.currency = "EUR"
             _ = try await store.record(transaction, grants: [])
             #expect(try await store.transaction(id: "t1") == transaction)
         }

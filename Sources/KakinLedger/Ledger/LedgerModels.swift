@@ -59,6 +59,11 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     /// it was recorded (`Entitlement.PeriodType(offerType:discountType:)`); `nil` for
     /// other products and for rows recorded before the ledger kept it.
     public var periodType: Entitlement.PeriodType?
+    /// The price Apple signed for it (`price`), in milliunits of ``currency``, for one unit; `nil`
+    /// when not known (rows recorded before the ledger kept it, receipt-derived rows).
+    public var price: Int64?
+    /// The ISO 4217 currency of ``price``, as Apple signed it.
+    public var currency: String?
 
     /// Creates a recorded transaction from its parts.
     public init(
@@ -67,7 +72,7 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, environment: AppStoreEnvironment, appAccountToken: String? = nil,
         signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date,
-        periodType: Entitlement.PeriodType? = nil
+        periodType: Entitlement.PeriodType? = nil, price: Int64? = nil, currency: String? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -88,6 +93,8 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         self.source = source
         self.recordedAt = recordedAt
         self.periodType = periodType
+        self.price = price
+        self.currency = currency
     }
 }
 

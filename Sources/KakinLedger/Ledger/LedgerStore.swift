@@ -116,13 +116,18 @@ public protocol LedgerStore: Sendable {
 
     // MARK: Dashboard reads
 
-    /// Transactions of an app purchased before `end` that were bought, expired or revoked at or
-    /// after `start` (so subscriptions active in the period are included), with their signed JWS
-    /// (which carries the price), oldest first.
-    func transactions(bundleID: String, touching start: Date, before end: Date) async throws -> [RecordedTransaction]
-    /// Customers whose app user ID starts with `query` (case-insensitive), or who own a
-    /// transaction or original transaction with exactly that ID; newest purchase first. An
-    /// empty query lists the customers with the newest purchases.
+    /// An app's figures (``DailyFigures``) for the UTC days numbered `days`, kept with each write
+    /// and read without reading its transactions, with the subscriptions active before the first
+    /// of those days (one sum over the figures of the days before) and at `now` (the figures up to
+    /// now's day, plus the subscriptions whose period ends later that day, read through the index
+    /// by expiry).
+    func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod
+    /// At most `limit` customers, newest purchase first: with an empty query, those with the
+    /// newest purchases (read newest first through the index by purchase date, stopping once
+    /// `limit` customers are found); otherwise those who own a transaction or original
+    /// transaction with exactly that ID, and those whose app user ID starts with `query`
+    /// (case-insensitive; the first `limit` in the order of their IDs, through the index by
+    /// lowercase ID).
     func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch]
     /// The newest notifications received, newest first; of one customer when `appUserID` is given.
     func receivedNotifications(

@@ -24,6 +24,14 @@ enum LedgerSQLDialect: Sendable {
         }
     }
 
+    /// The collation that orders text by its bytes (UTF-8), as a range of prefixes needs.
+    var bytewiseCollation: String {
+        switch self {
+        case .sqlite: "BINARY"
+        case .postgresql: "\"C\""
+        }
+    }
+
     /// A pattern matching text that starts with `prefix`, for `… LIKE ? ESCAPE '\'`: `%`, `_`
     /// and `\` are escaped with `\`.
     static func likePrefix(_ prefix: String) -> String {

@@ -338,5 +338,72 @@ enum LedgerSchema {
                 """
             ]
         },
+        // The figures the dashboard's overview reads, kept per app, UTC day (days since 1970-01-01),
+        // product, currency and environment in the same transaction as each write (see
+        // `DailyFigures`), and filled in here from the rows held. The price Apple signs is kept on
+        // each transaction; rows recorded before have none, and the pass named in `ledger_backfills`
+        // reads it from their stored JWS after migrating, page by page, and adds their revenue.
+        // Indexes for the customers page: newest purchases first, and app user IDs by prefix in any
+        // case.
+        LedgerMigration(id: "0014_daily_figures") { dialect in
+            let end = """
+                CASE WHEN revocation_date IS NOT NULL AND revocation_date < expires_date \
+                THEN revocation_date ELSE expires_date END
+                """
+            let subscription = """
+                product_type = 'Auto-Renewable Subscription' AND expires_date IS NOT NULL AND \
+                \(end) > purchase_date
+                """
+            return [
+                "ALTER TABLE transactions ADD COLUMN price BIGINT",
+                "ALTER TABLE transactions ADD COLUMN currency TEXT",
+                """
+                CREATE TABLE daily_figures (
+                    bundle_id TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    product_id TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    purchases INTEGER NOT NULL DEFAULT 0,
+                    refunds INTEGER NOT NULL DEFAULT 0,
+                    revenue BIGINT NOT NULL DEFAULT 0,
+                    subscription_starts INTEGER NOT NULL DEFAULT 0,
+                    subscription_ends INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (bundle_id, day, product_id, currency, environment)
+                )
+                """,
+                """
+                INSERT INTO daily_figures (bundle_id, day, product_id, currency, environment, purchases, refunds,
+                    revenue, subscription_starts, subscription_ends)
+                SELECT bundle_id, day, product_id, '', environment, SUM(purchases), SUM(refunds), 0, SUM(starts),
+                    SUM(ends)
+                FROM (
+                    SELECT bundle_id, purchase_date / 86400000 AS day, product_id, environment, 1 AS purchases,
+                        0 AS refunds, CASE WHEN \(subscription) THEN 1 ELSE 0 END AS starts, 0 AS ends
+                    FROM transactions
+                    UNION ALL
+                    SELECT bundle_id, revocation_date / 86400000, product_id, environment, 0, 1, 0, 0
+                    FROM transactions WHERE revocation_date IS NOT NULL
+                    UNION ALL
+                    SELECT bundle_id, (\(end)) / 86400000, product_id, environment, 0, 0, 0, 1
+                    FROM transactions WHERE \(subscription)
+                ) contributions
+                GROUP BY bundle_id, day, product_id, environment
+                """,
+                """
+                CREATE TABLE ledger_backfills (
+                    name TEXT PRIMARY KEY,
+                    after_key TEXT NOT NULL,
+                    finished_at BIGINT
+                )
+                """,
+                "INSERT INTO ledger_backfills (name, after_key) VALUES ('transaction_prices', '')",
+                "CREATE INDEX transactions_by_purchase ON transactions (purchase_date, transaction_id)",
+                """
+                CREATE INDEX transactions_by_user_prefix
+                ON transactions ((lower(app_user_id)) COLLATE \(dialect.bytewiseCollation), bundle_id, app_user_id)
+                """,
+            ]
+        },
     ]
 }

@@ -30,6 +30,10 @@ struct TransactionRow: Codable, Hashable, Sendable {
     /// The refunded share of a revoked transaction in milliunits of a percent; `NULL` on a revoked
     /// row is the whole transaction.
     var revocationPercentage: Int64?
+    /// The price Apple signed, in milliunits of ``currency``; `NULL` when not known.
+    var price: Int64?
+    /// The currency of ``price`` (ISO 4217).
+    var currency: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transaction_id"
@@ -51,6 +55,8 @@ struct TransactionRow: Codable, Hashable, Sendable {
         case periodType = "period_type"
         case signedDigest = "signed_digest"
         case revocationPercentage = "revocation_percentage"
+        case price
+        case currency
     }
 
     /// Every column, in declaration order.
@@ -86,6 +92,11 @@ struct TransactionRow: Codable, Hashable, Sendable {
         periodType = transaction.periodType?.rawValue
         self.signedDigest = signedDigest
         revocationPercentage = nil
+        // A price without its currency (or the reverse) says nothing.
+        if let price = transaction.price, let currency = transaction.currency {
+            self.price = price
+            self.currency = currency
+        }
     }
 
     /// The transaction the row records.
@@ -101,6 +112,6 @@ struct TransactionRow: Codable, Hashable, Sendable {
             revocationReason: revocationReason.map { RevocationReason(rawValue: Int($0)) },
             environment: AppStoreEnvironment(rawValue: environment), appAccountToken: appAccountToken,
             signedTransaction: signedTransaction, source: source, recordedAt: LedgerTime.date(recordedAt),
-            periodType: periodType.flatMap(Entitlement.PeriodType.init(rawValue:)))
+            periodType: periodType.flatMap(Entitlement.PeriodType.init(rawValue:)), price: price, currency: currency)
     }
 }

@@ -11,11 +11,10 @@ extension PurchaseService {
         try await store.transactions(bundleID: bundleID, appUserID: appUserID, limit: limit, after: cursor)
     }
 
-    /// An app's transactions bought before `end` and bought, expired or revoked from `start` on.
-    public func transactions(bundleID: String, touching start: Date, before end: Date) async throws
-        -> [RecordedTransaction]
-    {
-        try await store.transactions(bundleID: bundleID, touching: start, before: end)
+    /// An app's figures for the UTC days numbered `days`, as the ledger keeps them with each
+    /// write, and its subscriptions active before them and at `now`.
+    public func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod {
+        try await store.dailyFigures(bundleID: bundleID, days: days, now: now)
     }
 
     /// Customers whose app user ID starts with `query`, or who own a transaction with that ID.

@@ -480,6 +480,7 @@ public struct PurchaseService: Sendable {
             environment: payload.environment ?? .sandbox, appAccountToken: payload.appAccountToken,
             signedTransaction: jws, source: source, recordedAt: date,
             periodType: payload.type == .autoRenewableSubscription
-                ? Entitlement.PeriodType(offerType: payload.offerType, discountType: payload.offerDiscountType) : nil)
+                ? Entitlement.PeriodType(offerType: payload.offerType, discountType: payload.offerDiscountType) : nil,
+            price: payload.price, currency: payload.currency)
     }
 }

@@ -48,6 +48,8 @@ extension PostgresLedger {
                 signedDigest: change.transaction.signedTransaction.map { (change.signedDigest ?? SignedDigest($0)).bytes })
         }
         var recorded = try await Set(connection.rows(try RecordTransactions(rows)).map { try $0.decode(String.self) })
+        var figures = FigureChanges()
+        for row in rows where recorded.contains(row.transactionID) { figures.record(FigureSource(row)) }
         var writes = DeferredWrites()
         var outcomes: [LedgerIngestOutcome] = []
         var kept = Set<Int>()
@@ -91,7 +93,7 @@ extension PostgresLedger {
                 outcome.revoked = try await Self.revoke(
                     transaction.transactionID, at: ms(revoked),
                     reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
-                    policy: change.clawbackPolicy, on: connection)
+                    policy: change.clawbackPolicy, figures: &figures, on: connection)
             }
             outcomes.append(outcome)
         }
@@ -105,6 +107,8 @@ extension PostgresLedger {
                     withJWS: summary.withJWS)))
         }
         let summaries = try await summaries(summarized.map(\.request), on: connection, appending: events)
+        // Last, so that the rows of figures many writers share are held locked the shortest time.
+        try await add(figures, on: connection)
         for (summarized, summary) in zip(summarized, summaries) {
             outcomes[summarized.index].summary = summary
         }
@@ -190,9 +194,16 @@ extension PostgresLedger {
     /// share less what earlier revocations asked for (``LedgerRules/creditShare(_:share:)``).
     private static func revoke(
         _ transactionID: String, at now: Int64, reason: Int?, share: Int, policy: ClawbackPolicy,
-        on connection: PostgresConnection
+        figures: inout FigureChanges, on connection: PostgresConnection
     ) async throws -> Bool {
         let whole = RecordedTransaction.wholeShare
+        // Locked, so the row read is the one the update changes.
+        let before = try await connection.rows(
+            """
+            SELECT \(unescaped: FigureSource.columns) FROM transactions WHERE transaction_id = \(transactionID)
+            FOR UPDATE
+            """
+        ).first.map(figureSource)
         let storedShare = share == whole ? nil : Int64(share)
         guard
             let row = try await connection.rows(
@@ -206,6 +217,10 @@ extension PostgresLedger {
                 """
             ).first
         else { return false }
+        if var after = before {
+            after.revocationDate = now
+            figures.replace(before, with: after)
+        }
         let (bundleID, owner, original, product) = try row.decode((String, String?, String, String).self)
         try await appendEvent(
             LedgerEventType.transactionRevoked, bundleID: bundleID, appUserID: owner,
@@ -265,6 +280,23 @@ extension PostgresLedger {
                 at: now, on: connection)
         }
         return true
+    }
+
+    // MARK: Daily figures
+
+    /// A row of ``FigureSource/columns``.
+    static func figureSource(_ row: PostgresRow) throws -> FigureSource {
+        let (bundle, product, type, environment, quantity, purchased, expires, revoked, price, currency) =
+            try row.decode((String, String, String, String, Int64, Int64, Int64?, Int64?, Int64?, String?).self)
+        return FigureSource(
+            bundleID: bundle, productID: product, productType: type, environment: environment, quantity: quantity,
+            purchaseDate: purchased, expiresDate: expires, revocationDate: revoked, price: price, currency: currency)
+    }
+
+    /// Adds a write's changes to `daily_figures` with one statement, in key order.
+    static func add(_ figures: FigureChanges, on connection: PostgresConnection) async throws {
+        guard !figures.isEmpty else { return }
+        _ = try await connection.rows(AddDailyFigures(figures.sorted))
     }
 
     // MARK: Moves
@@ -746,6 +778,44 @@ struct AppendEvents: PostgresPreparedStatement {
         bindings.append(appUserIDs)
         bindings.append(payloads)
         bindings.append(times)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+/// Adds changes to rows of `daily_figures`, creating those missing, in the order given.
+struct AddDailyFigures: PostgresPreparedStatement {
+    static let sql = """
+        INSERT INTO daily_figures (\(FigureStatements.columns))
+        SELECT bundle_id, day, product_id, currency, environment, purchases, refunds, revenue, starts, ends
+        FROM unnest($1::TEXT[], $2::INTEGER[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::BIGINT[], $7::BIGINT[],
+            $8::BIGINT[], $9::BIGINT[], $10::BIGINT[])
+            WITH ORDINALITY AS f(bundle_id, day, product_id, currency, environment, purchases, refunds, revenue,
+                starts, ends, n)
+        ORDER BY n
+        \(FigureStatements.addConflict)
+        """
+    typealias Row = PostgresRow
+
+    let changes: [(key: FigureKey, values: FigureValues)]
+
+    init(_ changes: [(key: FigureKey, values: FigureValues)]) {
+        self.changes = changes
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 10)
+        bindings.append(changes.map(\.key.bundleID))
+        bindings.append(changes.map { Int32($0.key.day) })
+        bindings.append(changes.map(\.key.productID))
+        bindings.append(changes.map(\.key.currency))
+        bindings.append(changes.map(\.key.environment))
+        bindings.append(changes.map(\.values.purchases))
+        bindings.append(changes.map(\.values.refunds))
+        bindings.append(changes.map(\.values.revenue))
+        bindings.append(changes.map(\.values.subscriptionStarts))
+        bindings.append(changes.map(\.values.subscriptionEnds))
         return bindings
     }
 

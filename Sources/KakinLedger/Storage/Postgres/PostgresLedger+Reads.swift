@@ -203,36 +203,7 @@ extension PostgresLedger {
         }
     }
 
-    public func transactions(
-        bundleID: String, touching start: Date, before end: Date
-    ) async throws -> [RecordedTransaction] {
-        let (from, to) = (ms(start), ms(end))
-        return try await rows(
-            """
-            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
-            WHERE bundle_id = \(bundleID) AND purchase_date < \(to)
-              AND (purchase_date >= \(from) OR expires_date >= \(from) OR revocation_date >= \(from))
-            ORDER BY purchase_date, transaction_id
-            """
-        ).map(Self.transaction)
-    }
-
-    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
-        let pattern = LedgerSQLDialect.likePrefix(query)
-        return try await rows(
-            """
-            SELECT bundle_id, app_user_id, COUNT(*), MAX(purchase_date) AS last_purchase FROM transactions
-            WHERE app_user_id IS NOT NULL
-              AND (app_user_id ILIKE \(pattern) ESCAPE '\\'
-                   OR transaction_id = \(query) OR original_transaction_id = \(query))
-            GROUP BY bundle_id, app_user_id ORDER BY last_purchase DESC, app_user_id LIMIT \(Int64(limit))
-            """
-        ).map { row in
-            let (bundle, user, count, last) = try row.decode((String, String, Int, Int64).self)
-            return CustomerMatch(
-                bundleID: bundle, appUserID: user, transactionCount: count, lastPurchaseDate: date(last))
-        }
-    }
+    // The overview's figures and the customers page: PostgresLedger+Figures.swift.
 
     public func receivedNotifications(
         bundleID: String?, appUserID: String?, limit: Int

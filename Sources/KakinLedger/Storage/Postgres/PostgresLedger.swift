@@ -118,6 +118,7 @@ public final class PostgresLedger: LedgerStore {
                             }
                         }
                     }
+                    try await Self.backfillPrices(on: connection)
                 }
                 _ = try await connection.rows("RESET statement_timeout")
             } catch {

@@ -52,42 +52,7 @@ extension SQLiteLedger {
 
     // MARK: Dashboard reads
 
-    public func transactions(
-        bundleID: String, touching start: Date, before end: Date
-    ) async throws -> [RecordedTransaction] {
-        let (from, to) = (LedgerTime.milliseconds(start), LedgerTime.milliseconds(end))
-        return try await read { db in
-            try db.transactions(
-                """
-                SELECT \(TransactionRow.selection()) FROM transactions
-                WHERE bundle_id = ? AND purchase_date < ?
-                  AND (purchase_date >= ? OR expires_date >= ? OR revocation_date >= ?)
-                ORDER BY purchase_date, transaction_id
-                """, [bundleID, to, from, from, from])
-        }
-    }
-
-    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
-        // SQLite's LIKE ignores the case of ASCII letters only.
-        try await read { db in
-            try db.rows(
-                """
-                SELECT bundle_id, app_user_id, COUNT(*) AS transaction_count, MAX(purchase_date) AS last_purchase
-                FROM transactions
-                WHERE app_user_id IS NOT NULL
-                  AND (app_user_id LIKE ? ESCAPE '\\' OR transaction_id = ? OR original_transaction_id = ?)
-                GROUP BY bundle_id, app_user_id
-                ORDER BY last_purchase DESC, app_user_id
-                LIMIT ?
-                """, [LedgerSQLDialect.likePrefix(query), query, query, limit]
-            ).map { row in
-                CustomerMatch(
-                    bundleID: try row.value("bundle_id"), appUserID: try row.value("app_user_id"),
-                    transactionCount: try row.value("transaction_count"),
-                    lastPurchaseDate: try row.date("last_purchase"))
-            }
-        }
-    }
+    // The overview's figures and the customers page: SQLiteLedger+Figures.swift.
 
     public func receivedNotifications(
         bundleID: String?, appUserID: String?, limit: Int

@@ -25,11 +25,15 @@ extension SQLiteLedger {
             transaction.signedTransaction == nil
             ? nil : change.signedDigest?.bytes ?? transaction.signedTransaction.map { SignedDigest($0).bytes }
         return try await write { db in
+            var figures = FigureChanges()
             var outcome = LedgerIngestOutcome(
-                recorded: try Self.record(transaction, digest: digest, grants: change.grants, db))
+                recorded: try Self.record(transaction, digest: digest, grants: change.grants, figures: &figures, db))
             if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
                 // Another customer keeps the purchase: nothing else changes.
-                guard change.transfersOwnership, let newOwner = transaction.appUserID else { return outcome }
+                guard change.transfersOwnership, let newOwner = transaction.appUserID else {
+                    try Self.add(figures, db)
+                    return outcome
+                }
                 let moved = try Self.transfer(
                     bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
                     from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt), db)
@@ -44,8 +48,10 @@ extension SQLiteLedger {
             if let revoked = transaction.revocationDate {
                 outcome.revoked = try Self.revoke(
                     transactionID: transaction.transactionID, at: revoked,
-                    reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy, db)
+                    reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy,
+                    figures: &figures, db)
             }
+            try Self.add(figures, db)
             if let summary = change.summary, let owner = transaction.appUserID {
                 outcome.summary = try Self.summary(
                     bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
@@ -58,7 +64,8 @@ extension SQLiteLedger {
     /// Records `transaction` once and credits its grants; a transaction held already only gets a
     /// missing owner filled in (and is credited then).
     private static func record(
-        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], _ db: Database
+        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], figures: inout FigureChanges,
+        _ db: Database
     ) throws -> RecordOutcome {
         let now = LedgerTime.milliseconds(transaction.recordedAt)
         // Without an owner, the earliest known owner of the same purchase (renewals, restores).
@@ -72,8 +79,10 @@ extension SQLiteLedger {
                 LIMIT 1
                 """, [transaction.bundleID, transaction.originalTransactionID])?.value("app_user_id")
         // Every column is named by the row's coding keys; a row held already is left alone.
-        let row = try TransactionRow(transaction, owner: owner, signedDigest: digest).databaseDictionary
+        let transactionRow = TransactionRow(transaction, owner: owner, signedDigest: digest)
+        let row = try transactionRow.databaseDictionary
         if try db.run(TransactionRow.insertOrIgnore, StatementArguments(TransactionRow.columns.map { row[$0] })) > 0 {
+            figures.record(FigureSource(transactionRow))
             try appendEvent(
                 LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
                 payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now, db)
@@ -214,9 +223,12 @@ extension SQLiteLedger {
     /// revoked with no percentage) is smaller. For each `credit` line, `share` of it less what
     /// earlier revocations asked for is taken back under ``LedgerRules/clawbackKey(transactionID:currency:share:)``.
     static func revoke(
-        transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy, _ db: Database
+        transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy,
+        figures: inout FigureChanges, _ db: Database
     ) throws -> Bool {
         let now = LedgerTime.milliseconds(date)
+        // One writer at a time: the row read is the one the update changes.
+        let before = try figureSource(of: transactionID, db)
         let storedShare: Int? = share == RecordedTransaction.wholeShare ? nil : share
         guard
             let row = try db.row(
@@ -228,6 +240,10 @@ extension SQLiteLedger {
                 RETURNING bundle_id, app_user_id, original_transaction_id, product_id
                 """, [now, reason, storedShare, transactionID, share])
         else { return false }
+        if var after = before {
+            after.revocationDate = now
+            figures.replace(before, with: after)
+        }
         try appendEvent(
             LedgerEventType.transactionRevoked, bundleID: row.value("bundle_id"), appUserID: row.value("app_user_id"),
             payload: TransactionEventPayload(
@@ -290,6 +306,40 @@ extension SQLiteLedger {
                 currency: currency, amount: -taken, balance: balance, idempotencyKey: key,
                 transactionId: credit.transactionID, shortfall: amount - taken),
             at: now, db)
+    }
+
+    // MARK: Daily figures
+
+    /// What a stored row contributes to `daily_figures`; `nil` when there is no such row.
+    static func figureSource(of transactionID: String, _ db: Database) throws -> FigureSource? {
+        try db.row(
+            "SELECT \(FigureSource.columns) FROM transactions WHERE transaction_id = ?", [transactionID]
+        ).map(figureSource)
+    }
+
+    /// A row of ``FigureSource/columns``.
+    static func figureSource(_ row: Row) throws -> FigureSource {
+        FigureSource(
+            bundleID: try row.value("bundle_id"), productID: try row.value("product_id"),
+            productType: try row.value("product_type"), environment: try row.value("environment"),
+            quantity: try row.value("quantity"), purchaseDate: try row.value("purchase_date"),
+            expiresDate: try row.value("expires_date"), revocationDate: try row.value("revocation_date"),
+            price: try row.value("price"), currency: try row.value("currency"))
+    }
+
+    /// Adds a write's changes to `daily_figures`, in key order.
+    static func add(_ figures: FigureChanges, _ db: Database) throws {
+        for (key, values) in figures.sorted {
+            try db.run(
+                """
+                INSERT INTO daily_figures (\(FigureStatements.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                \(FigureStatements.addConflict)
+                """,
+                [
+                    key.bundleID, key.day, key.productID, key.currency, key.environment, values.purchases,
+                    values.refunds, values.revenue, values.subscriptionStarts, values.subscriptionEnds,
+                ])
+        }
     }
 
     // MARK: Reading transactions

@@ -101,9 +101,10 @@ public final class SQLiteLedger: LedgerStore {
             var attempt = 1
             while true {
                 do {
-                    return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                         migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
                     }
+                    return try await backfillPrices()
                 } catch let error as DatabaseError where attempt < 5 {
                     guard error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT else { throw error }
                     attempt += 1

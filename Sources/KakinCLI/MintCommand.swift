@@ -15,7 +15,7 @@ struct MintCommand: AsyncParsableCommand {
             Signs COUNT distinct transactions of PRODUCT with the sandbox CA of `kakin serve` \
             (DATA/sandbox/ca), exactly as the sandbox App Store signs them, without recording purchases \
             anywhere. Each line is a body for POST /v1/transactions, for customers load-1, load-2, … \
-            (--users of them, round robin). A server that trusts the CA records them like any purchase.
+            (--users of them, round robin by transaction ID). A server that trusts the CA records them like any purchase.
             """)
 
     @Option(help: "The data directory of `kakin serve`.") var data: String = "kakin-data"
@@ -44,7 +44,8 @@ struct MintCommand: AsyncParsableCommand {
         output.reserveCapacity(count * 2_600)
         for index in 0..<count {
             let id = String(first + Int64(index))
-            let user = "load-\(index % users + 1)"
+            // By transaction ID, so that runs over consecutive ranges go on where the last one stopped.
+            let user = "load-\((first + Int64(index)) % Int64(users) + 1)"
             // The token the SDK would give the purchase, so the server has nothing to set.
             let transaction = SandboxTransaction(
                 id: id, originalID: id, testerID: "load", productID: product, productType: ProductType(rawValue: type),

@@ -222,30 +222,16 @@ struct ServerImportCommand: AsyncParsableCommand {
                     bundleID: bundleID, originalTransactionIDs: ids[next...]
                 ) { count, report in
                     (finished, partial) = (count, report)
-                    try await done(next - ids.startIndex + count, total.adding(report))
+                    try await done(next - ids.startIndex + count, total + report)
                 }
-                return total.adding(report)
+                return total + report
             } catch let error as ServerError where error.code == .appleUnavailable && error.retryAfterSeconds != nil {
                 let wait = error.retryAfterSeconds ?? 1
                 print("Apple refused for now (\(error.message)); waiting \(wait) s")
                 try await Task.sleep(for: .seconds(wait))
-                total = total.adding(partial)
+                total = total + partial
                 next += finished
             }
         }
-    }
-}
-
-extension Reconciler.Report {
-    /// The counts of both reports added up.
-    func adding(_ other: Self) -> Self {
-        var sum = self
-        sum.notificationsRead += other.notificationsRead
-        sum.notificationsNew += other.notificationsNew
-        sum.customersExamined += other.customersExamined
-        sum.transactionsSeen += other.transactionsSeen
-        sum.transactionsRecorded += other.transactionsRecorded
-        sum.transactionsRevoked += other.transactionsRevoked
-        return sum
     }
 }

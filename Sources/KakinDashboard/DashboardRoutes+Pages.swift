@@ -80,7 +80,7 @@ extension DashboardRoutes {
             notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
             endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },
             hasDeliveries: !deliveries.isEmpty, runs: runs.map(ActivityView.Run.init), hasRuns: !runs.isEmpty,
-            canReconcile: reconciler != nil && service.apps.values.contains { $0.serverAPI != nil },
+            canReconcile: reconciliations != nil && service.apps.values.contains { $0.serverAPI != nil },
             calls: calls.map(ActivityView.Call.init), hasCalls: !calls.isEmpty,
             offers: offers.map(ActivityView.Offer.init), hasOffers: !offers.isEmpty)
         return Page(template: "activity", view: view, title: "Activity", current: "activity")
@@ -362,20 +362,36 @@ struct ActivityView {
         }
     }
     struct Run {
-        var finishedAt: String
+        var id: Int64
+        var startedAt: String
+        /// When it ended, or when its counts were last brought up to date while it runs.
+        var until: String
         var bundleID: String
+        var notifications: String
+        var subscriptionsChecked: Int
+        var historiesRead: Int
         var seen: Int
         var recorded: Int
         var revoked: Int
         var result: String
+        var stateClass: String
 
         init(_ run: ReconciliationRun) {
-            finishedAt = DashboardFormat.time(run.finishedAt)
+            id = run.id
+            startedAt = DashboardFormat.time(run.startedAt)
+            until = DashboardFormat.time(run.finishedAt ?? run.updatedAt)
             bundleID = run.bundleID
-            seen = run.transactionsSeen
-            recorded = run.transactionsRecorded
-            revoked = run.transactionsRevoked
-            result = run.failure.map { "stopped: \($0)" } ?? "completed"
+            notifications = "\(run.counts.notificationsRead) (\(run.counts.notificationsNew))"
+            subscriptionsChecked = run.counts.subscriptionsChecked
+            historiesRead = run.counts.historiesRead
+            seen = run.counts.transactionsSeen
+            recorded = run.counts.transactionsRecorded
+            revoked = run.counts.transactionsRevoked
+            switch run.state {
+            case .running: (result, stateClass) = ("running", "pending")
+            case .completed: (result, stateClass) = ("completed", "delivered")
+            case .failed: (result, stateClass) = ("stopped: \(run.failure ?? "unknown")", "failed")
+            }
         }
     }
     /// A call owed to the App Store Server API: consumption information or an account token.

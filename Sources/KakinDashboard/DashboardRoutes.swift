@@ -16,8 +16,8 @@ import NIOCore
 public struct DashboardRoutes: Sendable {
     /// The purchase service whose ledger the pages show and whose operations their forms call.
     public let service: PurchaseService
-    /// What the activity page's reconcile button runs against Apple; `nil` when the server has none.
-    public let reconciler: Reconciler?
+    /// What the activity page's reconcile button starts against Apple; `nil` when the server has none.
+    public let reconciliations: ReconciliationRunner?
     /// The sandbox App Store in the same process, for the transaction manager; `nil` hides it.
     public let sandbox: (any SandboxControl)?
     /// The webhook endpoints deliveries are made to, for the activity page.
@@ -48,14 +48,14 @@ public struct DashboardRoutes: Sendable {
     ///     secrets together; by default one of its own over the same ledger.
     /// - Throws: when a template or the style sheet cannot be read, or a template does not parse.
     public init(
-        service: PurchaseService, configuration: DashboardConfiguration, reconciler: Reconciler? = nil,
+        service: PurchaseService, configuration: DashboardConfiguration, reconciliations: ReconciliationRunner? = nil,
         sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],
         formKey: SymmetricKey = SymmetricKey(size: .bits256), now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = KakinServerHTTP.quietLogger, signInThrottle: SignInThrottle? = nil
     ) throws {
         self.service = service
         self.configuration = configuration
-        self.reconciler = reconciler
+        self.reconciliations = reconciliations
         self.sandbox = sandbox
         self.webhookEndpoints = webhookEndpoints
         self.secrets =
@@ -104,17 +104,21 @@ public struct DashboardRoutes: Sendable {
         router.get("dashboard/activity") { request, _ in await page(request) { try await activityPage($0) } }
         router.post("dashboard/reconcile") { request, _ in
             await action(request) { _, _ in
-                guard let reconciler else { return Self.redirect("/dashboard/activity", problem: "reconciliation is not configured") }
-                var lines: [String] = []
+                guard let reconciliations else {
+                    return Self.redirect("/dashboard/activity", problem: "reconciliation is not configured")
+                }
+                var started: [String] = []
                 for bundleID in service.apps.values.filter({ $0.serverAPI != nil }).map(\.bundleID).sorted() {
                     do {
-                        let report = try await reconciler.reconcile(bundleID: bundleID)
-                        lines.append("\(bundleID): \(report.transactionsSeen) seen, \(report.transactionsRecorded) recorded")
+                        let run = try await reconciliations.start(bundleID: bundleID)
+                        started.append("\(bundleID) (run \(run.id))")
                     } catch {
                         return Self.redirect("/dashboard/activity", problem: "\(bundleID): \(ServerError(error).message)")
                     }
                 }
-                return Self.redirect("/dashboard/activity", notice: "Reconciled. " + lines.joined(separator: "; "))
+                return Self.redirect(
+                    "/dashboard/activity",
+                    notice: "Reconciliation started: " + started.joined(separator: ", ") + ". Runs are listed below.")
             }
         }
         router.get("dashboard/sandbox") { request, _ in await page(request) { try await sandboxPage($0) } }

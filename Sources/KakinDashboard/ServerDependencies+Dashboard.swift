@@ -11,7 +11,7 @@ extension ServerDependencies {
         additionalRoutes.append { router, server in
             guard server.configuration.dashboard.enabled else { return }
             try DashboardRoutes(
-                service: server.service, configuration: server.configuration.dashboard, reconciler: server.reconciler,
+                service: server.service, configuration: server.configuration.dashboard, reconciliations: server.reconciliations,
                 sandbox: sandbox, webhookEndpoints: server.configuration.webhooks.map(\.url.absoluteString),
                 formKey: DashboardSessions.formKey(from: server.serverKey), now: server.now, logger: server.logger,
                 signInThrottle: server.signInThrottle

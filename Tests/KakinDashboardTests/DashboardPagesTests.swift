@@ -91,17 +91,20 @@ import Testing
 
     @Test func activityShowsNotificationsDeliveriesAndRuns() async throws {
         let fixture = try await Self.fixtureWithPurchases()
-        try await fixture.store.recordReconciliation(
-            ReconciliationRun(
-                bundleID: ServerFixture.bundleID, startedAt: ServerFixture.start, finishedAt: ServerFixture.start,
-                transactionsSeen: 4, transactionsRecorded: 0, transactionsRevoked: 0, failure: nil))
+        var run = try await fixture.store.startReconciliation(
+            bundleID: ServerFixture.bundleID, at: ServerFixture.start, abandonedAfter: 900)
+        (run.state, run.finishedAt, run.counts.transactionsSeen, run.counts.subscriptionsChecked) = (.completed, ServerFixture.start, 4, 2)
+        try await fixture.store.updateReconciliation(run)
+        _ = try await fixture.store.startReconciliation(
+            bundleID: ServerFixture.bundleID, at: ServerFixture.start, abandonedAfter: 900)
         let (status, html) = try await Self.page("/dashboard/activity", fixture: fixture)
         #expect(status == .ok)
         #expect(html.contains("<td>REFUND</td>"))
         #expect(html.contains("recorded; transaction revoked"))
         #expect(html.contains("transaction.revoked"))
         #expect(html.contains("waiting for the first attempt"))
-        #expect(html.contains("<td>completed</td>"))
+        #expect(html.contains(">completed</span>"))
+        #expect(html.contains(">running</span>"), "a run going on is shown with its counts so far")
         try await fixture.store.shutdown()
     }
 

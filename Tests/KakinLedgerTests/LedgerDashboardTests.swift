@@ -62,17 +62,36 @@ struct LedgerDashboardTests {
             #expect(attempted.deliveredAt == nil)
             #expect(deliveries.map(\.eventID) == deliveries.map(\.eventID).sorted(by: >))
 
-            try await store.recordReconciliation(
-                ReconciliationRun(
-                    bundleID: Fixture.bundleID, startedAt: Fixture.at(20), finishedAt: Fixture.at(21),
-                    transactionsSeen: 3, transactionsRecorded: 1, transactionsRevoked: 0, failure: nil))
-            try await store.recordReconciliation(
-                ReconciliationRun(
-                    bundleID: Fixture.bundleID, startedAt: Fixture.at(30), finishedAt: Fixture.at(30),
-                    transactionsSeen: 0, transactionsRecorded: 0, transactionsRevoked: 0, failure: "the API did not answer"))
+            // A run is recorded as it starts and brought up to date as it goes.
+            var completed = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(20), abandonedAfter: 900)
+            #expect(completed.state == .running && completed.finishedAt == nil && completed.id > 0)
+            completed.counts.transactionsSeen = 3
+            completed.counts.notificationsRead = 5
+            completed.updatedAt = Fixture.at(21)
+            try await store.updateReconciliation(completed)
+            #expect(try await store.reconciliationRun(id: completed.id) == completed)
+            (completed.state, completed.finishedAt, completed.counts.transactionsRecorded) = (.completed, Fixture.at(21), 1)
+            try await store.updateReconciliation(completed)
+            var failed = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(30), abandonedAfter: 900)
+            (failed.state, failed.finishedAt, failed.failure) = (.failed, Fixture.at(30), "the API did not answer")
+            try await store.updateReconciliation(failed)
             let runs = try await store.reconciliationRuns(limit: 10)
-            #expect(runs.map(\.failure) == ["the API did not answer", nil])
-            #expect(runs.last?.transactionsSeen == 3)
+            #expect(runs == [failed, completed])
+            #expect(try await store.reconciliationRun(id: failed.id + 1) == nil)
+
+            // A run left running, its counts not brought up to date for longer than allowed, is
+            // failed by the app's next start; a recent one is left alone.
+            let orphan = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(40), abandonedAfter: 900)
+            let recent = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(40 + 600), abandonedAfter: 900)
+            _ = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(40 + 901), abandonedAfter: 900)
+            let abandoned = try #require(try await store.reconciliationRun(id: orphan.id))
+            #expect(abandoned.state == .failed && abandoned.finishedAt == Fixture.at(40))
+            #expect(try await store.reconciliationRun(id: recent.id)?.state == .running)
         }
     }
 }

@@ -256,7 +256,7 @@ struct LedgerOutboxTests {
             #expect(try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice").balances == ["coins": 100])
         }
         try await withLedgerStore(.memory) { store async throws in
-            #expect(try await store.purchases(bundleID: Fixture.bundleID, after: nil, limit: 10).isEmpty)
+            #expect(try await store.transaction(id: "t1") == nil)
         }
     }
 

@@ -24,7 +24,6 @@ struct LedgerRecordTests {
             #expect(customer.ledger.first?.amount == 300)
             #expect(customer.ledger.first?.idempotencyKey == "grant:t1:coins")
             #expect(customer.balances == ["coins": 300])
-            #expect(try await store.purchases(bundleID: Fixture.bundleID, after: nil, limit: 10).count == 1)
             #expect(try await store.transaction(id: "t1") == transaction)
             try await expectLedgerMatchesBalances(store, user: "alice")
         }
@@ -222,27 +221,62 @@ struct LedgerRecordTests {
         }
     }
 
-    @Test("an app's purchases are read a page at a time, one per original transaction", arguments: StoreKind.backends)
-    func purchasesByPage(kind: StoreKind) async throws {
+    @Test(
+        "subscriptions whose period ended with nothing recorded since are read a page at a time",
+        arguments: StoreKind.backends)
+    func lapsedSubscriptionsByPage(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            for index in 0..<5 {
-                _ = try await store.record(Fixture.transaction("p\(index)", user: "alice"), grants: [])
-                // A renewal of the same purchase adds no purchase.
-                _ = try await store.record(Fixture.transaction("r\(index)", original: "p\(index)"), grants: [])
+            let month: TimeInterval = 30 * 86_400
+            func subscription(_ id: String, original: String? = nil, at start: TimeInterval, revokedAt: TimeInterval? = nil)
+                async throws
+            {
+                _ = try await store.record(
+                    Fixture.transaction(
+                        id, original: original, user: "alice", product: "monthly", type: .autoRenewableSubscription,
+                        purchasedAt: start, revokedAt: revokedAt),
+                    grants: [])
             }
-            var seen: [KnownPurchase] = []
-            var cursor: String?
+            // Ended with nothing since: s1, s2, s3 (period ends at one month).
+            for id in ["s1", "s2", "s3"] { try await subscription(id, at: 0) }
+            // Renewed: its first period ended, a later one did not.
+            try await subscription("s4", at: 0)
+            try await subscription("s4b", original: "s4", at: month)
+            // Refunded: nothing to ask.
+            try await subscription("s5", at: 0, revokedAt: 100)
+            // An expiry Apple signed after the end was recorded.
+            try await subscription("s6", at: 0)
+            _ = try await store.recordRenewal(
+                SubscriptionRenewal(
+                    bundleID: Fixture.bundleID, originalTransactionID: "s6", autoRenewStatus: .off,
+                    expirationIntent: .customerCancelled, signedDate: Fixture.at(month + 5), updatedAt: Fixture.at(month + 5)))
+            // Ends after the window.
+            try await subscription("s7", at: month)
+            // Consumables have no period.
+            _ = try await store.record(Fixture.transaction("c1", user: "alice"), grants: [])
+
+            var seen: [LapsedSubscription] = []
+            var cursor: LapsedSubscription?
             while true {
-                let page = try await store.purchases(bundleID: Fixture.bundleID, after: cursor, limit: 2)
+                let page = try await store.lapsedSubscriptions(
+                    bundleID: Fixture.bundleID, environment: .sandbox, endedFrom: Fixture.at(month - 60),
+                    before: Fixture.at(month + 60), after: cursor, limit: 2)
                 guard let last = page.last else { break }
                 #expect(page.count <= 2)
                 seen += page
-                cursor = last.originalTransactionID
+                cursor = last
             }
-            #expect(seen.map(\.originalTransactionID) == (0..<5).map { "p\($0)" })
-            #expect(seen.map(\.transactionID) == (0..<5).map { "p\($0)" }, "the smallest transaction ID of each")
-            #expect(seen.allSatisfy { $0.environment == .sandbox })
-            #expect(try await store.purchases(bundleID: "com.example.other", after: nil, limit: 10).isEmpty)
+            #expect(seen.map(\.transactionID) == ["s1", "s2", "s3"])
+            #expect(seen.allSatisfy { $0.expiresDate == Fixture.at(month) && $0.originalTransactionID == $0.transactionID })
+            #expect(
+                try await store.lapsedSubscriptions(
+                    bundleID: Fixture.bundleID, environment: .production, endedFrom: Fixture.at(0),
+                    before: Fixture.at(3 * month), after: nil, limit: 10
+                ).isEmpty, "another environment")
+            #expect(
+                try await store.lapsedSubscriptions(
+                    bundleID: Fixture.bundleID, environment: .sandbox, endedFrom: Fixture.at(month + 1),
+                    before: Fixture.at(month + 60), after: nil, limit: 10
+                ).isEmpty, "ended before the window")
         }
     }
 }

@@ -96,35 +96,123 @@ public struct WebhookDelivery: Hashable, Sendable {
     }
 }
 
-/// One reconciliation run of one app, as recorded when it ended.
-public struct ReconciliationRun: Hashable, Sendable {
+/// What reconciliation did: what it read from Apple and what it changed in the ledger.
+public struct ReconciliationCounts: Codable, Hashable, Sendable {
+    /// Notifications read from Apple's notification history.
+    public var notificationsRead: Int = 0
+    /// Of those, the ones the server had not handled before.
+    public var notificationsNew: Int = 0
+    /// Subscriptions whose status was asked for: their period ended and no event said what
+    /// happened next.
+    public var subscriptionsChecked: Int = 0
+    /// Purchases whose whole transaction history was asked for.
+    public var historiesRead: Int = 0
+    /// Signed transactions Apple returned that verified.
+    public var transactionsSeen: Int = 0
+    /// Transactions the ledger did not have before.
+    public var transactionsRecorded: Int = 0
+    /// Transactions found refunded or revoked that the ledger had not yet revoked.
+    public var transactionsRevoked: Int = 0
+
+    /// Nothing done yet.
+    public init() {}
+
+    /// The counts in the order ``columns`` names them.
+    var values: [Int] {
+        [
+            notificationsRead, notificationsNew, subscriptionsChecked, historiesRead, transactionsSeen,
+            transactionsRecorded, transactionsRevoked,
+        ]
+    }
+
+    /// Counts read in the order ``columns`` names them.
+    init(values: [Int]) {
+        (notificationsRead, notificationsNew, subscriptionsChecked) = (values[0], values[1], values[2])
+        (historiesRead, transactionsSeen, transactionsRecorded) = (values[3], values[4], values[5])
+        transactionsRevoked = values[6]
+    }
+
+    /// The columns of `reconciliation_runs` that keep the counts.
+    static let columns = [
+        "notifications_read", "notifications_new", "subscriptions_checked", "histories_read", "transactions_seen",
+        "transactions_recorded", "transactions_revoked",
+    ]
+
+    /// Both counts added up.
+    public static func + (lhs: Self, rhs: Self) -> Self {
+        Self(values: zip(lhs.values, rhs.values).map(+))
+    }
+}
+
+/// One reconciliation run of one app: recorded when it starts, its counts brought up to date as
+/// it goes, and its end. As JSON, the counts sit beside the other fields.
+public struct ReconciliationRun: Codable, Hashable, Sendable {
+    /// Where a run is.
+    public enum State: String, Codable, Hashable, Sendable {
+        /// Going on now (or its server stopped before it ended: see ``ReconciliationRun/updatedAt``).
+        case running
+        /// Ended having done everything.
+        case completed
+        /// Stopped early; ``ReconciliationRun/failure`` says why.
+        case failed
+    }
+
+    /// The run's number, unique in the ledger.
+    public var id: Int64
     /// The app reconciled.
     public var bundleID: String
+    /// Where the run is.
+    public var state: State
     /// When the run started.
     public var startedAt: Date
-    /// When it ended, completed or not.
-    public var finishedAt: Date
-    /// Signed transactions Apple returned that verified (``Reconciler/Report/transactionsSeen``).
-    public var transactionsSeen: Int
-    /// Transactions the ledger did not have before.
-    public var transactionsRecorded: Int
-    /// Transactions found refunded or revoked that the ledger had not yet revoked.
-    public var transactionsRevoked: Int
-    /// Why the run stopped early, or `nil` when it completed.
+    /// When its counts were last brought up to date.
+    public var updatedAt: Date
+    /// When it ended, completed or not; `nil` while it runs.
+    public var finishedAt: Date?
+    /// What it did so far.
+    public var counts = ReconciliationCounts()
+    /// Why the run stopped early, or `nil`.
     public var failure: String?
 
-    /// Creates a run's record from its parts.
-    public init(
-        bundleID: String, startedAt: Date, finishedAt: Date, transactionsSeen: Int, transactionsRecorded: Int,
-        transactionsRevoked: Int, failure: String?
-    ) {
+    /// A run of `bundleID` that starts at `date`, with nothing done yet; the ledger gives it its ``id``.
+    public init(id: Int64 = 0, bundleID: String, startedAt date: Date) {
+        self.id = id
         self.bundleID = bundleID
-        self.startedAt = startedAt
-        self.finishedAt = finishedAt
-        self.transactionsSeen = transactionsSeen
-        self.transactionsRecorded = transactionsRecorded
-        self.transactionsRevoked = transactionsRevoked
-        self.failure = failure
+        state = .running
+        startedAt = date
+        updatedAt = date
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case bundleID = "bundleId"
+        case state, startedAt, updatedAt, finishedAt, failure
+    }
+
+    /// Reads a run from the JSON ``encode(to:)`` writes.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        bundleID = try container.decode(String.self, forKey: .bundleID)
+        state = try container.decode(State.self, forKey: .state)
+        startedAt = try container.decode(Date.self, forKey: .startedAt)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        finishedAt = try container.decodeIfPresent(Date.self, forKey: .finishedAt)
+        failure = try container.decodeIfPresent(String.self, forKey: .failure)
+        counts = try ReconciliationCounts(from: decoder)
+    }
+
+    /// Writes the run as one JSON object, its counts beside its other fields.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(bundleID, forKey: .bundleID)
+        try container.encode(state, forKey: .state)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encodeIfPresent(finishedAt, forKey: .finishedAt)
+        try container.encodeIfPresent(failure, forKey: .failure)
+        try counts.encode(to: encoder)
     }
 }
 

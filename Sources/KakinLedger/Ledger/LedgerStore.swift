@@ -82,11 +82,6 @@ public protocol LedgerStore: Sendable {
     /// A transaction by ID.
     func transaction(id: String) async throws -> RecordedTransaction?
 
-    /// A page of an app's purchases, one per original transaction ID, in the order of those IDs,
-    /// strictly after `cursor`: each with one of its transactions and its environment, what asking
-    /// Apple for a purchase's history takes, without reading whole rows.
-    func purchases(bundleID: String, after cursor: String?, limit: Int) async throws -> [KnownPurchase]
-
     // MARK: Webhooks outbox
 
     /// Events not yet delivered to `endpoint`, for the backlog metric.
@@ -136,10 +131,25 @@ public protocol LedgerStore: Sendable {
     /// The newest outbox events with their delivery state per endpoint, newest first; of one
     /// customer when `appUserID` is given.
     func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery]
-    /// Records a reconciliation run once it ended.
-    func recordReconciliation(_ run: ReconciliationRun) async throws
+    /// Records that a reconciliation of `bundleID` starts at `date`, and returns the run with its
+    /// ID. Runs of the app still `running` whose counts were not brought up to date in the
+    /// `abandonedAfter` seconds before `date` (their server stopped) are recorded as failed.
+    func startReconciliation(bundleID: String, at date: Date, abandonedAfter: TimeInterval) async throws
+        -> ReconciliationRun
+    /// Brings a run's state, counts, end and failure up to date, by its ID.
+    func updateReconciliation(_ run: ReconciliationRun) async throws
+    /// A reconciliation run by its ID.
+    func reconciliationRun(id: Int64) async throws -> ReconciliationRun?
     /// The newest reconciliation runs, newest first.
     func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun]
+    /// A page of an app's subscriptions in one environment whose period ended at or after `start`
+    /// and before `end` with nothing recorded since: the transaction that ends latest of each
+    /// (unrevoked) has no later one, and no renewal state signed at or after its end. Ordered by
+    /// the period's end and transaction ID, strictly after `cursor`.
+    func lapsedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, endedFrom start: Date, before end: Date,
+        after cursor: LapsedSubscription?, limit: Int
+    ) async throws -> [LapsedSubscription]
     /// Until when reconciliation has read Apple's notification history for an app's environment;
     /// `nil` before the first read.
     func notificationCheckpoint(bundleID: String, environment: AppStoreEnvironment) async throws -> Date?
@@ -247,21 +257,20 @@ public struct SignedDigest: Hashable, Sendable {
     }
 }
 
-/// A purchase the ledger holds: its original transaction ID, one of its transactions, and the
-/// environment that signed it.
-public struct KnownPurchase: Hashable, Sendable {
-    /// The purchase's original transaction ID.
+/// A subscription whose paid period ended with nothing recorded since: the transaction that ended.
+public struct LapsedSubscription: Hashable, Sendable {
+    /// The subscription's original transaction ID.
     public var originalTransactionID: String
-    /// One of its transactions (the one with the smallest ID).
+    /// The transaction whose period ended.
     public var transactionID: String
-    /// The environment that signed it.
-    public var environment: AppStoreEnvironment
+    /// When the period ended.
+    public var expiresDate: Date
 
     /// Creates the record from its parts.
-    public init(originalTransactionID: String, transactionID: String, environment: AppStoreEnvironment) {
+    public init(originalTransactionID: String, transactionID: String, expiresDate: Date) {
         self.originalTransactionID = originalTransactionID
         self.transactionID = transactionID
-        self.environment = environment
+        self.expiresDate = expiresDate
     }
 }
 

@@ -90,6 +90,27 @@ public struct SubscriptionRenewal: Hashable, Sendable {
     }
 }
 
+extension SubscriptionRenewal {
+    /// The state the App Store Server API reports for a subscription (Get All Subscription
+    /// Statuses), or `nil` when its renewal info names no subscription or signing date: a billing
+    /// problem while the status is billing retry or grace period, or the renewal info says so.
+    public init?(
+        bundleID: String, status: SubscriptionStatus?, renewalInfo: JWSRenewalInfoDecodedPayload, receivedAt: Date
+    ) {
+        guard let originalID = renewalInfo.originalTransactionID, let signedDate = renewalInfo.signedDate else {
+            return nil
+        }
+        let hasProblem =
+            status == .billingRetry || status == .billingGracePeriod || renewalInfo.isInBillingRetryPeriod == true
+            || renewalInfo.gracePeriodExpiresDate != nil
+        self.init(
+            bundleID: bundleID, originalTransactionID: originalID, autoRenewStatus: renewalInfo.autoRenewStatus,
+            expirationIntent: renewalInfo.expirationIntent, billingIssueDetectedAt: hasProblem ? signedDate : nil,
+            gracePeriodExpiresAt: hasProblem ? renewalInfo.gracePeriodExpiresDate : nil, signedDate: signedDate,
+            updatedAt: receivedAt)
+    }
+}
+
 extension Entitlement.PeriodType {
     /// The period a subscription transaction pays for, from its offer: a `FREE_TRIAL` discount is
     /// a trial whatever the offer; otherwise an introductory offer is `intro`, a promotional, offer

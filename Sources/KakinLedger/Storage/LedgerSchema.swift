@@ -24,6 +24,32 @@ enum LedgerSchema {
     static let migrationsTable = "migrations"
 
     /// Every migration, oldest first. Append only.
+    /// The columns of `reconciliation_runs` that a run's record is read from.
+    static let reconciliationColumns =
+        (["id", "bundle_id", "state", "started_at", "updated_at", "finished_at", "failure"]
+        + ReconciliationCounts.columns).joined(separator: ", ")
+
+    /// The page of subscriptions whose period ended with nothing recorded since
+    /// (`LedgerStore.lapsedSubscriptions`), with its seven parameters written by `placeholder`
+    /// (1-based): app, environment, from, end, from again, the cursor's transaction ID, limit.
+    static func lapsedSubscriptionsQuery(placeholder: (Int) -> String) -> String {
+        """
+        SELECT t.original_transaction_id, t.transaction_id, t.expires_date FROM transactions t
+        WHERE t.bundle_id = \(placeholder(1)) AND t.environment = \(placeholder(2))
+          AND t.expires_date >= \(placeholder(3)) AND t.expires_date < \(placeholder(4))
+          AND (t.expires_date > \(placeholder(5)) OR t.transaction_id > \(placeholder(6)))
+          AND t.revocation_date IS NULL
+          AND NOT EXISTS (
+              SELECT 1 FROM transactions later
+              WHERE later.original_transaction_id = t.original_transaction_id AND later.expires_date > t.expires_date)
+          AND NOT EXISTS (
+              SELECT 1 FROM subscription_renewals r
+              WHERE r.bundle_id = t.bundle_id AND r.original_transaction_id = t.original_transaction_id
+                AND r.signed_date >= t.expires_date)
+        ORDER BY t.expires_date, t.transaction_id LIMIT \(placeholder(7))
+        """
+    }
+
     static let migrations: [LedgerMigration] = [
         LedgerMigration(id: "0001_ledger") { dialect in
             [
@@ -402,6 +428,47 @@ enum LedgerSchema {
                 """
                 CREATE INDEX transactions_by_user_prefix
                 ON transactions ((lower(app_user_id)) COLLATE \(dialect.bytewiseCollation), bundle_id, app_user_id)
+                """,
+            ]
+        },
+        // Reconciliation runs are recorded when they start and brought up to date as they go, so
+        // that a run started on demand can be followed; the runs recorded before are kept. The
+        // subscriptions whose period ended are found by the end of their period.
+        LedgerMigration(id: "0015_reconciliation_progress") { dialect in
+            [
+                """
+                CREATE TABLE reconciliation_runs_v2 (
+                    id \(dialect.generatedPrimaryKey),
+                    bundle_id TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('running', 'completed', 'failed')),
+                    started_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    finished_at BIGINT,
+                    notifications_read INTEGER NOT NULL DEFAULT 0 CHECK (notifications_read >= 0),
+                    notifications_new INTEGER NOT NULL DEFAULT 0 CHECK (notifications_new >= 0),
+                    subscriptions_checked INTEGER NOT NULL DEFAULT 0 CHECK (subscriptions_checked >= 0),
+                    histories_read INTEGER NOT NULL DEFAULT 0 CHECK (histories_read >= 0),
+                    transactions_seen INTEGER NOT NULL DEFAULT 0 CHECK (transactions_seen >= 0),
+                    transactions_recorded INTEGER NOT NULL DEFAULT 0 CHECK (transactions_recorded >= 0),
+                    transactions_revoked INTEGER NOT NULL DEFAULT 0 CHECK (transactions_revoked >= 0),
+                    failure TEXT,
+                    CHECK ((state = 'running') = (finished_at IS NULL)),
+                    CHECK (finished_at IS NULL OR finished_at >= started_at)
+                )
+                """,
+                """
+                INSERT INTO reconciliation_runs_v2 (bundle_id, state, started_at, updated_at, finished_at,
+                    transactions_seen, transactions_recorded, transactions_revoked, failure)
+                SELECT bundle_id, CASE WHEN failure IS NULL THEN 'completed' ELSE 'failed' END, started_at,
+                    finished_at, finished_at, transactions_seen, transactions_recorded, transactions_revoked, failure
+                FROM reconciliation_runs ORDER BY id
+                """,
+                "DROP TABLE reconciliation_runs",
+                "ALTER TABLE reconciliation_runs_v2 RENAME TO reconciliation_runs",
+                "CREATE INDEX reconciliation_runs_by_app ON reconciliation_runs (bundle_id, state)",
+                """
+                CREATE INDEX transactions_by_expiry ON transactions (bundle_id, environment, expires_date)
+                WHERE expires_date IS NOT NULL
                 """,
             ]
         },

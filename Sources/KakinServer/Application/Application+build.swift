@@ -55,11 +55,12 @@ public func buildApplication(
         service: parts.service, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
         now: dependencies.now)
     let http = KakinServerHTTP(
-        service: parts.service, signingKey: parts.serverKey, reconciler: parts.reconciler,
+        service: parts.service, signingKey: parts.serverKey, reconciliations: parts.reconciliations,
         maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
         metrics: dependencies.metrics, logger: logger, signInThrottle: throttle)
 
-    var services: [any Service] = [LedgerStoreService(store: store)]
+    // Services stop in the reverse order: runs started on demand end before the ledger closes.
+    var services: [any Service] = [LedgerStoreService(store: store), parts.reconciliations]
     let dispatcher = parts.webhooks
     let metrics = dependencies.metrics
     if !configuration.webhooks.isEmpty {
@@ -107,7 +108,8 @@ public func buildApplication(
     let onServerRunning = dependencies.onServerRunning
     let router = http.router()
     let components = ServerComponents(
-        configuration: configuration, service: parts.service, reconciler: parts.reconciler, signInThrottle: throttle,
+        configuration: configuration, service: parts.service, reconciliations: parts.reconciliations,
+        signInThrottle: throttle,
         serverKey: parts.serverKey, now: dependencies.now, logger: logger)
     for add in dependencies.additionalRoutes { try add(router, components) }
     let limiter = ConnectionLimiter(maxConnections: configuration.maxConnections)
@@ -134,8 +136,8 @@ public struct ServerComponents: Sendable {
     public let configuration: ServerConfiguration
     /// The core: apps, verifiers, the ledger.
     public let service: PurchaseService
-    /// Reconciles with the App Store Server API.
-    public let reconciler: Reconciler
+    /// Runs reconciliations with the App Store Server API on demand.
+    public let reconciliations: ReconciliationRunner
     /// Counts wrong secrets and makes their addresses wait.
     public let signInThrottle: SignInThrottle
     /// The key every replica of the deployment shares (keys derived from it are the same on all).
@@ -152,6 +154,7 @@ struct ServerParts {
     let serverKey: P256.Signing.PrivateKey
     let service: PurchaseService
     let reconciler: Reconciler
+    let reconciliations: ReconciliationRunner
     let webhooks: WebhookDispatcher
 
     static func make(_ configuration: ServerConfiguration, _ dependencies: ServerDependencies) async throws -> Self {
@@ -166,9 +169,10 @@ struct ServerParts {
             verifyReceiptClient: dependencies.verifyReceiptClient, exchange: dependencies.exchange,
             ocspTransport: dependencies.ocspTransport, now: dependencies.now,
             metrics: dependencies.metrics, logger: dependencies.logger)
+        let reconciler = Reconciler(service: service, exchange: dependencies.exchange)
         return ServerParts(
-            store: store, serverKey: serverKey, service: service,
-            reconciler: Reconciler(service: service, exchange: dependencies.exchange),
+            store: store, serverKey: serverKey, service: service, reconciler: reconciler,
+            reconciliations: ReconciliationRunner(reconciler: reconciler),
             webhooks: WebhookDispatcher(
                 store: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
                 leaseDuration: TimeInterval(configuration.webhookLeaseSeconds), now: dependencies.now))

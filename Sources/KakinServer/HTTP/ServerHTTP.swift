@@ -23,8 +23,8 @@ public struct KakinServerHTTP: Sendable {
     public let maxBodySize: Int
     /// The largest content package accepted.
     public let maxContentSize: Int
-    /// Reconciles on demand (`POST /v1/admin/reconcile`).
-    public let reconciler: Reconciler?
+    /// Runs reconciliations on demand (`POST /v1/admin/reconcile`).
+    public let reconciliations: ReconciliationRunner?
     /// The `.storekit` catalog served at `/v1/catalog` for apps that have none of their own.
     public let catalog: StoreKitConfiguration?
     /// Request, verification and ledger metrics, served at `/metrics`.
@@ -37,13 +37,13 @@ public struct KakinServerHTTP: Sendable {
     /// Creates the API over `service`. Without a `signInThrottle`, one of its own counts wrong keys
     /// in the same ledger.
     public init(
-        service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciler: Reconciler? = nil,
+        service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciliations: ReconciliationRunner? = nil,
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
         signInThrottle: SignInThrottle? = nil
     ) {
         self.service = service
-        self.reconciler = reconciler
+        self.reconciliations = reconciliations
         self.catalog = catalog
         self.signingKey = signingKey
         self.maxBodySize = maxBodySize
@@ -82,7 +82,7 @@ public struct KakinServerHTTP: Sendable {
         routes.add(CustomerController(service: service, reader: reader, answers: answers))
         routes.add(ContentController(service: service, maxContentSize: maxContentSize))
         routes.add(CatalogController(service: service, catalog: catalog))
-        routes.add(AdminController(service: service, reconciler: reconciler))
+        routes.add(AdminController(service: service, reconciliations: reconciliations))
         routes.addMethodNotAllowed()
         return (router, routes.methods)
     }

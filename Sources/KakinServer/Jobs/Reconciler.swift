@@ -52,13 +52,18 @@ public struct ServerAPIAccess: Sendable {
     }
 }
 
-/// Heals what the server missed (a lost notification, an app that never uploaded). First it reads
-/// Apple's notification history of each of the app's environments from where the last run stopped
-/// (less ``notificationOverlap``; 180 days back the first time), a page at a time, and handles each
-/// notification as if Apple had just sent it (one already handled changes nothing); then it asks
-/// for the transaction history of every purchase the ledger knows, verifies each signed
-/// transaction, and records or revokes it. Idempotent: running it twice changes nothing the
-/// second time.
+/// Heals what the server missed (a lost notification, an app that never uploaded), following
+/// Apple's events rather than walking the ledger. For each of the app's environments it reads
+/// Apple's notification history from where the last run stopped (less ``notificationOverlap``;
+/// 180 days back the first time), a page at a time, and handles each notification as if Apple had
+/// just sent it (one already handled changes nothing); a purchase a notification names whose first
+/// transaction the ledger lacks has its transaction history asked for. Then it asks for the status
+/// of the subscriptions whose period ended in that time with nothing recorded since (no renewal, no
+/// expiry), and records what Apple says. Its work grows with Apple's events, not with the ledger,
+/// and it holds a page at a time. Idempotent: running it twice changes nothing the second time.
+///
+/// Walking every purchase's history is left to ``importPurchases(bundleID:originalTransactionIDs:done:)``,
+/// for an existing app's customers.
 public struct Reconciler: Sendable {
     /// How far before the last run's end a run starts reading the notification history again, so
     /// that a notification Apple recorded late is not missed.
@@ -67,23 +72,7 @@ public struct Reconciler: Sendable {
     public static let notificationHistoryDays = 180
 
     /// What one run did.
-    public struct Report: Codable, Hashable, Sendable {
-        /// Notifications read from Apple's notification history.
-        public var notificationsRead: Int = 0
-        /// Of those, the ones the server had not handled before.
-        public var notificationsNew: Int = 0
-        /// Purchases whose history was asked for: one per original transaction the ledger knows.
-        public var customersExamined: Int = 0
-        /// Signed transactions Apple returned that verified.
-        public var transactionsSeen: Int = 0
-        /// Transactions the ledger did not have before.
-        public var transactionsRecorded: Int = 0
-        /// Transactions found refunded or revoked that the ledger had not yet revoked.
-        public var transactionsRevoked: Int = 0
-
-        /// A report of a run that did nothing yet.
-        public init() {}
-    }
+    public typealias Report = ReconciliationCounts
 
     /// The service whose ledger is reconciled and through which transactions are recorded.
     public let service: PurchaseService
@@ -102,42 +91,81 @@ public struct Reconciler: Sendable {
         self.exchange = exchange
     }
 
-    /// Reconciles one app, and records the run (what it did, or why it stopped) in the ledger.
+    /// How long a run may go without bringing its counts up to date before the next run of its
+    /// app takes it for one whose server stopped.
+    public static let abandonedAfter: TimeInterval = 15 * 60
+    /// How many subscriptions whose period ended are read from the ledger at a time.
+    static let lapsedPage = 500
+
+    /// Reconciles one app now, and records the run (what it did, or why it stopped) in the ledger;
+    /// throws what stopped it.
     public func reconcile(bundleID: String) async throws -> Report {
+        let (app, access) = try configuration(of: bundleID)
+        let run = try await service.store.startReconciliation(
+            bundleID: bundleID, at: service.now(), abandonedAfter: Self.abandonedAfter)
+        return try await carryOut(run, app: app, access: access)
+    }
+
+    /// Records that a run of `bundleID` starts now, for ``carryOut(_:)`` to do; throws when the app
+    /// cannot be reconciled (unknown, or no App Store Server API key).
+    public func start(bundleID: String) async throws -> ReconciliationRun {
+        _ = try configuration(of: bundleID)
+        return try await service.store.startReconciliation(
+            bundleID: bundleID, at: service.now(), abandonedAfter: Self.abandonedAfter)
+    }
+
+    /// Does a run that ``start(bundleID:)`` recorded, and returns it as it ended (`completed`, or
+    /// `failed` with why).
+    public func carryOut(_ run: ReconciliationRun) async -> ReconciliationRun {
+        do {
+            let (app, access) = try configuration(of: run.bundleID)
+            _ = try await carryOut(run, app: app, access: access)
+        } catch {}
+        return (try? await service.store.reconciliationRun(id: run.id)) ?? run
+    }
+
+    private func configuration(of bundleID: String) throws -> (AppConfiguration, ServerAPIAccess) {
         let app = try service.app(bundleID)
         guard let access = access[bundleID] ?? app.serverAPI else {
             throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
         }
-        let startedAt = service.now()
+        return (app, access)
+    }
+
+    private func carryOut(
+        _ run: ReconciliationRun, app: AppConfiguration, access: ServerAPIAccess
+    ) async throws -> Report {
+        var record = run
         var report = Report()
-        func record(failure: String?) async throws {
-            try await service.store.recordReconciliation(
-                ReconciliationRun(
-                    bundleID: bundleID, startedAt: startedAt, finishedAt: max(service.now(), startedAt),
-                    transactionsSeen: report.transactionsSeen, transactionsRecorded: report.transactionsRecorded,
-                    transactionsRevoked: report.transactionsRevoked, failure: failure))
+        func save(_ state: ReconciliationRun.State, _ report: Report, failure: String? = nil) async throws {
+            record.state = state
+            record.updatedAt = max(service.now(), record.startedAt)
+            record.finishedAt = state == .running ? nil : record.updatedAt
+            record.failure = failure
+            record.counts = report
+            try await service.store.updateReconciliation(record)
         }
         do {
-            try await run(app: app, access: access, report: &report)
+            for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
+                try await reconcile(
+                    app: app, environment: environment, access: access, report: &report,
+                    progress: { try await save(.running, $0) })
+            }
         } catch {
-            try? await record(failure: ServerError(error).message)
+            try? await save(.failed, report, failure: ServerError(error).message)
             throw error
         }
-        try await record(failure: nil)
+        try await save(.completed, report)
         return report
     }
 
-    private func run(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
-        for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
-            try await readNotificationHistory(app: app, environment: environment, access: access, report: &report)
-        }
-        try await walkHistories(app: app, access: access, report: &report)
-    }
-
-    /// Reads the notification history of `environment` from the checkpoint (less the overlap) to
-    /// now, a page at a time, and moves the checkpoint to now once every page was handled.
-    private func readNotificationHistory(
-        app: AppConfiguration, environment: AppStoreEnvironment, access: ServerAPIAccess, report: inout Report
+    /// Reconciles one environment of an app: reads the notification history from the checkpoint
+    /// (less the overlap) to now, then asks for the status of the subscriptions whose period ended
+    /// in that time with nothing recorded since, and moves the checkpoint to now once all of it
+    /// was done. `progress` is called after each page.
+    private func reconcile(
+        app: AppConfiguration, environment: AppStoreEnvironment, access: ServerAPIAccess, report: inout Report,
+        progress: (Report) async throws -> Void
     ) async throws {
         let end = service.now()
         let oldest = end.addingTimeInterval(-Double(Self.notificationHistoryDays) * 86_400 + 60)
@@ -145,6 +173,24 @@ public struct Reconciler: Sendable {
             oldest,
             try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)?
                 .addingTimeInterval(-Self.notificationOverlap) ?? oldest)
+        var covered: Set<String> = []
+        try await readNotificationHistory(
+            app: app, environment: environment, from: start, to: end, access: access, covered: &covered,
+            report: &report, progress: progress)
+        try await checkLapsedSubscriptions(
+            app: app, environment: environment, from: start, to: end, access: access, covered: &covered,
+            report: &report, progress: progress)
+        try await service.store.advanceNotificationCheckpoint(
+            bundleID: app.bundleID, environment: environment, to: end, at: service.now())
+    }
+
+    /// Reads the notification history of `environment` from `start` to `end`, a page at a time,
+    /// handling each notification as if Apple had just sent it; a purchase a notification names
+    /// whose first transaction the ledger lacks has its history asked for.
+    private func readNotificationHistory(
+        app: AppConfiguration, environment: AppStoreEnvironment, from start: Date, to end: Date,
+        access: ServerAPIAccess, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
+    ) async throws {
         let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: service.now)
         var token: String?
         repeat {
@@ -165,27 +211,63 @@ public struct Reconciler: Sendable {
                     service.logger.warning(
                         "reconciliation left a notification it cannot accept",
                         metadata: ["bundle_id": "\(app.bundleID)", "error": "\(error.message)"])
+                    continue
                 }
+                // The notification was verified as it was handled: its purchase is read from it as is.
+                guard let named = Self.namedPurchase(signed), !covered.contains(named.originalTransactionID),
+                    try await service.store.transaction(id: named.originalTransactionID) == nil
+                else { continue }
+                try await walkHistory(
+                    of: PurchaseInHistory(
+                        originalTransactionID: named.originalTransactionID, transactionID: named.transactionID,
+                        environment: environment),
+                    app: app, access: access, covered: &covered, report: &report)
             }
+            try await progress(report)
             token = page.hasMore == true ? page.paginationToken : nil
         } while token != nil
-        try await service.store.advanceNotificationCheckpoint(
-            bundleID: app.bundleID, environment: environment, to: end, at: service.now())
     }
 
-    /// Asks for the transaction history of every purchase the ledger knows, reading the purchases a
-    /// page at a time; a purchase that an earlier history already listed is not asked for again.
-    private func walkHistories(app: AppConfiguration, access: ServerAPIAccess, report: inout Report) async throws {
-        let bundleID = app.bundleID
-        var covered: Set<String> = []
-        var cursor: String?
+    /// The purchase a notification's transaction belongs to, and the transaction.
+    private static func namedPurchase(_ signedPayload: String) -> (originalTransactionID: String, transactionID: String)? {
+        guard let payload = try? CompactJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self),
+            let signedTransaction = payload.data?.signedTransactionInfo,
+            let transaction = try? CompactJWS(signedTransaction).decodePayload(as: JWSTransactionDecodedPayload.self),
+            let transactionID = transaction.transactionID
+        else { return nil }
+        return (transaction.originalTransactionID ?? transactionID, transactionID)
+    }
+
+    /// Asks for the status of each subscription whose period ended between `start` and `end` with
+    /// nothing recorded since (no later transaction, no renewal state signed after its end), a
+    /// ledger page at a time, and records what Apple says: the latest transaction and the renewal state.
+    private func checkLapsedSubscriptions(
+        app: AppConfiguration, environment: AppStoreEnvironment, from start: Date, to end: Date,
+        access: ServerAPIAccess, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
+    ) async throws {
+        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: service.now)
+        var cursor: LapsedSubscription?
         while true {
-            let purchases = try await service.store.purchases(bundleID: bundleID, after: cursor, limit: 500)
-            guard let last = purchases.last else { return }
-            cursor = last.originalTransactionID
-            for purchase in purchases where !covered.contains(purchase.originalTransactionID) {
-                try await walkHistory(of: purchase, app: app, access: access, covered: &covered, report: &report)
+            let lapsed = try await service.store.lapsedSubscriptions(
+                bundleID: app.bundleID, environment: environment, endedFrom: start, before: end, after: cursor,
+                limit: Self.lapsedPage)
+            guard let last = lapsed.last else { return }
+            cursor = last
+            for subscription in lapsed where !covered.contains(subscription.originalTransactionID) {
+                report.subscriptionsChecked += 1
+                guard
+                    let statuses = try await client.get(
+                        StatusResponse.self, .getAllSubscriptionStatuses,
+                        path: "inApps/v1/subscriptions/\(subscription.transactionID)", environment: environment,
+                        missingIsNil: true)
+                else { continue }
+                for item in (statuses.data ?? []).flatMap({ $0.lastTransactions ?? [] })
+                where item.originalTransactionID == subscription.originalTransactionID {
+                    try await record(status: item, app: app, access: access, covered: &covered, report: &report)
+                }
+                covered.insert(subscription.originalTransactionID)
             }
+            try await progress(report)
         }
     }
 
@@ -210,7 +292,7 @@ public struct Reconciler: Sendable {
                 for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
                     let seen = report.transactionsSeen
                     try await walkHistory(
-                        of: KnownPurchase(originalTransactionID: id, transactionID: id, environment: environment),
+                        of: PurchaseInHistory(originalTransactionID: id, transactionID: id, environment: environment),
                         app: app, access: access, covered: &covered, report: &report)
                     if report.transactionsSeen > seen { break }
                 }
@@ -223,42 +305,83 @@ public struct Reconciler: Sendable {
 
     /// Asks for the history of one purchase, and records what it lists.
     private func walkHistory(
-        of purchase: KnownPurchase, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
+        of purchase: PurchaseInHistory, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
         report: inout Report
     ) async throws {
-        let bundleID = app.bundleID
-        report.customersExamined += 1
+        report.historiesRead += 1
         var revision: String?
         repeat {
             let page = try await history(
                 of: purchase.transactionID, revision: revision, access: access,
-                environment: purchase.environment, bundleID: bundleID)
+                environment: purchase.environment, bundleID: app.bundleID)
             for signed in page.signedTransactions ?? [] {
-                let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
-                guard let environment = decoded.environment, app.environments.contains(environment) else {
-                    continue
-                }
-                let verifier = try service.verifier(app, environment)
-                let payload: JWSTransactionDecodedPayload
-                do {
-                    payload = try await verifier.verify(
-                        compact, decoded: decoded, checking: [.bundleID, .environment])
-                } catch {
-                    throw ServerError(verification: error, context: "history of \(purchase.transactionID)")
-                }
-                report.transactionsSeen += 1
-                let record = try PurchaseService.record(
-                    from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
-                covered.insert(record.originalTransactionID)
-                let outcome = try await service.ingest(record, app: app)
-                if outcome.isNew { report.transactionsRecorded += 1 }
-                if record.revocationDate != nil, outcome.revoked || outcome.isNew {
-                    report.transactionsRevoked += 1
+                if let recorded = try await ingest(
+                    signed, app: app, context: "history of \(purchase.transactionID)", report: &report)
+                {
+                    covered.insert(recorded.originalTransactionID)
                 }
             }
             revision = page.hasMore == true ? page.revision : nil
         } while revision != nil
         covered.insert(purchase.originalTransactionID)
+    }
+
+    /// Records what Apple reports of a subscription's status: its latest transaction and its
+    /// renewal state. A latest transaction the ledger lacked means renewals were missed: the
+    /// purchase's history is asked for, to bring in those before it.
+    private func record(
+        status item: LastTransactionsItem, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
+        report: inout Report
+    ) async throws {
+        if let signed = item.signedTransactionInfo,
+            let latest = try await ingest(
+                signed, app: app, context: "status of \(item.originalTransactionID ?? "a subscription")",
+                report: &report),
+            latest.isNew, !covered.contains(latest.originalTransactionID)
+        {
+            try await walkHistory(
+                of: PurchaseInHistory(
+                    originalTransactionID: latest.originalTransactionID, transactionID: latest.transactionID,
+                    environment: latest.environment),
+                app: app, access: access, covered: &covered, report: &report)
+        }
+        guard let signed = item.signedRenewalInfo else { return }
+        let (_, decoded) = try PurchaseService.decode(signed, as: JWSRenewalInfoDecodedPayload.self)
+        guard let environment = decoded.environment, app.environments.contains(environment) else { return }
+        let verifier = try service.verifier(app, environment)
+        let info: JWSRenewalInfoDecodedPayload
+        do { info = try await verifier.verifyRenewalInfo(signed) } catch {
+            throw ServerError(verification: error, context: "renewal info of \(item.originalTransactionID ?? "")")
+        }
+        if let renewal = SubscriptionRenewal(
+            bundleID: app.bundleID, status: item.status, renewalInfo: info, receivedAt: service.now())
+        {
+            _ = try await service.store.recordRenewal(renewal)
+        }
+    }
+
+    /// Verifies a signed transaction Apple returned and records (or revokes) it; what was recorded
+    /// and whether it is new, or `nil` for a transaction of an environment the app does not accept.
+    private func ingest(
+        _ signed: String, app: AppConfiguration, context: String, report: inout Report
+    ) async throws -> (originalTransactionID: String, transactionID: String, environment: AppStoreEnvironment, isNew: Bool)? {
+        let (compact, decoded) = try PurchaseService.decode(signed, as: JWSTransactionDecodedPayload.self)
+        guard let environment = decoded.environment, app.environments.contains(environment) else { return nil }
+        let verifier = try service.verifier(app, environment)
+        let payload: JWSTransactionDecodedPayload
+        do {
+            payload = try await verifier.verify(
+                compact, decoded: decoded, checking: [.bundleID, .environment])
+        } catch {
+            throw ServerError(verification: error, context: context)
+        }
+        report.transactionsSeen += 1
+        let record = try PurchaseService.record(
+            from: payload, jws: signed, appUserID: nil, source: .reconciliation, at: service.now())
+        let outcome = try await service.ingest(record, app: app)
+        if outcome.isNew { report.transactionsRecorded += 1 }
+        if record.revocationDate != nil, outcome.revoked || outcome.isNew { report.transactionsRevoked += 1 }
+        return (record.originalTransactionID, record.transactionID, environment, outcome.isNew)
     }
 
     private func history(
@@ -270,4 +393,12 @@ public struct Reconciler: Sendable {
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [], environment: environment,
             missingIsNil: true) ?? HistoryResponse(hasMore: false)
     }
+}
+
+/// A purchase whose history is asked for: one of its transactions, in the environment that
+/// signed it.
+private struct PurchaseInHistory {
+    var originalTransactionID: String
+    var transactionID: String
+    var environment: AppStoreEnvironment
 }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KakinServer
@@ -122,10 +123,14 @@ actor RecordingExchange: HTTPExchange {
             let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
             let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
             #expect(report.notificationsRead == 0, "Apple sent nothing: no notification URL")
+            // The first period ended with nothing heard since: its status shows a renewal the
+            // ledger lacked, so the purchase's history brings in the renewals between.
+            #expect(report.subscriptionsChecked == 1 && report.historiesRead == 1)
             #expect(report.transactionsRecorded >= 2)
             #expect(report.transactionsRevoked == 1)
             let again = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
             #expect(again.transactionsRecorded == 0 && again.transactionsRevoked == 0, "idempotent")
+            #expect(again.subscriptionsChecked == 0, "the latest period is known now")
         }
         let customer = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "user-1")
         #expect(customer.transactions.count >= 3, "renewals inherit the owner of the original purchase")
@@ -162,7 +167,7 @@ actor RecordingExchange: HTTPExchange {
             ) { done, _ in progress.append(done) }
             #expect(progress == [1, 2, 3])
             #expect(report.transactionsRecorded == 2)
-            #expect(report.customersExamined == 2, "the second purchase was in the first one's history; the third is unknown")
+            #expect(report.historiesRead == 2, "the second purchase was in the first one's history; the third is unknown")
             let again = try await reconciler.importPurchases(
                 bundleID: ServerFixture.bundleID, originalTransactionIDs: [first.id])
             #expect(again.transactionsSeen == 2 && again.transactionsRecorded == 0, "an import again records nothing")
@@ -204,6 +209,118 @@ actor RecordingExchange: HTTPExchange {
         #expect(customer.transactions.contains { $0.transactionID == refunded && $0.revocationDate != nil })
         try await fixture.store.shutdown()
     }
+
+    @Test("reconciliation asks nothing of purchases no event names: a ledger of purchases, no notification")
+    func reconciliationAsksNothingOfPurchasesNoEventNames() async throws {
+        let fixture = try await ServerFixture()
+        for (index, product) in ["removeAd", "increasePoints", "increasePoints", "premium.monthly"].enumerated() {
+            let (_, jws) = try await fixture.buy(product)
+            _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "u\(index)")
+        }
+        fixture.clock.advance(by: 86_400)
+        try await fixture.withServerAPI { access in
+            let exchange = CountingExchange()
+            let reconciler = Reconciler(
+                service: fixture.service, access: [ServerFixture.bundleID: access], exchange: exchange)
+            let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.subscriptionsChecked == 0 && report.historiesRead == 0)
+            let paths = await exchange.paths
+            #expect(paths.allSatisfy { $0.hasSuffix("/inApps/v1/notifications/history") }, "\(paths)")
+            let environments = try fixture.service.app(ServerFixture.bundleID).environments.count
+            #expect(paths.count == environments, "one page of each environment's history, which is empty")
+        }
+        try await fixture.store.shutdown()
+    }
+
+    @Test func aNotificationNamingAPurchaseTheLedgerLacksBringsItsHistory() async throws {
+        let fixture = try await ServerFixture()
+        let lost = URL(string: "https://lost.example/apple")!
+        let (monthly, _) = try await fixture.buy("premium.monthly")
+        // The purchase's notification was sent long ago, before the history Apple keeps.
+        _ = try await fixture.engine.deliverDueNotifications(to: lost, using: LostNotifications())
+        fixture.clock.advance(by: 200 * 86_400)
+        try await fixture.engine.processRenewals()
+        let renewals = try await fixture.engine.deliverDueNotifications(to: lost, using: LostNotifications())
+        #expect(!renewals.isEmpty)
+        fixture.clock.advance(by: 60)
+        try await fixture.withServerAPI { access in
+            let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
+            let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.notificationsRead >= 1 && report.notificationsNew == report.notificationsRead)
+            #expect(report.historiesRead == 1, "one history for the purchase the renewals named")
+            #expect(report.subscriptionsChecked == 0, "the notifications said what happened")
+        }
+        #expect(try await fixture.store.transaction(id: monthly.id) != nil, "the first purchase came with the history")
+        try await fixture.store.shutdown()
+    }
+
+    @Test("POST /v1/admin/reconcile answers 202 with the run; GET …/runs/{id} follows it")
+    func reconcileOverHTTP() async throws {
+        let fixture = try await ServerFixture()
+        _ = try await renewedAndRefundedUnheard(fixture)
+        try await fixture.withServerAPI { access in
+            let runner = ReconciliationRunner(
+                reconciler: Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access]))
+            let http = KakinServerHTTP(service: fixture.service, signingKey: fixture.serverKey, reconciliations: runner)
+            let secret: HTTPFields = [.authorization: "Bearer sk_test"]
+            try await Application(router: http.router()).test(.router) { client in
+                let started = try await client.execute(
+                    uri: "/v1/admin/reconcile?bundleId=\(ServerFixture.bundleID)", method: .post, headers: secret)
+                #expect(started.status == .accepted)
+                let run = try JSONSerialization.jsonObject(with: Data(buffer: started.body)) as? [String: Any]
+                let id = try #require(run?["id"] as? Int)
+                #expect(run?["state"] as? String == "running" && run?["bundleId"] as? String == ServerFixture.bundleID)
+                #expect(started.headers[.location] == "/v1/admin/reconcile/runs/\(id)")
+                _ = try await runner.wait(for: Int64(id))
+
+                let followed = try await client.execute(
+                    uri: "/v1/admin/reconcile/runs/\(id)", method: .get, headers: secret)
+                #expect(followed.status == .ok)
+                let ended = try JSONSerialization.jsonObject(with: Data(buffer: followed.body)) as? [String: Any]
+                #expect(ended?["state"] as? String == "completed" && ended?["finishedAt"] as? Int != nil)
+                #expect(ended?["subscriptionsChecked"] as? Int == 1, "the counts sit beside the other fields")
+                #expect(ended?["transactionsRevoked"] as? Int == 1)
+
+                for (path, status) in [("runs/\(id + 1)", HTTPResponse.Status.notFound), ("runs/seven", .badRequest)] {
+                    let answer = try await client.execute(uri: "/v1/admin/reconcile/\(path)", method: .get, headers: secret)
+                    #expect(answer.status == status, "\(path)")
+                }
+                let publishable = try await client.execute(
+                    uri: "/v1/admin/reconcile/runs/\(id)", method: .get,
+                    headers: [HTTPField.Name("X-Kakin-Key")!: "pk_test"])
+                #expect(publishable.status == .unauthorized, "the secret key only")
+            }
+        }
+        try await fixture.store.shutdown()
+    }
+
+    @Test func aRunIsRecordedAsItStartsAndFollowedToItsEnd() async throws {
+        let fixture = try await ServerFixture()
+        _ = try await renewedAndRefundedUnheard(fixture)
+        try await fixture.withServerAPI { access in
+            let reconciler = Reconciler(service: fixture.service, access: [ServerFixture.bundleID: access])
+            let runner = ReconciliationRunner(reconciler: reconciler)
+            let started = try await runner.start(bundleID: ServerFixture.bundleID)
+            #expect(started.state == .running && started.finishedAt == nil)
+            let ended = try #require(try await runner.wait(for: started.id))
+            #expect(ended.state == .completed && ended.finishedAt != nil)
+            #expect(ended.counts.subscriptionsChecked == 1 && ended.counts.transactionsRevoked == 1)
+            #expect(try await fixture.store.reconciliationRun(id: started.id) == ended)
+            #expect(try await fixture.store.reconciliationRuns(limit: 5).first == ended)
+
+            // An app without a key cannot start; a run left running by a stopped server is failed
+            // by the app's next run once it has not moved for the while allowed.
+            await #expect(throws: ServerError.self) { try await runner.start(bundleID: "com.example.unknown") }
+            let orphan = try await fixture.store.startReconciliation(
+                bundleID: ServerFixture.bundleID, at: fixture.clock.now(), abandonedAfter: Reconciler.abandonedAfter)
+            fixture.clock.advance(by: Reconciler.abandonedAfter + 1)
+            let next = try await runner.start(bundleID: ServerFixture.bundleID)
+            let failed = try #require(try await fixture.store.reconciliationRun(id: orphan.id))
+            #expect(failed.state == .failed && failed.failure?.contains("stopped") == true)
+            #expect(try await runner.wait(for: next.id)?.state == .completed)
+        }
+        try await fixture.store.shutdown()
+    }
 }
 
 /// A notification endpoint that never answers.
@@ -221,5 +338,21 @@ private struct AnsweringExchange: HTTPExchange {
 
     func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
         (200, self.body)
+    }
+}
+
+/// Carries requests over URLSession, keeping the path of each.
+private actor CountingExchange: HTTPExchange {
+    var paths: [String] = []
+    let inner = URLSessionExchange()
+
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        let answer = try await self.answer(method: method, url: url, headers: headers, body: body)
+        return (answer.status, answer.body)
+    }
+
+    func answer(method: String, url: URL, headers: [String: String], body: Data?) async throws -> HTTPAnswer {
+        paths.append(url.path)
+        return try await inner.answer(method: method, url: url, headers: headers, body: body)
     }
 }

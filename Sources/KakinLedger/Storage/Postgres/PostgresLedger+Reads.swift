@@ -187,37 +187,30 @@ extension PostgresLedger {
         ).first.map(Self.transaction)
     }
 
-    public func purchases(bundleID: String, after cursor: String?, limit: Int) async throws -> [KnownPurchase] {
-        guard limit > 0 else { return [] }
-        return try await rows(
-            """
-            SELECT original_transaction_id, MIN(transaction_id), MIN(environment) FROM transactions
-            WHERE bundle_id = \(bundleID) AND original_transaction_id > \(cursor ?? "")
-            GROUP BY original_transaction_id ORDER BY original_transaction_id LIMIT \(Int64(limit))
-            """
-        ).map { row in
-            let (original, transaction, environment) = try row.decode((String, String, String).self)
-            return KnownPurchase(
-                originalTransactionID: original, transactionID: transaction,
-                environment: AppStoreEnvironment(rawValue: environment))
-        }
-    }
-
-    // The overview's figures and the customers page: PostgresLedger+Figures.swift.
-
     public func receivedNotifications(
         bundleID: String?, appUserID: String?, limit: Int
     ) async throws -> [ReceivedNotification] {
-        try await rows(
-            """
-            SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
-                t.app_user_id, t.revocation_date
-            FROM notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
-            WHERE (\(bundleID)::TEXT IS NULL OR n.bundle_id = \(bundleID))
-              AND (\(appUserID)::TEXT IS NULL OR t.app_user_id = \(appUserID))
-            ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
-            """
-        ).map { row in
+        // One customer's are found from their transactions, the newest of all from the
+        // notifications received last.
+        let query: PostgresQuery =
+            if let appUserID {
+                """
+                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
+                    t.app_user_id, t.revocation_date
+                FROM transactions t JOIN notifications n ON n.transaction_id = t.transaction_id
+                WHERE t.app_user_id = \(appUserID) AND t.bundle_id = COALESCE(\(bundleID)::TEXT, t.bundle_id)
+                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
+                """
+            } else {
+                """
+                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
+                    t.app_user_id, t.revocation_date
+                FROM notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
+                WHERE (\(bundleID)::TEXT IS NULL OR n.bundle_id = \(bundleID))
+                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
+                """
+            }
+        return try await rows(query).map { row in
             let (uuid, type, subtype, bundle, transaction, received, user, revoked) = try row.decode(
                 (String, String, String?, String, String?, Int64, String?, Int64?).self)
             return ReceivedNotification(
@@ -244,23 +237,6 @@ extension PostgresLedger {
                 eventID: id, type: type, bundleID: bundle, appUserID: user, createdAt: date(created),
                 endpoint: endpoint, attempts: attempts ?? 0, lastAttemptAt: last.map(date),
                 deliveredAt: delivered.map(date), nextAttemptAt: next.map(date))
-        }
-    }
-
-    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
-        try await rows(
-            """
-            SELECT bundle_id, started_at, finished_at, transactions_seen, transactions_recorded,
-                transactions_revoked, failure
-            FROM reconciliation_runs ORDER BY id DESC LIMIT \(Int64(limit))
-            """
-        ).map { row in
-            let (bundle, started, finished, seen, recorded, revoked, failure) = try row.decode(
-                (String, Int64, Int64, Int, Int, Int, String?).self)
-            return ReconciliationRun(
-                bundleID: bundle, startedAt: date(started), finishedAt: date(finished),
-                transactionsSeen: seen, transactionsRecorded: recorded, transactionsRevoked: revoked,
-                failure: failure)
         }
     }
 

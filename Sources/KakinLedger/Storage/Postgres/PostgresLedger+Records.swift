@@ -21,14 +21,97 @@ extension PostgresLedger {
         ).isEmpty
     }
 
-    public func recordReconciliation(_ run: ReconciliationRun) async throws {
+    public func startReconciliation(
+        bundleID: String, at date: Date, abandonedAfter: TimeInterval
+    ) async throws -> ReconciliationRun {
+        let now = ms(date)
+        let stale = now - Int64(abandonedAfter * 1000)
+        return try await write { connection in
+            _ = try await connection.rows(
+                """
+                UPDATE reconciliation_runs SET state = 'failed', finished_at = GREATEST(updated_at, started_at),
+                    failure = 'the server running it stopped before it ended'
+                WHERE bundle_id = \(bundleID) AND state = 'running' AND updated_at < \(stale)
+                """)
+            guard
+                let row = try await connection.rows(
+                    """
+                    INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
+                    VALUES (\(bundleID), 'running', \(now), \(now))
+                    RETURNING \(unescaped: LedgerSchema.reconciliationColumns)
+                    """
+                ).first
+            else { throw LedgerStoreError(.inconsistentState, "a new reconciliation run returned no row") }
+            return try Self.reconciliationRun(row)
+        }
+    }
+
+    public func updateReconciliation(_ run: ReconciliationRun) async throws {
+        let counts = run.counts
         try await written(
             """
-            INSERT INTO reconciliation_runs (bundle_id, started_at, finished_at, transactions_seen,
-                transactions_recorded, transactions_revoked, failure)
-            VALUES (\(run.bundleID), \(ms(run.startedAt)), \(ms(run.finishedAt)), \(run.transactionsSeen),
-                \(run.transactionsRecorded), \(run.transactionsRevoked), \(run.failure))
+            UPDATE reconciliation_runs SET state = \(run.state.rawValue), updated_at = \(ms(run.updatedAt)),
+                finished_at = \(run.finishedAt.map(ms)), failure = \(run.failure),
+                notifications_read = \(counts.notificationsRead), notifications_new = \(counts.notificationsNew),
+                subscriptions_checked = \(counts.subscriptionsChecked), histories_read = \(counts.historiesRead),
+                transactions_seen = \(counts.transactionsSeen), transactions_recorded = \(counts.transactionsRecorded),
+                transactions_revoked = \(counts.transactionsRevoked)
+            WHERE id = \(run.id)
             """)
+    }
+
+    public func reconciliationRun(id: Int64) async throws -> ReconciliationRun? {
+        try await rows(
+            "SELECT \(unescaped: LedgerSchema.reconciliationColumns) FROM reconciliation_runs WHERE id = \(id)"
+        ).first.map { try Self.reconciliationRun($0) }
+    }
+
+    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
+        try await rows(
+            """
+            SELECT \(unescaped: LedgerSchema.reconciliationColumns) FROM reconciliation_runs
+            ORDER BY id DESC LIMIT \(Int64(limit))
+            """
+        ).map { try Self.reconciliationRun($0) }
+    }
+
+    private static func reconciliationRun(_ row: PostgresRow) throws -> ReconciliationRun {
+        let row = row.makeRandomAccess()
+        guard let state = ReconciliationRun.State(rawValue: try row["state"].decode(String.self)) else {
+            throw LedgerStoreError(.inconsistentState, "a reconciliation run has an unknown state")
+        }
+        var run = ReconciliationRun(
+            id: try row["id"].decode(Int64.self), bundleID: try row["bundle_id"].decode(String.self),
+            startedAt: LedgerTime.date(try row["started_at"].decode(Int64.self)))
+        run.state = state
+        run.updatedAt = LedgerTime.date(try row["updated_at"].decode(Int64.self))
+        run.finishedAt = try row["finished_at"].decode(Int64?.self).map(LedgerTime.date)
+        run.failure = try row["failure"].decode(String?.self)
+        run.counts = ReconciliationCounts(values: try ReconciliationCounts.columns.map { try row[$0].decode(Int.self) })
+        return run
+    }
+
+    public func lapsedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, endedFrom start: Date, before end: Date,
+        after cursor: LapsedSubscription?, limit: Int
+    ) async throws -> [LapsedSubscription] {
+        guard limit > 0 else { return [] }
+        let from = ms(cursor?.expiresDate ?? start)
+        var binds = PostgresBindings(capacity: 7)
+        binds.append(bundleID)
+        binds.append(environment.rawValue)
+        binds.append(from)
+        binds.append(ms(end))
+        binds.append(from)
+        binds.append(cursor?.transactionID ?? "")
+        binds.append(Int64(limit))
+        return try await rows(
+            PostgresQuery(unsafeSQL: LedgerSchema.lapsedSubscriptionsQuery(placeholder: { "$\($0)" }), binds: binds)
+        ).map { row in
+            let (original, transaction, expires) = try row.decode((String, String, Int64).self)
+            return LapsedSubscription(
+                originalTransactionID: original, transactionID: transaction, expiresDate: LedgerTime.date(expires))
+        }
     }
 
     public func notificationCheckpoint(bundleID: String, environment: AppStoreEnvironment) async throws -> Date? {

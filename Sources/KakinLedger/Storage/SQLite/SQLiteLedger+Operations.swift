@@ -58,13 +58,22 @@ extension SQLiteLedger {
         bundleID: String?, appUserID: String?, limit: Int
     ) async throws -> [ReceivedNotification] {
         try await read { db in
-            let (filter, arguments) = Database.filter([("n.bundle_id", bundleID), ("t.app_user_id", appUserID)])
+            // One customer's are found from their transactions (`CROSS JOIN` keeps that order), the
+            // newest of all from the notifications received last.
+            let from: String
+            let (filter, arguments): (String, StatementArguments)
+            if appUserID == nil {
+                from = "notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id"
+                (filter, arguments) = Database.filter([("n.bundle_id", bundleID)])
+            } else {
+                from = "transactions t CROSS JOIN notifications n ON n.transaction_id = t.transaction_id"
+                (filter, arguments) = Database.filter([("t.bundle_id", bundleID), ("t.app_user_id", appUserID)])
+            }
             return try db.rows(
                 """
                 SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
                        t.app_user_id, t.revocation_date
-                FROM notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
-                \(filter) ORDER BY n.received_at DESC, n.notification_uuid LIMIT ?
+                FROM \(from) \(filter) ORDER BY n.received_at DESC, n.notification_uuid LIMIT ?
                 """, arguments + [limit]
             ).map { row in
                 ReceivedNotification(
@@ -101,36 +110,91 @@ extension SQLiteLedger {
         }
     }
 
-    public func recordReconciliation(_ run: ReconciliationRun) async throws {
+    public func startReconciliation(
+        bundleID: String, at date: Date, abandonedAfter: TimeInterval
+    ) async throws -> ReconciliationRun {
+        let now = LedgerTime.milliseconds(date)
+        return try await write { db in
+            try db.run(
+                """
+                UPDATE reconciliation_runs SET state = 'failed', finished_at = MAX(updated_at, started_at),
+                    failure = 'the server running it stopped before it ended'
+                WHERE bundle_id = ? AND state = 'running' AND updated_at < ?
+                """, [bundleID, now - Int64(abandonedAfter * 1000)])
+            guard
+                let row = try db.row(
+                    """
+                    INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
+                    VALUES (?, 'running', ?, ?) RETURNING \(LedgerSchema.reconciliationColumns)
+                    """, [bundleID, now, now])
+            else { throw LedgerStoreError(.inconsistentState, "a new reconciliation run returned no row") }
+            return try Self.reconciliationRun(row)
+        }
+    }
+
+    public func updateReconciliation(_ run: ReconciliationRun) async throws {
         try await write { db in
             try db.run(
                 """
-                INSERT INTO reconciliation_runs
-                    (bundle_id, started_at, finished_at, transactions_seen, transactions_recorded, transactions_revoked,
-                     failure)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                UPDATE reconciliation_runs SET state = ?, updated_at = ?, finished_at = ?, failure = ?,
+                    \(ReconciliationCounts.columns.map { "\($0) = ?" }.joined(separator: ", "))
+                WHERE id = ?
                 """,
-                [
-                    run.bundleID, LedgerTime.milliseconds(run.startedAt), LedgerTime.milliseconds(run.finishedAt),
-                    run.transactionsSeen, run.transactionsRecorded, run.transactionsRevoked, run.failure,
-                ])
+                StatementArguments([
+                    run.state.rawValue, LedgerTime.milliseconds(run.updatedAt),
+                    run.finishedAt.map(LedgerTime.milliseconds), run.failure,
+                ] as [(any DatabaseValueConvertible)?]) + StatementArguments(run.counts.values) + [run.id])
+        }
+    }
+
+    public func reconciliationRun(id: Int64) async throws -> ReconciliationRun? {
+        try await read { db in
+            try db.row(
+                "SELECT \(LedgerSchema.reconciliationColumns) FROM reconciliation_runs WHERE id = ?", [id]
+            ).map(Self.reconciliationRun)
         }
     }
 
     public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
         try await read { db in
             try db.rows(
-                """
-                SELECT bundle_id, started_at, finished_at, transactions_seen, transactions_recorded,
-                       transactions_revoked, failure
-                FROM reconciliation_runs ORDER BY id DESC LIMIT ?
-                """, [limit]
+                "SELECT \(LedgerSchema.reconciliationColumns) FROM reconciliation_runs ORDER BY id DESC LIMIT ?",
+                [limit]
+            ).map(Self.reconciliationRun)
+        }
+    }
+
+    private static func reconciliationRun(_ row: Row) throws -> ReconciliationRun {
+        var run = ReconciliationRun(
+            id: try row.value("id"), bundleID: try row.value("bundle_id"), startedAt: try row.date("started_at"))
+        guard let state = ReconciliationRun.State(rawValue: try row.value("state")) else {
+            throw LedgerStoreError(.inconsistentState, "a reconciliation run has an unknown state")
+        }
+        run.state = state
+        run.updatedAt = try row.date("updated_at")
+        run.finishedAt = try row.optionalDate("finished_at")
+        run.failure = try row.value("failure")
+        run.counts = ReconciliationCounts(values: try ReconciliationCounts.columns.map { try row.value($0) })
+        return run
+    }
+
+    public func lapsedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, endedFrom start: Date, before end: Date,
+        after cursor: LapsedSubscription?, limit: Int
+    ) async throws -> [LapsedSubscription] {
+        guard limit > 0 else { return [] }
+        let from = cursor.map { LedgerTime.milliseconds($0.expiresDate) } ?? LedgerTime.milliseconds(start)
+        return try await read { db in
+            try db.rows(
+                LedgerSchema.lapsedSubscriptionsQuery(placeholder: { _ in "?" }),
+                [
+                    bundleID, environment.rawValue, from, LedgerTime.milliseconds(end), from,
+                    cursor?.transactionID ?? "", limit,
+                ]
             ).map { row in
-                ReconciliationRun(
-                    bundleID: try row.value("bundle_id"), startedAt: try row.date("started_at"),
-                    finishedAt: try row.date("finished_at"), transactionsSeen: try row.value("transactions_seen"),
-                    transactionsRecorded: try row.value("transactions_recorded"),
-                    transactionsRevoked: try row.value("transactions_revoked"), failure: try row.value("failure"))
+                LapsedSubscription(
+                    originalTransactionID: try row.value("original_transaction_id"),
+                    transactionID: try row.value("transaction_id"), expiresDate: try row.date("expires_date"))
             }
         }
     }

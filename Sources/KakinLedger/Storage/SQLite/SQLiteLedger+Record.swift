@@ -416,24 +416,6 @@ extension SQLiteLedger {
         }
     }
 
-    public func purchases(bundleID: String, after cursor: String?, limit: Int) async throws -> [KnownPurchase] {
-        guard limit > 0 else { return [] }
-        return try await read { db in
-            try db.rows(
-                """
-                SELECT original_transaction_id, MIN(transaction_id) AS transaction_id, MIN(environment) AS environment
-                FROM transactions WHERE bundle_id = ? AND original_transaction_id > ?
-                GROUP BY original_transaction_id ORDER BY original_transaction_id LIMIT ?
-                """, [bundleID, cursor ?? "", limit]
-            ).map { row in
-                KnownPurchase(
-                    originalTransactionID: try row.value("original_transaction_id"),
-                    transactionID: try row.value("transaction_id"),
-                    environment: AppStoreEnvironment(rawValue: try row.value("environment")))
-            }
-        }
-    }
-
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {

@@ -44,19 +44,33 @@ struct OperationsController: RouteController {
     }
 }
 
-/// `POST /v1/admin/reconcile?bundleId=` (secret key): reconciles one app with Apple now.
+/// `POST /v1/admin/reconcile?bundleId=` (secret key): starts reconciling one app with Apple and
+/// answers 202 with the run; `GET /v1/admin/reconcile/runs/{id}` follows it.
 struct AdminController: RouteController {
     let service: PurchaseService
-    let reconciler: Reconciler?
+    let reconciliations: ReconciliationRunner?
 
     func addRoutes(to routes: inout RouteTable) {
         routes.post("v1/admin/reconcile") { request, context in
             let caller = try context.caller(secret: true)
             let app = try caller.app(try RequestReader.bundleID(request), in: service)
-            guard let reconciler else {
+            guard let reconciliations else {
                 throw ServerError(.notConfigured, "reconciliation is not configured on this server")
             }
-            return JSONBody.response(try await reconciler.reconcile(bundleID: app.bundleID))
+            let run = try await reconciliations.start(bundleID: app.bundleID)
+            return JSONBody.response(
+                run, status: .accepted, headers: [.location: "/v1/admin/reconcile/runs/\(run.id)"])
+        }
+        routes.get("v1/admin/reconcile/runs/:id") { _, context in
+            let caller = try context.caller(secret: true)
+            let text = try RequestReader.pathParameter(context, "id")
+            guard let id = Int64(text), id > 0 else {
+                throw ServerError(.invalidRequest, "a run's ID is a positive integer, not '\(text)'")
+            }
+            // A run of an app the key does not open is answered as unknown.
+            guard let run = try await service.store.reconciliationRun(id: id), caller.bundleIDs.contains(run.bundleID)
+            else { throw ServerError(.notFound, "no reconciliation run \(id) of this key's apps") }
+            return JSONBody.response(run)
         }
     }
 }

@@ -100,10 +100,7 @@ public struct Reconciler: Sendable {
     /// Reconciles one app now, and records the run (what it did, or why it stopped) in the ledger;
     /// throws what stopped it.
     public func reconcile(bundleID: String) async throws -> Report {
-        let (app, access) = try configuration(of: bundleID)
-        let run = try await service.store.startReconciliation(
-            bundleID: bundleID, at: service.now(), abandonedAfter: Self.abandonedAfter)
-        return try await carryOut(run, app: app, access: access)
+        try await perform(try await start(bundleID: bundleID))
     }
 
     /// Records that a run of `bundleID` starts now, for ``carryOut(_:)`` to do; throws when the app
@@ -117,10 +114,8 @@ public struct Reconciler: Sendable {
     /// Does a run that ``start(bundleID:)`` recorded, and returns it as it ended (`completed`, or
     /// `failed` with why).
     public func carryOut(_ run: ReconciliationRun) async -> ReconciliationRun {
-        do {
-            let (app, access) = try configuration(of: run.bundleID)
-            _ = try await carryOut(run, app: app, access: access)
-        } catch {}
+        // What stopped it is recorded with the run.
+        _ = try? await perform(run)
         return (try? await service.store.reconciliationRun(id: run.id)) ?? run
     }
 
@@ -132,9 +127,8 @@ public struct Reconciler: Sendable {
         return (app, access)
     }
 
-    private func carryOut(
-        _ run: ReconciliationRun, app: AppConfiguration, access: ServerAPIAccess
-    ) async throws -> Report {
+    /// Does a recorded run, recording its progress after each page and how it ended.
+    private func perform(_ run: ReconciliationRun) async throws -> Report {
         var record = run
         var report = Report()
         func save(_ state: ReconciliationRun.State, _ report: Report, failure: String? = nil) async throws {
@@ -146,6 +140,7 @@ public struct Reconciler: Sendable {
             try await service.store.updateReconciliation(record)
         }
         do {
+            let (app, access) = try configuration(of: run.bundleID)
             for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
                 try await reconcile(
                     app: app, environment: environment, access: access, report: &report,

@@ -232,6 +232,29 @@ actor RecordingExchange: HTTPExchange {
         try await fixture.store.shutdown()
     }
 
+    @Test func theNotificationHistoryIsReadPageByPage() async throws {
+        let fixture = try await ServerFixture()
+        // More than a page (Apple's pages hold 20), none of which reached the server.
+        for _ in 0..<45 { _ = try await fixture.buy("increasePoints") }
+        let lost = URL(string: "https://lost.example/apple")!
+        let sent = try await fixture.engine.deliverDueNotifications(to: lost, using: LostNotifications())
+        #expect(sent.count == 45)
+        fixture.clock.advance(by: 60)
+        try await fixture.withServerAPI { access in
+            let exchange = CountingExchange()
+            let reconciler = Reconciler(
+                service: fixture.service, access: [ServerFixture.bundleID: access], exchange: exchange)
+            let report = try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            #expect(report.notificationsRead == 45 && report.notificationsNew == 45)
+            #expect(report.transactionsRecorded == 0 && report.historiesRead == 0, "each notification carried its purchase")
+            let environments = try fixture.service.app(ServerFixture.bundleID).environments.count
+            #expect(await exchange.paths.count == 3 + (environments - 1), "three pages, one of the other environment")
+        }
+        let summary = try await fixture.store.reconciliationRuns(limit: 1).first
+        #expect(summary?.counts.notificationsRead == 45 && summary?.state == .completed)
+        try await fixture.store.shutdown()
+    }
+
     @Test func aNotificationNamingAPurchaseTheLedgerLacksBringsItsHistory() async throws {
         let fixture = try await ServerFixture()
         let lost = URL(string: "https://lost.example/apple")!

@@ -40,7 +40,7 @@ public actor ReconciliationRunner {
             } catch {
                 ended = await Self.fail(run, ServerError(error).message, reconciler: reconciler)
             }
-            await self.ended(run)
+            self.ended(run)
             return ended
         }
         return run

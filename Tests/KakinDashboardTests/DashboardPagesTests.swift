@@ -92,7 +92,7 @@ import Testing
     @Test func activityShowsNotificationsDeliveriesAndRuns() async throws {
         let fixture = try await Self.fixtureWithPurchases()
         var run = try await fixture.store.startReconciliation(
-            bundleID: ServerFixture.bundleID, at: ServerFixture.start, abandonedAfter: 900)
+            bundleID: ServerFixture.bundleID, at: ServerFixture.start, abandonedAfter: 900).run
         (run.state, run.finishedAt, run.counts.transactionsSeen, run.counts.subscriptionsChecked) = (.completed, ServerFixture.start, 4, 2)
         try await fixture.store.updateReconciliation(run)
         _ = try await fixture.store.startReconciliation(

@@ -63,9 +63,17 @@ struct LedgerDashboardTests {
             #expect(deliveries.map(\.eventID) == deliveries.map(\.eventID).sorted(by: >))
 
             // A run is recorded as it starts and brought up to date as it goes.
-            var completed = try await store.startReconciliation(
+            var (completed, isNew) = try await store.startReconciliation(
                 bundleID: Fixture.bundleID, at: Fixture.at(20), abandonedAfter: 900)
-            #expect(completed.state == .running && completed.finishedAt == nil && completed.id > 0)
+            #expect(isNew && completed.state == .running && completed.finishedAt == nil && completed.id > 0)
+            // One run of an app at a time: starting again answers the run going on.
+            let again = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(20.5), abandonedAfter: 900)
+            #expect(!again.isNew && again.run == completed)
+            #expect(
+                try await store.startReconciliation(
+                    bundleID: "com.example.other", at: Fixture.at(20.5), abandonedAfter: 900
+                ).isNew, "another app's run is its own")
             completed.counts.transactionsSeen = 3
             completed.counts.notificationsRead = 5
             completed.updatedAt = Fixture.at(21)
@@ -74,24 +82,28 @@ struct LedgerDashboardTests {
             (completed.state, completed.finishedAt, completed.counts.transactionsRecorded) = (.completed, Fixture.at(21), 1)
             try await store.updateReconciliation(completed)
             var failed = try await store.startReconciliation(
-                bundleID: Fixture.bundleID, at: Fixture.at(30), abandonedAfter: 900)
+                bundleID: Fixture.bundleID, at: Fixture.at(30), abandonedAfter: 900).run
+            #expect(failed.id > completed.id, "a new run once the last one ended")
             (failed.state, failed.finishedAt, failed.failure) = (.failed, Fixture.at(30), "the API did not answer")
             try await store.updateReconciliation(failed)
-            let runs = try await store.reconciliationRuns(limit: 10)
+            let runs = try await store.reconciliationRuns(limit: 10).filter { $0.bundleID == Fixture.bundleID }
             #expect(runs == [failed, completed])
-            #expect(try await store.reconciliationRun(id: failed.id + 1) == nil)
+            #expect(try await store.reconciliationRun(id: failed.id + 100) == nil)
 
             // A run left running, its counts not brought up to date for longer than allowed, is
-            // failed by the app's next start; a recent one is left alone.
+            // failed by the app's next start, which starts a run; a recent one is left alone.
             let orphan = try await store.startReconciliation(
-                bundleID: Fixture.bundleID, at: Fixture.at(40), abandonedAfter: 900)
-            let recent = try await store.startReconciliation(
-                bundleID: Fixture.bundleID, at: Fixture.at(40 + 600), abandonedAfter: 900)
-            _ = try await store.startReconciliation(
+                bundleID: Fixture.bundleID, at: Fixture.at(40), abandonedAfter: 900).run
+            #expect(
+                try await store.startReconciliation(
+                    bundleID: Fixture.bundleID, at: Fixture.at(40 + 600), abandonedAfter: 900
+                ).run == orphan, "not abandoned yet")
+            let next = try await store.startReconciliation(
                 bundleID: Fixture.bundleID, at: Fixture.at(40 + 901), abandonedAfter: 900)
+            #expect(next.isNew && next.run.id != orphan.id)
             let abandoned = try #require(try await store.reconciliationRun(id: orphan.id))
             #expect(abandoned.state == .failed && abandoned.finishedAt == Fixture.at(40))
-            #expect(try await store.reconciliationRun(id: recent.id)?.state == .running)
+            #expect(try await store.reconciliationRun(id: next.run.id)?.state == .running)
         }
     }
 }

@@ -121,7 +121,8 @@ def reconcile(url, secret, pids):
         sys.exit(f"at-size.py: reconcile answered {status}: {body[:300]!r}")
     run = json.loads(body)
     peak = idle
-    while run.get("state") == "running":
+    # A run still going after ten minutes is reported as it is.
+    while run.get("state") == "running" and time.perf_counter() - start < 600:
         time.sleep(0.2)
         peak = max(peak, rss_mb(pids))
         status, body = client.request("GET", f"/v1/admin/reconcile/runs/{run['id']}", headers=auth)

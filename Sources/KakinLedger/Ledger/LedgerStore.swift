@@ -132,10 +132,12 @@ public protocol LedgerStore: Sendable {
     /// customer when `appUserID` is given.
     func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery]
     /// Records that a reconciliation of `bundleID` starts at `date`, and returns the run with its
-    /// ID. Runs of the app still `running` whose counts were not brought up to date in the
-    /// `abandonedAfter` seconds before `date` (their server stopped) are recorded as failed.
+    /// ID, unless a run of the app goes on: then that run, with `isNew` false (one run of an app
+    /// at a time, whichever server started it). A run still `running` whose counts were not
+    /// brought up to date in the `abandonedAfter` seconds before `date` (its server stopped) is
+    /// recorded as failed first.
     func startReconciliation(bundleID: String, at date: Date, abandonedAfter: TimeInterval) async throws
-        -> ReconciliationRun
+        -> (run: ReconciliationRun, isNew: Bool)
     /// Brings a run's state, counts, end and failure up to date, by its ID.
     func updateReconciliation(_ run: ReconciliationRun) async throws
     /// A reconciliation run by its ID.

@@ -465,7 +465,8 @@ enum LedgerSchema {
                 """,
                 "DROP TABLE reconciliation_runs",
                 "ALTER TABLE reconciliation_runs_v2 RENAME TO reconciliation_runs",
-                "CREATE INDEX reconciliation_runs_by_app ON reconciliation_runs (bundle_id, state)",
+                // One run of an app goes on at a time, whichever server started it.
+                "CREATE UNIQUE INDEX reconciliation_runs_running ON reconciliation_runs (bundle_id) WHERE state = 'running'",
                 """
                 CREATE INDEX transactions_by_expiry ON transactions (bundle_id, environment, expires_date)
                 WHERE expires_date IS NOT NULL

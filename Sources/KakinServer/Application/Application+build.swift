@@ -84,7 +84,14 @@ public func buildApplication(
                 // Servers sharing a PostgreSQL database take turns: one reconciles, the others skip.
                 let ran: Void? = try await store.exclusively(.reconciliation) {
                     for bundleID in reconciled {
-                        let report = try await reconciler.reconcile(bundleID: bundleID)
+                        let report: Reconciler.Report
+                        do { report = try await reconciler.reconcile(bundleID: bundleID) } catch let error
+                            as ServerError where error.code == .conflict
+                        {
+                            // A run asked for on demand goes on: it does this one's work.
+                            logger.debug("reconciliation skipped", metadata: ["reason": "\(error.message)"])
+                            continue
+                        }
                         logger.info(
                             "reconciled",
                             metadata: [

@@ -99,13 +99,19 @@ public struct Reconciler: Sendable {
 
     /// Reconciles one app now, and records the run (what it did, or why it stopped) in the ledger;
     /// throws what stopped it.
+    /// A run of the app going on (started by this server or another) is not doubled: `conflict`.
     public func reconcile(bundleID: String) async throws -> Report {
-        try await perform(try await start(bundleID: bundleID))
+        let (run, isNew) = try await start(bundleID: bundleID)
+        guard isNew else {
+            throw ServerError(.conflict, "reconciliation run \(run.id) of \(bundleID) is going on")
+        }
+        return try await perform(run)
     }
 
-    /// Records that a run of `bundleID` starts now, for ``carryOut(_:)`` to do; throws when the app
-    /// cannot be reconciled (unknown, or no App Store Server API key).
-    public func start(bundleID: String) async throws -> ReconciliationRun {
+    /// Records that a run of `bundleID` starts now, for ``carryOut(_:)`` to do, unless a run of the
+    /// app goes on: then that run, with `isNew` false. Throws when the app cannot be reconciled
+    /// (unknown, or no App Store Server API key).
+    public func start(bundleID: String) async throws -> (run: ReconciliationRun, isNew: Bool) {
         _ = try configuration(of: bundleID)
         return try await service.store.startReconciliation(
             bundleID: bundleID, at: service.now(), abandonedAfter: Self.abandonedAfter)

@@ -335,7 +335,13 @@ actor RecordingExchange: HTTPExchange {
             // by the app's next run once it has not moved for the while allowed.
             await #expect(throws: ServerError.self) { try await runner.start(bundleID: "com.example.unknown") }
             let orphan = try await fixture.store.startReconciliation(
-                bundleID: ServerFixture.bundleID, at: fixture.clock.now(), abandonedAfter: Reconciler.abandonedAfter)
+                bundleID: ServerFixture.bundleID, at: fixture.clock.now(), abandonedAfter: Reconciler.abandonedAfter).run
+            fixture.clock.advance(by: Reconciler.abandonedAfter + 1)
+            // A run going on (another server's, say) is answered, and not doubled by the periodic job.
+            let elsewhere = try await fixture.store.startReconciliation(
+                bundleID: ServerFixture.bundleID, at: fixture.clock.now(), abandonedAfter: Reconciler.abandonedAfter).run
+            #expect(try await runner.start(bundleID: ServerFixture.bundleID) == elsewhere)
+            await #expect(throws: ServerError.self) { try await reconciler.reconcile(bundleID: ServerFixture.bundleID) }
             fixture.clock.advance(by: Reconciler.abandonedAfter + 1)
             let next = try await runner.start(bundleID: ServerFixture.bundleID)
             let failed = try #require(try await fixture.store.reconciliationRun(id: orphan.id))

@@ -109,7 +109,8 @@ extension PostgresLedger {
     }
 
     /// The owners of the newest purchases, newest first, walking the index by purchase date a page
-    /// at a time until `limit` customers are found (or ``CustomerSearch/scanLimit`` rows were read).
+    /// at a time (passing purchases without an owner) until `limit` customers are found (or
+    /// ``CustomerSearch/scanLimit`` rows were read).
     private static func newestCustomers(
         limit: Int, into found: inout CustomerSearch.Found, on connection: PostgresConnection
     ) async throws {
@@ -121,7 +122,8 @@ extension PostgresLedger {
             let rows = try await connection.rows(
                 """
                 SELECT bundle_id, app_user_id, purchase_date, transaction_id FROM transactions
-                WHERE \(first) OR (purchase_date, transaction_id) < (\(cursor.date), \(cursor.id))
+                WHERE (\(first) OR (purchase_date, transaction_id) < (\(cursor.date), \(cursor.id)))
+                  AND app_user_id IS NOT NULL
                 ORDER BY purchase_date DESC, transaction_id DESC LIMIT \(Int64(CustomerSearch.page))
                 """
             ).map { try $0.decode((String, String?, Int64, String).self) }

@@ -191,14 +191,23 @@ extension PostgresLedger {
         bundleID: String?, appUserID: String?, limit: Int
     ) async throws -> [ReceivedNotification] {
         // One customer's are found from their transactions, the newest of all from the
-        // notifications received last.
+        // notifications received last. Each filter is its own statement: the connections plan
+        // statements once for any value, and a filter that may be absent would keep an index out.
         let query: PostgresQuery =
-            if let appUserID {
+            if let appUserID, let bundleID {
                 """
                 SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
                     t.app_user_id, t.revocation_date
                 FROM transactions t JOIN notifications n ON n.transaction_id = t.transaction_id
-                WHERE t.app_user_id = \(appUserID) AND t.bundle_id = COALESCE(\(bundleID)::TEXT, t.bundle_id)
+                WHERE t.bundle_id = \(bundleID) AND t.app_user_id = \(appUserID)
+                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
+                """
+            } else if let appUserID {
+                """
+                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
+                    t.app_user_id, t.revocation_date
+                FROM transactions t JOIN notifications n ON n.transaction_id = t.transaction_id
+                WHERE t.app_user_id = \(appUserID)
                 ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
                 """
             } else {
@@ -221,16 +230,27 @@ extension PostgresLedger {
     }
 
     public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
-        try await rows(
-            """
-            SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
-                d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
-            FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
-            WHERE (\(bundleID)::TEXT IS NULL OR e.bundle_id = \(bundleID))
-              AND (\(appUserID)::TEXT IS NULL OR e.app_user_id = \(appUserID))
-            ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
-            """
-        ).map { row in
+        // One customer's through the index by customer, in a statement of its own (see above).
+        let query: PostgresQuery =
+            if let appUserID, let bundleID {
+                """
+                SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
+                    d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
+                FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
+                WHERE e.bundle_id = \(bundleID) AND e.app_user_id = \(appUserID)
+                ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
+                """
+            } else {
+                """
+                SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
+                    d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
+                FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
+                WHERE (\(bundleID)::TEXT IS NULL OR e.bundle_id = \(bundleID))
+                  AND (\(appUserID)::TEXT IS NULL OR e.app_user_id = \(appUserID))
+                ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
+                """
+            }
+        return try await rows(query).map { row in
             let (id, type, bundle, user, created, endpoint, attempts, last, delivered, next) = try row.decode(
                 (Int64, String, String, String?, Int64, String?, Int?, Int64?, Int64?, Int64?).self)
             return WebhookDelivery(

@@ -23,7 +23,7 @@ extension PostgresLedger {
 
     public func startReconciliation(
         bundleID: String, at date: Date, abandonedAfter: TimeInterval
-    ) async throws -> ReconciliationRun {
+    ) async throws -> (run: ReconciliationRun, isNew: Bool) {
         let now = ms(date)
         let stale = now - Int64(abandonedAfter * 1000)
         return try await write { connection in
@@ -33,16 +33,25 @@ extension PostgresLedger {
                     failure = 'the server running it stopped before it ended'
                 WHERE bundle_id = \(bundleID) AND state = 'running' AND updated_at < \(stale)
                 """)
+            if let row = try await connection.rows(
+                """
+                INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
+                VALUES (\(bundleID), 'running', \(now), \(now))
+                ON CONFLICT (bundle_id) WHERE state = 'running' DO NOTHING
+                RETURNING \(unescaped: LedgerSchema.reconciliationColumns)
+                """
+            ).first {
+                return (try Self.reconciliationRun(row), true)
+            }
             guard
-                let row = try await connection.rows(
+                let going = try await connection.rows(
                     """
-                    INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
-                    VALUES (\(bundleID), 'running', \(now), \(now))
-                    RETURNING \(unescaped: LedgerSchema.reconciliationColumns)
+                    SELECT \(unescaped: LedgerSchema.reconciliationColumns) FROM reconciliation_runs
+                    WHERE bundle_id = \(bundleID) AND state = 'running'
                     """
                 ).first
-            else { throw LedgerStoreError(.inconsistentState, "a new reconciliation run returned no row") }
-            return try Self.reconciliationRun(row)
+            else { throw LedgerStoreError(.inconsistentState, "a reconciliation run was neither started nor found") }
+            return (try Self.reconciliationRun(going), false)
         }
     }
 

@@ -95,7 +95,8 @@ extension SQLiteLedger {
     }
 
     /// The owners of the newest purchases, newest first, walking the index by purchase date a page
-    /// at a time until `limit` customers are found (or ``CustomerSearch/scanLimit`` rows were read).
+    /// at a time (passing purchases without an owner) until `limit` customers are found (or
+    /// ``CustomerSearch/scanLimit`` rows were read).
     private static func newestCustomers(limit: Int, into found: inout CustomerSearch.Found, _ db: Database) throws {
         var cursor: (date: Int64, id: String)?
         var read = 0
@@ -105,13 +106,14 @@ extension SQLiteLedger {
                     try db.rows(
                         """
                         SELECT bundle_id, app_user_id, purchase_date, transaction_id FROM transactions
-                        WHERE (purchase_date, transaction_id) < (?, ?)
+                        WHERE (purchase_date, transaction_id) < (?, ?) AND app_user_id IS NOT NULL
                         ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
                         """, [cursor.date, cursor.id, CustomerSearch.page])
                 } else {
                     try db.rows(
                         """
                         SELECT bundle_id, app_user_id, purchase_date, transaction_id FROM transactions
+                        WHERE app_user_id IS NOT NULL
                         ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
                         """, [CustomerSearch.page])
                 }

@@ -112,7 +112,7 @@ extension SQLiteLedger {
 
     public func startReconciliation(
         bundleID: String, at date: Date, abandonedAfter: TimeInterval
-    ) async throws -> ReconciliationRun {
+    ) async throws -> (run: ReconciliationRun, isNew: Bool) {
         let now = LedgerTime.milliseconds(date)
         return try await write { db in
             try db.run(
@@ -121,14 +121,23 @@ extension SQLiteLedger {
                     failure = 'the server running it stopped before it ended'
                 WHERE bundle_id = ? AND state = 'running' AND updated_at < ?
                 """, [bundleID, now - Int64(abandonedAfter * 1000)])
+            if let row = try db.row(
+                """
+                INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
+                VALUES (?, 'running', ?, ?) ON CONFLICT (bundle_id) WHERE state = 'running' DO NOTHING
+                RETURNING \(LedgerSchema.reconciliationColumns)
+                """, [bundleID, now, now])
+            {
+                return (try Self.reconciliationRun(row), true)
+            }
             guard
-                let row = try db.row(
+                let going = try db.row(
                     """
-                    INSERT INTO reconciliation_runs (bundle_id, state, started_at, updated_at)
-                    VALUES (?, 'running', ?, ?) RETURNING \(LedgerSchema.reconciliationColumns)
-                    """, [bundleID, now, now])
-            else { throw LedgerStoreError(.inconsistentState, "a new reconciliation run returned no row") }
-            return try Self.reconciliationRun(row)
+                    SELECT \(LedgerSchema.reconciliationColumns) FROM reconciliation_runs
+                    WHERE bundle_id = ? AND state = 'running'
+                    """, [bundleID])
+            else { throw LedgerStoreError(.inconsistentState, "a reconciliation run was neither started nor found") }
+            return (try Self.reconciliationRun(going), false)
         }
     }
 

@@ -68,12 +68,13 @@ extension SQLiteLedger {
         _ db: Database
     ) throws -> RecordOutcome {
         let now = LedgerTime.milliseconds(transaction.recordedAt)
-        // Without an owner, the earliest known owner of the same purchase (renewals, restores).
+        // Without an owner, the earliest known owner of the same purchase (renewals, restores). The
+        // index is named: ordered by purchase date, the planner could walk every transaction instead.
         let owner =
             try transaction.appUserID
             ?? db.row(
                 """
-                SELECT app_user_id FROM transactions
+                SELECT app_user_id FROM transactions INDEXED BY transactions_by_original
                 WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id IS NOT NULL
                 ORDER BY purchase_date, recorded_at, transaction_id
                 LIMIT 1

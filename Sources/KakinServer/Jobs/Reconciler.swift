@@ -125,12 +125,14 @@ public struct Reconciler: Sendable {
         return (try? await service.store.reconciliationRun(id: run.id)) ?? run
     }
 
-    private func configuration(of bundleID: String) throws -> (AppConfiguration, ServerAPIAccess) {
+    /// The app and a client of the App Store Server API with its key; throws when the app cannot
+    /// be reconciled (unknown, or no key).
+    private func configuration(of bundleID: String) throws -> (AppConfiguration, AppStoreServerAPIClient) {
         let app = try service.app(bundleID)
         guard let access = access[bundleID] ?? app.serverAPI else {
             throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
         }
-        return (app, access)
+        return (app, AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID, now: service.now))
     }
 
     /// Does a recorded run, recording its progress after each page and how it ended.
@@ -146,10 +148,10 @@ public struct Reconciler: Sendable {
             try await service.store.updateReconciliation(record)
         }
         do {
-            let (app, access) = try configuration(of: run.bundleID)
+            let (app, client) = try configuration(of: run.bundleID)
             for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
                 try await reconcile(
-                    app: app, environment: environment, access: access, report: &report,
+                    app: app, environment: environment, client: client, report: &report,
                     progress: { try await save(.running, $0) })
             }
         } catch {
@@ -165,7 +167,7 @@ public struct Reconciler: Sendable {
     /// in that time with nothing recorded since, and moves the checkpoint to now once all of it
     /// was done. `progress` is called after each page.
     private func reconcile(
-        app: AppConfiguration, environment: AppStoreEnvironment, access: ServerAPIAccess, report: inout Report,
+        app: AppConfiguration, environment: AppStoreEnvironment, client: AppStoreServerAPIClient, report: inout Report,
         progress: (Report) async throws -> Void
     ) async throws {
         let end = service.now()
@@ -176,10 +178,10 @@ public struct Reconciler: Sendable {
                 .addingTimeInterval(-Self.notificationOverlap) ?? oldest)
         var covered: Set<String> = []
         try await readNotificationHistory(
-            app: app, environment: environment, from: start, to: end, access: access, covered: &covered,
+            app: app, environment: environment, from: start, to: end, client: client, covered: &covered,
             report: &report, progress: progress)
         try await checkLapsedSubscriptions(
-            app: app, environment: environment, from: start, to: end, access: access, covered: &covered,
+            app: app, environment: environment, from: start, to: end, client: client, covered: &covered,
             report: &report, progress: progress)
         try await service.store.advanceNotificationCheckpoint(
             bundleID: app.bundleID, environment: environment, to: end, at: service.now())
@@ -190,9 +192,8 @@ public struct Reconciler: Sendable {
     /// whose first transaction the ledger lacks has its history asked for.
     private func readNotificationHistory(
         app: AppConfiguration, environment: AppStoreEnvironment, from start: Date, to end: Date,
-        access: ServerAPIAccess, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
+        client: AppStoreServerAPIClient, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
     ) async throws {
-        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: service.now)
         var token: String?
         repeat {
             let page = try await client.post(
@@ -222,7 +223,7 @@ public struct Reconciler: Sendable {
                     of: PurchaseInHistory(
                         originalTransactionID: named.originalTransactionID, transactionID: named.transactionID,
                         environment: environment),
-                    app: app, access: access, covered: &covered, report: &report)
+                    app: app, client: client, covered: &covered, report: &report)
             }
             try await progress(report)
             token = page.hasMore == true ? page.paginationToken : nil
@@ -244,9 +245,8 @@ public struct Reconciler: Sendable {
     /// ledger page at a time, and records what Apple says: the latest transaction and the renewal state.
     private func checkLapsedSubscriptions(
         app: AppConfiguration, environment: AppStoreEnvironment, from start: Date, to end: Date,
-        access: ServerAPIAccess, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
+        client: AppStoreServerAPIClient, covered: inout Set<String>, report: inout Report, progress: (Report) async throws -> Void
     ) async throws {
-        let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: service.now)
         var cursor: LapsedSubscription?
         while true {
             let lapsed = try await service.store.lapsedSubscriptions(
@@ -264,7 +264,7 @@ public struct Reconciler: Sendable {
                 else { continue }
                 for item in (statuses.data ?? []).flatMap({ $0.lastTransactions ?? [] })
                 where item.originalTransactionID == subscription.originalTransactionID {
-                    try await record(status: item, app: app, access: access, covered: &covered, report: &report)
+                    try await record(status: item, app: app, client: client, covered: &covered, report: &report)
                 }
                 covered.insert(subscription.originalTransactionID)
             }
@@ -281,10 +281,7 @@ public struct Reconciler: Sendable {
         bundleID: String, originalTransactionIDs: some Sequence<String>,
         done: (Int, Report) async throws -> Void = { _, _ in }
     ) async throws -> Report {
-        let app = try service.app(bundleID)
-        guard let access = access[bundleID] ?? app.serverAPI else {
-            throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
-        }
+        let (app, client) = try configuration(of: bundleID)
         var report = Report()
         var covered: Set<String> = []
         var count = 0
@@ -294,7 +291,7 @@ public struct Reconciler: Sendable {
                     let seen = report.transactionsSeen
                     try await walkHistory(
                         of: PurchaseInHistory(originalTransactionID: id, transactionID: id, environment: environment),
-                        app: app, access: access, covered: &covered, report: &report)
+                        app: app, client: client, covered: &covered, report: &report)
                     if report.transactionsSeen > seen { break }
                 }
             }
@@ -306,15 +303,15 @@ public struct Reconciler: Sendable {
 
     /// Asks for the history of one purchase, and records what it lists.
     private func walkHistory(
-        of purchase: PurchaseInHistory, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
+        of purchase: PurchaseInHistory, app: AppConfiguration, client: AppStoreServerAPIClient, covered: inout Set<String>,
         report: inout Report
     ) async throws {
         report.historiesRead += 1
         var revision: String?
         repeat {
             let page = try await history(
-                of: purchase.transactionID, revision: revision, access: access,
-                environment: purchase.environment, bundleID: app.bundleID)
+                of: purchase.transactionID, revision: revision, client: client,
+                environment: purchase.environment)
             for signed in page.signedTransactions ?? [] {
                 if let recorded = try await ingest(
                     signed, app: app, context: "history of \(purchase.transactionID)", report: &report)
@@ -331,7 +328,7 @@ public struct Reconciler: Sendable {
     /// renewal state. A latest transaction the ledger lacked means renewals were missed: the
     /// purchase's history is asked for, to bring in those before it.
     private func record(
-        status item: LastTransactionsItem, app: AppConfiguration, access: ServerAPIAccess, covered: inout Set<String>,
+        status item: LastTransactionsItem, app: AppConfiguration, client: AppStoreServerAPIClient, covered: inout Set<String>,
         report: inout Report
     ) async throws {
         if let signed = item.signedTransactionInfo,
@@ -344,7 +341,7 @@ public struct Reconciler: Sendable {
                 of: PurchaseInHistory(
                     originalTransactionID: latest.originalTransactionID, transactionID: latest.transactionID,
                     environment: latest.environment),
-                app: app, access: access, covered: &covered, report: &report)
+                app: app, client: client, covered: &covered, report: &report)
         }
         guard let signed = item.signedRenewalInfo else { return }
         let (_, decoded) = try PurchaseService.decode(signed, as: JWSRenewalInfoDecodedPayload.self)
@@ -386,10 +383,9 @@ public struct Reconciler: Sendable {
     }
 
     private func history(
-        of transactionID: String, revision: String?, access: ServerAPIAccess, environment: AppStoreEnvironment,
-        bundleID: String
+        of transactionID: String, revision: String?, client: AppStoreServerAPIClient, environment: AppStoreEnvironment
     ) async throws -> HistoryResponse {
-        try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID, now: service.now).get(
+        try await client.get(
             HistoryResponse.self, .getTransactionHistory, path: "inApps/v2/history/\(transactionID)",
             query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [], environment: environment,
             missingIsNil: true) ?? HistoryResponse(hasMore: false)

@@ -200,8 +200,8 @@ extension PostgresLedger {
         }) {}
     }
 
-    /// A row of ``FigureSource/columns`` read by name.
-    private static func figureSource(_ row: PostgresRandomAccessRow) throws -> FigureSource {
+    /// A row with ``FigureSource/columns``, read by name.
+    static func figureSource(_ row: PostgresRandomAccessRow) throws -> FigureSource {
         FigureSource(
             bundleID: try row["bundle_id"].decode(String.self), productID: try row["product_id"].decode(String.self),
             productType: try row["product_type"].decode(String.self),

@@ -203,7 +203,7 @@ extension PostgresLedger {
             SELECT \(unescaped: FigureSource.columns) FROM transactions WHERE transaction_id = \(transactionID)
             FOR UPDATE
             """
-        ).first.map(figureSource)
+        ).first.map { try figureSource($0.makeRandomAccess()) }
         let storedShare = share == whole ? nil : Int64(share)
         guard
             let row = try await connection.rows(
@@ -283,15 +283,6 @@ extension PostgresLedger {
     }
 
     // MARK: Daily figures
-
-    /// A row of ``FigureSource/columns``.
-    static func figureSource(_ row: PostgresRow) throws -> FigureSource {
-        let (bundle, product, type, environment, quantity, purchased, expires, revoked, price, currency) =
-            try row.decode((String, String, String, String, Int64, Int64, Int64?, Int64?, Int64?, String?).self)
-        return FigureSource(
-            bundleID: bundle, productID: product, productType: type, environment: environment, quantity: quantity,
-            purchaseDate: purchased, expiresDate: expires, revocationDate: revoked, price: price, currency: currency)
-    }
 
     /// Adds a write's changes to `daily_figures` with one statement, in key order.
     static func add(_ figures: FigureChanges, on connection: PostgresConnection) async throws {

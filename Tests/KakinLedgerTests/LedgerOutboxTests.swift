@@ -154,6 +154,53 @@ struct LedgerOutboxTests {
         }
     }
 
+    @Test("an event that keeps failing holds back no other, and the backlog counts what is left", arguments: StoreKind.backends)
+    func failingEventHoldsNothingBack(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let endpoint = "https://a.example/hook"
+            func record(_ range: Range<Int>) async throws {
+                for index in range {
+                    _ = try await store.record(Fixture.transaction("t\(index)", user: "alice"), grants: [])
+                }
+            }
+            func deliver(_ events: [LedgerEvent], at seconds: TimeInterval) async throws {
+                try await store.markDeliveries(
+                    events.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(seconds), retryAt: nil) },
+                    endpoint: endpoint)
+            }
+            try await record(0..<5)
+            let first = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(0), limit: 10)
+            #expect(first.count == 5)
+            try await store.markDelivery(
+                eventID: first[0].id, endpoint: endpoint, delivered: false, at: Fixture.at(1), retryAt: Fixture.at(1000))
+            try await deliver(Array(first.dropFirst()), at: 1)
+            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 1)
+
+            // Events written after the failure are taken oldest first, a batch at a time.
+            try await record(5..<8)
+            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 4)
+            let next = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(10), limit: 2)
+            #expect(next.count == 2)
+            #expect(next.allSatisfy { $0.id > first[4].id })
+            #expect(next.map(\.id) == next.map(\.id).sorted())
+            try await deliver(next, at: 11)
+            let last = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(20), limit: 10)
+            #expect(last.count == 1)
+            #expect(last.allSatisfy { $0.id > next[1].id })
+            try await deliver(last, at: 21)
+            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 1)
+            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(999), limit: 10).isEmpty)
+
+            // The failed event comes back at its retry time, alone.
+            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(1000), limit: 10) == [first[0]])
+            try await deliver([first[0]], at: 1001)
+            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 0)
+            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(2000), limit: 10).isEmpty)
+            // Another endpoint still gets every event.
+            #expect(try await store.dueEvents(endpoint: "https://b.example/hook", now: Fixture.at(0), limit: 20).count == 8)
+        }
+    }
+
     @Test(
         "a notification is recorded once per UUID, also when it arrives many times at once",
         arguments: StoreKind.allCases)

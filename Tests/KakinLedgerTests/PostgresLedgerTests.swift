@@ -48,6 +48,52 @@ struct PostgresLedgerTests {
         try await store.shutdown()
     }
 
+    @Test("an event whose transaction commits after later events were delivered is still delivered")
+    func lateCommittedEvent() async throws {
+        try await withStores(2) { stores in
+            try await stores[1].migrate()
+            let endpoint = "https://hooks.example/a"
+            // A transaction takes an event ID and stays open while a later event commits and is
+            // delivered: the endpoint's mark must not pass it.
+            let (inserted, insertedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            let writer = Task {
+                try await stores[1].lease(limit: nil) { connection in
+                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                        _ = try await connection.rows("SET LOCAL statement_timeout = 0")
+                        _ = try await connection.rows(
+                            """
+                            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+                            VALUES ('test.late', 'com.example.app', NULL, '{}', 0)
+                            """)
+                        insertedSignal.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            for await _ in inserted { break }
+            _ = try await stores[0].record(Fixture.transaction("t1", user: "alice"), grants: [])
+            let first = try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(0), limit: 10)
+            #expect(first.map(\.type) == ["transaction.recorded"])
+            try await stores[0].markDeliveries(
+                first.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(1), retryAt: nil) },
+                endpoint: endpoint)
+            #expect(try await stores[0].undeliveredEventCount(endpoint: endpoint) == 0)
+            releaseSignal.yield()
+            try await writer.value
+
+            let late = try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(2), limit: 10)
+            #expect(late.map(\.type) == ["test.late"])
+            #expect(late.allSatisfy { $0.id < first[0].id })
+            #expect(try await stores[0].undeliveredEventCount(endpoint: endpoint) == 1)
+            try await stores[0].markDeliveries(
+                late.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(3), retryAt: nil) },
+                endpoint: endpoint)
+            #expect(try await stores[0].undeliveredEventCount(endpoint: endpoint) == 0)
+            #expect(try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(4), limit: 10).isEmpty)
+        }
+    }
+
     @Test("a statement waiting for a lock longer than the connection wait is unavailable")
     func blockedStatement() async throws {
         try await withStores(2, connectionWait: .seconds(3)) { stores in

@@ -473,5 +473,24 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // Webhook deliveries are claimed from a mark per endpoint below which every event was
+        // attempted, and failed attempts from the index of due retries: a claim reads the events in
+        // flight, not every event ever delivered. On PostgreSQL the mark is a transaction ID: events
+        // become visible in the order their transactions commit, not in the order of their IDs, and
+        // only the events of transactions older than every running one are final. Events written
+        // before have position zero.
+        LedgerMigration(id: "0016_event_cursors") { dialect in
+            switch dialect {
+            case .sqlite:
+                ["CREATE TABLE event_cursors (endpoint TEXT PRIMARY KEY, attempted_below BIGINT NOT NULL)"]
+            case .postgresql:
+                [
+                    "ALTER TABLE events ADD COLUMN xid xid8 NOT NULL DEFAULT '0'",
+                    "ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id()",
+                    "CREATE INDEX events_by_transaction ON events (xid, id)",
+                    "CREATE TABLE event_cursors (endpoint TEXT PRIMARY KEY, attempted_below xid8 NOT NULL)",
+                ]
+            }
+        },
     ]
 }

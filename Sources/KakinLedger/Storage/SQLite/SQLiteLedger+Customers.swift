@@ -188,16 +188,25 @@ extension SQLiteLedger {
 
     // MARK: Webhooks outbox
 
+    /// Counts the failed attempts waiting for their retry (from the index of due retries) and the
+    /// events above the endpoint's mark that were never attempted.
     public func undeliveredEventCount(endpoint: String) async throws -> Int {
         try await read { db in
             try db.row(
                 """
-                SELECT COUNT(*) AS n FROM events e
-                LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = ?
-                WHERE d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL)
-                """, [endpoint])?.value("n") ?? 0
+                SELECT (SELECT COUNT(*) FROM event_deliveries
+                        WHERE endpoint = :endpoint AND next_attempt_at IS NOT NULL AND delivered_at IS NULL)
+                     + (SELECT COUNT(*) FROM events e
+                        WHERE e.id >= \(Self.attemptedBelow)
+                          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint))
+                    AS n
+                """, ["endpoint": endpoint])?.value("n") ?? 0
         }
     }
+
+    /// The endpoint's mark (`:endpoint`): every event below it was attempted at least once.
+    private static let attemptedBelow =
+        "(SELECT COALESCE(MAX(attempted_below), 0) FROM event_cursors WHERE endpoint = :endpoint)"
 
     /// Takes the due events for `endpoint` that no one holds, leased until `leaseUntil`, oldest
     /// first, in one write: a lease is written for each due event unless a live one exists, and
@@ -209,15 +218,25 @@ extension SQLiteLedger {
         let until = LedgerTime.milliseconds(leaseUntil)
         guard until > current else { throw LedgerStoreError(.invalidArgument, "a lease must end after now") }
         return try await write { db in
+            // Failed attempts whose retry is due, and events above the mark never attempted; each
+            // read only as far as its limit, and neither held by a live lease.
             let candidates = try db.rows(
                 """
-                SELECT e.id FROM events e
-                LEFT JOIN event_deliveries d ON d.event_id = e.id AND d.endpoint = ?
-                LEFT JOIN event_leases l ON l.event_id = e.id AND l.endpoint = ?
-                WHERE (d.event_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at <= ?))
-                  AND (l.event_id IS NULL OR l.leased_until <= ?)
-                ORDER BY e.id LIMIT ?
-                """, [endpoint, endpoint, current, current, limit]
+                SELECT id FROM (
+                    SELECT * FROM (
+                        SELECT d.event_id AS id FROM event_deliveries d
+                        WHERE d.endpoint = :endpoint AND d.next_attempt_at <= :now AND d.delivered_at IS NULL
+                          AND NOT EXISTS (\(Self.liveLease("d.event_id")))
+                        ORDER BY d.next_attempt_at LIMIT :limit)
+                    UNION ALL
+                    SELECT * FROM (
+                        SELECT e.id FROM events e
+                        WHERE e.id >= \(Self.attemptedBelow)
+                          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint)
+                          AND NOT EXISTS (\(Self.liveLease("e.id")))
+                        ORDER BY e.id LIMIT :limit))
+                ORDER BY id LIMIT :limit
+                """, ["endpoint": endpoint, "now": current, "limit": limit]
             ).map { try $0.value("id", Int64.self) }
             guard !candidates.isEmpty else { return [LedgerEvent]() }
             let leased = try Row.fetchAll(
@@ -278,6 +297,25 @@ extension SQLiteLedger {
                     ])
                 try db.run("DELETE FROM event_leases WHERE endpoint = ? AND event_id = ?", [endpoint, attempt.eventID])
             }
+            // The mark moves up to the first event never attempted (or past the last event): events
+            // are written by one writer at a time, so none appears below an event seen.
+            try db.run(
+                """
+                INSERT INTO event_cursors (endpoint, attempted_below)
+                VALUES (:endpoint, COALESCE(
+                    (SELECT e.id FROM events e
+                     WHERE e.id >= \(Self.attemptedBelow)
+                       AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint)
+                     ORDER BY e.id LIMIT 1),
+                    (SELECT COALESCE(MAX(id), 0) + 1 FROM events)))
+                ON CONFLICT (endpoint) DO UPDATE SET
+                    attempted_below = MAX(event_cursors.attempted_below, excluded.attempted_below)
+                """, ["endpoint": endpoint])
         }
+    }
+
+    /// A lease of `endpoint` on the event `event` that has not ended at `:now`, for `NOT EXISTS`.
+    private static func liveLease(_ event: String) -> String {
+        "SELECT 1 FROM event_leases l WHERE l.event_id = \(event) AND l.endpoint = :endpoint AND l.leased_until > :now"
     }
 }

@@ -33,6 +33,36 @@ struct PostgresLedgerTests {
         }
     }
 
+    /// Runs `statement` in a transaction on one of `store`'s connections (with no statement
+    /// timeout), holds that transaction open while `body` runs, then commits it.
+    private func holdingTransaction(
+        on store: PostgresLedger, after statement: PostgresQuery, _ body: () async throws -> Void
+    ) async throws {
+        let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            defer { startedSignal.finish() }
+            try await store.lease(limit: nil) { connection in
+                try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                    _ = try await connection.rows("SET LOCAL statement_timeout = 0")
+                    _ = try await connection.rows(statement)
+                    startedSignal.yield()
+                    for await _ in release { break }
+                }
+            }
+        }
+        for await _ in started { break }
+        do {
+            try await body()
+        } catch {
+            releaseSignal.yield()
+            _ = try? await holder.value
+            throw error
+        }
+        releaseSignal.yield()
+        try await holder.value
+    }
+
     @Test("a server that cannot be reached is unavailable, within the connection wait")
     func unreachable() async throws {
         var options = try PostgresConnectionOptions(url: "postgres://kakin@127.0.0.1:1/kakin?sslmode=disable")
@@ -55,32 +85,22 @@ struct PostgresLedgerTests {
             let endpoint = "https://hooks.example/a"
             // A transaction takes an event ID and stays open while a later event commits and is
             // delivered: the endpoint's mark must not pass it.
-            let (inserted, insertedSignal) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-            let writer = Task {
-                try await stores[1].lease(limit: nil) { connection in
-                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
-                        _ = try await connection.rows("SET LOCAL statement_timeout = 0")
-                        _ = try await connection.rows(
-                            """
-                            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-                            VALUES ('test.late', 'com.example.app', NULL, '{}', 0)
-                            """)
-                        insertedSignal.yield()
-                        for await _ in release { break }
-                    }
-                }
+            var first: [LedgerEvent] = []
+            try await holdingTransaction(
+                on: stores[1],
+                after: """
+                    INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+                    VALUES ('test.late', 'com.example.app', NULL, '{}', 0)
+                    """
+            ) {
+                _ = try await stores[0].record(Fixture.transaction("t1", user: "alice"), grants: [])
+                first = try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(0), limit: 10)
+                #expect(first.map(\.type) == ["transaction.recorded"])
+                try await stores[0].markDeliveries(
+                    first.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(1), retryAt: nil) },
+                    endpoint: endpoint)
+                #expect(try await stores[0].undeliveredEventCount(endpoint: endpoint) == 0)
             }
-            for await _ in inserted { break }
-            _ = try await stores[0].record(Fixture.transaction("t1", user: "alice"), grants: [])
-            let first = try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(0), limit: 10)
-            #expect(first.map(\.type) == ["transaction.recorded"])
-            try await stores[0].markDeliveries(
-                first.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(1), retryAt: nil) },
-                endpoint: endpoint)
-            #expect(try await stores[0].undeliveredEventCount(endpoint: endpoint) == 0)
-            releaseSignal.yield()
-            try await writer.value
 
             let late = try await stores[0].dueEvents(endpoint: endpoint, now: Fixture.at(2), limit: 10)
             #expect(late.map(\.type) == ["test.late"])
@@ -98,22 +118,9 @@ struct PostgresLedgerTests {
     func blockedStatement() async throws {
         try await withStores(2, connectionWait: .seconds(3)) { stores in
             try await stores[1].migrate()
-            let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await stores[1].lease(limit: nil) { connection in
-                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
-                        _ = try await connection.rows("SET LOCAL statement_timeout = 0")
-                        _ = try await connection.rows("LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE")
-                        lockedSignal.yield()
-                        for await _ in release { break }
-                    }
-                }
+            try await holdingTransaction(on: stores[1], after: "LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE") {
+                await #expect(throws: LedgerStoreError(.unavailable)) { try await stores[0].transaction(id: "t1") }
             }
-            for await _ in locked { break }
-            await #expect(throws: LedgerStoreError(.unavailable)) { try await stores[0].transaction(id: "t1") }
-            releaseSignal.yield()
-            try await holder.value
             // The store serves again once the lock is gone; on a loaded machine the connection that
             // replaces the one given up may take longer than the wait to open, which is answered
             // as unavailable too, so the read is tried a few times.

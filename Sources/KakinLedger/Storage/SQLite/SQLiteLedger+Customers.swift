@@ -197,16 +197,18 @@ extension SQLiteLedger {
                 SELECT (SELECT COUNT(*) FROM event_deliveries
                         WHERE endpoint = :endpoint AND next_attempt_at IS NOT NULL AND delivered_at IS NULL)
                      + (SELECT COUNT(*) FROM events e
-                        WHERE e.id >= \(Self.attemptedBelow)
-                          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint))
+                        WHERE \(Self.neverAttempted))
                     AS n
                 """, ["endpoint": endpoint])?.value("n") ?? 0
         }
     }
 
-    /// The endpoint's mark (`:endpoint`): every event below it was attempted at least once.
-    private static let attemptedBelow =
-        "(SELECT COALESCE(MAX(attempted_below), 0) FROM event_cursors WHERE endpoint = :endpoint)"
+    /// The events `e` at or above the endpoint's mark (`:endpoint`; every event below it was
+    /// attempted at least once) that were never attempted.
+    private static let neverAttempted = """
+        e.id >= (SELECT COALESCE(MAX(attempted_below), 0) FROM event_cursors WHERE endpoint = :endpoint)
+        AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint)
+        """
 
     /// Takes the due events for `endpoint` that no one holds, leased until `leaseUntil`, oldest
     /// first, in one write: a lease is written for each due event unless a live one exists, and
@@ -231,8 +233,7 @@ extension SQLiteLedger {
                     UNION ALL
                     SELECT * FROM (
                         SELECT e.id FROM events e
-                        WHERE e.id >= \(Self.attemptedBelow)
-                          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint)
+                        WHERE \(Self.neverAttempted)
                           AND NOT EXISTS (\(Self.liveLease("e.id")))
                         ORDER BY e.id LIMIT :limit))
                 ORDER BY id LIMIT :limit
@@ -304,8 +305,7 @@ extension SQLiteLedger {
                 INSERT INTO event_cursors (endpoint, attempted_below)
                 VALUES (:endpoint, COALESCE(
                     (SELECT e.id FROM events e
-                     WHERE e.id >= \(Self.attemptedBelow)
-                       AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.endpoint = :endpoint)
+                     WHERE \(Self.neverAttempted)
                      ORDER BY e.id LIMIT 1),
                     (SELECT COALESCE(MAX(id), 0) + 1 FROM events)))
                 ON CONFLICT (endpoint) DO UPDATE SET

@@ -141,4 +141,56 @@ struct SQLiteLedgerTests {
             }
         }
     }
+
+    @Test("checkpoints run on their own connection after the writer's commits")
+    func checkpointsBesideTheWriter() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                let checkpoints = try #require(store.checkpoints)
+                #expect(checkpoints.tally.completed == 0)
+                for index in 0..<20 {
+                    let outcome = try await store.record(
+                        Fixture.transaction("t-\(index)", user: "user-\(index % 3)"), grants: Fixture.coins)
+                    #expect(outcome == .recorded)
+                }
+                // The loop runs once the commits told it to; it is not awaited by the writes.
+                let deadline = ContinuousClock.now + .seconds(60)
+                while checkpoints.tally.completed == 0, ContinuousClock.now < deadline { await Task.yield() }
+                #expect(checkpoints.tally.completed > 0)
+                // With no reader in the way, a checkpoint copies the whole log into the file.
+                let (log, copied) = try await checkpoints.checkpointNow()
+                #expect(copied == log)
+                for index in 0..<20 { #expect(try await store.transaction(id: "t-\(index)") != nil) }
+            }
+            // What was written is in the file once the ledger is closed and opened again.
+            let reopened = try SQLiteLedger(path: path)
+            try await withMigratedStore(reopened) { store in
+                let found = try await store.transaction(id: "t-19")
+                #expect(found?.transactionID == "t-19")
+            }
+        }
+    }
+
+    @Test("a duplicate's lookup reads only an index; a summary reads the transactions that grant access only")
+    func summaryReadsIndexes() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                func plan(_ sql: String, _ arguments: StatementArguments) async throws -> String {
+                    try await store.writer.read { db in
+                        try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN \(sql)", arguments: arguments)
+                            .map { row -> String in row["detail"] }.joined(separator: "; ")
+                    }
+                }
+                let known = try await plan(SQLiteLedger.knownDigestQuery, [Data(count: 32)])
+                #expect(known.contains("COVERING INDEX transactions_owner_by_signed_digest"), "\(known)")
+                for query in [SQLiteLedger.accessQuery.withJWS, SQLiteLedger.accessQuery.withoutJWS] {
+                    let access = try await plan(query, [Fixture.bundleID, "alice"])
+                    #expect(access.contains("INDEX transactions_granting_access"), "\(access)")
+                    #expect(!access.contains("TEMP B-TREE"), "\(access)")
+                }
+            }
+        }
+    }
 }

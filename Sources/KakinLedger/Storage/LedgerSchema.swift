@@ -492,5 +492,29 @@ enum LedgerSchema {
                 ]
             }
         },
+        // What a customer's summary reads, in indexes that hold no more: the transactions that can
+        // grant access (a customer's consumables are not read to find there are none), and, on
+        // SQLite, the transaction and owner of a signed JWS in the index by its digest, so that a
+        // duplicate is answered without reading its row. (PostgreSQL reads a duplicate's row.)
+        LedgerMigration(id: "0017_summary_indexes") { dialect in
+            let access = """
+                CREATE INDEX transactions_granting_access
+                ON transactions (bundle_id, app_user_id, purchase_date, transaction_id)
+                WHERE product_type <> 'Consumable'
+                """
+            switch dialect {
+            case .sqlite:
+                return [
+                    access,
+                    """
+                    CREATE INDEX transactions_owner_by_signed_digest
+                    ON transactions (signed_digest, transaction_id, bundle_id, environment, app_user_id)
+                    """,
+                    "DROP INDEX transactions_by_signed_digest",
+                ]
+            case .postgresql:
+                return [access]
+            }
+        },
     ]
 }

@@ -354,17 +354,29 @@ extension SQLiteLedger {
         }
     }
 
+    /// The transactions of a customer (app, app user ID) that can grant access, oldest first, with
+    /// and without their JWS: read through the index that holds only those.
+    static let accessQuery = (withJWS: accessQuery(withJWS: true), withoutJWS: accessQuery(withJWS: false))
+
+    private static func accessQuery(withJWS: Bool) -> String {
+        """
+        SELECT \(TransactionRow.selection(withJWS: withJWS)) FROM transactions
+        WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
+        ORDER BY purchase_date, transaction_id
+        """
+    }
+
+    /// The transaction stored with a JWS of this digest, and its owner: read from the index by
+    /// digest alone.
+    static let knownDigestQuery =
+        "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?"
+
     /// The summary as `db` sees it.
     static func summary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, _ db: Database
     ) throws -> CustomerSummary {
         let customer: StatementArguments = [bundleID, appUserID]
-        let access = try db.transactions(
-            """
-            SELECT \(TransactionRow.selection(withJWS: withJWS)) FROM transactions
-            WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
-            ORDER BY purchase_date, transaction_id
-            """, customer)
+        let access = try db.transactions(withJWS ? accessQuery.withJWS : accessQuery.withoutJWS, customer)
         let count: Int =
             try db.row("SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?", customer)?
             .value("n") ?? 0
@@ -422,9 +434,7 @@ extension SQLiteLedger {
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
         try readNow { db in
             guard
-                let row = try db.row(
-                    "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?",
-                    [digest.bytes])
+                let row = try db.row(Self.knownDigestQuery, [digest.bytes])
             else { return nil }
             let known = KnownSignedTransaction(
                 transactionID: try row.value("transaction_id"), bundleID: try row.value("bundle_id"),

@@ -17,12 +17,14 @@ import Synchronization
 /// - **Reads** run on GRDB's readers: on a file, each read sees one snapshot of the write-ahead
 ///   log and never waits for the writer.
 /// - **Durability**: a file is in WAL mode with `synchronous = FULL`, so a write answered after its
-///   group's commit survives a crash of the process or the machine. Checkpoints are SQLite's
-///   automatic ones (at the commit that takes the log past 1000 pages), and `journal_size_limit`
-///   shrinks the log file back after a checkpoint let it start over. In a large ledger every write
-///   changes index pages far apart: the writer's page cache (``writerCacheKiB``) keeps those it
-///   changes at hand. (A log of 32 MiB between checkpoints was tried at a million transactions:
-///   the rates held and the p99 latency doubled, each checkpoint stalling the writes longer.)
+///   group's commit survives a crash of the process or the machine. Checkpoints run after each
+///   commit on a connection of their own (``SQLiteCheckpoints``), so the writes do not wait for
+///   them; SQLite's automatic one (at the commit that takes the log past 1000 pages) finishes
+///   what they left and lets the log start over, and `journal_size_limit` shrinks the log file
+///   back then. In a large ledger every write changes index pages far apart: the writer's page
+///   cache (``writerCacheKiB``) keeps those it changes at hand. (A log of 32 MiB between
+///   checkpoints was tried at a million transactions: the rates held and the p99 latency doubled,
+///   each checkpoint stalling the writes longer.)
 ///
 /// One server uses a SQLite file at a time, so ``exclusively(_:_:)`` always runs its body.
 public final class SQLiteLedger: LedgerStore {
@@ -30,6 +32,8 @@ public final class SQLiteLedger: LedgerStore {
     let writer: any DatabaseWriter
     /// Every write of the ledger.
     let writes: GroupCommit<SQLiteCommitEngine>
+    /// The checkpoints of a file's log, off the writer (none in memory).
+    let checkpoints: SQLiteCheckpoints?
     /// Set by ``shutdown()``: reads are refused from then on.
     private let closed = Atomic<Bool>(false)
 
@@ -71,13 +75,15 @@ public final class SQLiteLedger: LedgerStore {
                             """)
                 }
                 writer = pool
+                checkpoints = try SQLiteCheckpoints(path: path, configuration: configuration)
             } else {
                 writer = try DatabaseQueue()
+                checkpoints = nil
             }
         } catch {
             throw Self.ledgerError(error)
         }
-        writes = GroupCommit(SQLiteCommitEngine(writer: writer))
+        writes = GroupCommit(SQLiteCommitEngine(writer: writer, checkpoints: checkpoints))
     }
 
     /// Applies the migrations this database has not seen, each in its own transaction, with
@@ -129,6 +135,7 @@ public final class SQLiteLedger: LedgerStore {
     public func shutdown() async throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         await writes.close()
+        try await checkpoints?.close()
         // A barrier runs once the reads in flight are done.
         try await writer.barrierWriteWithoutTransaction { _ in }
         try writer.close()
@@ -211,9 +218,12 @@ struct SQLiteCommitEngine: GroupCommitEngine {
     typealias Job = @Sendable (Database) throws -> any Sendable
 
     let writer: any DatabaseWriter
+    /// Told of each commit.
+    let checkpoints: SQLiteCheckpoints?
 
     func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
-        try await writer.writeWithoutTransaction { db in
+        defer { checkpoints?.committed() }
+        return try await writer.writeWithoutTransaction { db in
             var results: [Result<any Sendable, any Error>] = []
             try db.inTransaction(.immediate) {
                 results = []

@@ -17,8 +17,8 @@ import Synchronization
 /// - **Reads** run on GRDB's readers: on a file, each read sees one snapshot of the write-ahead
 ///   log and never waits for the writer.
 /// - **Durability**: a file is in WAL mode with `synchronous = FULL`, so a write answered after its
-///   group's commit survives a crash of the process or the machine. Checkpoints run after each
-///   commit on a connection of their own (``SQLiteCheckpoints``), so the writes do not wait for
+///   group's commit survives a crash of the process or the machine. Checkpoints run after the
+///   commits on a connection of their own (``SQLiteCheckpoints``), so the writes do not wait for
 ///   them; SQLite's automatic one (at the commit that takes the log past 1000 pages) finishes
 ///   what they left and lets the log start over, and `journal_size_limit` shrinks the log file
 ///   back then. In a large ledger every write changes index pages far apart: the writer's page

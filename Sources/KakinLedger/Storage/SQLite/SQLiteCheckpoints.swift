@@ -24,12 +24,12 @@ final class SQLiteCheckpoints: Sendable {
     private let commits: AsyncStream<Void>.Continuation
     /// The loop that runs a checkpoint after commits.
     private let loop: Task<Void, Never>
-    /// Checkpoints that ran, and those that found the checkpoint lock held or failed.
-    private let counts = Counts()
+    /// Checkpoints that ran to their end (one that found the checkpoint lock held, or failed, is
+    /// not counted).
+    private let completions = Completions()
 
-    private final class Counts: Sendable {
-        let completed = Atomic<Int>(0)
-        let skipped = Atomic<Int>(0)
+    private final class Completions: Sendable {
+        let count = Atomic<Int>(0)
     }
 
     /// Opens the checkpoint connection on `path` (a ledger file in WAL mode) with `configuration`.
@@ -38,15 +38,10 @@ final class SQLiteCheckpoints: Sendable {
         let (signals, commits) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.connection = connection
         self.commits = commits
-        let counts = counts
+        let completions = completions
         loop = Task {
-            for await _ in signals {
-                let ran = (try? await Self.checkpoint(connection)) != nil
-                if ran {
-                    counts.completed.add(1, ordering: .relaxed)
-                } else {
-                    counts.skipped.add(1, ordering: .relaxed)
-                }
+            for await _ in signals where (try? await Self.checkpoint(connection)) != nil {
+                completions.count.add(1, ordering: .relaxed)
             }
         }
     }
@@ -56,9 +51,9 @@ final class SQLiteCheckpoints: Sendable {
         commits.yield()
     }
 
-    /// How many checkpoints ran, and how many were skipped.
-    var tally: (completed: Int, skipped: Int) {
-        (counts.completed.load(ordering: .relaxed), counts.skipped.load(ordering: .relaxed))
+    /// How many checkpoints the loop ran to their end.
+    var completed: Int {
+        completions.count.load(ordering: .relaxed)
     }
 
     /// Runs one passive checkpoint now: the log's size and how much of it is in the database file,

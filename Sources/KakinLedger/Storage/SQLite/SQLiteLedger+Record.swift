@@ -356,9 +356,9 @@ extension SQLiteLedger {
 
     /// The transactions of a customer (app, app user ID) that can grant access, oldest first, with
     /// and without their JWS: read through the index that holds only those.
-    static let accessQuery = (withJWS: accessQuery(withJWS: true), withoutJWS: accessQuery(withJWS: false))
+    static let accessQuery = (withJWS: accessSelect(withJWS: true), withoutJWS: accessSelect(withJWS: false))
 
-    private static func accessQuery(withJWS: Bool) -> String {
+    private static func accessSelect(withJWS: Bool) -> String {
         """
         SELECT \(TransactionRow.selection(withJWS: withJWS)) FROM transactions
         WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'

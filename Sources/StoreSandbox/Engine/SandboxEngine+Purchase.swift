@@ -123,7 +123,8 @@ extension SandboxEngine {
     public static let fullRefundPercentage = 100_000
 
     /// Refunds a transaction: it gets a revocation date, reason, type and percentage, stops
-    /// entitling, and a REFUND notification is recorded.
+    /// entitling, and a REFUND notification is recorded. A refunded subscription that was shared by
+    /// Family Sharing is shared no more: each member's current transaction is revoked (REVOKE).
     ///
     /// `percentage` is the refunded share in milliunits of a percent, as Apple's
     /// `revocationPercentage` says it: 50000 refunds half. Without it, or at 100000, the refund is
@@ -159,6 +160,8 @@ extension SandboxEngine {
     }
 
     /// Revokes a transaction without a refund to this customer (family sharing ended): REVOKE.
+    /// For a family member's shared subscription, the subscription is no longer shared with them:
+    /// later renewals of the purchaser's are not theirs (see ``shareWithFamily(_:member:)``).
     @discardableResult
     public func revoke(_ transactionID: String) throws(SandboxError) -> SandboxTransaction {
         try revoke(transactionID, reason: .other, type: .familyRevoke, percentage: nil, notification: .revoke)
@@ -190,6 +193,7 @@ extension SandboxEngine {
             state.subscriptions[transaction.originalID]?.autoRenewEnabled = false
         }
         record(notification, nil, transaction)
+        endFamilySharing(after: transaction)
         try save()
         return transaction
     }

@@ -22,8 +22,10 @@ extension SandboxEngine {
         }
         let plan = try checkBillingPlan(request)
         let now = clock.now()
+        // A subscription shared with the tester by Family Sharing is not theirs to change: buying
+        // in its group starts a subscription of their own.
         let existing = state.subscriptions.values.first {
-            $0.testerID == tester.id && $0.subscriptionGroupID == groupID
+            $0.testerID == tester.id && $0.subscriptionGroupID == groupID && $0.sharedFromOriginalTransactionID == nil
         }
         // Still active (or in grace period or billing retry): a change within the group. Expired
         // (billing retry given up included): a new period.
@@ -93,7 +95,10 @@ extension SandboxEngine {
         state.subscriptions[subscription.originalTransactionID] = subscription
         let type: NotificationTypeV2 =
             offerType == .promotional || offerType == .winBack || offerType == .offerCode ? .offerRedeemed : .subscribed
-        return append(transaction, event: type, subtype: existing == nil ? .initialBuy : .resubscribe)
+        let subscribed = append(transaction, event: type, subtype: existing == nil ? .initialBuy : .resubscribe)
+        // Members the lapsed subscription is still shared with have it again.
+        if existing != nil { shareNewPeriod(subscribed, type: .subscribed, subtype: .resubscribe) }
+        return subscribed
     }
 
     /// A purchase inside a group the customer already subscribes to: the same product is already
@@ -135,7 +140,9 @@ extension SandboxEngine {
             subscription.autoRenewEnabled = true
             subscription.offerPeriodsRemaining = 0
             state.subscriptions[subscription.originalTransactionID] = subscription
-            return append(transaction, event: .didChangeRenewalPref, subtype: .upgrade)
+            let upgradedTo = append(transaction, event: .didChangeRenewalPref, subtype: .upgrade)
+            shareNewPeriod(upgradedTo, type: .didChangeRenewalPref, subtype: .upgrade, upgrade: true)
+            return upgradedTo
         }
         subscription.autoRenewProductID = product.id
         subscription.autoRenewEnabled = true
@@ -163,7 +170,9 @@ extension SandboxEngine {
     private func advance(_ originalID: String, to now: Date) throws(SandboxError) {
         // Bounded: a clock moved years ahead renews period by period, never forever.
         for _ in 0..<10_000 {
-            guard var subscription = state.subscriptions[originalID], let latest = latestTransaction(of: originalID),
+            // A family member's shared subscription follows the purchaser's and never renews by itself.
+            guard var subscription = state.subscriptions[originalID],
+                subscription.sharedFromOriginalTransactionID == nil, let latest = latestTransaction(of: originalID),
                 !latest.isRevoked, subscription.expirationIntent == nil, let expires = latest.expiresDate,
                 expires <= now
             else { return }
@@ -172,6 +181,7 @@ extension SandboxEngine {
                 subscription.expirationIntent = .customerCancelled
                 state.subscriptions[originalID] = subscription
                 record(.expired, .voluntary, latest)
+                notifyFamily(of: originalID, .expired, .voluntary)
                 return
             }
             if subscription.billingFails {
@@ -179,7 +189,13 @@ extension SandboxEngine {
                 state.subscriptions[originalID] = subscription
                 return
             }
-            if try renewCommitment(&subscription, latest: latest, expires: expires, now: now) { continue }
+            let recovering = subscription.billingState != .ok
+            if try renewCommitment(&subscription, latest: latest, expires: expires, now: now) {
+                if let renewal = latestTransaction(of: originalID) {
+                    shareNewPeriod(renewal, type: .didRenew, subtype: recovering ? .billingRecovery : nil)
+                }
+                continue
+            }
             let tester = try tester(latest.testerID)
             guard let product = products(subscription.autoRenewProductID, tester.storefront),
                 let period = product.period,
@@ -188,6 +204,7 @@ extension SandboxEngine {
                 subscription.expirationIntent = .productNotAvailable
                 state.subscriptions[originalID] = subscription
                 record(.expired, .productNotForSale, latest)
+                notifyFamily(of: originalID, .expired, .productNotForSale)
                 return
             }
             if let increase = subscription.priceIncrease, increase.productID == product.id {
@@ -195,6 +212,7 @@ extension SandboxEngine {
                     subscription.expirationIntent = .didNotConsentToPriceIncrease
                     state.subscriptions[originalID] = subscription
                     record(.expired, .priceIncrease, latest)
+                    notifyFamily(of: originalID, .expired, .priceIncrease)
                     return
                 }
                 subscription.renewalPriceMilliunits = increase.priceMilliunits
@@ -230,7 +248,8 @@ extension SandboxEngine {
             subscription.billingState = .ok
             subscription.gracePeriodExpiresDate = nil
             state.subscriptions[originalID] = subscription
-            _ = append(renewal, event: .didRenew, subtype: recovered ? .billingRecovery : nil)
+            let renewed = append(renewal, event: .didRenew, subtype: recovered ? .billingRecovery : nil)
+            shareNewPeriod(renewed, type: .didRenew, subtype: recovered ? .billingRecovery : nil)
         }
     }
 
@@ -244,6 +263,7 @@ extension SandboxEngine {
         func record(_ type: NotificationTypeV2, _ subtype: NotificationSubtype?) {
             state.subscriptions[subscription.originalTransactionID] = subscription
             self.record(type, subtype, latest)
+            notifyFamily(of: subscription.originalTransactionID, type, subtype)
         }
         switch subscription.billingState {
         case .ok:
@@ -276,15 +296,25 @@ extension SandboxEngine {
 
     // MARK: - Control
 
-    /// Turns auto-renewal on or off (the customer's choice in Settings).
+    /// Turns auto-renewal on or off (the customer's choice in Settings). Family members the
+    /// subscription is shared with follow, each notified too.
+    ///
+    /// - Throws: ``SandboxError/Code/ineligible`` for a family member's shared subscription, which
+    ///   follows the purchaser's.
     public func setAutoRenew(_ enabled: Bool, originalTransactionID: String) throws(SandboxError) {
         guard var subscription = state.subscriptions[originalTransactionID],
             let latest = latestTransaction(of: originalTransactionID)
         else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        guard subscription.sharedFromOriginalTransactionID == nil else {
+            throw SandboxError(
+                .ineligible, "\(originalTransactionID) is shared by Family Sharing: the purchaser renews it")
+        }
         guard subscription.autoRenewEnabled != enabled else { return }
         subscription.autoRenewEnabled = enabled
         state.subscriptions[originalTransactionID] = subscription
-        record(.didChangeRenewalStatus, enabled ? .autoRenewEnabled : .autoRenewDisabled, latest)
+        let subtype: NotificationSubtype = enabled ? .autoRenewEnabled : .autoRenewDisabled
+        record(.didChangeRenewalStatus, subtype, latest)
+        notifyFamily(of: originalTransactionID, .didChangeRenewalStatus, subtype)
         try save()
     }
 
@@ -369,15 +399,26 @@ extension SandboxEngine {
 
 extension SandboxEngine {
     /// Renews a subscription now, without waiting for its period to end (the control API's
-    /// "force a renewal"): the current period is cut short at the sandbox's present time.
+    /// "force a renewal"): the current period is cut short at the sandbox's present time, and so
+    /// are the current periods of the family members it is shared with.
+    ///
+    /// - Throws: ``SandboxError/Code/ineligible`` for a family member's shared subscription, which
+    ///   renews with the purchaser's.
     @discardableResult
     public func forceRenewal(originalTransactionID: String) throws(SandboxError) -> [SandboxEvent] {
         guard let latest = latestTransaction(of: originalTransactionID),
-            state.subscriptions[originalTransactionID] != nil
+            let subscription = state.subscriptions[originalTransactionID]
         else { throw SandboxError(.unknownTransaction, "no subscription has original ID \(originalTransactionID)") }
+        guard subscription.sharedFromOriginalTransactionID == nil else {
+            throw SandboxError(
+                .ineligible, "\(originalTransactionID) is shared by Family Sharing: the purchaser renews it")
+        }
         let now = clock.now()
-        if let expires = latest.expiresDate, expires > now {
-            state.transactions[latest.id]?.expiresDate = now
+        let current = [latest] + (subscription.familyMembers ?? [:]).values.compactMap { latestTransaction(of: $0) }
+        for transaction in current {
+            if let expires = transaction.expiresDate, expires > now {
+                state.transactions[transaction.id]?.expiresDate = now
+            }
         }
         return try processRenewals()
     }

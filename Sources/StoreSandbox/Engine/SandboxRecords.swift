@@ -52,6 +52,14 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     /// The commitment in progress, for a subscription bought on a monthly plan with a 12-month
     /// commitment; `nil` for one billed up front.
     public var commitment: Commitment?
+    /// The family members this subscription is shared with (Family Sharing): each member's tester
+    /// ID with the original transaction ID of the member's own shared subscription. `nil` when it
+    /// is shared with nobody, as in state saved before subscriptions could be shared.
+    public var familyMembers: [String: String]?
+    /// For a family member's shared subscription, the original transaction ID of the purchaser's
+    /// subscription it follows; `nil` for a subscription the tester bought. A shared subscription
+    /// never renews by itself: it renews, expires and is revoked with the purchaser's.
+    public var sharedFromOriginalTransactionID: String?
 
     /// A price increase of a subscription, as App Store Connect announces one.
     public struct PriceIncrease: Codable, Hashable, Sendable {

@@ -262,11 +262,7 @@ struct SignedPrice: Decodable, Hashable, Sendable {
 
     /// The price signed in `jws`; `nil` when it cannot be read or names no price and currency.
     init?(jws: String) {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        guard let data = Data(base64Encoded: text),
+        guard let data = JWSPayloadBytes.decode(jws),
             let decoded = try? JSONDecoder().decode(SignedPrice.self, from: data), decoded.price != nil,
             decoded.currency != nil
         else { return nil }

@@ -15,6 +15,13 @@ enum LedgerEventType {
 /// with sorted keys: a test compares them).
 protocol EventPayload: Encodable {
     func write(to output: inout JSONOutput)
+    /// The original transaction ID whose metrics the event's write changes, if any: the write
+    /// marks it for the metrics job (`metric_pending`) in the same transaction.
+    var changedPurchase: String? { get }
+}
+
+extension EventPayload {
+    var changedPurchase: String? { nil }
 }
 
 extension EventPayload {
@@ -31,6 +38,7 @@ extension EventPayload {
 struct TransactionEventPayload: EventPayload {
     var transactionId: String
     var originalTransactionId: String
+    var changedPurchase: String? { originalTransactionId }
     var productId: String
     var productType: String?
     var quantity: Int?
@@ -85,6 +93,7 @@ struct BalanceEventPayload: EventPayload {
 /// Body of `transaction.transferred` events.
 struct TransferEventPayload: EventPayload {
     var originalTransactionId: String
+    var changedPurchase: String? { originalTransactionId }
     var from: String
     var to: String
     var transactionIds: [String]

@@ -117,6 +117,25 @@ public protocol LedgerStore: Sendable {
     /// now's day, plus the subscriptions whose period ends later that day, read through the index
     /// by expiry).
     func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod
+
+    // MARK: Subscription metrics
+
+    /// Brings the subscription metrics up to date with at most `limit` of the purchases whose
+    /// transactions (or grace periods) changed since: each is worked out again from all its
+    /// transactions, and the difference from what it contributed before is added to the rollups,
+    /// in one database transaction. Returns how many were taken; zero when the metrics are up to
+    /// date. Servers sharing a database take turns.
+    func updateMetrics(limit: Int) async throws -> Int
+    /// The rollups an app's environment's metrics are read from, for the UTC days in `days`.
+    func metrics(
+        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
+    ) async throws -> MetricsReading
+    /// For each period, the subscriptions that were active and paid at the last instant before it
+    /// and are not active at its last instant: read from the periods of paid service that end
+    /// inside it.
+    func churnedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
+    ) async throws -> [Int]
     /// At most `limit` customers, newest purchase first: with an empty query, those with the
     /// newest purchases (read newest first through the index by purchase date, stopping once
     /// `limit` customers are found); otherwise those who own a transaction or original

@@ -516,5 +516,99 @@ enum LedgerSchema {
                 return [access]
             }
         },
+        // The subscription metrics: what each original transaction ID (a subscription, or a
+        // purchase of another kind) contributes is worked out again whenever one of its
+        // transactions changes, by a job that claims the IDs the writes mark in `metric_pending`
+        // and adds the difference from what it contributed before (kept in `metric_units`, and
+        // per customer in `metric_customers`) to the rollups: per app, environment, UTC day,
+        // product, storefront and currency in `metric_days`, per monthly cohort in
+        // `metric_cohorts`, and the periods of paid service and free trials in `metric_runs`,
+        // which churn and trial conversion read. Every grace period Apple reports is kept in
+        // `metric_grace`. Every purchase held is marked for the job here.
+        LedgerMigration(id: "0018_metrics") { _ in
+            [
+                """
+                CREATE TABLE metric_pending (
+                    bundle_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, original_transaction_id)
+                )
+                """,
+                """
+                CREATE TABLE metric_grace (
+                    bundle_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, original_transaction_id, expires_at)
+                )
+                """,
+                """
+                CREATE TABLE metric_units (
+                    bundle_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    customer TEXT NOT NULL,
+                    record TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, original_transaction_id)
+                )
+                """,
+                "CREATE INDEX metric_units_by_customer ON metric_units (bundle_id, environment, customer)",
+                """
+                CREATE TABLE metric_customers (
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    customer TEXT NOT NULL,
+                    contributions TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, environment, customer)
+                )
+                """,
+                """
+                CREATE TABLE metric_days (
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    product_id TEXT NOT NULL,
+                    storefront TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    \(MetricStatements.dayColumns.map { "\($0) BIGINT NOT NULL DEFAULT 0," }.joined(separator: "\n"))
+                    PRIMARY KEY (bundle_id, environment, day, product_id, storefront, currency)
+                )
+                """,
+                """
+                CREATE TABLE metric_cohorts (
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    cohort INTEGER NOT NULL,
+                    month_offset INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    value BIGINT NOT NULL,
+                    PRIMARY KEY (bundle_id, environment, kind, cohort, month_offset, currency)
+                )
+                """,
+                """
+                CREATE TABLE metric_runs (
+                    bundle_id TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('paid', 'trial')),
+                    start_at BIGINT NOT NULL,
+                    end_at BIGINT NOT NULL,
+                    converted INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (bundle_id, original_transaction_id, kind, start_at)
+                )
+                """,
+                "CREATE INDEX metric_runs_by_end ON metric_runs (bundle_id, environment, kind, end_at)",
+                """
+                INSERT INTO metric_pending (bundle_id, original_transaction_id)
+                SELECT DISTINCT bundle_id, original_transaction_id FROM transactions
+                """,
+                """
+                INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at)
+                SELECT bundle_id, original_transaction_id, grace_period_expires_at FROM subscription_renewals
+                WHERE grace_period_expires_at IS NOT NULL
+                """,
+            ]
+        },
     ]
 }

@@ -184,9 +184,14 @@ extension PostgresLedger {
             if !ids.isEmpty {
                 _ = try await connection.rows(
                     """
-                    UPDATE transactions SET price = p.price, currency = p.currency
-                    FROM unnest(\(ids)::TEXT[], \(prices)::BIGINT[], \(currencies)::TEXT[]) AS p(id, price, currency)
-                    WHERE transactions.transaction_id = p.id
+                    WITH priced AS (
+                        UPDATE transactions SET price = p.price, currency = p.currency
+                        FROM unnest(\(ids)::TEXT[], \(prices)::BIGINT[], \(currencies)::TEXT[]) AS p(id, price, currency)
+                        WHERE transactions.transaction_id = p.id
+                        RETURNING transactions.bundle_id, transactions.original_transaction_id)
+                    INSERT INTO metric_pending (bundle_id, original_transaction_id)
+                    SELECT DISTINCT bundle_id, original_transaction_id FROM priced
+                    ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
                     """)
             }
             try await add(figures, on: connection)

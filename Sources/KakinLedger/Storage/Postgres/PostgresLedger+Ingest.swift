@@ -480,7 +480,7 @@ extension PostgresLedger {
 /// `balance.credited` event carries the balance after it.
 struct DeferredWrites {
     private enum Event {
-        case ready(type: String, bundleID: String, appUserID: String?, payload: String, at: Int64)
+        case ready(type: String, bundleID: String, appUserID: String?, payload: String, purchase: String?, at: Int64)
         /// The event of the credit at this index of `credits`, when it was applied.
         case credited(Int)
     }
@@ -499,7 +499,10 @@ struct DeferredWrites {
     private var credits: [Credit] = []
 
     mutating func append(_ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64) {
-        events.append(.ready(type: type, bundleID: bundleID, appUserID: appUserID, payload: payload.json, at: now))
+        events.append(
+            .ready(
+                type: type, bundleID: bundleID, appUserID: appUserID, payload: payload.json,
+                purchase: payload.changedPurchase, at: now))
     }
 
     /// Credits each currency the grants name (``LedgerRules/credits(of:grants:quantity:)``) once,
@@ -559,15 +562,15 @@ struct DeferredWrites {
         var rows = AppendEvents()
         for event in events {
             switch event {
-            case .ready(let type, let bundleID, let appUserID, let payload, let at):
-                rows.append(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: at)
+            case .ready(let type, let bundleID, let appUserID, let payload, let purchase, let at):
+                rows.append(type, bundleID: bundleID, appUserID: appUserID, payload: payload, changing: purchase, at: at)
             case .credited(let index):
                 let credit = credits[index]
                 guard let balance = balances[index] else { continue }
                 rows.append(
                     LedgerEventType.balanceCredited, bundleID: credit.bundleID, appUserID: credit.owner,
                     payload: credit.credit.event(transactionID: credit.transactionID, balance: balance).json,
-                    at: credit.at)
+                    changing: nil, at: credit.at)
             }
         }
         return rows
@@ -736,16 +739,29 @@ struct CreditBalances: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
-/// Appends outbox events, in the order given (their IDs increase in that order). An event about
-/// no customer has an empty `app_user_id`, stored as `NULL`.
+/// Appends outbox events, in the order given (their IDs increase in that order), and marks the
+/// purchases they change for the metrics job (`metric_pending`, in key order). An event about
+/// no customer has an empty `app_user_id`, stored as `NULL`; one that changes no purchase, an
+/// empty purchase.
 struct AppendEvents: PostgresPreparedStatement {
-    static let sql = """
+    /// The insert of the events.
+    static let insert = """
         INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
         SELECT type, bundle_id, NULLIF(app_user_id, ''), payload, created_at
         FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[])
             WITH ORDINALITY AS e(type, bundle_id, app_user_id, payload, created_at, n)
         ORDER BY n
         """
+    /// The insert of the marks, as a common table expression's body.
+    static let mark = """
+        INSERT INTO metric_pending (bundle_id, original_transaction_id)
+        SELECT DISTINCT bundle_id, purchase FROM unnest($2::TEXT[], $6::TEXT[]) AS m(bundle_id, purchase)
+        WHERE purchase <> '' ORDER BY bundle_id, purchase
+        ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
+        """
+    static let sql = "WITH marked AS (\(mark))\n\(insert)"
+    /// How many values the statement binds.
+    static let bindingCount = 6
     typealias Row = PostgresRow
 
     var types: [String] = []
@@ -753,22 +769,27 @@ struct AppendEvents: PostgresPreparedStatement {
     var appUserIDs: [String] = []
     var payloads: [String] = []
     var times: [Int64] = []
+    var purchases: [String] = []
 
-    mutating func append(_ type: String, bundleID: String, appUserID: String?, payload: String, at now: Int64) {
+    mutating func append(
+        _ type: String, bundleID: String, appUserID: String?, payload: String, changing purchase: String?, at now: Int64
+    ) {
         types.append(type)
         bundleIDs.append(bundleID)
         appUserIDs.append(appUserID ?? "")
         payloads.append(payload)
         times.append(now)
+        purchases.append(purchase ?? "")
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: Self.bindingCount)
         bindings.append(types)
         bindings.append(bundleIDs)
         bindings.append(appUserIDs)
         bindings.append(payloads)
         bindings.append(times)
+        bindings.append(purchases)
         return bindings
     }
 

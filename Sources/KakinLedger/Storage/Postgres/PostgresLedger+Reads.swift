@@ -262,7 +262,12 @@ extension PostgresLedger {
 
     /// The transaction a `transactions` row records, its columns named as ``TransactionRow`` names them.
     static func transaction(_ row: PostgresRow) throws -> RecordedTransaction {
-        try TransactionRow(from: ColumnDecoder(row: row.makeRandomAccess())).transaction()
+        try transactionRow(row).transaction()
+    }
+
+    /// A row whose columns are ``TransactionRow/selection(withJWS:table:)``'s.
+    static func transactionRow(_ row: PostgresRow) throws -> TransactionRow {
+        try TransactionRow(from: ColumnDecoder(row: row.makeRandomAccess()))
     }
 }
 
@@ -365,8 +370,9 @@ struct SummaryStatement: PostgresPreparedStatement {
 /// read the events.
 struct AppendEventsAndSummaries: PostgresPreparedStatement {
     static let sql = """
-        WITH appended AS (\(AppendEvents.sql)),
-        \(SummaryStatement.owners(from: 6))
+        WITH appended AS (\(AppendEvents.insert)),
+        marked AS (\(AppendEvents.mark)),
+        \(SummaryStatement.owners(from: AppendEvents.bindingCount + 1))
         \(PostgresLedger.summary)
         """
     typealias Row = PostgresRow

@@ -562,9 +562,21 @@ extension PostgresLedger {
 
     /// One upsert: a known subscription's state is replaced only by one signed later, keeping the
     /// first date of a billing problem that goes on.
+    /// A grace period it reports is kept in `metric_grace` (and its subscription marked for the
+    /// metrics job) by the same statement.
     public func recordRenewal(_ renewal: SubscriptionRenewal) async throws -> Bool {
         try await !written(
             """
+            WITH grace AS (
+                INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at)
+                SELECT \(renewal.bundleID), \(renewal.originalTransactionID), expires
+                FROM (SELECT \(renewal.gracePeriodExpiresAt.map(ms))::BIGINT AS expires) g WHERE expires IS NOT NULL
+                ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO NOTHING
+                RETURNING bundle_id, original_transaction_id),
+            marked AS (
+                INSERT INTO metric_pending (bundle_id, original_transaction_id)
+                SELECT bundle_id, original_transaction_id FROM grace
+                ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING)
             INSERT INTO subscription_renewals (bundle_id, original_transaction_id, auto_renew_status, expiration_intent,
                 billing_issue_detected_at, grace_period_expires_at, signed_date, notification_uuid, updated_at)
             VALUES (\(renewal.bundleID), \(renewal.originalTransactionID), \(renewal.autoRenewStatus?.rawValue),

@@ -147,6 +147,8 @@ public final class PostgresLedger: LedgerStore {
     enum Lock: Int32 {
         case migrations = 1
         case reconciliation = 2
+        /// Held by the transaction of one step of the metrics job (``PostgresLedger/updateMetrics(limit:)``).
+        case metrics = 3
 
         static let namespace: Int32 = 0x4B4B_4E31
 

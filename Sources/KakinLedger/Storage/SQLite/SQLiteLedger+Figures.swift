@@ -147,8 +147,8 @@ extension SQLiteLedger {
         else { return false }
         let rows = try db.rows(
             """
-            SELECT transaction_id, signed_transaction, \(FigureSource.columns) FROM transactions
-            WHERE transaction_id > ? AND price IS NULL AND signed_transaction IS NOT NULL
+            SELECT transaction_id, original_transaction_id, signed_transaction, \(FigureSource.columns)
+            FROM transactions WHERE transaction_id > ? AND price IS NULL AND signed_transaction IS NOT NULL
             ORDER BY transaction_id LIMIT ?
             """, [try pass.value("after_key", String.self), page])
         var figures = FigureChanges()
@@ -160,6 +160,7 @@ extension SQLiteLedger {
             try db.run(
                 "UPDATE transactions SET price = ?, currency = ? WHERE transaction_id = ?",
                 [signed.price, signed.currency, try row.value("transaction_id", String.self)])
+            try markForMetrics(bundleID: before.bundleID, try row.value("original_transaction_id"), db)
             figures.replace(before, with: after)
         }
         try add(figures, db)

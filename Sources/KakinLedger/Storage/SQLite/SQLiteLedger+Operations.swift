@@ -506,7 +506,11 @@ extension SQLiteLedger {
     /// state was signed later, keeping the first date of a billing problem that goes on.
     public func recordRenewal(_ renewal: SubscriptionRenewal) async throws -> Bool {
         try await write { db in
-            try db.run(
+            if let grace = renewal.gracePeriodExpiresAt {
+                try Self.recordGrace(
+                    bundleID: renewal.bundleID, renewal.originalTransactionID, expiresAt: LedgerTime.milliseconds(grace), db)
+            }
+            return try db.run(
                 """
                 INSERT INTO subscription_renewals
                     (bundle_id, original_transaction_id, auto_renew_status, expiration_intent, billing_issue_detected_at,

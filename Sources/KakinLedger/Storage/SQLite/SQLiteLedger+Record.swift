@@ -192,6 +192,7 @@ extension SQLiteLedger {
         try db.run(
             "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
             [type, bundleID, appUserID, payload.json, now])
+        if let purchase = payload.changedPurchase { try markForMetrics(bundleID: bundleID, purchase, db) }
     }
 
     /// Moves one purchase (every transaction of the app with `originalTransactionID` still owned by

@@ -1,0 +1,327 @@
+import AppStoreModels
+import Foundation
+import PostgresNIO
+
+/// The subscription metrics on PostgreSQL: the job that keeps the rollups, and their reads.
+extension PostgresLedger {
+    /// One step of the job in one transaction, which holds a transaction-level advisory lock:
+    /// servers sharing the database take turns, so that a customer's figures are worked out
+    /// from every change committed before.
+    public func updateMetrics(limit: Int) async throws -> Int {
+        do {
+            return try await lease(limit: nil) { connection in
+                try await connection.withTransaction(logger: Self.quiet) { connection in
+                    try await Self.updateMetrics(limit: limit, on: connection)
+                }
+            }
+        } catch { throw Self.ledgerError(error) }
+    }
+
+    static func updateMetrics(limit: Int, on connection: PostgresConnection) async throws -> Int {
+        _ = try await connection.rows(
+            "SELECT pg_advisory_xact_lock(\(Lock.namespace), \(Lock.metrics.rawValue))")
+        let keys = try await connection.rows(
+            """
+            DELETE FROM metric_pending WHERE (bundle_id, original_transaction_id) IN (
+                SELECT bundle_id, original_transaction_id FROM metric_pending LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
+            RETURNING bundle_id, original_transaction_id
+            """
+        ).map {
+            let (bundleID, original) = try $0.decode((String, String).self)
+            return MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original)
+        }
+        guard !keys.isEmpty else { return 0 }
+        let (bundles, originals) = (keys.map(\.bundleID), keys.map(\.originalTransactionID))
+        var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
+        for row in try await connection.rows(
+            """
+            SELECT \(unescaped: TransactionRow.selection(table: "t."))
+            FROM unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
+            JOIN transactions t ON t.original_transaction_id = k.original AND t.bundle_id = k.bundle_id
+            """)
+        {
+            let transaction = try transactionRow(row)
+            transactions[
+                MetricsUpdate.UnitKey(
+                    bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID),
+                default: []
+            ].append(transaction)
+        }
+        var grace: [MetricsUpdate.UnitKey: [Int64]] = [:]
+        for row in try await connection.rows(
+            """
+            SELECT g.bundle_id, g.original_transaction_id, g.expires_at
+            FROM unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
+            JOIN metric_grace g ON g.bundle_id = k.bundle_id AND g.original_transaction_id = k.original
+            """)
+        {
+            let (bundleID, original, expires) = try row.decode((String, String, Int64).self)
+            grace[MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original), default: []].append(expires)
+        }
+        var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
+        for row in try await connection.rows(
+            """
+            SELECT u.bundle_id, u.original_transaction_id, u.environment, u.customer, u.record
+            FROM unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
+            JOIN metric_units u ON u.bundle_id = k.bundle_id AND u.original_transaction_id = k.original
+            """)
+        {
+            let (bundleID, original, environment, customer, record) = try row.decode(
+                (String, String, String, String, String).self)
+            stored[MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original)] =
+                MetricsUpdate.StoredUnit(
+                    environment: environment, customer: customer,
+                    record: try MetricUnitRecord.decode(record, bundleID: bundleID))
+        }
+        var update = MetricsUpdate()
+        update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
+        try await writeUnits(update.writes, on: connection)
+
+        let customers = update.customers.sorted()
+        var records: [MetricsUpdate.CustomerKey: [MetricUnitRecord]] = [:]
+        var storedCustomers: [MetricsUpdate.CustomerKey: MetricContributions] = [:]
+        let (customerBundles, customerEnvironments, customerIDs) = (
+            customers.map(\.bundleID), customers.map(\.environment), customers.map(\.customer)
+        )
+        for row in try await connection.rows(
+            """
+            SELECT u.bundle_id, u.environment, u.customer, u.record
+            FROM unnest(\(customerBundles)::TEXT[], \(customerEnvironments)::TEXT[], \(customerIDs)::TEXT[])
+                AS k(bundle_id, environment, customer)
+            JOIN metric_units u ON u.bundle_id = k.bundle_id AND u.environment = k.environment AND u.customer = k.customer
+            """)
+        {
+            let (bundleID, environment, customer, record) = try row.decode((String, String, String, String).self)
+            records[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer), default: []]
+                .append(try MetricUnitRecord.decode(record, bundleID: bundleID))
+        }
+        for row in try await connection.rows(
+            """
+            SELECT c.bundle_id, c.environment, c.customer, c.contributions
+            FROM unnest(\(customerBundles)::TEXT[], \(customerEnvironments)::TEXT[], \(customerIDs)::TEXT[])
+                AS k(bundle_id, environment, customer)
+            JOIN metric_customers c ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
+            FOR UPDATE OF c
+            """)
+        {
+            let (bundleID, environment, customer, contributions) = try row.decode((String, String, String, String).self)
+            storedCustomers[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer)] =
+                try MetricContributions.decode(contributions, bundleID: bundleID)
+        }
+        var kept: [(key: MetricsUpdate.CustomerKey, json: String)] = []
+        var emptied: [MetricsUpdate.CustomerKey] = []
+        for customer in customers {
+            // Records in their original order do not matter: the customer's figures are sums.
+            let figures = update.update(
+                customer: customer, units: records[customer] ?? [], stored: storedCustomers[customer])
+            if figures.isEmpty { emptied.append(customer) } else { kept.append((customer, try figures.json())) }
+        }
+        if !emptied.isEmpty {
+            _ = try await connection.rows(
+                """
+                DELETE FROM metric_customers c
+                USING unnest(\(emptied.map(\.bundleID))::TEXT[], \(emptied.map(\.environment))::TEXT[],
+                    \(emptied.map(\.customer))::TEXT[]) AS k(bundle_id, environment, customer)
+                WHERE c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
+                """)
+        }
+        if !kept.isEmpty {
+            _ = try await connection.rows(
+                """
+                INSERT INTO metric_customers (bundle_id, environment, customer, contributions)
+                SELECT * FROM unnest(\(kept.map(\.key.bundleID))::TEXT[], \(kept.map(\.key.environment))::TEXT[],
+                    \(kept.map(\.key.customer))::TEXT[], \(kept.map(\.json))::TEXT[])
+                ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET contributions = excluded.contributions
+                """)
+        }
+        try await add(update.change, on: connection)
+        return keys.count
+    }
+
+    /// Replaces the stored records and runs of the subscriptions worked out again.
+    private static func writeUnits(_ writes: [MetricsUpdate.UnitWrite], on connection: PostgresConnection) async throws {
+        let (bundles, originals) = (writes.map(\.key.bundleID), writes.map(\.key.originalTransactionID))
+        _ = try await connection.rows(
+            """
+            DELETE FROM metric_runs r USING unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
+            WHERE r.bundle_id = k.bundle_id AND r.original_transaction_id = k.original
+            """)
+        let removed = writes.filter { $0.unit == nil }
+        if !removed.isEmpty {
+            _ = try await connection.rows(
+                """
+                DELETE FROM metric_units u
+                USING unnest(\(removed.map(\.key.bundleID))::TEXT[], \(removed.map(\.key.originalTransactionID))::TEXT[])
+                    AS k(bundle_id, original)
+                WHERE u.bundle_id = k.bundle_id AND u.original_transaction_id = k.original
+                """)
+        }
+        var units: (bundles: [String], originals: [String], environments: [String], customers: [String], records: [String]) =
+            ([], [], [], [], [])
+        var runs: (bundles: [String], originals: [String], environments: [String], kinds: [String], starts: [Int64],
+            ends: [Int64], converted: [Int32]) = ([], [], [], [], [], [], [])
+        for write in writes {
+            guard let unit = write.unit else { continue }
+            units.bundles.append(write.key.bundleID)
+            units.originals.append(write.key.originalTransactionID)
+            units.environments.append(unit.environment)
+            units.customers.append(unit.customer)
+            units.records.append(try MetricUnitRecord(unit).json())
+            for run in unit.runs {
+                runs.bundles.append(write.key.bundleID)
+                runs.originals.append(write.key.originalTransactionID)
+                runs.environments.append(unit.environment)
+                runs.kinds.append(run.kind.rawValue)
+                runs.starts.append(run.start)
+                runs.ends.append(run.end)
+                runs.converted.append(run.converted ? 1 : 0)
+            }
+        }
+        if !units.bundles.isEmpty {
+            _ = try await connection.rows(
+                """
+                INSERT INTO metric_units (bundle_id, original_transaction_id, environment, customer, record)
+                SELECT * FROM unnest(\(units.bundles)::TEXT[], \(units.originals)::TEXT[], \(units.environments)::TEXT[],
+                    \(units.customers)::TEXT[], \(units.records)::TEXT[])
+                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
+                    environment = excluded.environment, customer = excluded.customer, record = excluded.record
+                """)
+        }
+        if !runs.bundles.isEmpty {
+            _ = try await connection.rows(
+                """
+                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at, converted)
+                SELECT * FROM unnest(\(runs.bundles)::TEXT[], \(runs.originals)::TEXT[], \(runs.environments)::TEXT[],
+                    \(runs.kinds)::TEXT[], \(runs.starts)::BIGINT[], \(runs.ends)::BIGINT[], \(runs.converted)::INTEGER[])
+                """)
+        }
+    }
+
+    /// Adds a step's changes to `metric_days` and `metric_cohorts`, in key order.
+    private static func add(_ change: MetricContributions, on connection: PostgresConnection) async throws {
+        let days = change.sortedDays
+        if !days.isEmpty {
+            let columns = MetricStatements.dayColumns
+            var bindings = PostgresBindings(capacity: 6 + columns.count)
+            bindings.append(days.map(\.key.bundleID))
+            bindings.append(days.map(\.key.environment))
+            bindings.append(days.map { Int32($0.key.day) })
+            bindings.append(days.map(\.key.productID))
+            bindings.append(days.map(\.key.storefront))
+            bindings.append(days.map(\.key.currency))
+            for index in columns.indices { bindings.append(days.map { $0.counts.values[index] }) }
+            let arrays =
+                ["$1::TEXT[]", "$2::TEXT[]", "$3::INTEGER[]", "$4::TEXT[]", "$5::TEXT[]", "$6::TEXT[]"]
+                + columns.indices.map { "$\($0 + 7)::BIGINT[]" }
+            let names = ["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + columns
+            _ = try await connection.rows(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO metric_days (\(names.joined(separator: ", ")))
+                        SELECT \(names.joined(separator: ", "))
+                        FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS d(\(names.joined(separator: ", ")), n)
+                        ORDER BY n
+                        \(MetricStatements.addDayConflict)
+                        """, binds: bindings))
+        }
+        let cohorts = change.sortedCohorts
+        if !cohorts.isEmpty {
+            _ = try await connection.rows(
+                """
+                INSERT INTO metric_cohorts (bundle_id, environment, kind, cohort, month_offset, currency, value)
+                SELECT bundle_id, environment, kind, cohort, month_offset, currency, value
+                FROM unnest(\(cohorts.map(\.key.bundleID))::TEXT[], \(cohorts.map(\.key.environment))::TEXT[],
+                    \(cohorts.map(\.key.kind))::TEXT[], \(cohorts.map { Int32($0.key.cohort) })::INTEGER[],
+                    \(cohorts.map { Int32($0.key.offset) })::INTEGER[], \(cohorts.map(\.key.currency))::TEXT[],
+                    \(cohorts.map(\.value))::BIGINT[])
+                    WITH ORDINALITY AS c(bundle_id, environment, kind, cohort, month_offset, currency, value, n)
+                ORDER BY n
+                \(unescaped: MetricStatements.addCohortConflict)
+                """)
+        }
+    }
+
+    public func metrics(
+        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
+    ) async throws -> MetricsReading {
+        let (first, last) = (Int32(days.lowerBound), Int32(days.upperBound))
+        let (from, until) = (Int64(days.lowerBound) * DailyFigures.dayLength, Int64(days.upperBound + 1) * DailyFigures.dayLength)
+        let columns = MetricStatements.dayColumns
+        let sums = columns.map { "COALESCE(SUM(\($0)), 0)::BIGINT" }.joined(separator: ", ")
+        return try await read { connection in
+            try await connection.withTransaction(logger: Self.quiet) { connection in
+                _ = try await connection.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                func metricDay(_ row: PostgresRow, day: Int?) throws -> MetricDay {
+                    let cells = Array(row)
+                    let offset = day == nil ? 1 : 0
+                    return MetricDay(
+                        day: try day ?? Int(cells[0].decode(Int32.self)), productID: try cells[offset].decode(String.self),
+                        storefront: try cells[offset + 1].decode(String.self),
+                        currency: try cells[offset + 2].decode(String.self),
+                        counts: MetricCounts(values: try cells[(offset + 3)...].map { try $0.decode(Int64.self) }))
+                }
+                let before = try await connection.rows(
+                    """
+                    SELECT product_id, storefront, currency, \(unescaped: sums) FROM metric_days
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND day < \(first)
+                    GROUP BY product_id, storefront, currency
+                    """
+                ).map { try metricDay($0, day: days.lowerBound - 1) }
+                let rows = try await connection.rows(
+                    """
+                    SELECT day, product_id, storefront, currency, \(unescaped: columns.joined(separator: ", "))
+                    FROM metric_days
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND day >= \(first)
+                        AND day <= \(last)
+                    ORDER BY day, product_id, storefront, currency
+                    """
+                ).map { try metricDay($0, day: nil) }
+                let cohorts = try await connection.rows(
+                    """
+                    SELECT kind, cohort, month_offset, currency, value FROM metric_cohorts
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue)
+                    ORDER BY kind, cohort, month_offset, currency
+                    """
+                ).compactMap { row -> MetricCohortValue? in
+                    let (kind, cohort, offset, currency, value) = try row.decode((String, Int32, Int32, String, Int64).self)
+                    guard let kind = MetricCohortValue.Kind(rawValue: kind) else { return nil }
+                    return MetricCohortValue(
+                        kind: kind, cohort: Int(cohort), offset: Int(offset), currency: currency, value: value)
+                }
+                var pending: [Int: Int] = [:]
+                for row in try await connection.rows(
+                    """
+                    SELECT start_at FROM metric_runs
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND kind = 'trial'
+                        AND end_at > \(ms(now)) AND converted = 0 AND start_at >= \(from) AND start_at < \(until)
+                    """)
+                {
+                    pending[MetricMath.day(try row.decode(Int64.self)), default: 0] += 1
+                }
+                return MetricsReading(before: before, days: rows, cohorts: cohorts, pendingTrials: pending)
+            }
+        }
+    }
+
+    public func churnedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
+    ) async throws -> [Int] {
+        try await read { connection in
+            var churned: [Int] = []
+            for period in periods {
+                let (before, last) = MetricStatements.churnInstants(period)
+                var bindings = PostgresBindings(capacity: 5)
+                bindings.append(bundleID)
+                bindings.append(environment.rawValue)
+                bindings.append(before)
+                bindings.append(last)
+                bindings.append(last)
+                let sql = MetricStatements.churn(placeholders: (1...5).map { "$\($0)" })
+                let count = try await connection.rows(PostgresQuery(unsafeSQL: sql, binds: bindings)).first?
+                    .decode(Int64.self) ?? 0
+                churned.append(Int(count))
+            }
+            return churned
+        }
+    }
+}

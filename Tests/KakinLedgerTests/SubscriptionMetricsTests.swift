@@ -1,0 +1,247 @@
+import AppStoreModels
+import Foundation
+import KakinTestSupport
+import Testing
+
+@testable import KakinLedger
+
+/// The subscription metrics: what a purchase contributes, worked out from its transactions, and
+/// the job that keeps the rollups on both engines.
+@Suite("Ledger: subscription metrics")
+struct SubscriptionMetricsTests {
+    static let day: Int64 = 86_400_000
+    static let start: Int64 = 1_700_006_400_000  // 2023-11-15 00:00 UTC
+    static let firstDay = Int(start / day)
+
+    /// A compact JWS whose payload carries `fields` (the metrics read it without verifying).
+    static func jws(_ fields: [String: String]) -> String {
+        let payload = try! JSONSerialization.data(withJSONObject: fields, options: .sortedKeys)
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        return "\(base64URL(Data("{}".utf8))).\(base64URL(payload)).c2ln"
+    }
+
+    static func subscription(
+        _ id: String, original: String, user: String?, product: String = "monthly", from: Int64, days: Int64,
+        price: Int64 = 9_990, currency: String = "USD", storefront: String = "USA", trial: Bool = false,
+        family: Bool = false, revokedAt: Int64? = nil, share: Int? = nil
+    ) -> RecordedTransaction {
+        var fields = ["storefront": storefront]
+        if trial { fields["offerDiscountType"] = "FREE_TRIAL" }
+        if family { fields["inAppOwnershipType"] = "FAMILY_SHARED" }
+        return RecordedTransaction(
+            transactionID: id, originalTransactionID: original, bundleID: Fixture.bundleID, appUserID: user,
+            productID: product, productType: .autoRenewableSubscription, purchaseDate: LedgerTime.date(from),
+            expiresDate: LedgerTime.date(from + days * day), revocationDate: revokedAt.map(LedgerTime.date),
+            revocationReason: revokedAt == nil ? nil : .appIssue, revocationType: share == nil ? nil : .refundProrated,
+            revocationPercentage: share, environment: .sandbox, signedTransaction: jws(fields), source: .app,
+            recordedAt: LedgerTime.date(from), price: trial || family ? 0 : price, currency: currency)
+    }
+
+    static func metric(_ transaction: RecordedTransaction) -> MetricTransaction {
+        var row = TransactionRow(transaction, owner: transaction.appUserID, signedDigest: nil)
+        row.revocationPercentage = transaction.revocationPercentage.map(Int64.init)
+        return MetricTransaction(row)
+    }
+
+    /// Sums of each column over every key, per day from `firstDay`.
+    static func totals(_ contributions: MetricContributions) -> [Int: MetricCounts] {
+        var byDay: [Int: MetricCounts] = [:]
+        for (key, counts) in contributions.days { byDay[key.day - firstDay] = (byDay[key.day - firstDay] ?? MetricCounts()) + counts }
+        return byDay.filter { !$0.value.isZero }
+    }
+
+    @Test("a trial that converts, renewals and an upgrade: one covering period at a time, MRR by the period's length")
+    func coveringPeriods() throws {
+        let transactions = [
+            Self.subscription("t0", original: "t0", user: "alice", from: Self.start, days: 7, trial: true),
+            Self.subscription("t1", original: "t0", user: "alice", from: Self.start + 7 * Self.day, days: 30),
+            Self.subscription("t2", original: "t0", user: "alice", from: Self.start + 37 * Self.day, days: 30),
+            // An upgrade to a yearly plan ten days into the third period: it covers from then on.
+            Self.subscription(
+                "t3", original: "t0", user: "alice", product: "yearly", from: Self.start + 47 * Self.day, days: 365,
+                price: 99_990),
+        ].map(Self.metric)
+        let unit = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "t0", transactions: transactions, graceExpiries: [])
+        let days = Self.totals(unit.contributions)
+        #expect(days[0]?[.trialStarts] == 1)
+        #expect(days[0]?[.trialsStarted] == 1)
+        #expect(days[0]?[.trialsConverted] == 1)
+        #expect(days[7]?[.trialEnds] == 1)
+        #expect(days[7]?[.paidStarts] == 1)
+        #expect(days[7]?[.mrrStarts] == 9_990)
+        // The renewal on day 37 ends one period and starts the next: same product, nets out.
+        #expect(days[37]?[.paidStarts] == 1 && days[37]?[.paidEnds] == 1)
+        // The upgrade moves the subscription to the yearly product at its yearly price / 12.
+        #expect(days[47]?[.paidEnds] == 1 && days[47]?[.mrrEnds] == 9_990)
+        #expect(days[47]?[.paidStarts] == 1 && days[47]?[.mrrStarts] == 8_333)
+        #expect(days[47 + 365]?[.paidEnds] == 1)
+        #expect(days[0]?[.purchases] == 1 && days[0]?[.revenue] == 0)
+        #expect(days[47]?[.revenue] == 99_990)
+        #expect(unit.runs == [
+            MetricRun(kind: .paid, start: Self.start + 7 * Self.day, end: Self.start + 412 * Self.day),
+            MetricRun(kind: .trial, start: Self.start, end: Self.start + 7 * Self.day, converted: true),
+        ])
+        #expect(unit.firstPayment?.instant == Self.start + 7 * Self.day)
+        // Retention: active and paid on the same day of each following month until day 412
+        // (months 0 to 13).
+        let retained = unit.contributions.cohorts.filter { $0.key.kind == MetricCohortKind.retained.rawValue }
+        #expect(retained.map(\.key.offset).sorted() == Array(0...13))
+        #expect(unit.contributions.cohorts.contains { $0.key.kind == MetricCohortKind.retentionSize.rawValue && $0.value == 1 })
+    }
+
+    @Test("a grace period keeps the subscription active until the renewal that recovers it; billing retry without grace does not")
+    func gracePeriods() throws {
+        let first = Self.subscription("g1", original: "g1", user: "bob", from: Self.start, days: 30)
+        // Apple retried for five days; the renewal recovered on day 35.
+        let recovered = Self.subscription("g2", original: "g1", user: "bob", from: Self.start + 35 * Self.day, days: 30)
+        let withGrace = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
+            graceExpiries: [Self.start + 46 * Self.day])
+        #expect(withGrace.runs == [MetricRun(kind: .paid, start: Self.start, end: Self.start + 65 * Self.day)])
+        let withoutGrace = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
+            graceExpiries: [])
+        #expect(withoutGrace.runs.count == 2)
+        // A grace period that ran out: active until it did.
+        let lapsed = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [Self.metric(first)],
+            graceExpiries: [Self.start + 46 * Self.day])
+        #expect(lapsed.runs == [MetricRun(kind: .paid, start: Self.start, end: Self.start + 46 * Self.day)])
+        let days = Self.totals(lapsed.contributions)
+        #expect(days[46]?[.paidEnds] == 1 && days[46]?[.mrrEnds] == 9_990)
+    }
+
+    @Test("refunds at their share, by reason and type; weeks × 52 / 12; the second year of paid service")
+    func refundsWeeksAndSecondYear() throws {
+        let weekly = Self.subscription("w1", original: "w1", user: "carol", product: "weekly", from: Self.start, days: 7, price: 2_990)
+        #expect(Self.metric(weekly).monthlyAmount == 12_957)
+        let refunded = Self.subscription(
+            "w2", original: "w1", user: "carol", product: "weekly", from: Self.start + 7 * Self.day, days: 7, price: 2_990,
+            revokedAt: Self.start + 9 * Self.day, share: 50_000)
+        let unit = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "w1", transactions: [weekly, refunded].map(Self.metric),
+            graceExpiries: [])
+        let days = Self.totals(unit.contributions)
+        #expect(days[9]?[.refunds] == 1)
+        #expect(days[9]?[.refunded] == 1_495)
+        #expect(days[9]?[.refundsForIssue] == 1)
+        #expect(days[9]?[.refundsProrated] == 1)
+        #expect(days[9]?[.paidEnds] == 1)
+        #expect(unit.monthlyNet == [MetricUnit.MonthlyNet(month: MetricMath.month(Self.start), currency: "USD", amount: 4_485)])
+
+        // Monthly renewals for 14 months without a break: the 13th and later are second-year.
+        let months = (0..<14).map {
+            Self.subscription("y\($0)", original: "y0", user: "dave", from: Self.start + Int64($0) * 30 * Self.day, days: 30)
+        }
+        #expect(MetricUnit.secondYearTransactions(months.map(Self.metric)) == ["y13"])
+        // A gap of more than 60 days starts the count again.
+        var broken = months
+        for index in 7..<14 {
+            broken[index].purchaseDate = broken[index].purchaseDate.addingTimeInterval(61 * 86_400)
+            broken[index].expiresDate = broken[index].expiresDate!.addingTimeInterval(61 * 86_400)
+        }
+        #expect(MetricUnit.secondYearTransactions(broken.map(Self.metric)).isEmpty)
+    }
+
+    /// The figures summed over every product, storefront and currency, by day from `firstDay`,
+    /// and the running count of active paid subscriptions at the end of each day.
+    static func read(_ store: any LedgerStore, days: Int = 120, now: Int64) async throws -> (
+        byDay: [Int: MetricCounts], activePaid: [Int], reading: MetricsReading
+    ) {
+        while try await store.updateMetrics(limit: 7) > 0 {}
+        let reading = try await store.metrics(
+            bundleID: Fixture.bundleID, environment: .sandbox, days: firstDay...(firstDay + days - 1),
+            now: LedgerTime.date(now))
+        var byDay: [Int: MetricCounts] = [:]
+        for row in reading.days { byDay[row.day - firstDay] = (byDay[row.day - firstDay] ?? MetricCounts()) + row.counts }
+        var active = reading.before.reduce(Int64(0)) { $0 + $1.counts[.paidStarts] - $1.counts[.paidEnds] }
+        var activePaid: [Int] = []
+        for day in 0..<days {
+            active += (byDay[day]?[.paidStarts] ?? 0) - (byDay[day]?[.paidEnds] ?? 0)
+            activePaid.append(Int(active))
+        }
+        return (byDay.filter { !$0.value.isZero }, activePaid, reading)
+    }
+
+    @Test("the job keeps the rollups: once per change, again after a revocation, nothing twice", arguments: StoreKind.allCases)
+    func job(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let now = Self.start + 100 * Self.day
+            let alice = [
+                Self.subscription("a0", original: "a0", user: "alice", from: Self.start, days: 7, trial: true),
+                Self.subscription("a1", original: "a0", user: "alice", from: Self.start + 7 * Self.day, days: 30),
+                Self.subscription("a2", original: "a0", user: "alice", from: Self.start + 37 * Self.day, days: 30),
+            ]
+            let bob = [
+                Self.subscription(
+                    "b0", original: "b0", user: "bob", from: Self.start + 2 * Self.day, days: 30, price: 1_200_000,
+                    currency: "JPY", storefront: "JPN")
+            ]
+            let carolTrial = Self.subscription("c0", original: "c0", user: "carol", from: now - 2 * Self.day, days: 7, trial: true)
+            let family = Self.subscription("f0", original: "f0", user: "erin", from: Self.start + 3 * Self.day, days: 30, family: true)
+            for transaction in alice + bob + [carolTrial, family] {
+                _ = try await store.record(transaction, grants: [])
+            }
+            _ = try await store.record(
+                Fixture.transaction("coins", user: "bob", purchasedAt: 0), grants: Fixture.coins)
+
+            var (byDay, activePaid, reading) = try await Self.read(store, now: now)
+            #expect(activePaid[1] == 0)
+            #expect(activePaid[2] == 1)  // bob
+            #expect(activePaid[7] == 2)  // alice converted
+            #expect(activePaid[32] == 1)  // bob lapsed at the start of day 32
+            #expect(activePaid[66] == 1 && activePaid[67] == 0)
+            #expect(byDay[0]?[.trialsStarted] == 1 && byDay[0]?[.trialsConverted] == 1)
+            #expect(byDay[3]?[.familyStarts] == 1 && byDay[3]?[.revenue] == 0)
+            #expect(byDay[7]?[.newCustomers] == 1 && byDay[2]?[.newCustomers] == 1)
+            #expect(byDay[98]?[.trialsStarted] == 1)
+            #expect(reading.pendingTrials == [Self.firstDay + 98: 1])
+            let revenue = reading.days.filter { $0.counts[.revenue] != 0 }.map { "\($0.storefront) \($0.currency) \($0.counts[.revenue])" }
+            #expect(Set(revenue) == ["USA USD 9990", "JPN JPY 1200000"])
+            #expect(reading.cohorts.contains(MetricCohortValue(kind: .customers, cohort: MetricMath.month(Self.start), offset: 0, currency: "", value: 2)))
+
+            // Churn: bob's period ended on day 32 (he was active before the period started).
+            let periods = [
+                MetricPeriod(start: LedgerTime.date(Self.start + 30 * Self.day), end: LedgerTime.date(Self.start + 40 * Self.day)),
+                MetricPeriod(start: LedgerTime.date(Self.start + 60 * Self.day), end: LedgerTime.date(Self.start + 70 * Self.day)),
+                MetricPeriod(start: LedgerTime.date(Self.start + 36 * Self.day), end: LedgerTime.date(Self.start + 38 * Self.day)),
+            ]
+            #expect(try await store.churnedSubscriptions(bundleID: Fixture.bundleID, environment: .sandbox, periods: periods) == [1, 1, 0])
+
+            // Nothing changed: marking every purchase again changes no figure.
+            let before = reading
+            for transaction in alice + bob { _ = try await store.record(transaction, grants: []) }
+            #expect(try await Self.read(store, now: now).reading == before)
+
+            // A revocation of alice's second period ends her subscription on day 40.
+            #expect(try await store.revoke(transactionID: "a2", at: LedgerTime.date(Self.start + 40 * Self.day), reason: 0, policy: .clampAtZero))
+            (byDay, activePaid, reading) = try await Self.read(store, now: now)
+            #expect(activePaid[39] == 1 && activePaid[40] == 0)
+            #expect(byDay[40]?[.refunds] == 1 && byDay[40]?[.refunded] == 9_990)
+            #expect(reading.days.map(\.counts[.refunds]).reduce(0, +) == 1)
+        }
+    }
+
+    @Test("a grace period Apple reports is kept and marks its subscription", arguments: StoreKind.allCases)
+    func graceRecorded(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Self.subscription("g1", original: "g1", user: "bob", from: Self.start, days: 30), grants: [])
+            var (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
+            #expect(activePaid[30] == 0)
+            let renewal = SubscriptionRenewal(
+                bundleID: Fixture.bundleID, originalTransactionID: "g1", autoRenewStatus: .on, expirationIntent: nil,
+                billingIssueDetectedAt: LedgerTime.date(Self.start + 30 * Self.day),
+                gracePeriodExpiresAt: LedgerTime.date(Self.start + 46 * Self.day),
+                signedDate: LedgerTime.date(Self.start + 30 * Self.day), notificationUUID: "n1",
+                updatedAt: LedgerTime.date(Self.start + 30 * Self.day))
+            _ = try await store.recordRenewal(renewal)
+            _ = try await store.recordRenewal(renewal)
+            (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
+            #expect(activePaid[30] == 1 && activePaid[45] == 1 && activePaid[46] == 0)
+        }
+    }
+}

@@ -82,8 +82,12 @@ struct SubscriptionMetricsTests {
         #expect(days[0]?[.purchases] == 1 && days[0]?[.revenue] == 0)
         #expect(days[47]?[.revenue] == 99_990)
         #expect(unit.runs == [
-            MetricRun(kind: .paid, start: Self.start + 7 * Self.day, end: Self.start + 412 * Self.day),
-            MetricRun(kind: .trial, start: Self.start, end: Self.start + 7 * Self.day, converted: true),
+            MetricRun(
+                kind: .paid, start: Self.start + 7 * Self.day, end: Self.start + 412 * Self.day, productID: "yearly",
+                storefront: "USA"),
+            MetricRun(
+                kind: .trial, start: Self.start, end: Self.start + 7 * Self.day, productID: "monthly", storefront: "USA",
+                converted: true),
         ])
         #expect(unit.firstPayment?.instant == Self.start + 7 * Self.day)
         // Retention: active and paid on the same day of each following month until day 412
@@ -101,7 +105,7 @@ struct SubscriptionMetricsTests {
         let withGrace = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
             graceExpiries: [Self.start + 46 * Self.day])
-        #expect(withGrace.runs == [MetricRun(kind: .paid, start: Self.start, end: Self.start + 65 * Self.day)])
+        #expect(withGrace.runs.map { [$0.start, $0.end] } == [[Self.start, Self.start + 65 * Self.day]])
         let withoutGrace = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
             graceExpiries: [])
@@ -110,7 +114,7 @@ struct SubscriptionMetricsTests {
         let lapsed = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [Self.metric(first)],
             graceExpiries: [Self.start + 46 * Self.day])
-        #expect(lapsed.runs == [MetricRun(kind: .paid, start: Self.start, end: Self.start + 46 * Self.day)])
+        #expect(lapsed.runs.map { [$0.start, $0.end] } == [[Self.start, Self.start + 46 * Self.day]])
         let days = Self.totals(lapsed.contributions)
         #expect(days[46]?[.paidEnds] == 1 && days[46]?[.mrrEnds] == 9_990)
     }
@@ -199,7 +203,7 @@ struct SubscriptionMetricsTests {
             #expect(byDay[3]?[.familyStarts] == 1 && byDay[3]?[.revenue] == 0)
             #expect(byDay[7]?[.newCustomers] == 1 && byDay[2]?[.newCustomers] == 1)
             #expect(byDay[98]?[.trialsStarted] == 1)
-            #expect(reading.pendingTrials == [Self.firstDay + 98: 1])
+            #expect(reading.pendingTrials == [MetricCount(day: Self.firstDay + 98, productID: "monthly", storefront: "USA", count: 1)])
             let revenue = reading.days.filter { $0.counts[.revenue] != 0 }.map { "\($0.storefront) \($0.currency) \($0.counts[.revenue])" }
             #expect(Set(revenue) == ["USA USD 9990", "JPN JPY 1200000"])
             #expect(reading.cohorts.contains(MetricCohortValue(kind: .customers, cohort: MetricMath.month(Self.start), offset: 0, currency: "", value: 2)))
@@ -210,7 +214,9 @@ struct SubscriptionMetricsTests {
                 MetricPeriod(start: LedgerTime.date(Self.start + 60 * Self.day), end: LedgerTime.date(Self.start + 70 * Self.day)),
                 MetricPeriod(start: LedgerTime.date(Self.start + 36 * Self.day), end: LedgerTime.date(Self.start + 38 * Self.day)),
             ]
-            #expect(try await store.churnedSubscriptions(bundleID: Fixture.bundleID, environment: .sandbox, periods: periods) == [1, 1, 0])
+            let churned = try await store.churnedSubscriptions(bundleID: Fixture.bundleID, environment: .sandbox, periods: periods)
+            #expect(churned.map { $0.map(\.count).reduce(0, +) } == [1, 1, 0])
+            #expect(churned[0] == [MetricCount(productID: "monthly", storefront: "JPN", count: 1)])
 
             // Nothing changed: marking every purchase again changes no figure.
             let before = reading

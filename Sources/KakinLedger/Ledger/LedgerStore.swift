@@ -131,11 +131,11 @@ public protocol LedgerStore: Sendable {
         bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
     ) async throws -> MetricsReading
     /// For each period, the subscriptions that were active and paid at the last instant before it
-    /// and are not active at its last instant: read from the periods of paid service that end
-    /// inside it.
+    /// and are not active at its last instant, by the product and storefront they ended with:
+    /// read from the periods of paid service that end inside it.
     func churnedSubscriptions(
         bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [Int]
+    ) async throws -> [[MetricCount]]
     /// At most `limit` customers, newest purchase first: with an empty query, those with the
     /// newest purchases (read newest first through the index by purchase date, stopping once
     /// `limit` customers are found); otherwise those who own a transaction or original

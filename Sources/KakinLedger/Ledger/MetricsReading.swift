@@ -73,11 +73,11 @@ public struct MetricsReading: Hashable, Sendable {
     /// Every cohort row of the app's environment.
     public var cohorts: [MetricCohortValue]
     /// Free trials started in the range that have neither converted nor ended at `now`, by the
-    /// day they started.
-    public var pendingTrials: [Int: Int]
+    /// day they started, product and storefront.
+    public var pendingTrials: [MetricCount]
 
     /// Creates a reading from its parts.
-    public init(before: [MetricDay], days: [MetricDay], cohorts: [MetricCohortValue], pendingTrials: [Int: Int]) {
+    public init(before: [MetricDay], days: [MetricDay], cohorts: [MetricCohortValue], pendingTrials: [MetricCount]) {
         self.before = before
         self.days = days
         self.cohorts = cohorts
@@ -96,5 +96,25 @@ public struct MetricPeriod: Hashable, Sendable {
     public init(start: Date, end: Date) {
         self.start = start
         self.end = end
+    }
+}
+
+/// A number of subscriptions of one product and storefront (on one day, where it says).
+public struct MetricCount: Hashable, Sendable {
+    /// The day (days since 1970-01-01, UTC), where the count is for one.
+    public var day: Int?
+    /// The product.
+    public var productID: String
+    /// The storefront; empty when not known.
+    public var storefront: String
+    /// How many.
+    public var count: Int
+
+    /// Creates a count from its parts.
+    public init(day: Int? = nil, productID: String, storefront: String, count: Int) {
+        self.day = day
+        self.productID = productID
+        self.storefront = storefront
+        self.count = count
     }
 }

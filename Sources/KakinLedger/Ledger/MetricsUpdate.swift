@@ -112,13 +112,14 @@ extension MetricStatements {
     /// (twice).
     static func churn(placeholders p: [String]) -> String {
         """
-        SELECT COUNT(*) AS churned FROM metric_runs r
+        SELECT r.product_id, r.storefront, COUNT(*) AS churned FROM metric_runs r
         WHERE r.bundle_id = \(p[0]) AND r.environment = \(p[1]) AND r.kind = 'paid'
             AND r.end_at > \(p[2]) AND r.end_at <= \(p[3]) AND r.start_at <= \(p[2])
             AND NOT EXISTS (
                 SELECT 1 FROM metric_runs n
                 WHERE n.bundle_id = r.bundle_id AND n.original_transaction_id = r.original_transaction_id
                     AND n.kind = 'paid' AND n.start_at <= \(p[4]) AND n.end_at > \(p[4]))
+        GROUP BY r.product_id, r.storefront ORDER BY r.product_id, r.storefront
         """
     }
 }

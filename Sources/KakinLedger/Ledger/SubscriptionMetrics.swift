@@ -177,6 +177,9 @@ struct MetricRun: Hashable, Sendable {
     var kind: Kind
     var start: Int64
     var end: Int64
+    /// The product and storefront of the transaction that covers its end (a trial's own).
+    var productID: String
+    var storefront: String
     /// For a trial: whether a paid transaction followed it.
     var converted: Bool = false
 }
@@ -288,8 +291,13 @@ struct MetricUnit: Hashable, Sendable {
             if transaction.isPaid {
                 if let run = runs.last, run.end == segment.start {
                     runs[runs.count - 1].end = segment.end
+                    runs[runs.count - 1].productID = transaction.productID
+                    runs[runs.count - 1].storefront = transaction.storefront
                 } else {
-                    runs.append(MetricRun(kind: .paid, start: segment.start, end: segment.end))
+                    runs.append(
+                        MetricRun(
+                            kind: .paid, start: segment.start, end: segment.end, productID: transaction.productID,
+                            storefront: transaction.storefront))
                 }
             }
         }
@@ -298,7 +306,10 @@ struct MetricUnit: Hashable, Sendable {
             let started = key(trial.purchaseDate, trial)
             contributions.add(.trialsStarted, 1, to: started)
             if converted { contributions.add(.trialsConverted, 1, to: started) }
-            runs.append(MetricRun(kind: .trial, start: trial.purchaseDate, end: trialEnd, converted: converted))
+            runs.append(
+                MetricRun(
+                    kind: .trial, start: trial.purchaseDate, end: trialEnd, productID: trial.productID,
+                    storefront: trial.storefront, converted: converted))
         }
         let paidRuns = runs.filter { $0.kind == .paid }
         if let first = subscription.first(where: { $0.isPaid && ($0.end ?? $0.purchaseDate) > $0.purchaseDate }),

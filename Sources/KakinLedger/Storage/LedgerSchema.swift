@@ -594,6 +594,8 @@ enum LedgerSchema {
                     kind TEXT NOT NULL CHECK (kind IN ('paid', 'trial')),
                     start_at BIGINT NOT NULL,
                     end_at BIGINT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    storefront TEXT NOT NULL,
                     converted INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (bundle_id, original_transaction_id, kind, start_at)
                 )

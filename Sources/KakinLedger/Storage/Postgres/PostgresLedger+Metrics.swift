@@ -159,7 +159,7 @@ extension PostgresLedger {
         var units: (bundles: [String], originals: [String], environments: [String], customers: [String], records: [String]) =
             ([], [], [], [], [])
         var runs: (bundles: [String], originals: [String], environments: [String], kinds: [String], starts: [Int64],
-            ends: [Int64], converted: [Int32]) = ([], [], [], [], [], [], [])
+            ends: [Int64], products: [String], storefronts: [String], converted: [Int32]) = ([], [], [], [], [], [], [], [], [])
         for write in writes {
             guard let unit = write.unit else { continue }
             units.bundles.append(write.key.bundleID)
@@ -174,6 +174,8 @@ extension PostgresLedger {
                 runs.kinds.append(run.kind.rawValue)
                 runs.starts.append(run.start)
                 runs.ends.append(run.end)
+                runs.products.append(run.productID)
+                runs.storefronts.append(run.storefront)
                 runs.converted.append(run.converted ? 1 : 0)
             }
         }
@@ -190,9 +192,11 @@ extension PostgresLedger {
         if !runs.bundles.isEmpty {
             _ = try await connection.rows(
                 """
-                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at, converted)
+                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at,
+                    product_id, storefront, converted)
                 SELECT * FROM unnest(\(runs.bundles)::TEXT[], \(runs.originals)::TEXT[], \(runs.environments)::TEXT[],
-                    \(runs.kinds)::TEXT[], \(runs.starts)::BIGINT[], \(runs.ends)::BIGINT[], \(runs.converted)::INTEGER[])
+                    \(runs.kinds)::TEXT[], \(runs.starts)::BIGINT[], \(runs.ends)::BIGINT[], \(runs.products)::TEXT[],
+                    \(runs.storefronts)::TEXT[], \(runs.converted)::INTEGER[])
                 """)
         }
     }
@@ -288,15 +292,18 @@ extension PostgresLedger {
                     return MetricCohortValue(
                         kind: kind, cohort: Int(cohort), offset: Int(offset), currency: currency, value: value)
                 }
-                var pending: [Int: Int] = [:]
+                var pending: [MetricCount] = []
                 for row in try await connection.rows(
                     """
-                    SELECT start_at FROM metric_runs
+                    SELECT (start_at / \(DailyFigures.dayLength))::BIGINT AS day, product_id, storefront, COUNT(*)::BIGINT
+                    FROM metric_runs
                     WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND kind = 'trial'
                         AND end_at > \(ms(now)) AND converted = 0 AND start_at >= \(from) AND start_at < \(until)
+                    GROUP BY day, product_id, storefront ORDER BY day, product_id, storefront
                     """)
                 {
-                    pending[MetricMath.day(try row.decode(Int64.self)), default: 0] += 1
+                    let (day, product, storefront, count) = try row.decode((Int64, String, String, Int64).self)
+                    pending.append(MetricCount(day: Int(day), productID: product, storefront: storefront, count: Int(count)))
                 }
                 return MetricsReading(before: before, days: rows, cohorts: cohorts, pendingTrials: pending)
             }
@@ -305,9 +312,9 @@ extension PostgresLedger {
 
     public func churnedSubscriptions(
         bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [Int] {
+    ) async throws -> [[MetricCount]] {
         try await read { connection in
-            var churned: [Int] = []
+            var churned: [[MetricCount]] = []
             for period in periods {
                 let (before, last) = MetricStatements.churnInstants(period)
                 var bindings = PostgresBindings(capacity: 5)
@@ -317,9 +324,11 @@ extension PostgresLedger {
                 bindings.append(last)
                 bindings.append(last)
                 let sql = MetricStatements.churn(placeholders: (1...5).map { "$\($0)" })
-                let count = try await connection.rows(PostgresQuery(unsafeSQL: sql, binds: bindings)).first?
-                    .decode(Int64.self) ?? 0
-                churned.append(Int(count))
+                churned.append(
+                    try await connection.rows(PostgresQuery(unsafeSQL: sql, binds: bindings)).map {
+                        let (product, storefront, count) = try $0.decode((String, String, Int64).self)
+                        return MetricCount(productID: product, storefront: storefront, count: Int(count))
+                    })
             }
             return churned
         }

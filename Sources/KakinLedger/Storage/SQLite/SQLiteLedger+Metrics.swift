@@ -79,9 +79,14 @@ extension SQLiteLedger {
             for run in unit.runs {
                 try db.run(
                     """
-                    INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at, converted)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments + [unit.environment, run.kind.rawValue, run.start, run.end, run.converted ? 1 : 0])
+                    INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at,
+                        product_id, storefront, converted)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    arguments + [
+                        unit.environment, run.kind.rawValue, run.start, run.end, run.productID, run.storefront,
+                        run.converted ? 1 : 0,
+                    ])
             }
         }
         for customer in update.customers.sorted() {
@@ -158,19 +163,24 @@ extension SQLiteLedger {
                     kind: kind, cohort: try row.value("cohort"), offset: try row.value("month_offset"),
                     currency: try row.value("currency"), value: try row.value("value"))
             }
-            var pending: [Int: Int] = [:]
+            var pending: [MetricCount] = []
             for row in try db.rows(
                 """
-                SELECT start_at FROM metric_runs
+                SELECT start_at / \(DailyFigures.dayLength) AS day, product_id, storefront, COUNT(*) AS trials
+                FROM metric_runs
                 WHERE bundle_id = ? AND environment = ? AND kind = 'trial' AND end_at > ? AND converted = 0
                     AND start_at >= ? AND start_at < ?
+                GROUP BY day, product_id, storefront ORDER BY day, product_id, storefront
                 """,
                 [
                     bundleID, environment.rawValue, LedgerTime.milliseconds(now),
                     Int64(days.lowerBound) * DailyFigures.dayLength, Int64(days.upperBound + 1) * DailyFigures.dayLength,
                 ])
             {
-                pending[MetricMath.day(try row.value("start_at")), default: 0] += 1
+                pending.append(
+                    MetricCount(
+                        day: try row.value("day"), productID: try row.value("product_id"),
+                        storefront: try row.value("storefront"), count: try row.value("trials")))
             }
             return MetricsReading(before: before, days: rows, cohorts: cohorts, pendingTrials: pending)
         }
@@ -185,14 +195,18 @@ extension SQLiteLedger {
 
     public func churnedSubscriptions(
         bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [Int] {
+    ) async throws -> [[MetricCount]] {
         try await read { db in
             try periods.map { period in
                 let (before, last) = MetricStatements.churnInstants(period)
-                return try db.row(
+                return try db.rows(
                     MetricStatements.churn(placeholders: (1...5).map { "?\($0)" }),
                     [bundleID, environment.rawValue, before, last, last]
-                )?.value("churned") ?? 0
+                ).map {
+                    MetricCount(
+                        productID: try $0.value("product_id"), storefront: try $0.value("storefront"),
+                        count: try $0.value("churned"))
+                }
             }
         }
     }

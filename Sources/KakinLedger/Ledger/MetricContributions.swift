@@ -66,7 +66,11 @@ public struct MetricCounts: Hashable, Sendable {
         set { values[MetricColumn.index[column]!] = newValue }
     }
 
-    var isZero: Bool { values.allSatisfy { $0 == 0 } }
+    /// Whether every value is zero.
+    public var isZero: Bool { values.allSatisfy { $0 == 0 } }
+
+    /// The sums of each value of the two.
+    public func adding(_ other: Self) -> Self { self + other }
 
     static func + (lhs: Self, rhs: Self) -> Self {
         Self(values: zip(lhs.values, rhs.values).map { $0 + $1 })

@@ -125,37 +125,43 @@ enum JWSPayloadBytes {
     }
 }
 
-enum MetricMath {
+/// The arithmetic of the metrics: rounding, UTC days and calendar months.
+package enum MetricMath {
     /// The mean length of a Gregorian month in days.
-    static let averageMonthDays = 30.436875
+    package static let averageMonthDays = 30.436875
     /// Sixty days: a gap in paid service up to this long keeps the count of a year of service.
-    static let serviceGap: Int64 = 60 * DailyFigures.dayLength
+    package static let serviceGap: Int64 = 60 * DailyFigures.dayLength
     /// A year of paid service.
-    static let serviceYear: Int64 = 365 * DailyFigures.dayLength
+    package static let serviceYear: Int64 = 365 * DailyFigures.dayLength
 
     /// `value / divisor` rounded to the nearest integer (halves away from zero); `divisor` > 0.
-    static func divide(_ value: Int64, by divisor: Int64) -> Int64 {
+    package static func divide(_ value: Int64, by divisor: Int64) -> Int64 {
         value >= 0 ? (value + divisor / 2) / divisor : -((-value + divisor / 2) / divisor)
     }
 
-    static func day(_ instant: Int64) -> Int {
+    package static func day(_ instant: Int64) -> Int {
         Int(DailyFigures.floorDivide(instant, DailyFigures.dayLength))
     }
 
-    static let calendar: Calendar = {
+    package static let calendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar
     }()
 
     /// The month of `instant`, as months since January 1970 (UTC).
-    static func month(_ instant: Int64) -> Int {
+    package static func month(_ instant: Int64) -> Int {
         let parts = calendar.dateComponents([.year, .month], from: LedgerTime.date(instant))
         return (parts.year! - 1970) * 12 + parts.month! - 1
     }
 
+    /// The month of the day numbered `day`.
+    package static func month(ofDay day: Int) -> Int {
+        month(Int64(day) * DailyFigures.dayLength)
+    }
+
     /// The first instant of the month numbered `month`.
-    static func start(ofMonth month: Int) -> Int64 {
+    package static func start(ofMonth month: Int) -> Int64 {
         let year = 1970 + Int(DailyFigures.floorDivide(Int64(month), 12))
         let date = calendar.date(
             from: DateComponents(year: year, month: month - (year - 1970) * 12 + 1, day: 1))!
@@ -164,7 +170,7 @@ enum MetricMath {
 
     /// `instant` moved `months` calendar months later, on the same day of the month or the last
     /// day of a shorter month.
-    static func adding(months: Int, to instant: Int64) -> Int64 {
+    package static func adding(months: Int, to instant: Int64) -> Int64 {
         LedgerTime.milliseconds(calendar.date(byAdding: .month, value: months, to: LedgerTime.date(instant))!)
     }
 }

@@ -59,6 +59,10 @@ public struct AppConfiguration: Sendable {
     /// purchases that arrive without one or move to another customer, through the App Store
     /// Server API (with ``serverAPI`` only).
     public var setsAppAccountTokens: Bool
+    /// Whether the app is in the App Store Small Business Program: Apple's commission is then
+    /// 15 % of every sale in the metrics' proceeds, instead of 30 % (15 % for a subscription's
+    /// transactions after its first year of paid service).
+    public var smallBusinessProgram = false
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,

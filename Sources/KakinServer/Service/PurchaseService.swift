@@ -34,6 +34,9 @@ public struct PurchaseService: Sendable {
     public let logger: Logger
     /// One verifier per app and accepted environment.
     private let verifiers: [VerifierKey: SignedDataVerifier]
+    /// The rates the metrics convert amounts with, to one reporting currency; `nil` keeps each
+    /// currency apart.
+    public var currencyRates: CurrencyRates?
 
     private struct VerifierKey: Hashable {
         var bundleID: String

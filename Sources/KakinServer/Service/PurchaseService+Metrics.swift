@@ -1,0 +1,39 @@
+public import Foundation
+public import KakinLedger
+
+/// The subscription metrics: kept up to date by a job, read from the ledger's rollups.
+extension PurchaseService {
+    /// Brings the metrics up to date with every purchase changed so far, a step of `batch`
+    /// purchases at a time; how many were worked out again.
+    @discardableResult
+    public func updateMetrics(batch: Int = 500) async throws -> Int {
+        var total = 0
+        while true {
+            let done = try await store.updateMetrics(limit: batch)
+            guard done > 0 else { return total }
+            total += done
+        }
+    }
+
+    /// A metric's answer for `query`, read from the rollups as the job last left them. Days after
+    /// today are not counted.
+    public func metric(_ metric: SubscriptionMetric, _ query: MetricQuery) async throws -> MetricAnswer {
+        guard let app = apps[query.bundleID] else {
+            throw ServerError(.notFound, "no app \(query.bundleID) on this server")
+        }
+        guard query.from <= query.through else {
+            throw ServerError(.invalidRequest, "the range ends before it starts")
+        }
+        let now = now()
+        let reading = try await store.metrics(
+            bundleID: query.bundleID, environment: query.environment, days: query.from...query.through, now: now)
+        let report = MetricsReport(
+            query: query, reading: reading, now: now, rates: currencyRates, smallBusiness: app.smallBusinessProgram)
+        var churned: [[MetricCount]] = []
+        if metric == .churn {
+            churned = try await store.churnedSubscriptions(
+                bundleID: query.bundleID, environment: query.environment, periods: report.churnPeriods)
+        }
+        return report.answer(metric, churned: churned)
+    }
+}

@@ -73,6 +73,13 @@ public func buildApplication(
                 metrics.webhookBacklog(try await dispatcher.backlog())
             })
     }
+    // Servers sharing a database take turns: each step holds the ledger's metrics lock.
+    let metricsService = parts.service
+    services.append(
+        PeriodicJob(
+            name: "subscription metrics", every: .seconds(configuration.metricsIntervalSeconds), waitsFirst: true,
+            logger: logger
+        ) { try await metricsService.updateMetrics() })
     let reconciled = parts.service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID).sorted()
     if configuration.reconcileIntervalSeconds > 0, !reconciled.isEmpty {
         let reconciler = parts.reconciler
@@ -171,11 +178,12 @@ struct ServerParts {
             apps.append(try appConfiguration(app, index: index, server: configuration))
         }
         let store = try await openStore(configuration, logger: dependencies.logger)
-        let service = PurchaseService(
+        var service = PurchaseService(
             store: store, apps: apps, clawbackPolicy: configuration.clawbackPolicy,
             verifyReceiptClient: dependencies.verifyReceiptClient, exchange: dependencies.exchange,
             ocspTransport: dependencies.ocspTransport, now: dependencies.now,
             metrics: dependencies.metrics, logger: dependencies.logger)
+        service.currencyRates = configuration.currencyRates
         let reconciler = Reconciler(service: service, exchange: dependencies.exchange)
         return ServerParts(
             store: store, serverKey: serverKey, service: service, reconciler: reconciler,
@@ -254,7 +262,7 @@ struct ServerParts {
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
             serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption,
-            setsAppAccountTokens: app.setAppAccountTokens)
+            setsAppAccountTokens: app.setAppAccountTokens, smallBusinessProgram: app.smallBusinessProgram)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

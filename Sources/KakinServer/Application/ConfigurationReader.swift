@@ -138,6 +138,25 @@ final class ConfigurationReader {
         return strings
     }
 
+    /// Every key of the object, each a number above zero (a table of rates).
+    func positiveNumbers() throws(ServerError) -> [String: Double] {
+        var numbers: [String: Double] = [:]
+        for key in object.keys.sorted() {
+            guard let value = try value(key) else { throw failure(key, "expected a number above zero") }
+            let number: Double?
+            if let text = value as? String { number = Double(text) } else if let value = value as? NSNumber,
+                String(cString: value.objCType) != "c"
+            {
+                number = value.doubleValue
+            } else {
+                number = nil
+            }
+            guard let number, number > 0, number.isFinite else { throw failure(key, "expected a number above zero") }
+            numbers[key] = number
+        }
+        return numbers
+    }
+
     /// Refuses keys nobody read: a typo never passes silently.
     func finish() throws(ServerError) {
         if let unknown = object.keys.filter({ !read.contains($0) }).sorted().first {

@@ -21,7 +21,8 @@ public import KakinLedger
 ///     "appStoreServerAPI": {"keyId": "ABCDEF1234", "issuerId": "…", "privateKey": "/etc/kakin/SubscriptionKey_ABCDEF1234.p8"},
 ///     "catalog": "/etc/kakin/Products.storekit", "grants": "/etc/kakin/grants.json",
 ///     "transferPolicy": "transferToNewUser",
-///     "revocation": "require"
+///     "revocation": "require",
+///     "smallBusinessProgram": true
 ///   }]
 /// }
 /// ```
@@ -105,6 +106,9 @@ public struct ServerConfiguration: Sendable {
         public var grantsPath: String?
         /// What happens when a purchase is restored by another customer than its owner.
         public var transferPolicy: TransferPolicy = .keepWithOriginal
+        /// Whether the app is in the App Store Small Business Program (`smallBusinessProgram`):
+        /// the metrics' proceeds then take Apple's commission at 15 %.
+        public var smallBusinessProgram = false
         /// How signing certificates are checked for revocation; `nil` takes each environment's
         /// default (`require` for Production, `bestEffort` for Sandbox).
         public var revocation: RevocationMode?
@@ -191,6 +195,13 @@ public struct ServerConfiguration: Sendable {
     /// `jobs.appleRequestIntervalSeconds`: how often the calls owed to the App Store Server API
     /// (consumption information, app account tokens) are looked for and made.
     public var appleRequestIntervalSeconds = 30
+    /// `jobs.metricsIntervalSeconds`: how often the subscription metrics are brought up to date
+    /// with the purchases changed since.
+    public var metricsIntervalSeconds = 2
+    /// `metrics.reportingCurrency` and `metrics.rates`: the rates the metrics convert amounts
+    /// with, to one reporting currency (`{"reportingCurrency": "USD", "rates": {"EUR": 1.08}}`:
+    /// a euro is 1.08 dollars); `nil` keeps each currency apart. No rate is ever fetched.
+    public var currencyRates: CurrencyRates?
     /// The operators' dashboard at `/dashboard`.
     public var dashboard = DashboardConfiguration()
     /// How wrong dashboard passwords and API keys are slowed down.
@@ -307,7 +318,24 @@ extension ServerConfiguration {
                     ?? Int64(configuration.appleRequestIntervalSeconds))
             configuration.webhookLeaseSeconds = Int(
                 try jobs.integer("webhookLeaseSeconds", in: 10...86_400) ?? Int64(configuration.webhookLeaseSeconds))
+            configuration.metricsIntervalSeconds = Int(
+                try jobs.integer("metricsIntervalSeconds", in: 1...3600) ?? Int64(configuration.metricsIntervalSeconds))
             try jobs.finish()
+        }
+        if let metrics = try root.object("metrics") {
+            let currency = try metrics.requiredString("reportingCurrency")
+            guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+                throw metrics.failure("reportingCurrency", "expected an ISO 4217 code such as USD; found \(currency)")
+            }
+            var rates: [String: Double] = [:]
+            if let table = try metrics.object("rates") {
+                rates = try table.positiveNumbers()
+                if let code = rates.keys.sorted().first(where: { $0.count != 3 || !$0.allSatisfy { $0.isASCII && $0.isUppercase } }) {
+                    throw table.failure(code, "expected an ISO 4217 currency code")
+                }
+            }
+            configuration.currencyRates = CurrencyRates(reportingCurrency: currency, rates: rates)
+            try metrics.finish()
         }
         if let dashboard = try root.object("dashboard") {
             configuration.dashboard.enabled = try dashboard.boolean("enabled") ?? configuration.dashboard.enabled
@@ -402,6 +430,7 @@ extension ServerConfiguration {
         app.transferPolicy =
             try reader.choice("transferPolicy", TransferPolicy.self, allowed: TransferPolicy.allCases)
             ?? app.transferPolicy
+        app.smallBusinessProgram = try reader.boolean("smallBusinessProgram") ?? app.smallBusinessProgram
         app.revocation = try reader.choice("revocation", RevocationMode.self, allowed: RevocationMode.allCases)
         app.extraRootPaths = try reader.strings("extraRoots").map(path)
         if let endpoints = try reader.object("endpoints") {

@@ -75,8 +75,9 @@ public struct AppConfiguration: Sendable {
         grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
         serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil, offers: OfferPolicy = OfferPolicy(),
-        consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true
+        consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true, smallBusinessProgram: Bool = false
     ) {
+        self.smallBusinessProgram = smallBusinessProgram
         self.setsAppAccountTokens = setsAppAccountTokens
         self.offers = offers
         self.consumption = consumption

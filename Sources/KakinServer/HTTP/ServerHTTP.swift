@@ -83,6 +83,7 @@ public struct KakinServerHTTP: Sendable {
         routes.add(ContentController(service: service, maxContentSize: maxContentSize))
         routes.add(CatalogController(service: service, catalog: catalog))
         routes.add(AdminController(service: service, reconciliations: reconciliations))
+        routes.add(MetricsController(service: service))
         routes.addMethodNotAllowed()
         return (router, routes.methods)
     }

@@ -141,6 +141,30 @@ import Testing
         #expect(Self.failure { $0["logging"] = ["format": "xml"] }?.hasPrefix("logging.format:") == true)
     }
 
+    @Test("the metrics' rates table, job interval and an app's commission program are read and checked")
+    func metricsSettings() throws {
+        var object = Self.minimal
+        object["metrics"] = ["reportingCurrency": "USD", "rates": ["EUR": 1.08, "JPY": "0.0067"]]
+        object["jobs"] = ["metricsIntervalSeconds": 10]
+        object["apps"] = [["bundleId": "com.example.app", "environments": ["Sandbox"], "smallBusinessProgram": true]]
+        let configuration = try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: object))
+        #expect(configuration.currencyRates == CurrencyRates(reportingCurrency: "USD", rates: ["EUR": 1.08, "JPY": 0.0067]))
+        #expect(configuration.currencyRates?.rates["USD"] == 1)
+        #expect(configuration.metricsIntervalSeconds == 10)
+        #expect(configuration.apps[0].smallBusinessProgram)
+        #expect(try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: Self.minimal)).currencyRates == nil)
+        #expect(Self.failure { $0["metrics"] = ["rates": ["EUR": 1.08]] } == "metrics.reportingCurrency: is required")
+        #expect(
+            Self.failure { $0["metrics"] = ["reportingCurrency": "dollars"] }?.hasPrefix("metrics.reportingCurrency:") == true)
+        #expect(
+            Self.failure { $0["metrics"] = ["reportingCurrency": "USD", "rates": ["EUR": -1]] }
+                == "metrics.rates.EUR: expected a number above zero")
+        #expect(
+            Self.failure { $0["metrics"] = ["reportingCurrency": "USD", "rates": ["euro": 1]] }
+                == "metrics.rates.euro: expected an ISO 4217 currency code")
+        #expect(Self.failure { $0["metrics"] = ["reportingCurrency": "USD", "rate": [:]] } == "metrics.rate: unknown key")
+    }
+
     @Test func aPostgreSQLDatabaseTakesItsPoolAndTLSSettings() throws {
         var object = Self.minimal
         object["database"] = "env:DATABASE_URL"

@@ -23,7 +23,7 @@ public struct ServerFixture: Sendable {
     public static let catalogFile = ExampleApp.catalogDirectory
 
     /// The sandbox's and the server's clock, manual: a test that moves it moves both.
-    public let clock = SandboxClock.manual(at: start)
+    public let clock: SandboxClock
     /// The sandbox App Store.
     public let engine: SandboxEngine
     /// The server's ledger.
@@ -34,6 +34,10 @@ public struct ServerFixture: Sendable {
     public let http: KakinServerHTTP
     /// The key the server signs its answers with.
     public let serverKey = P256.Signing.PrivateKey()
+    /// How the server was configured, for a server restarted over another ledger.
+    private let policy: ClawbackPolicy
+    private let receipts: (any VerifyReceiptClient)?
+    private let transferPolicy: TransferPolicy
 
     /// A server on a ledger at `path` (in memory when nil) with these policies; verifyReceipt is
     /// answered by `receipts`, or by the sandbox in-process.
@@ -41,10 +45,40 @@ public struct ServerFixture: Sendable {
         path: String? = nil, policy: ClawbackPolicy = .clampAtZero, receipts: (any VerifyReceiptClient)? = nil,
         transferPolicy: TransferPolicy = .keepWithOriginal
     ) async throws {
-        engine = try ExampleSandbox.engine(catalog: ExampleApp.catalog(), authority: Self.authority, clock: clock)
-        store = try SQLiteLedger(path: path)
+        let clock = SandboxClock.manual(at: Self.start)
+        let engine = try ExampleSandbox.engine(catalog: ExampleApp.catalog(), authority: Self.authority, clock: clock)
+        let store = try SQLiteLedger(path: path)
         try await store.migrate()
-        let clock = self.clock
+        try self.init(
+            clock: clock, engine: engine, store: store, policy: policy, receipts: receipts,
+            transferPolicy: transferPolicy)
+    }
+
+    /// A server on `store`, any engine (migrated here if it is not yet), wired to a sandbox selling
+    /// `catalog` (the example catalog when nil), with these policies.
+    public init(
+        store: any LedgerStore, catalog: SandboxCatalog? = nil, policy: ClawbackPolicy = .clampAtZero,
+        receipts: (any VerifyReceiptClient)? = nil, transferPolicy: TransferPolicy = .keepWithOriginal
+    ) async throws {
+        let clock = SandboxClock.manual(at: Self.start)
+        let engine = try ExampleSandbox.engine(
+            catalog: catalog ?? ExampleApp.catalog(), authority: Self.authority, clock: clock)
+        try await store.migrate()
+        try self.init(
+            clock: clock, engine: engine, store: store, policy: policy, receipts: receipts,
+            transferPolicy: transferPolicy)
+    }
+
+    private init(
+        clock: SandboxClock, engine: SandboxEngine, store: any LedgerStore, policy: ClawbackPolicy,
+        receipts: (any VerifyReceiptClient)?, transferPolicy: TransferPolicy
+    ) throws {
+        self.clock = clock
+        self.engine = engine
+        self.store = store
+        self.policy = policy
+        self.receipts = receipts
+        self.transferPolicy = transferPolicy
         let grants = try GrantsCatalog.load(
             from: Data(contentsOf: ExampleApp.grantsFile))
         service = PurchaseService(
@@ -60,6 +94,16 @@ public struct ServerFixture: Sendable {
             ], grants: grants, clawbackPolicy: policy,
             verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
         http = KakinServerHTTP(service: service, signingKey: serverKey)
+    }
+
+    /// The server restarted over `store` (the same ledger opened again, or another one, migrated
+    /// here if it is not yet): a new service with the same configuration, the same sandbox and
+    /// clock.
+    public func restarted(on store: any LedgerStore) async throws -> ServerFixture {
+        try await store.migrate()
+        return try ServerFixture(
+            clock: clock, engine: engine, store: store, policy: policy, receipts: receipts,
+            transferPolicy: transferPolicy)
     }
 
     /// A purchase in the sandbox, signed as the device would receive it.

@@ -418,7 +418,10 @@ struct MetricsReport {
                 var point = MetricPoint(
                     period: Self.date(period.lowerBound), value: active > 0 ? Double(lost[key] ?? 0) / Double(active) : nil)
                 (point.churned, point.activeAtStart) = (lost[key] ?? 0, active)
-                points[key, default: Array(repeating: MetricPoint(period: "", value: nil), count: index)].append(point)
+                // The periods before a series appears: nothing was active, nothing churned.
+                var none = MetricPoint(period: "", value: nil)
+                (none.churned, none.activeAtStart) = (0, 0)
+                points[key, default: Array(repeating: none, count: index)].append(point)
             }
             for day in period {
                 for row in byDay[day] ?? [] {

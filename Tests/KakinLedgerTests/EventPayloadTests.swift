@@ -29,7 +29,10 @@ import Testing
             transactionId: "1", originalTransactionId: "1", productId: "p", productType: nil, quantity: nil,
             environment: nil, source: nil, ownerAssigned: nil, revoked: nil, revocationDate: nil,
             revocationReason: nil)
-        for payload in [full, sparse] { #expect(Self.written(payload) == (try Self.encoded(payload))) }
+        let reinstated = TransactionEventPayload(
+            transactionId: "1", originalTransactionId: "1", productId: "p", productType: "Non-Consumable", quantity: 1,
+            environment: "Sandbox", revoked: false, reinstatedDate: 1_790_000_000_456)
+        for payload in [full, sparse, reinstated] { #expect(Self.written(payload) == (try Self.encoded(payload))) }
     }
 
     @Test func balancePayloadsMatchTheEncoder() throws {

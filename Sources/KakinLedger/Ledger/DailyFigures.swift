@@ -9,7 +9,8 @@ public import Foundation
 /// - A transaction counts as a purchase, and its price × quantity as revenue, on the day of its
 ///   purchase date, once: when it is first recorded.
 /// - A revoked transaction counts as a refund on the day of its revocation date; a later, larger
-///   refund of the same transaction moves it to the new date, and counts it once still.
+///   refund of the same transaction moves it to the new date, and counts it once still. A refund
+///   Apple reverses no longer counts (nor ends a subscription early).
 /// - An auto-renewable subscription transaction is active from its purchase date until the
 ///   earlier of its expiry and its revocation: it adds a start on the day it starts and an end
 ///   on the day it ends (a revocation recorded later moves the end). The subscriptions active at

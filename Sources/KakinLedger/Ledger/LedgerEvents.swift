@@ -4,6 +4,7 @@ import KakinWire
 enum LedgerEventType {
     static let transactionRecorded = "transaction.recorded"
     static let transactionRevoked = "transaction.revoked"
+    static let transactionReinstated = "transaction.reinstated"
     static let transactionTransferred = "transaction.transferred"
     static let balanceCredited = "balance.credited"
     static let balanceSpent = "balance.spent"
@@ -33,7 +34,7 @@ extension EventPayload {
     }
 }
 
-/// Body of `transaction.recorded` and `transaction.revoked` events.
+/// Body of `transaction.recorded`, `transaction.revoked` and `transaction.reinstated` events.
 
 struct TransactionEventPayload: EventPayload {
     var transactionId: String
@@ -50,6 +51,8 @@ struct TransactionEventPayload: EventPayload {
     var revocationReason: Int?
     /// The refunded share in milliunits of a percent, on `transaction.revoked`.
     var revocationPercentage: Int?
+    /// When Apple signed the refund reversal, on `transaction.reinstated`.
+    var reinstatedDate: Int64?
 
     func write(to output: inout JSONOutput) {
         output.object { output in
@@ -59,6 +62,7 @@ struct TransactionEventPayload: EventPayload {
             output.field("productId", productId)
             output.field("productType", productType)
             output.field("quantity", quantity)
+            output.field("reinstatedDate", reinstatedDate)
             output.field("revocationDate", revocationDate)
             output.field("revocationPercentage", revocationPercentage)
             output.field("revocationReason", revocationReason)

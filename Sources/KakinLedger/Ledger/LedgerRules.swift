@@ -88,10 +88,27 @@ package enum LedgerRules {
     }
 
     /// The idempotency key of what a revocation of `share` takes back of a transaction's credit in
-    /// `currency`: one key for the whole, one per share for parts.
-    package static func clawbackKey(transactionID: String, currency: String, share: Int) -> String {
-        let key = "clawback:\(transactionID):\(currency)"
-        return share == RecordedTransaction.wholeShare ? key : key + ":\(share)"
+    /// `currency`: one key for the whole, one per share for parts. A revocation after a refund
+    /// reversal (`reversedAt`, the reversal's signed date in milliseconds) has keys of its own,
+    /// `…:reversed:<reversedAt>`, so a transaction refunded again after a reversal is taken back again.
+    package static func clawbackKey(
+        transactionID: String, currency: String, share: Int, reversedAt: Int64? = nil
+    ) -> String {
+        var key = "clawback:\(transactionID):\(currency)"
+        if share != RecordedTransaction.wholeShare { key += ":\(share)" }
+        if let reversedAt { key += ":reversed:\(reversedAt)" }
+        return key
+    }
+
+    /// The start of the idempotency keys of reinstatement credits, which give back what a reversed
+    /// refund took; a revocation takes back a share of a transaction's other credit lines only.
+    package static let reinstatementKeyPrefix = "reinstate:"
+
+    /// The idempotency key of the credit that gives back, in `currency`, what the revocations of a
+    /// transaction took before the refund reversal signed at `reversedAt` (milliseconds):
+    /// `reinstate:<transactionId>:<currency>:<reversedAt>`, once per reversal.
+    package static func reinstatementKey(transactionID: String, currency: String, reversedAt: Int64) -> String {
+        "\(reinstatementKeyPrefix)\(transactionID):\(currency):\(reversedAt)"
     }
 
     /// What recording a transaction the ledger holds for `storedOwner` means for a caller who
@@ -99,6 +116,15 @@ package enum LedgerRules {
     package static func outcome(storedOwner: String, claimedBy claimed: String?) -> RecordOutcome {
         if let claimed, claimed != storedOwner { return .ownedByAnotherCustomer(storedOwner) }
         return .duplicate(ownerAssigned: false)
+    }
+
+    /// The body of the `transaction.reinstated` event of a stored transaction whose refund Apple
+    /// reversed at `reversedAt` (milliseconds).
+    static func reinstatedEvent(_ row: TransactionRow, reversedAt: Int64) -> TransactionEventPayload {
+        TransactionEventPayload(
+            transactionId: row.transactionID, originalTransactionId: row.originalTransactionID,
+            productId: row.productID, productType: row.productType, quantity: Int(row.quantity),
+            environment: row.environment, revoked: false, reinstatedDate: reversedAt)
     }
 
     /// The body of the `transaction.recorded` event of `transaction`.

@@ -35,9 +35,31 @@ public protocol LedgerStore: Sendable {
     /// 3. **Revoke.** A revoked transaction is marked so, and its refunded share
     ///    (``RecordedTransaction/revokedShare``) of what it credited is taken back under the
     ///    clawback policy, once per share: a larger share later takes back only the difference.
+    ///    A revocation dated no later than a refund reversal the ledger holds for the transaction
+    ///    is not applied (see ``reinstate(transactionID:reversedAt:grants:)``).
     /// 4. **Summarize.** The owner's summary as ``customerSummary(bundleID:appUserID:recent:withJWS:)``
     ///    reads it, when asked.
     func ingest(_ change: LedgerIngest) async throws -> LedgerIngestOutcome
+
+    /// Reinstates a revoked transaction whose refund Apple reversed (REFUND_REVERSED), in one
+    /// database transaction; `reversedAt` is when Apple signed the reversal.
+    ///
+    /// The reversal applies to a revocation dated before it: the revocation (date, reason and
+    /// share) is cleared, the daily figures lose the refund (and a subscription its earlier end),
+    /// the purchase is marked for the subscription metrics, and a `transaction.reinstated` event
+    /// is written. What the revocations since the previous reversal took back (`clawback` lines;
+    /// their shortfalls were never taken) is credited again to whom it was taken from, per
+    /// currency, under the key `reinstate:<transactionId>:<currency>:<reversedAt in ms>`, with a
+    /// `balance.credited` event; an owner who was never credited (the transaction was recorded
+    /// revoked) gets its `grants` now, under their usual keys.
+    ///
+    /// The latest reversal's date is kept on the transaction whatever else happens, and orders
+    /// what arrives late or twice: a revocation dated no later than it (the refund it reversed,
+    /// delivered again or late) is not applied again, while a refund dated after it revokes
+    /// again and takes back again. Returns whether the transaction was reinstated: `false` when
+    /// it is unknown or not revoked, when its revocation is dated at or after `reversedAt`, or
+    /// when a reversal signed at or after `reversedAt` was applied before.
+    func reinstate(transactionID: String, reversedAt: Date, grants: [Grant]) async throws -> Bool
 
     /// Records a notification once; false when its UUID was seen before. Durable when it returns.
     func recordNotification(

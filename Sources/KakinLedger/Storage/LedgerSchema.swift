@@ -612,5 +612,11 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // When Apple last reversed a refund of the transaction (REFUND_REVERSED): the reversal's
+        // signed date. A reversal reinstates a revocation dated before it; a revocation dated no
+        // later than the reversal is one it reversed, and is not applied again.
+        LedgerMigration(id: "0019_refund_reversals") { _ in
+            ["ALTER TABLE transactions ADD COLUMN revocation_reversed_at BIGINT"]
+        },
     ]
 }

@@ -34,6 +34,9 @@ struct TransactionRow: Codable, Hashable, Sendable {
     var price: Int64?
     /// The currency of ``price`` (ISO 4217).
     var currency: String?
+    /// The signed date of the latest refund reversal Apple reported for the transaction; `NULL`
+    /// when none. Revocations dated no later are the ones it reversed.
+    var revocationReversedAt: Int64?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transaction_id"
@@ -57,6 +60,7 @@ struct TransactionRow: Codable, Hashable, Sendable {
         case revocationPercentage = "revocation_percentage"
         case price
         case currency
+        case revocationReversedAt = "revocation_reversed_at"
     }
 
     /// Every column, in declaration order.

@@ -173,7 +173,11 @@ enum ConsumptionFacts {
             switch transaction.productType {
             case .consumable:
                 let customer = try await service.store.customer(bundleID: app.bundleID, appUserID: owner)
-                let credits = customer.ledger.filter { $0.kind == .credit && $0.transactionID == transactionID }
+                // What the purchase credited, not what a reversed refund gave back of it.
+                let credits = customer.ledger.filter {
+                    $0.kind == .credit && $0.transactionID == transactionID
+                        && !$0.idempotencyKey.hasPrefix(LedgerRules.reinstatementKeyPrefix)
+                }
                 var credited: Int64 = 0
                 var remaining: Int64 = 0
                 for currency in Set(credits.map(\.currency)) {

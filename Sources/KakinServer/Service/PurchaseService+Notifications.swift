@@ -6,15 +6,23 @@ public import KakinLedger
 extension PurchaseService {
     /// What handling a notification did.
     public enum NotificationOutcome: Hashable, Sendable {
-        /// Recorded now (and its transaction recorded, revoked or renewed as it says).
+        /// Recorded now (and its transaction recorded, revoked, reinstated or renewed as it says).
         case processed(NotificationTypeV2)
         /// The same `notificationUUID` was handled before: nothing changed (Apple retried).
         case duplicate
     }
 
     /// `POST /v1/notifications/apple`: verifies an App Store Server Notification V2, records it once,
-    /// records the transaction it carries, and revokes on REFUND and REVOKE. Returns only after
-    /// the writes are durable, so a 200 never loses a notification.
+    /// records the transaction it carries, revokes on REFUND and REVOKE, and reinstates on
+    /// REFUND_REVERSED. Returns only after the writes are durable, so a 200 never loses a
+    /// notification.
+    ///
+    /// Notifications can arrive late, twice, or out of order, so a refund and its reversal are
+    /// ordered by Apple's dates, not by arrival: a REFUND_REVERSED reinstates the transaction
+    /// only when its `signedDate` is later than the stored revocation's date (Apple's
+    /// `revocationDate`), and the ledger keeps the latest reversal's `signedDate`, so a refund
+    /// dated no later than it (the reversed refund, delivered again or late) does not revoke
+    /// again, while a refund dated after it revokes again (``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
     public func receiveNotification(_ body: ResponseBodyV2) async throws -> NotificationOutcome {
         guard let signedPayload = body.signedPayload, !signedPayload.isEmpty else {
             throw ServerError(.invalidRequest, "the body has no signedPayload")
@@ -63,6 +71,14 @@ extension PurchaseService {
             transactionID = record.transactionID
             originalTransactionID = record.originalTransactionID
             _ = try await ingest(record, app: app)
+            if type == .refundReversed {
+                // The signed transaction no longer carries the revocation: the ledger reinstates
+                // what it revoked, when the reversal is the later of the two.
+                let reinstated = try await store.reinstate(
+                    transactionID: record.transactionID, reversedAt: notification.signedDate ?? now(),
+                    grants: grants(for: record.productID, of: app))
+                if reinstated { ledgerEvent("transaction.reinstated", record, source: record.source.rawValue) }
+            }
         }
         if let signedRenewalInfo = notification.data?.signedRenewalInfo {
             try await recordRenewal(

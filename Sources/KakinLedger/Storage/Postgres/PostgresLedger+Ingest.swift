@@ -190,8 +190,11 @@ extension PostgresLedger {
 
     /// Marks a transaction revoked and takes back `share` of its credits, once per share: the
     /// update applies only when the share already revoked (0 when none, the whole for a revocation
-    /// stored without a percentage) is smaller. For each credit line, what is taken back is its
-    /// share less what earlier revocations asked for (``LedgerRules/creditShare(_:share:)``).
+    /// stored without a percentage) is smaller, and the revocation is dated after the latest
+    /// refund reversal (`revocation_reversed_at`; one dated no later is a revocation it reversed).
+    /// For each credit line other than a reinstatement's, what is taken back is its share less
+    /// what earlier revocations since that reversal asked for (``LedgerRules/creditShare(_:share:)``;
+    /// a clawback line is dated with its revocation).
     private static func revoke(
         _ transactionID: String, at now: Int64, reason: Int?, share: Int, policy: ClawbackPolicy,
         figures: inout FigureChanges, on connection: PostgresConnection
@@ -213,7 +216,8 @@ extension PostgresLedger {
                 WHERE transaction_id = \(transactionID)
                   AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \(Int64(whole)) END)
                       < \(Int64(share))
-                RETURNING bundle_id, app_user_id, original_transaction_id, product_id
+                  AND (revocation_reversed_at IS NULL OR revocation_reversed_at < \(now))
+                RETURNING bundle_id, app_user_id, original_transaction_id, product_id, revocation_reversed_at
                 """
             ).first
         else { return false }
@@ -221,7 +225,8 @@ extension PostgresLedger {
             after.revocationDate = now
             figures.replace(before, with: after)
         }
-        let (bundleID, owner, original, product) = try row.decode((String, String?, String, String).self)
+        let (bundleID, owner, original, product, reversedAt) = try row.decode(
+            (String, String?, String, String, Int64?).self)
         try await appendEvent(
             LedgerEventType.transactionRevoked, bundleID: bundleID, appUserID: owner,
             payload: TransactionEventPayload(
@@ -233,8 +238,10 @@ extension PostgresLedger {
             SELECT credit.bundle_id, credit.app_user_id, credit.currency, credit.amount,
                 (SELECT COALESCE(SUM(shortfall - amount), 0)::BIGINT FROM ledger_entries taken
                  WHERE taken.transaction_id = credit.transaction_id AND taken.kind = 'clawback'
-                   AND taken.currency = credit.currency)
-            FROM ledger_entries credit WHERE credit.transaction_id = \(transactionID) AND credit.kind = 'credit'
+                   AND taken.currency = credit.currency AND taken.created_at > \(reversedAt ?? Int64.min))
+            FROM ledger_entries credit
+            WHERE credit.transaction_id = \(transactionID) AND credit.kind = 'credit'
+              AND credit.idempotency_key NOT LIKE \(LedgerRules.reinstatementKeyPrefix + "%")
             ORDER BY credit.id
             """)
         for credit in credits {
@@ -262,7 +269,8 @@ extension PostgresLedger {
                 throw LedgerStoreError(.inconsistentState, "no \(currency) balance for a credit of \(transactionID)")
             }
             let (taken, balance) = try lowered.decode((Int64, Int64).self)
-            let key = LedgerRules.clawbackKey(transactionID: transactionID, currency: currency, share: share)
+            let key = LedgerRules.clawbackKey(
+                transactionID: transactionID, currency: currency, share: share, reversedAt: reversedAt)
             let entry = try await connection.rows(
                 """
                 INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
@@ -280,6 +288,94 @@ extension PostgresLedger {
                 at: now, on: connection)
         }
         return true
+    }
+
+    // MARK: Refund reversals
+
+    /// Reinstates a transaction whose refund Apple reversed, in one write transaction with the
+    /// row locked (see ``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
+    public func reinstate(transactionID: String, reversedAt date: Date, grants: [Grant]) async throws -> Bool {
+        let reversedAt = ms(date)
+        return try await write(for: transactionID) { connection in
+            // Locked, so the row read is the one the updates change.
+            guard
+                let stored = try await connection.rows(
+                    """
+                    SELECT \(unescaped: TransactionRow.selection(withJWS: false)) FROM transactions
+                    WHERE transaction_id = \(transactionID) FOR UPDATE
+                    """
+                ).first.map(Self.transactionRow)
+            else { return false }
+            let previous = stored.revocationReversedAt
+            if let previous, previous >= reversedAt { return false }
+            _ = try await connection.rows(
+                """
+                UPDATE transactions SET revocation_reversed_at = \(reversedAt) WHERE transaction_id = \(transactionID)
+                """)
+            guard let revoked = stored.revocationDate, revoked < reversedAt else { return false }
+            _ = try await connection.rows(
+                """
+                UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, revocation_percentage = NULL
+                WHERE transaction_id = \(transactionID)
+                """)
+            let before = FigureSource(stored)
+            var after = before
+            after.revocationDate = nil
+            var figures = FigureChanges()
+            figures.replace(before, with: after)
+            try await Self.appendEvent(
+                LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
+                payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, on: connection)
+            // What the revocations since the previous reversal took, to whom they took it from.
+            let taken = try await connection.rows(
+                """
+                SELECT bundle_id, app_user_id, currency, SUM(-amount)::BIGINT FROM ledger_entries
+                WHERE transaction_id = \(transactionID) AND kind = 'clawback' AND created_at > \(previous ?? Int64.min)
+                GROUP BY bundle_id, app_user_id, currency
+                ORDER BY bundle_id, app_user_id, currency
+                """
+            ).map { try $0.decode((String, String, String, Int64).self) }
+            for (bundleID, owner, currency, amount) in taken where amount > 0 {
+                let key = LedgerRules.reinstatementKey(
+                    transactionID: transactionID, currency: currency, reversedAt: reversedAt)
+                let entry = try await connection.rows(
+                    """
+                    INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
+                    VALUES ('credit', \(bundleID), \(owner), \(currency), \(amount), \(transactionID), \(key), 0,
+                        \(reversedAt))
+                    ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
+                    """)
+                guard !entry.isEmpty else { continue }
+                guard
+                    let balance = try await connection.rows(
+                        """
+                        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
+                        VALUES (\(bundleID), \(owner), \(currency), \(amount))
+                        ON CONFLICT (bundle_id, app_user_id, currency)
+                        DO UPDATE SET amount = balances.amount + excluded.amount
+                        RETURNING amount
+                        """
+                    ).first?.decode(Int64.self)
+                else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
+                try await Self.appendEvent(
+                    LedgerEventType.balanceCredited, bundleID: bundleID, appUserID: owner,
+                    payload: BalanceEventPayload(
+                        currency: currency, amount: amount, balance: balance, idempotencyKey: key,
+                        transactionId: transactionID),
+                    at: reversedAt, on: connection)
+            }
+            // A transaction recorded revoked was never credited: its owner is, now.
+            if let owner = stored.appUserID {
+                let transaction = try stored.transaction()
+                var writes = DeferredWrites()
+                try writes.credit(
+                    transaction, grants: grants, quantity: transaction.quantity, owner: owner, at: reversedAt)
+                try await writes.flush(on: connection)
+            }
+            // Last, so that the rows of figures many writers share are held locked the shortest time.
+            try await Self.add(figures, on: connection)
+            return true
+        }
     }
 
     // MARK: Daily figures

@@ -222,8 +222,11 @@ extension SQLiteLedger {
 
     /// Marks a transaction revoked and takes back `share` of its credits, once per share: the
     /// update applies only when the share revoked so far (0 when not revoked, the whole when
-    /// revoked with no percentage) is smaller. For each `credit` line, `share` of it less what
-    /// earlier revocations asked for is taken back under ``LedgerRules/clawbackKey(transactionID:currency:share:)``.
+    /// revoked with no percentage) is smaller, and the revocation is dated after the latest refund
+    /// reversal (`revocation_reversed_at`; one dated no later is a revocation it reversed). For
+    /// each `credit` line other than a reinstatement's, `share` of it less what earlier revocations
+    /// since that reversal asked for is taken back under
+    /// ``LedgerRules/clawbackKey(transactionID:currency:share:reversedAt:)``.
     static func revoke(
         transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy,
         figures: inout FigureChanges, _ db: Database
@@ -239,9 +242,11 @@ extension SQLiteLedger {
                 WHERE transaction_id = ?
                   AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
                 \(RecordedTransaction.wholeShare) END) < ?
-                RETURNING bundle_id, app_user_id, original_transaction_id, product_id
-                """, [now, reason, storedShare, transactionID, share])
+                  AND (revocation_reversed_at IS NULL OR revocation_reversed_at < ?)
+                RETURNING bundle_id, app_user_id, original_transaction_id, product_id, revocation_reversed_at
+                """, [now, reason, storedShare, transactionID, share, now])
         else { return false }
+        let reversedAt: Int64? = try row.value("revocation_reversed_at")
         if var after = before {
             after.revocationDate = now
             figures.replace(before, with: after)
@@ -254,28 +259,33 @@ extension SQLiteLedger {
                 revocationPercentage: share),
             at: now, db)
         let credits = try db.rows(
-            "SELECT \(ledgerColumns) FROM ledger_entries WHERE transaction_id = ? AND kind = 'credit' ORDER BY id",
-            [transactionID]
+            """
+            SELECT \(ledgerColumns) FROM ledger_entries
+            WHERE transaction_id = ? AND kind = 'credit' AND idempotency_key NOT LIKE ?
+            ORDER BY id
+            """, [transactionID, LedgerRules.reinstatementKeyPrefix + "%"]
         ).map(ledgerEntry)
         for credit in credits {
-            try clawBack(credit, share: share, policy: policy, at: now, db)
+            try clawBack(credit, share: share, reversedAt: reversedAt, policy: policy, at: now, db)
         }
         return true
     }
 
-    /// Takes back `share` of one credit, less what earlier revocations of it asked for (their
-    /// amounts taken plus their shortfalls): all of it (`allowNegative`), or what the balance still
-    /// holds (`clampAtZero`, the rest recorded as the line's shortfall).
+    /// Takes back `share` of one credit, less what earlier revocations of it since the latest
+    /// refund reversal (`reversedAt`) asked for (their amounts taken plus their shortfalls; a
+    /// clawback line is dated with its revocation, and a reversal reinstates only revocations
+    /// dated before it): all of it (`allowNegative`), or what the balance still holds
+    /// (`clampAtZero`, the rest recorded as the line's shortfall).
     private static func clawBack(
-        _ credit: LedgerEntry, share: Int, policy: ClawbackPolicy, at now: Int64, _ db: Database
+        _ credit: LedgerEntry, share: Int, reversedAt: Int64?, policy: ClawbackPolicy, at now: Int64, _ db: Database
     ) throws {
         let transactionID = credit.transactionID ?? ""
         let asked: Int64 =
             try db.row(
                 """
                 SELECT COALESCE(SUM(shortfall - amount), 0) AS asked FROM ledger_entries
-                WHERE transaction_id = ? AND kind = 'clawback' AND currency = ?
-                """, [transactionID, credit.currency])?.value("asked") ?? 0
+                WHERE transaction_id = ? AND kind = 'clawback' AND currency = ? AND created_at > ?
+                """, [transactionID, credit.currency, reversedAt ?? Int64.min])?.value("asked") ?? 0
         let amount = LedgerRules.creditShare(credit.amount, share: share) - asked
         guard amount > 0 else { return }
         let (bundleID, owner, currency) = (credit.bundleID, credit.appUserID, credit.currency)
@@ -292,7 +302,8 @@ extension SQLiteLedger {
                 balance = try addToBalance(-taken, bundleID: bundleID, appUserID: owner, currency: currency, db)
             }
         }
-        let key = LedgerRules.clawbackKey(transactionID: transactionID, currency: currency, share: share)
+        let key = LedgerRules.clawbackKey(
+            transactionID: transactionID, currency: currency, share: share, reversedAt: reversedAt)
         let inserted = try db.run(
             """
             INSERT INTO ledger_entries
@@ -308,6 +319,84 @@ extension SQLiteLedger {
                 currency: currency, amount: -taken, balance: balance, idempotencyKey: key,
                 transactionId: credit.transactionID, shortfall: amount - taken),
             at: now, db)
+    }
+
+    // MARK: Refund reversals
+
+    /// Reinstates a transaction whose refund Apple reversed, in one write (see
+    /// ``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
+    public func reinstate(transactionID: String, reversedAt date: Date, grants: [Grant]) async throws -> Bool {
+        let reversedAt = LedgerTime.milliseconds(date)
+        return try await write { db in
+            // One writer at a time: the row read is the one the updates change.
+            guard
+                let stored = try TransactionRow.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT \(TransactionRow.selection(withJWS: false)) FROM transactions WHERE transaction_id = ?"),
+                    arguments: [transactionID])
+            else { return false }
+            let previous = stored.revocationReversedAt
+            if let previous, previous >= reversedAt { return false }
+            try db.run(
+                "UPDATE transactions SET revocation_reversed_at = ? WHERE transaction_id = ?",
+                [reversedAt, transactionID])
+            guard let revoked = stored.revocationDate, revoked < reversedAt else { return false }
+            let before = FigureSource(stored)
+            try db.run(
+                """
+                UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, revocation_percentage = NULL
+                WHERE transaction_id = ?
+                """, [transactionID])
+            var figures = FigureChanges()
+            var after = before
+            after.revocationDate = nil
+            figures.replace(before, with: after)
+            try Self.appendEvent(
+                LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
+                payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, db)
+            // What the revocations since the previous reversal took, to whom they took it from.
+            let taken = try db.rows(
+                """
+                SELECT bundle_id, app_user_id, currency, SUM(-amount) AS taken FROM ledger_entries
+                WHERE transaction_id = ? AND kind = 'clawback' AND created_at > ?
+                GROUP BY bundle_id, app_user_id, currency
+                ORDER BY bundle_id, app_user_id, currency
+                """, [transactionID, previous ?? Int64.min])
+            for line in taken {
+                let amount: Int64 = try line.value("taken")
+                guard amount > 0 else { continue }
+                let (bundleID, owner, currency): (String, String, String) = (
+                    try line.value("bundle_id"), try line.value("app_user_id"), try line.value("currency")
+                )
+                let key = LedgerRules.reinstatementKey(
+                    transactionID: transactionID, currency: currency, reversedAt: reversedAt)
+                let inserted = try db.run(
+                    """
+                    INSERT INTO ledger_entries
+                        (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, \
+                    created_at)
+                    VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
+                    ON CONFLICT (idempotency_key) DO NOTHING
+                    """, [bundleID, owner, currency, amount, transactionID, key, reversedAt])
+                guard inserted > 0 else { continue }
+                let balance = try Self.addToBalance(amount, bundleID: bundleID, appUserID: owner, currency: currency, db)
+                try Self.appendEvent(
+                    LedgerEventType.balanceCredited, bundleID: bundleID, appUserID: owner,
+                    payload: BalanceEventPayload(
+                        currency: currency, amount: amount, balance: balance, idempotencyKey: key,
+                        transactionId: transactionID),
+                    at: reversedAt, db)
+            }
+            // A transaction recorded revoked was never credited: its owner is, now.
+            if let owner = stored.appUserID {
+                let transaction = try stored.transaction()
+                try Self.credit(
+                    LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
+                    of: transaction, owner: owner, at: reversedAt, db)
+            }
+            try Self.add(figures, db)
+            return true
+        }
     }
 
     // MARK: Daily figures

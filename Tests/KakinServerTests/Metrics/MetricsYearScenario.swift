@@ -99,7 +99,7 @@ enum CustomerAction: Hashable, Sendable {
     case promotional(String)
     /// Moves to another plan of the group (an upgrade at once, a downgrade at the next renewal).
     case change(String)
-    /// The card stops working; the customer fixes it.
+    /// The card stops working; the customer fixes it (which changes nothing until a renewal failed).
     case failBilling
     case resolveBilling
     /// Asks for a refund of the current period (or of an earlier one), in full or a share of it.
@@ -129,7 +129,7 @@ struct YearPlan: Sendable {
     static let days = 380
     var customers: [CustomerPlan] = []
 
-    init(customers count: Int = 240, seed: UInt64 = 20_260_921) {
+    init(customers count: Int = 200, seed: UInt64 = 20_260_921) {
         var random = SeededGenerator(seed: seed)
         let lastDay = Self.days - 1
         for index in 0..<count {
@@ -161,7 +161,11 @@ struct YearPlan: Sendable {
                 // The free trial lapses: auto-renewal off before its week ends.
                 at(arrival + random.int(0...5), .cancel)
             }
-            if random.chance(0.12) { at(arrival + random.int(0...5), .failBilling) }
+            if random.chance(0.12) {
+                // The first renewal, after the trial, fails; now and then the customer fixes it.
+                at(arrival + random.int(0...5), .failBilling)
+                if random.chance(0.5) { at(arrival + random.int(9...20), .resolveBilling) }
+            }
             var day = arrival + random.int(5...40)
             for _ in 0..<random.int(0...4) {
                 switch random.int(0...11) {
@@ -181,7 +185,12 @@ struct YearPlan: Sendable {
                 case 4: at(day, .change(YearCatalog.weekly))
                 case 5, 6:
                     at(day, .failBilling)
-                    if random.chance(0.7) { at(day + random.int(5...60), .resolveBilling) }
+                    if random.chance(0.7) {
+                        // Tries to fix it a few times, a week apart: what works is the first try
+                        // after the renewal failed.
+                        let first = day + random.int(5...40)
+                        for attempt in 0..<4 { at(first + attempt * 7, .resolveBilling) }
+                    }
                 case 7:
                     let partial = random.chance(0.5)
                     at(day, .refundCurrent(percentage: partial ? random.int(1...9) * 10_000 : nil, forIssue: random.chance(0.5)))
@@ -382,8 +391,9 @@ struct YearRunner {
             try await engine.failRenewals(originalTransactionID: latest.originalID)
             count("billing failures set up")
         case .resolveBilling:
-            guard let latest = await subscription(of: id) else { return }
             let state = await status(of: id)
+            guard let latest = await subscription(of: id), state == .billingGracePeriod || state == .billingRetry
+            else { return }
             try await engine.resolveBillingIssue(originalTransactionID: latest.originalID)
             if state == .billingGracePeriod { count("recoveries in grace period") }
             if state == .billingRetry { count("recoveries in billing retry") }

@@ -44,11 +44,41 @@ enum DashboardCharts {
         }
     }
 
+    /// The most series one chart draws; the others are left out (the legend says how many).
+    static let maxSeries = 6
+
+    /// One line per series, each in its own colour (`s0` to `s5`), on one axis.
+    static func lines(_ series: [(name: String, points: [Point])], title: String, format: (Double) -> String) -> String {
+        let shown = Array(series.prefix(maxSeries))
+        let all = shown.flatMap(\.points)
+        let frame = shown.first?.points ?? []
+        let scale = max(all.map(\.value).max() ?? 0, 1)
+        return chart(frame.map { Point(label: $0.label, value: 0) }, title: title, format: format, maximum: scale) { _, x, y, _ in
+            var marks = ""
+            for (index, line) in shown.enumerated() where !line.points.isEmpty {
+                let coordinates = line.points.enumerated().map { "\(n(x($0.offset))),\(n(y($0.element.value)))" }
+                marks += "<polyline class=\"line s\(index)\" points=\"\(coordinates.joined(separator: " "))\">"
+                    + "<title>\(escape(line.name))</title></polyline>"
+            }
+            return marks
+        }
+    }
+
+    /// The legend of ``lines(_:title:format:)``: each series' name by its colour.
+    static func legend(_ names: [String]) -> String {
+        var html = "<ul class=\"legend\">"
+        for (index, name) in names.prefix(maxSeries).enumerated() {
+            html += "<li><span class=\"swatch s\(index)\"></span>\(escape(name.isEmpty ? "all" : name))</li>"
+        }
+        if names.count > maxSeries { html += "<li class=\"muted\">and \(names.count - maxSeries) more</li>" }
+        return html + "</ul>"
+    }
+
     private static func chart(
         _ points: [Point], title: String, format: (Double) -> String,
-        marks: ([Point], (Int) -> Double, (Double) -> Double, Double) -> String
+        maximum scale: Double? = nil, marks: ([Point], (Int) -> Double, (Double) -> Double, Double) -> String
     ) -> String {
-        let maximum = max(points.map(\.value).max() ?? 0, 1)
+        let maximum = scale ?? max(points.map(\.value).max() ?? 0, 1)
         let plotWidth = width - left - 8
         let step = plotWidth / Double(max(points.count, 1))
         let x: (Int) -> Double = { left + step * (Double($0) + 0.5) }

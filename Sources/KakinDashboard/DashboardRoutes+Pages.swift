@@ -10,21 +10,25 @@ extension DashboardRoutes {
     /// How many days the overview's charts cover.
     static let overviewDays = 30
 
-    func overviewPage(_ session: DashboardSessions.Session) async throws -> Page {
+    func overviewPage(_ request: Request, _ session: DashboardSessions.Session) async throws -> Page {
         let moment = now()
         let today = DailyFigures.day(of: moment)
         let first = today - (Self.overviewDays - 1)
+        let choice = MetricsChoice(request, today: today)
         var apps: [OverviewView.App] = []
         for bundleID in service.apps.keys.sorted() {
             // The figures kept with each write: one row per day, product, currency and environment.
             let period = try await service.dailyFigures(bundleID: bundleID, days: first..<(today + 1), now: moment)
-            apps.append(
-                DashboardOverview(period: period, firstDay: first, days: Self.overviewDays, today: today)
-                    .view(bundleID: bundleID))
+            var app = DashboardOverview(period: period, firstDay: first, days: Self.overviewDays, today: today)
+                .view(bundleID: bundleID)
+            app.metrics = try await metricsPanel(bundleID: bundleID, choice: choice)
+            apps.append(app)
         }
         return Page(
             template: "overview",
-            view: OverviewView(days: Self.overviewDays, today: DashboardFormat.day(DailyFigures.start(ofDay: today)), apps: apps),
+            view: OverviewView(
+                days: Self.overviewDays, today: DashboardFormat.day(DailyFigures.start(ofDay: today)), choice: choice.view,
+                apps: apps),
             title: "Overview", current: "overview")
     }
 
@@ -134,9 +138,11 @@ struct OverviewView {
         var revenueTotals: [Total]
         var revenueCharts: [Chart]
         var subscriptionsSVG: String
+        var metrics: Metrics?
     }
     var days: Int
     var today: String
+    var choice: Choice
     var apps: [App]
 }
 

@@ -94,7 +94,7 @@ public struct DashboardRoutes: Sendable {
                 return response
             }
         }
-        router.get("dashboard") { request, _ in await page(request) { try await overviewPage($0) } }
+        router.get("dashboard") { request, _ in await page(request) { try await overviewPage(request, $0) } }
         router.get("dashboard/customers") { request, _ in
             await page(request) { try await customersPage(request, $0) }
         }

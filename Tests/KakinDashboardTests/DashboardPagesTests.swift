@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -54,6 +55,39 @@ import Testing
         #expect(html.contains("Revenue per day, USD"))
         #expect(html.contains("<polyline class=\"line\""))
         #expect(html.contains("<rect class=\"bar\""))
+        try await fixture.store.shutdown()
+    }
+
+    @Test("the overview charts the subscription metrics over the chosen range, periods and breakdown, with the cohort tables")
+    func theOverviewChartsTheSubscriptionMetrics() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        // The trial converts and renews twice; the App Store's notifications reach the server.
+        for _ in 0..<3 {
+            try await fixture.engine.advanceClock(by: 30 * 86_400)
+            for record in try await fixture.engine.queueNotifications() {
+                _ = try await fixture.service.receiveNotification(ResponseBodyV2(signedPayload: record.signedPayload))
+            }
+        }
+        try await fixture.service.updateMetrics()
+        let (status, html) = try await Self.page(
+            "/dashboard?range=120&granularity=month&breakdown=product&environment=Sandbox", fixture: fixture)
+        #expect(status == .ok)
+        for metric in ["mrr", "active_subscriptions", "active_trials", "churn", "trial_conversion", "revenue"] {
+            #expect(html.contains("<figure data-metric=\"\(metric)\">"), "\(metric)")
+        }
+        #expect(html.contains("Monthly recurring revenue, USD"))
+        #expect(html.contains("<option value=\"month\" selected>"))
+        #expect(html.contains("<option value=\"product\" selected>"))
+        #expect(html.contains("<ul class=\"legend\">") || html.contains("<polyline class=\"line s0\""))
+        #expect(html.contains("com.example.kakin.premium.monthly"))
+        #expect(html.contains("Retention of paid subscriptions"))
+        #expect(html.contains("<table class=\"cohorts\">"))
+        #expect(html.contains("Realized lifetime value per customer, USD"))
+        // Choices it cannot read are left at their defaults.
+        let (fallback, plain) = try await Self.page("/dashboard?from=yesterday&granularity=hour&breakdown=colour", fixture: fixture)
+        #expect(fallback == .ok)
+        #expect(plain.contains("<option value=\"day\" selected>"))
+        #expect(plain.contains("<option value=\"\" selected>None</option>"))
         try await fixture.store.shutdown()
     }
 

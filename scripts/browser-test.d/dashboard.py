@@ -88,14 +88,14 @@ class Server:
         self.log.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    def buy(self, tester, product):
+    def buy(self, tester, product, user=CUSTOMER):
         """Buys in the sandbox as the device does and uploads the transaction as the app does."""
         answer = call("POST", f"{self.sandbox}/v1/device/payments", {"testerID": tester, "productID": product})
         if answer.get("state") != "purchased":
             return answer
         jws = answer["transaction"]["jwsRepresentation"]
         call("POST", f"{self.base}/v1/transactions?nonce=1",
-             {"bundleId": BUNDLE_ID, "appUserId": CUSTOMER, "signedTransaction": jws},
+             {"bundleId": BUNDLE_ID, "appUserId": user, "signedTransaction": jws},
              {"X-Kakin-Key": self.publishable})
         return answer
 
@@ -176,6 +176,15 @@ def run(arguments):
         server.buy("browser", f"{BUNDLE_ID}.premium.monthly")
         server.buy("kid", f"{BUNDLE_ID}.unlock")  # waits for approval
         say(f"{CUSTOMER} bought remove ads as transaction {transaction_id}")
+        # Subscribers in two storefronts: free trials, and trials upgraded at once to a paid year.
+        for tester, storefront, user, upgrades in (("ben", "USA", "ben", True), ("hana", "JPN", "hana", True),
+                                                   ("kai", "JPN", "kai", False), ("liz", "GBR", "liz", True)):
+            call("POST", f"{server.sandbox}/v1/control/testers",
+                 {"id": tester, "name": f"{tester}@example.com", "storefront": storefront})
+            server.buy(tester, f"{BUNDLE_ID}.premium.monthly", user=user)
+            if upgrades:
+                server.buy(tester, f"{BUNDLE_ID}.premium.yearly", user=user)
+        server.buy("ben", f"{BUNDLE_ID}.increasePoints", user="ben")
 
         browser = Browser(arguments.artifacts)
         # 1. Nothing without signing in; then sign in with the secret key.
@@ -229,9 +238,23 @@ def run(arguments):
             raise Failure("the overview does not count the refund")
         shots.append(browser.screenshot("overview"))
 
-        # 5. Every page at 375 px: no horizontal overflow.
+        # 5. The subscription metrics, by storefront: the job brings them up to date within seconds.
+        browser.go(f"{server.base}/dashboard?range=14&granularity=day&breakdown=storefront")
+        browser.wait_for("the monthly recurring revenue of three storefronts",
+                         lambda: {"USA", "JPN", "GBR"} <= {item.text for item in
+                                                          browser.finds("figure[data-metric='mrr'] ul.legend li")},
+                         reload=True)
+        for metric in ("mrr", "active_subscriptions", "active_trials", "churn", "trial_conversion", "revenue"):
+            if not browser.finds(f"figure[data-metric='{metric}']"):
+                raise Failure(f"the overview has no {metric} chart")
+        if not browser.finds("table.cohorts"):
+            raise Failure("the overview has no cohort table")
+        shots.append(browser.screenshot("metrics"))
+        say("the overview charts the subscription metrics by storefront")
+
+        # 6. Every page at 375 px: no horizontal overflow.
         browser.emulate(375)
-        pages = {"overview": "/dashboard", "customers": f"/dashboard/customers?q={CUSTOMER}",
+        pages = {"overview": "/dashboard?breakdown=storefront", "customers": f"/dashboard/customers?q={CUSTOMER}",
                  "customer": urllib.parse.urlsplit(customer_url)._replace(scheme="", netloc="").geturl(),
                  "activity": "/dashboard/activity", "transaction-manager": "/dashboard/sandbox"}
         for name, path in pages.items():
@@ -250,7 +273,7 @@ def run(arguments):
         os.makedirs(arguments.docs, exist_ok=True)
         for path in shots:
             name = os.path.basename(path)
-            if name in ("login.png", "overview.png", "customers.png", "customer.png", "activity.png",
+            if name in ("login.png", "overview.png", "metrics.png", "customers.png", "customer.png", "activity.png",
                         "transaction-manager.png", "customer-375.png"):
                 shutil.copy(path, os.path.join(arguments.docs, name))
         say(f"copied the screenshots to {arguments.docs}")

@@ -18,6 +18,13 @@ extension PurchaseService {
     /// A metric's answer for `query`, read from the rollups as the job last left them. Days after
     /// today are not counted.
     public func metric(_ metric: SubscriptionMetric, _ query: MetricQuery) async throws -> MetricAnswer {
+        try await metrics([metric], query)[metric]!
+    }
+
+    /// Several metrics' answers for one query, from one read of the rollups.
+    public func metrics(
+        _ metrics: [SubscriptionMetric], _ query: MetricQuery
+    ) async throws -> [SubscriptionMetric: MetricAnswer] {
         guard let app = apps[query.bundleID] else {
             throw ServerError(.notFound, "no app \(query.bundleID) on this server")
         }
@@ -30,10 +37,12 @@ extension PurchaseService {
         let report = MetricsReport(
             query: query, reading: reading, now: now, rates: currencyRates, smallBusiness: app.smallBusinessProgram)
         var churned: [[MetricCount]] = []
-        if metric == .churn {
+        if metrics.contains(.churn) {
             churned = try await store.churnedSubscriptions(
                 bundleID: query.bundleID, environment: query.environment, periods: report.churnPeriods)
         }
-        return report.answer(metric, churned: churned)
+        var answers: [SubscriptionMetric: MetricAnswer] = [:]
+        for metric in metrics { answers[metric] = report.answer(metric, churned: churned) }
+        return answers
     }
 }

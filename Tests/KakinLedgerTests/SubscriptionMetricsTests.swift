@@ -104,7 +104,7 @@ struct SubscriptionMetricsTests {
         let recovered = Self.subscription("g2", original: "g1", user: "bob", from: Self.start + 35 * Self.day, days: 30)
         let withGrace = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
-            graceExpiries: [Self.start + 46 * Self.day])
+            graceExpiries: [MetricGrace(expiresAt: Self.start + 46 * Self.day, periodExpiresAt: Self.start + 30 * Self.day)])
         #expect(withGrace.runs.map { [$0.start, $0.end] } == [[Self.start, Self.start + 65 * Self.day]])
         let withoutGrace = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [first, recovered].map(Self.metric),
@@ -113,10 +113,21 @@ struct SubscriptionMetricsTests {
         // A grace period that ran out: active until it did.
         let lapsed = MetricUnit(
             bundleID: Fixture.bundleID, originalTransactionID: "g1", transactions: [Self.metric(first)],
-            graceExpiries: [Self.start + 46 * Self.day])
+            graceExpiries: [MetricGrace(expiresAt: Self.start + 46 * Self.day, periodExpiresAt: nil)])
         #expect(lapsed.runs.map { [$0.start, $0.end] } == [[Self.start, Self.start + 46 * Self.day]])
         let days = Self.totals(lapsed.contributions)
         #expect(days[46]?[.paidEnds] == 1 && days[46]?[.mrrEnds] == 9_990)
+        // A grace period named for an earlier period does not stretch a later one: weekly periods,
+        // the first failed (grace until day 23), recovered on day 9, then cancelled on day 16.
+        let weekly = [
+            Self.subscription("k1", original: "k1", user: "kim", product: "weekly", from: Self.start, days: 7, price: 2_990),
+            Self.subscription(
+                "k2", original: "k1", user: "kim", product: "weekly", from: Self.start + 9 * Self.day, days: 7, price: 2_990),
+        ].map(Self.metric)
+        let recoveredThenCancelled = MetricUnit(
+            bundleID: Fixture.bundleID, originalTransactionID: "k1", transactions: weekly,
+            graceExpiries: [MetricGrace(expiresAt: Self.start + 23 * Self.day, periodExpiresAt: Self.start + 7 * Self.day)])
+        #expect(recoveredThenCancelled.runs.map { [$0.start, $0.end] } == [[Self.start, Self.start + 16 * Self.day]])
     }
 
     @Test("refunds at their share, by reason and type; weeks × 52 / 12; the second year of paid service")
@@ -246,6 +257,13 @@ struct SubscriptionMetricsTests {
                 updatedAt: LedgerTime.date(Self.start + 30 * Self.day))
             _ = try await store.recordRenewal(renewal)
             _ = try await store.recordRenewal(renewal)
+            (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
+            #expect(activePaid[30] == 1 && activePaid[45] == 1 && activePaid[46] == 0)
+            // A later report that names the period whose renewal failed: the grace period is kept once.
+            var named = renewal
+            named.periodExpiresAt = LedgerTime.date(Self.start + 30 * Self.day)
+            named.signedDate = LedgerTime.date(Self.start + 31 * Self.day)
+            _ = try await store.recordRenewal(named)
             (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
             #expect(activePaid[30] == 1 && activePaid[45] == 1 && activePaid[46] == 0)
         }

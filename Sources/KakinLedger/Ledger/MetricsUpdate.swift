@@ -48,7 +48,7 @@ struct MetricsUpdate: Sendable {
 
     /// Works out each claimed subscription again.
     mutating func update(
-        _ keys: [UnitKey], transactions: [UnitKey: [TransactionRow]], graceExpiries: [UnitKey: [Int64]],
+        _ keys: [UnitKey], transactions: [UnitKey: [TransactionRow]], graceExpiries: [UnitKey: [MetricGrace]],
         stored: [UnitKey: StoredUnit]
     ) {
         for key in keys.sorted() {

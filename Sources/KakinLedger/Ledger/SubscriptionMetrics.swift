@@ -190,6 +190,13 @@ struct MetricRun: Hashable, Sendable {
     var converted: Bool = false
 }
 
+/// A grace period Apple reported for a subscription: when it ends, and the expiry of the period
+/// whose renewal failed (from which it runs), when the report named it.
+struct MetricGrace: Hashable, Sendable {
+    var expiresAt: Int64
+    var periodExpiresAt: Int64?
+}
+
 /// The first paid transaction of a subscription or other purchase: what makes its owner a paying
 /// customer.
 struct MetricFirstPayment: Codable, Hashable, Sendable {
@@ -232,7 +239,8 @@ struct MetricUnit: Hashable, Sendable {
     /// Works out a subscription's figures from its transactions and the grace period expiries
     /// recorded for it. `transactions` must all belong to one original transaction ID of one app.
     init(
-        bundleID: String, originalTransactionID: String, transactions unsorted: [MetricTransaction], graceExpiries: [Int64]
+        bundleID: String, originalTransactionID: String, transactions unsorted: [MetricTransaction],
+        graceExpiries: [MetricGrace]
     ) {
         let transactions = unsorted.sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
         guard let last = transactions.last else { return }
@@ -343,8 +351,10 @@ struct MetricUnit: Hashable, Sendable {
     /// The covering periods of a subscription's transactions, in order: at each instant the
     /// transaction purchased last among those covering it; after a transaction that expired
     /// (not revoked) with nothing covering next, the grace period Apple reported for it, until
-    /// its expiry or the next transaction, whichever comes first.
-    static func segments(_ transactions: [MetricTransaction], graceExpiries: [Int64]) -> [Segment] {
+    /// its expiry or the next transaction, whichever comes first. A grace period belongs to the
+    /// period whose expiry its report named; one reported without it (kept before the ledger
+    /// recorded it) is taken for a period that expired less than 60 days before it ends.
+    static func segments(_ transactions: [MetricTransaction], graceExpiries: [MetricGrace]) -> [Segment] {
         var bounds = Set<Int64>()
         for transaction in transactions {
             guard let end = transaction.end, end > transaction.purchaseDate else { continue }
@@ -374,9 +384,12 @@ struct MetricUnit: Hashable, Sendable {
                 segment.end == transaction.expiresDate
             else { continue }
             let next = index + 1 < segments.count ? segments[index + 1].start : Int64.max
-            guard next > segment.end,
-                let grace = graceExpiries.filter({ $0 > segment.end && $0 - segment.end <= MetricMath.serviceGap }).min()
-            else { continue }
+            let end = segment.end
+            let named = graceExpiries.filter { $0.periodExpiresAt == end && $0.expiresAt > end }.map(\.expiresAt)
+            let unnamed = graceExpiries.filter {
+                $0.periodExpiresAt == nil && $0.expiresAt > end && $0.expiresAt - end <= MetricMath.serviceGap
+            }.map(\.expiresAt)
+            guard next > end, let grace = named.max() ?? unnamed.min() else { continue }
             withGrace.append(Segment(start: segment.end, end: min(grace, next), transaction: segment.transaction, grace: true))
         }
         return withGrace

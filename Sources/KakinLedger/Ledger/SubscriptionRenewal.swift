@@ -23,6 +23,9 @@ public struct SubscriptionRenewal: Hashable, Sendable {
     public var billingIssueDetectedAt: Date?
     /// When the billing grace period ends, while there is a billing problem and the app has one.
     public var gracePeriodExpiresAt: Date?
+    /// The expiry of the period whose renewal failed, when the notification carried its
+    /// transaction: the grace period runs from there. `nil` when not known.
+    public var periodExpiresAt: Date?
     /// When Apple signed what this state was read from (the renewal info's `signedDate`, or the
     /// notification's): newer state replaces older, never the other way round.
     public var signedDate: Date
@@ -35,8 +38,10 @@ public struct SubscriptionRenewal: Hashable, Sendable {
     public init(
         bundleID: String, originalTransactionID: String, autoRenewStatus: AutoRenewStatus?,
         expirationIntent: ExpirationIntent? = nil, billingIssueDetectedAt: Date? = nil,
-        gracePeriodExpiresAt: Date? = nil, signedDate: Date, notificationUUID: String? = nil, updatedAt: Date
+        gracePeriodExpiresAt: Date? = nil, signedDate: Date, notificationUUID: String? = nil, updatedAt: Date,
+        periodExpiresAt: Date? = nil
     ) {
+        self.periodExpiresAt = periodExpiresAt
         self.bundleID = bundleID
         self.originalTransactionID = originalTransactionID
         self.autoRenewStatus = autoRenewStatus

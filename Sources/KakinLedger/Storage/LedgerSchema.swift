@@ -539,6 +539,7 @@ enum LedgerSchema {
                     bundle_id TEXT NOT NULL,
                     original_transaction_id TEXT NOT NULL,
                     expires_at BIGINT NOT NULL,
+                    period_expires_at BIGINT,
                     PRIMARY KEY (bundle_id, original_transaction_id, expires_at)
                 )
                 """,

@@ -50,6 +50,7 @@ extension PurchaseService {
         // retry finds no notification row and does the whole job again, idempotently.
         var transactionID: String?
         var originalTransactionID: String?
+        var periodExpiresAt: Date?
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let payload: JWSTransactionDecodedPayload
             do { payload = try await verifier.verifyTransaction(signedTransaction) } catch {
@@ -70,6 +71,7 @@ extension PurchaseService {
             }
             transactionID = record.transactionID
             originalTransactionID = record.originalTransactionID
+            periodExpiresAt = record.expiresDate
             _ = try await ingest(record, app: app)
             if type == .refundReversed {
                 // The signed transaction no longer carries the revocation: the ledger reinstates
@@ -83,7 +85,7 @@ extension PurchaseService {
         if let signedRenewalInfo = notification.data?.signedRenewalInfo {
             try await recordRenewal(
                 signedRenewalInfo, of: notification, uuid: uuid, type: type, bundleID: bundleID,
-                originalTransactionID: originalTransactionID, verifier: verifier)
+                originalTransactionID: originalTransactionID, periodExpiresAt: periodExpiresAt, verifier: verifier)
         }
         if type == .consumptionRequest, let transactionID {
             try await recordConsumptionRequest(
@@ -101,18 +103,24 @@ extension PurchaseService {
     /// subscription's entitlement says of renewal, billing problems and grace periods.
     private func recordRenewal(
         _ signedRenewalInfo: String, of notification: ResponseBodyV2DecodedPayload, uuid: String,
-        type: NotificationTypeV2, bundleID: String, originalTransactionID: String?, verifier: SignedDataVerifier
+        type: NotificationTypeV2, bundleID: String, originalTransactionID: String?, periodExpiresAt: Date?,
+        verifier: SignedDataVerifier
     ) async throws {
         let info: JWSRenewalInfoDecodedPayload
         do { info = try await verifier.verifyRenewalInfo(signedRenewalInfo) } catch {
             throw ServerError(verification: error, context: "signedRenewalInfo")
         }
         guard
-            let renewal = SubscriptionRenewal(
+            var renewal = SubscriptionRenewal(
                 bundleID: bundleID, type: type, subtype: notification.subtype, notificationUUID: uuid,
                 notificationSignedDate: notification.signedDate, renewalInfo: info,
                 originalTransactionID: originalTransactionID, receivedAt: now())
         else { return }
+        // The notification's transaction is the period whose renewal failed when that period had
+        // ended as Apple signed it (a renewal that recovered it expires later).
+        if let periodExpiresAt, periodExpiresAt <= (notification.signedDate ?? renewal.signedDate) {
+            renewal.periodExpiresAt = periodExpiresAt
+        }
         if try await store.recordRenewal(renewal) {
             metrics?.ledgerEvent("subscription.renewal")
             logger.info(

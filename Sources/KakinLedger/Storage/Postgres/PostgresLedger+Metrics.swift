@@ -47,16 +47,17 @@ extension PostgresLedger {
                 default: []
             ].append(transaction)
         }
-        var grace: [MetricsUpdate.UnitKey: [Int64]] = [:]
+        var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
         for row in try await connection.rows(
             """
-            SELECT g.bundle_id, g.original_transaction_id, g.expires_at
+            SELECT g.bundle_id, g.original_transaction_id, g.expires_at, g.period_expires_at
             FROM unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
             JOIN metric_grace g ON g.bundle_id = k.bundle_id AND g.original_transaction_id = k.original
             """)
         {
-            let (bundleID, original, expires) = try row.decode((String, String, Int64).self)
-            grace[MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original), default: []].append(expires)
+            let (bundleID, original, expires, period) = try row.decode((String, String, Int64, Int64?).self)
+            grace[MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original), default: []].append(
+                MetricGrace(expiresAt: expires, periodExpiresAt: period))
         }
         var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
         for row in try await connection.rows(

@@ -568,10 +568,14 @@ extension PostgresLedger {
         try await !written(
             """
             WITH grace AS (
-                INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at)
-                SELECT \(renewal.bundleID), \(renewal.originalTransactionID), expires
-                FROM (SELECT \(renewal.gracePeriodExpiresAt.map(ms))::BIGINT AS expires) g WHERE expires IS NOT NULL
-                ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO NOTHING
+                INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at, period_expires_at)
+                SELECT \(renewal.bundleID), \(renewal.originalTransactionID), expires, period
+                FROM (SELECT \(renewal.gracePeriodExpiresAt.map(ms))::BIGINT AS expires,
+                    \(renewal.periodExpiresAt.map(ms))::BIGINT AS period) g
+                WHERE expires IS NOT NULL
+                ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO UPDATE SET
+                    period_expires_at = excluded.period_expires_at
+                WHERE metric_grace.period_expires_at IS NULL AND excluded.period_expires_at IS NOT NULL
                 RETURNING bundle_id, original_transaction_id),
             marked AS (
                 INSERT INTO metric_pending (bundle_id, original_transaction_id)

@@ -12,13 +12,19 @@ extension SQLiteLedger {
             """, [bundleID, originalTransactionID])
     }
 
-    /// Keeps a grace period Apple reported for a subscription, and marks it for the metrics job.
-    static func recordGrace(bundleID: String, _ originalTransactionID: String, expiresAt: Int64, _ db: Database) throws {
+    /// Keeps a grace period Apple reported for a subscription (with the expiry of the period whose
+    /// renewal failed, once one report names it), and marks it for the metrics job.
+    static func recordGrace(
+        bundleID: String, _ originalTransactionID: String, expiresAt: Int64, periodExpiresAt: Int64?, _ db: Database
+    ) throws {
         let added = try db.run(
             """
-            INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at) VALUES (?, ?, ?)
-            ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO NOTHING
-            """, [bundleID, originalTransactionID, expiresAt])
+            INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at, period_expires_at)
+            VALUES (?, ?, ?, ?)
+            ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO UPDATE SET
+                period_expires_at = excluded.period_expires_at
+            WHERE metric_grace.period_expires_at IS NULL AND excluded.period_expires_at IS NOT NULL
+            """, [bundleID, originalTransactionID, expiresAt, periodExpiresAt])
         if added > 0 { try markForMetrics(bundleID: bundleID, originalTransactionID, db) }
     }
 
@@ -38,7 +44,7 @@ extension SQLiteLedger {
         }
         guard !keys.isEmpty else { return 0 }
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
-        var grace: [MetricsUpdate.UnitKey: [Int64]] = [:]
+        var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
         var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
         for key in keys {
             let arguments: StatementArguments = [key.bundleID, key.originalTransactionID]
@@ -49,8 +55,11 @@ extension SQLiteLedger {
                         WHERE original_transaction_id = ? AND bundle_id = ?
                         """), arguments: [key.originalTransactionID, key.bundleID])
             grace[key] = try db.rows(
-                "SELECT expires_at FROM metric_grace WHERE bundle_id = ? AND original_transaction_id = ?", arguments
-            ).map { try $0.value("expires_at") }
+                """
+                SELECT expires_at, period_expires_at FROM metric_grace
+                WHERE bundle_id = ? AND original_transaction_id = ?
+                """, arguments
+            ).map { MetricGrace(expiresAt: try $0.value("expires_at"), periodExpiresAt: try $0.value("period_expires_at")) }
             if let row = try db.row(
                 "SELECT environment, customer, record FROM metric_units WHERE bundle_id = ? AND original_transaction_id = ?",
                 arguments)

@@ -508,7 +508,8 @@ extension SQLiteLedger {
         try await write { db in
             if let grace = renewal.gracePeriodExpiresAt {
                 try Self.recordGrace(
-                    bundleID: renewal.bundleID, renewal.originalTransactionID, expiresAt: LedgerTime.milliseconds(grace), db)
+                    bundleID: renewal.bundleID, renewal.originalTransactionID, expiresAt: LedgerTime.milliseconds(grace),
+                    periodExpiresAt: renewal.periodExpiresAt.map(LedgerTime.milliseconds), db)
             }
             return try db.run(
                 """

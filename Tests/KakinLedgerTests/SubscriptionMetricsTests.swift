@@ -269,3 +269,92 @@ struct SubscriptionMetricsTests {
         }
     }
 }
+
+/// A customer's figures kept step by step (from the changed purchases alone where they decide
+/// them) add up to the figures worked out from all their purchases at once.
+@Suite("Ledger: customer figures kept step by step")
+struct CustomerMetricsStepTests {
+    static let month: Int64 = 31 * 86_400_000
+    static let january: Int64 = 1_704_067_200_000  // 2024-01-01 UTC
+
+    static func record(paidAt instant: Int64?, net: [(Int64, Int64)]) -> MetricUnitRecord {
+        MetricUnitRecord(
+            contributions: MetricContributions(),
+            firstPayment: instant.map { MetricFirstPayment(instant: $0, productID: "p", storefront: "USA", currency: "USD") },
+            monthlyNet: net.map { MetricUnit.MonthlyNet(month: MetricMath.month($0.0), currency: "USD", amount: $0.1) })
+    }
+
+    /// The customer figures of every customer's purchases, worked out at once.
+    static func fromScratch(_ owners: [String: [String: MetricUnitRecord]]) -> MetricContributions {
+        var total = MetricContributions()
+        for (customer, purchases) in owners {
+            var update = MetricsUpdate()
+            _ = update.update(
+                customer: MetricsUpdate.CustomerKey(bundleID: "app", environment: "Sandbox", customer: customer),
+                stored: nil, purchases: purchases)
+            total.merge(update.change)
+        }
+        return total
+    }
+
+    @Test("a purchase paid earlier, a purchase moved to another customer, a refund: the same as from scratch")
+    func stepsAddUp() throws {
+        var owners: [String: [String: MetricUnitRecord]] = [:]
+        var states: [String: MetricCustomerState] = [:]
+        var applied = MetricContributions()
+        var fullRecomputes = 0
+        /// One step: each purchase moves to an owner (or away, with `nil`) with a new record.
+        func step(_ moves: [(purchase: String, owner: String?, record: MetricUnitRecord?)]) {
+            var update = MetricsUpdate()
+            var changes: [String: [MetricsUpdate.PurchaseChange]] = [:]
+            for move in moves {
+                let before = owners.first { $0.value[move.purchase] != nil }
+                if let before {
+                    owners[before.key]![move.purchase] = nil
+                    changes[before.key, default: []].append(
+                        .init(purchase: move.purchase, old: before.value[move.purchase], new: before.key == move.owner ? move.record : nil))
+                }
+                if let owner = move.owner, let record = move.record {
+                    owners[owner, default: [:]][move.purchase] = record
+                    if before?.key != owner { changes[owner, default: []].append(.init(purchase: move.purchase, old: nil, new: record)) }
+                }
+            }
+            update.setChanges(changes.mapKeys { MetricsUpdate.CustomerKey(bundleID: "app", environment: "Sandbox", customer: $0) })
+            for (customer, _) in changes {
+                let key = MetricsUpdate.CustomerKey(bundleID: "app", environment: "Sandbox", customer: customer)
+                let state: MetricCustomerState?
+                if let decided = update.update(customer: key, stored: states[customer]) {
+                    state = decided
+                } else {
+                    fullRecomputes += 1
+                    state = update.update(customer: key, stored: states[customer], purchases: owners[customer] ?? [:])
+                }
+                states[customer] = state
+            }
+            applied.merge(update.change)
+            #expect(applied == Self.fromScratch(owners))
+        }
+        let j = Self.january
+        step([("p1", "carol", Self.record(paidAt: j + Self.month, net: [(j + Self.month, 9_990)]))])
+        step([("p2", "carol", Self.record(paidAt: j + 2 * Self.month, net: [(j + 2 * Self.month, 4_990)]))])
+        #expect(fullRecomputes == 0)
+        // Paid earlier than the purchase that made carol a paying customer: her cohort moves.
+        step([("p0", "carol", Self.record(paidAt: j, net: [(j, 1_990)]))])
+        #expect(fullRecomputes == 1)
+        // A refund of p2 in a later month: from the changed purchase alone.
+        step([("p2", "carol", Self.record(paidAt: j + 2 * Self.month, net: [(j + 2 * Self.month, 4_990), (j + 3 * Self.month, -4_990)]))])
+        #expect(fullRecomputes == 1)
+        // p0 moves to dave: carol is worked out again, dave becomes a paying customer.
+        step([("p0", "dave", Self.record(paidAt: j, net: [(j, 1_990)]))])
+        #expect(states["dave"]?.purchase == "p0" && states["carol"]?.purchase == "p1")
+        // A free purchase changes nothing; p1 goes away.
+        step([("f1", "erin", Self.record(paidAt: nil, net: [])), ("p1", nil, nil)])
+        #expect(states["erin"] == nil && states["carol"]?.purchase == "p2")
+    }
+}
+
+extension Dictionary {
+    fileprivate func mapKeys<T: Hashable>(_ transform: (Key) -> T) -> [T: Value] {
+        Dictionary<T, Value>(uniqueKeysWithValues: map { (transform($0.key), $0.value) })
+    }
+}

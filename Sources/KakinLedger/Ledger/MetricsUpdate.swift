@@ -40,11 +40,19 @@ struct MetricsUpdate: Sendable {
         var unit: MetricUnit?
     }
 
+    /// How one of a customer's purchases changes in this step: its record before and after
+    /// (`nil` when it was not, or is no longer, the customer's).
+    struct PurchaseChange: Sendable {
+        var purchase: String
+        var old: MetricUnitRecord?
+        var new: MetricUnitRecord?
+    }
+
     /// The rollups' changes, summed over the step, written in key order at its end.
     private(set) var change = MetricContributions()
     private(set) var writes: [UnitWrite] = []
-    /// The customers whose figures must be worked out again: the owners before and after.
-    private(set) var customers = Set<CustomerKey>()
+    /// The customers whose purchases changed, with the changes.
+    private(set) var customers: [CustomerKey: [PurchaseChange]] = [:]
 
     /// Works out each claimed subscription again.
     mutating func update(
@@ -54,30 +62,94 @@ struct MetricsUpdate: Sendable {
         for key in keys.sorted() {
             let rows = transactions[key] ?? []
             let old = stored[key]
-            if let old { customers.insert(CustomerKey(bundleID: key.bundleID, environment: old.environment, customer: old.customer)) }
-            guard !rows.isEmpty else {
-                if let old { change.merge(MetricContributions().difference(from: old.record.contributions)) }
-                writes.append(UnitWrite(key: key, unit: nil))
+            var unit: MetricUnit?
+            if !rows.isEmpty {
+                unit = MetricUnit(
+                    bundleID: key.bundleID, originalTransactionID: key.originalTransactionID,
+                    transactions: rows.map(MetricTransaction.init), graceExpiries: graceExpiries[key] ?? [])
+            }
+            change.merge(
+                (unit?.contributions ?? MetricContributions()).difference(
+                    from: old?.record.contributions ?? MetricContributions()))
+            writes.append(UnitWrite(key: key, unit: unit))
+            let before = old.map { CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer) }
+            let after = unit.map { CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer) }
+            let record = unit.map(MetricUnitRecord.init)
+            if let before, before == after {
+                customers[before, default: []].append(
+                    PurchaseChange(purchase: key.originalTransactionID, old: old?.record, new: record))
                 continue
             }
-            let unit = MetricUnit(
-                bundleID: key.bundleID, originalTransactionID: key.originalTransactionID,
-                transactions: rows.map(MetricTransaction.init), graceExpiries: graceExpiries[key] ?? [])
-            change.merge(unit.contributions.difference(from: old?.record.contributions ?? MetricContributions()))
-            customers.insert(CustomerKey(bundleID: key.bundleID, environment: unit.environment, customer: unit.customer))
-            writes.append(UnitWrite(key: key, unit: unit))
+            if let before {
+                customers[before, default: []].append(
+                    PurchaseChange(purchase: key.originalTransactionID, old: old?.record, new: nil))
+            }
+            if let after {
+                customers[after, default: []].append(
+                    PurchaseChange(purchase: key.originalTransactionID, old: nil, new: record))
+            }
         }
     }
 
-    /// Works out a customer's figures again from the records of all their subscriptions (as this
-    /// step leaves them) and what the customer contributed before.
-    mutating func update(customer: CustomerKey, units: [MetricUnitRecord], stored: MetricContributions?) -> MetricContributions {
-        let figures = MetricCustomer(
-            bundleID: customer.bundleID, environment: customer.environment,
-            units: units.map { ($0.firstPayment, $0.monthlyNet) }
-        ).contributions
-        change.merge(figures.difference(from: stored ?? MetricContributions()))
-        return figures
+    /// Sets the customers' changes directly (tests of the customer figures).
+    mutating func setChanges(_ changes: [CustomerKey: [PurchaseChange]]) {
+        customers = changes
+    }
+
+    /// A customer's new state when the changes of this step decide it without the records of
+    /// their other purchases, its difference added to the rollups; `nil` when the customer must be
+    /// worked out again from every purchase (``update(customer:stored:purchases:)``): the
+    /// purchase that made them a paying customer changed, or one paid earlier.
+    mutating func update(customer: CustomerKey, stored: MetricCustomerState?) -> MetricCustomerState?? {
+        let changes = customers[customer] ?? []
+        if let stored {
+            for change in changes where change.purchase == stored.purchase && change.new?.firstPayment != stored.first {
+                return nil
+            }
+        }
+        let earliest = changes.reduce(stored) { found, change in
+            MetricCustomerState.earliest(
+                found, change.new?.firstPayment.map { MetricCustomerState(first: $0, purchase: change.purchase) })
+        }
+        guard earliest == stored || stored == nil else { return nil }
+        // A customer who was not paying had no revenue: only the changed purchases can bring some.
+        guard let state = earliest else { return .some(nil) }
+        if stored == nil { change.merge(state.base(bundleID: customer.bundleID, environment: customer.environment)) }
+        for purchase in changes {
+            state.revenue(
+                purchase.new?.monthlyNet ?? [], sign: 1, bundleID: customer.bundleID, environment: customer.environment,
+                into: &change)
+            if stored != nil {
+                state.revenue(
+                    purchase.old?.monthlyNet ?? [], sign: -1, bundleID: customer.bundleID,
+                    environment: customer.environment, into: &change)
+            }
+        }
+        return .some(state)
+    }
+
+    /// A customer worked out again from the records of all their purchases as this step leaves
+    /// them (`purchases`, by original transaction ID); the difference from what they contributed
+    /// before (their stored state, over their purchases' records before the step) is added.
+    mutating func update(
+        customer: CustomerKey, stored: MetricCustomerState?, purchases: [String: MetricUnitRecord]
+    ) -> MetricCustomerState? {
+        var before = purchases
+        for change in customers[customer] ?? [] { before[change.purchase] = change.old }
+        let state = purchases.reduce(nil as MetricCustomerState?) { found, purchase in
+            MetricCustomerState.earliest(
+                found, purchase.value.firstPayment.map { MetricCustomerState(first: $0, purchase: purchase.key) })
+        }
+        let (bundleID, environment) = (customer.bundleID, customer.environment)
+        if let stored {
+            change.merge(MetricContributions().difference(from: stored.base(bundleID: bundleID, environment: environment)))
+            for record in before.values { stored.revenue(record.monthlyNet, sign: -1, bundleID: bundleID, environment: environment, into: &change) }
+        }
+        if let state {
+            change.merge(state.base(bundleID: bundleID, environment: environment))
+            for record in purchases.values { state.revenue(record.monthlyNet, sign: 1, bundleID: bundleID, environment: environment, into: &change) }
+        }
+        return state
     }
 }
 

@@ -414,35 +414,52 @@ struct MetricUnit: Hashable, Sendable {
     }
 }
 
-/// What one customer adds to the metrics: a new paying customer on the day of their first paid
-/// transaction, and their cohort's size and net revenue by month for realized lifetime value.
-struct MetricCustomer: Hashable, Sendable {
-    var contributions = MetricContributions()
+/// What makes a customer a paying one: their first paid transaction (the earliest of their
+/// purchases' first payments) and the purchase it belongs to. The ledger keeps it per customer in
+/// `metric_customers`; the customer counts as new on its day, and their cohort is its month.
+struct MetricCustomerState: Codable, Hashable, Sendable {
+    var first: MetricFirstPayment
+    /// The original transaction ID of the purchase it belongs to.
+    var purchase: String
 
-    /// The customer's figures from what each of their purchases (in one environment) records.
-    init(bundleID: String, environment: String, units: [(firstPayment: MetricFirstPayment?, monthlyNet: [MetricUnit.MonthlyNet])]) {
-        guard
-            let first = units.compactMap(\.firstPayment).min(by: {
-                ($0.instant, $0.productID, $0.storefront, $0.currency) < ($1.instant, $1.productID, $1.storefront, $1.currency)
-            })
-        else { return }
+    enum CodingKeys: String, CodingKey { case first = "f", purchase = "p" }
+
+    /// The earlier of two, by instant and then purchase.
+    static func earliest(_ lhs: Self?, _ rhs: Self?) -> Self? {
+        guard let lhs else { return rhs }
+        guard let rhs else { return lhs }
+        return (rhs.first.instant, rhs.purchase) < (lhs.first.instant, lhs.purchase) ? rhs : lhs
+    }
+
+    var cohort: Int { MetricMath.month(first.instant) }
+
+    /// A new paying customer on the day of the first payment, and one more customer in the cohort.
+    func base(bundleID: String, environment: String) -> MetricContributions {
+        var contributions = MetricContributions()
         contributions.add(
             .newCustomers, 1,
             to: MetricDayKey(
                 bundleID: bundleID, environment: environment, day: MetricMath.day(first.instant),
                 productID: first.productID, storefront: first.storefront, currency: first.currency))
-        let cohort = MetricMath.month(first.instant)
         contributions.add(
             1,
             to: MetricCohortKey(
                 bundleID: bundleID, environment: environment, kind: MetricCohortKind.customers.rawValue, cohort: cohort,
                 offset: 0, currency: ""))
-        for net in units.flatMap(\.monthlyNet) {
+        return contributions
+    }
+
+    /// A purchase's net revenue by month, in the customer's cohort: `sign` 1 adds it, -1 takes it away.
+    func revenue(
+        _ net: [MetricUnit.MonthlyNet], sign: Int64, bundleID: String, environment: String,
+        into contributions: inout MetricContributions
+    ) {
+        for month in net {
             contributions.add(
-                net.amount,
+                sign * month.amount,
                 to: MetricCohortKey(
                     bundleID: bundleID, environment: environment, kind: MetricCohortKind.customerRevenue.rawValue,
-                    cohort: cohort, offset: max(0, net.month - cohort), currency: net.currency))
+                    cohort: cohort, offset: max(0, month.month - cohort), currency: month.currency))
         }
     }
 }
@@ -457,9 +474,13 @@ struct MetricUnitRecord: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey { case contributions = "c", firstPayment = "f", monthlyNet = "n" }
 
     init(_ unit: MetricUnit) {
-        contributions = unit.contributions
-        firstPayment = unit.firstPayment
-        monthlyNet = unit.monthlyNet
+        self.init(contributions: unit.contributions, firstPayment: unit.firstPayment, monthlyNet: unit.monthlyNet)
+    }
+
+    init(contributions: MetricContributions, firstPayment: MetricFirstPayment?, monthlyNet: [MetricUnit.MonthlyNet]) {
+        self.contributions = contributions
+        self.firstPayment = firstPayment
+        self.monthlyNet = monthlyNet
     }
 
     func json() throws -> String {
@@ -472,6 +493,18 @@ struct MetricUnitRecord: Codable, Hashable, Sendable {
         let decoder = JSONDecoder()
         decoder.userInfo[.metricBundleID] = bundleID
         return try decoder.decode(MetricUnitRecord.self, from: Data(json.utf8))
+    }
+}
+
+extension MetricCustomerState {
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    static func decode(_ json: String) throws -> MetricCustomerState {
+        try JSONDecoder().decode(MetricCustomerState.self, from: Data(json.utf8))
     }
 }
 

@@ -519,8 +519,8 @@ enum LedgerSchema {
         // The subscription metrics: what each original transaction ID (a subscription, or a
         // purchase of another kind) contributes is worked out again whenever one of its
         // transactions changes, by a job that claims the IDs the writes mark in `metric_pending`
-        // and adds the difference from what it contributed before (kept in `metric_units`, and
-        // per customer in `metric_customers`) to the rollups: per app, environment, UTC day,
+        // and adds the difference from what it contributed before (kept in `metric_units`; the
+        // first payment of each paying customer in `metric_customers`) to the rollups: per app, environment, UTC day,
         // product, storefront and currency in `metric_days`, per monthly cohort in
         // `metric_cohorts`, and the periods of paid service and free trials in `metric_runs`,
         // which churn and trial conversion read. Every grace period Apple reports is kept in
@@ -559,7 +559,7 @@ enum LedgerSchema {
                     bundle_id TEXT NOT NULL,
                     environment TEXT NOT NULL,
                     customer TEXT NOT NULL,
-                    contributions TEXT NOT NULL,
+                    state TEXT NOT NULL,
                     PRIMARY KEY (bundle_id, environment, customer)
                 )
                 """,

@@ -78,44 +78,56 @@ extension PostgresLedger {
         update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
         try await writeUnits(update.writes, on: connection)
 
-        let customers = update.customers.sorted()
-        var records: [MetricsUpdate.CustomerKey: [MetricUnitRecord]] = [:]
-        var storedCustomers: [MetricsUpdate.CustomerKey: MetricContributions] = [:]
-        let (customerBundles, customerEnvironments, customerIDs) = (
-            customers.map(\.bundleID), customers.map(\.environment), customers.map(\.customer)
-        )
+        let customers = update.customers.keys.sorted()
+        var storedCustomers: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
         for row in try await connection.rows(
             """
-            SELECT u.bundle_id, u.environment, u.customer, u.record
-            FROM unnest(\(customerBundles)::TEXT[], \(customerEnvironments)::TEXT[], \(customerIDs)::TEXT[])
-                AS k(bundle_id, environment, customer)
-            JOIN metric_units u ON u.bundle_id = k.bundle_id AND u.environment = k.environment AND u.customer = k.customer
-            """)
-        {
-            let (bundleID, environment, customer, record) = try row.decode((String, String, String, String).self)
-            records[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer), default: []]
-                .append(try MetricUnitRecord.decode(record, bundleID: bundleID))
-        }
-        for row in try await connection.rows(
-            """
-            SELECT c.bundle_id, c.environment, c.customer, c.contributions
-            FROM unnest(\(customerBundles)::TEXT[], \(customerEnvironments)::TEXT[], \(customerIDs)::TEXT[])
-                AS k(bundle_id, environment, customer)
+            SELECT c.bundle_id, c.environment, c.customer, c.state
+            FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
+                \(customers.map(\.customer))::TEXT[]) AS k(bundle_id, environment, customer)
             JOIN metric_customers c ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
-            FOR UPDATE OF c
             """)
         {
-            let (bundleID, environment, customer, contributions) = try row.decode((String, String, String, String).self)
+            let (bundleID, environment, customer, state) = try row.decode((String, String, String, String).self)
             storedCustomers[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer)] =
-                try MetricContributions.decode(contributions, bundleID: bundleID)
+                try MetricCustomerState.decode(state)
+        }
+        var states: [MetricsUpdate.CustomerKey: MetricCustomerState?] = [:]
+        var recompute: [MetricsUpdate.CustomerKey] = []
+        for customer in customers {
+            if let decided = update.update(customer: customer, stored: storedCustomers[customer]) {
+                states[customer] = .some(decided)
+            } else {
+                recompute.append(customer)
+            }
+        }
+        if !recompute.isEmpty {
+            var purchases: [MetricsUpdate.CustomerKey: [String: MetricUnitRecord]] = [:]
+            for row in try await connection.rows(
+                """
+                SELECT u.bundle_id, u.environment, u.customer, u.original_transaction_id, u.record
+                FROM unnest(\(recompute.map(\.bundleID))::TEXT[], \(recompute.map(\.environment))::TEXT[],
+                    \(recompute.map(\.customer))::TEXT[]) AS k(bundle_id, environment, customer)
+                JOIN metric_units u ON u.bundle_id = k.bundle_id AND u.environment = k.environment
+                    AND u.customer = k.customer
+                """)
+            {
+                let (bundleID, environment, customer, original, record) = try row.decode(
+                    (String, String, String, String, String).self)
+                purchases[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer), default: [:]][
+                    original] = try MetricUnitRecord.decode(record, bundleID: bundleID)
+            }
+            for customer in recompute {
+                states[customer] = .some(
+                    update.update(customer: customer, stored: storedCustomers[customer], purchases: purchases[customer] ?? [:]))
+            }
         }
         var kept: [(key: MetricsUpdate.CustomerKey, json: String)] = []
         var emptied: [MetricsUpdate.CustomerKey] = []
         for customer in customers {
-            // Records in their original order do not matter: the customer's figures are sums.
-            let figures = update.update(
-                customer: customer, units: records[customer] ?? [], stored: storedCustomers[customer])
-            if figures.isEmpty { emptied.append(customer) } else { kept.append((customer, try figures.json())) }
+            let state = states[customer] ?? nil
+            guard state != storedCustomers[customer] else { continue }
+            if let state { kept.append((customer, try state.json())) } else { emptied.append(customer) }
         }
         if !emptied.isEmpty {
             _ = try await connection.rows(
@@ -129,10 +141,10 @@ extension PostgresLedger {
         if !kept.isEmpty {
             _ = try await connection.rows(
                 """
-                INSERT INTO metric_customers (bundle_id, environment, customer, contributions)
+                INSERT INTO metric_customers (bundle_id, environment, customer, state)
                 SELECT * FROM unnest(\(kept.map(\.key.bundleID))::TEXT[], \(kept.map(\.key.environment))::TEXT[],
                     \(kept.map(\.key.customer))::TEXT[], \(kept.map(\.json))::TEXT[])
-                ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET contributions = excluded.contributions
+                ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
                 """)
         }
         try await add(update.change, on: connection)

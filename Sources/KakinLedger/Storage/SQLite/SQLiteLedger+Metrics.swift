@@ -98,25 +98,37 @@ extension SQLiteLedger {
                     ])
             }
         }
-        for customer in update.customers.sorted() {
+        for customer in update.customers.keys.sorted() {
             let arguments: StatementArguments = [customer.bundleID, customer.environment, customer.customer]
-            let units = try db.rows(
-                "SELECT record FROM metric_units WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments
-            ).map { try MetricUnitRecord.decode(try $0.value("record"), bundleID: customer.bundleID) }
             let stored = try db.row(
-                "SELECT contributions FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?",
-                arguments
-            ).map { try MetricContributions.decode(try $0.value("contributions"), bundleID: customer.bundleID) }
-            let figures = update.update(customer: customer, units: units, stored: stored)
-            if figures.isEmpty {
-                try db.run(
-                    "DELETE FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments)
+                "SELECT state FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments
+            ).map { try MetricCustomerState.decode(try $0.value("state")) }
+            var state: MetricCustomerState?
+            if let decided = update.update(customer: customer, stored: stored) {
+                state = decided
             } else {
+                var purchases: [String: MetricUnitRecord] = [:]
+                for row in try db.rows(
+                    """
+                    SELECT original_transaction_id, record FROM metric_units
+                    WHERE bundle_id = ? AND environment = ? AND customer = ?
+                    """, arguments)
+                {
+                    purchases[try row.value("original_transaction_id")] = try MetricUnitRecord.decode(
+                        try row.value("record"), bundleID: customer.bundleID)
+                }
+                state = update.update(customer: customer, stored: stored, purchases: purchases)
+            }
+            guard state != stored else { continue }
+            if let state {
                 try db.run(
                     """
-                    INSERT INTO metric_customers (bundle_id, environment, customer, contributions) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET contributions = excluded.contributions
-                    """, arguments + [try figures.json()])
+                    INSERT INTO metric_customers (bundle_id, environment, customer, state) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
+                    """, arguments + [try state.json()])
+            } else {
+                try db.run(
+                    "DELETE FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments)
             }
         }
         for (key, counts) in update.change.sortedDays {

@@ -81,14 +81,40 @@ def pages(url, secret, publishable, pids, rounds=5):
         "customer page": (f"/dashboard/customer?app={BUNDLE_ID}&user={user}", {}),
         "activity": ("/dashboard/activity", {}),
         "customer answer": (f"/v1/customers/{user}?bundleId={BUNDLE_ID}", {"X-Kakin-Key": publishable}),
+        "overview, a year by month": ("/dashboard?range=365&granularity=month", {}),
     }
+    # Each subscription metric over the default 30 days, and over a year by month.
+    auth = {"Authorization": f"Bearer {secret}"}
+    for metric in ("mrr", "active_subscriptions", "active_trials", "family_shares", "new_customers",
+                   "trial_conversion", "churn", "revenue", "proceeds", "refunds", "ltv", "retention"):
+        targets[f"metric {metric}"] = (f"/v1/metrics/{metric}?bundleId={BUNDLE_ID}", auth)
+        targets[f"metric {metric}, a year by month"] = (
+            f"/v1/metrics/{metric}?bundleId={BUNDLE_ID}&from={year_ago()}&granularity=month", auth)
+    # The subscription metrics are read as the job leaves them: once it has caught up.
+    caught_up = metrics_caught_up(url)["seconds"]
     before = rss_mb(pids)
-    result = {"rssBeforeMB": before, "pages": {}}
+    result = {"rssBeforeMB": before, "pages": {}, "metricsCaughtUpSeconds": caught_up}
     for name, (path, headers) in targets.items():
         times = [client.timed("GET", path, headers) for _ in range(int(rounds))]
         result["pages"][name] = {"medianMs": statistics.median(times), "maxMs": max(times)}
     result["rssAfterMB"] = rss_mb(pids)
     return result
+
+
+def year_ago():
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() - 364 * 86400))
+
+
+def metrics_caught_up(url, limit=3600):
+    """Waits until the server's metrics job has caught up with every purchase (its gauge is 1)."""
+    client = Client(url)
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit:
+        status, body = client.request("GET", "/metrics")
+        if status == 200 and re.search(rb"^kakin_metrics_caught_up 1(\.0)?$", body, re.M):
+            return {"seconds": time.perf_counter() - start}
+        time.sleep(1)
+    sys.exit(f"at-size.py: the metrics had not caught up after {limit} s")
 
 
 def notifications(sandbox_url, count):
@@ -134,5 +160,6 @@ def reconcile(url, secret, pids):
 
 if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
-    action = {"pages": pages, "notifications": notifications, "reconcile": reconcile}[command]
+    action = {"pages": pages, "notifications": notifications, "reconcile": reconcile,
+              "metrics": metrics_caught_up}[command]
     print(json.dumps(action(*arguments)))

@@ -79,7 +79,13 @@ public func buildApplication(
         PeriodicJob(
             name: "subscription metrics", every: .seconds(configuration.metricsIntervalSeconds), waitsFirst: true,
             logger: logger
-        ) { try await metricsService.updateMetrics() })
+        ) {
+            try await metricsService.updateMetrics { done in
+                metrics.metricsCaughtUp(false)
+                metrics.metricsUpdated(done)
+            }
+            metrics.metricsCaughtUp(true)
+        })
     let reconciled = parts.service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID).sorted()
     if configuration.reconcileIntervalSeconds > 0, !reconciled.isEmpty {
         let reconciler = parts.reconciler

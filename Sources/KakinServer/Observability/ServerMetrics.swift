@@ -145,6 +145,18 @@ public final class ServerMetrics: Sendable {
         Counter(label: "kakin_sign_in_refused_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
+    /// A step of the subscription metrics' job worked out `count` purchases again
+    /// (`kakin_metrics_purchases_updated_total`).
+    public func metricsUpdated(_ count: Int) {
+        Counter(label: "kakin_metrics_purchases_updated_total", factory: factory).increment(by: Int64(count))
+    }
+
+    /// Whether the subscription metrics had caught up with every purchase changed when the job
+    /// last looked (`kakin_metrics_caught_up`, 1 or 0): 0 while it works through a backlog.
+    public func metricsCaughtUp(_ caughtUp: Bool) {
+        Gauge(label: "kakin_metrics_caught_up", factory: factory).record(caughtUp ? 1 : 0)
+    }
+
     /// Ledger events still waiting for delivery to some webhook endpoint.
     public func webhookBacklog(_ count: Int) {
         Gauge(label: "kakin_webhook_backlog", factory: factory).record(count)

@@ -4,13 +4,16 @@ public import KakinLedger
 /// The subscription metrics: kept up to date by a job, read from the ledger's rollups.
 extension PurchaseService {
     /// Brings the metrics up to date with every purchase changed so far, a step of `batch`
-    /// purchases at a time; how many were worked out again.
+    /// purchases at a time (each step one database transaction, short enough not to hold up the
+    /// writes around it for long), telling `step` how many each step took; how many were worked
+    /// out again in all.
     @discardableResult
-    public func updateMetrics(batch: Int = 500) async throws -> Int {
+    public func updateMetrics(batch: Int = 200, step: (Int) -> Void = { _ in }) async throws -> Int {
         var total = 0
         while true {
             let done = try await store.updateMetrics(limit: batch)
             guard done > 0 else { return total }
+            step(done)
             total += done
         }
     }

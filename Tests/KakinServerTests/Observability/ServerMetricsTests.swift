@@ -29,6 +29,19 @@ struct ServerMetricsTests {
         #expect(events.contains { $0.contains("balance.credited") && $0.hasSuffix(" 1") })
     }
 
+    @Test("the metrics job's progress: purchases worked out, and whether it has caught up")
+    func metricsJobProgress() {
+        let metrics = ServerMetrics()
+        metrics.metricsCaughtUp(false)
+        metrics.metricsUpdated(200)
+        metrics.metricsUpdated(37)
+        #expect(series(metrics.render(), "kakin_metrics_caught_up ") == ["kakin_metrics_caught_up 0.0"])
+        metrics.metricsCaughtUp(true)
+        let text = metrics.render()
+        #expect(series(text, "kakin_metrics_purchases_updated_total ") == ["kakin_metrics_purchases_updated_total 237"])
+        #expect(series(text, "kakin_metrics_caught_up ") == ["kakin_metrics_caught_up 1.0"])
+    }
+
     @Test func labelSetsBeyondTheCacheStillCount() {
         let metrics = ServerMetrics()
         let routes = ServerMetrics.maxCachedLabelSets + 5

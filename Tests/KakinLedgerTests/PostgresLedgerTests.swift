@@ -191,6 +191,72 @@ struct PostgresLedgerTests {
             )
         }
     }
+
+    @Test("replicas recording and keeping the subscription metrics at once agree with one store doing it alone")
+    func metricsOnReplicas() async throws {
+        typealias T = SubscriptionMetricsTests
+        let day = T.day
+        // Twelve customers: monthly subscriptions renewed a few times (some after a trial, some in
+        // JPY), a consumable each, and a refund of every third subscription's second period.
+        var transactions: [RecordedTransaction] = []
+        for customer in 0..<12 {
+            let user = "user-\(customer)", original = "s\(customer)"
+            let start = T.start + Int64(customer) * day
+            let trial = customer % 2 == 0
+            if trial { transactions.append(T.subscription(original, original: original, user: user, from: start, days: 7, trial: true)) }
+            for period in 0..<(customer % 4 + 1) {
+                let from = start + (trial ? 7 * day : 0) + Int64(period) * 30 * day
+                transactions.append(
+                    T.subscription(
+                        trial || period > 0 ? "\(original)-\(period)" : original, original: original, user: user, from: from,
+                        days: 30, price: customer % 3 == 0 ? 1_200_000 : 9_990, currency: customer % 3 == 0 ? "JPY" : "USD",
+                        storefront: customer % 3 == 0 ? "JPN" : "USA",
+                        revokedAt: customer % 3 == 1 && period == 1 ? from + 3 * day : nil))
+            }
+            transactions.append(Fixture.transaction("c\(customer)", user: user, purchasedAt: Double(customer) * 3_600))
+        }
+        func reading(_ store: any LedgerStore) async throws -> (MetricsReading, [[MetricCount]]) {
+            let reading = try await store.metrics(
+                bundleID: Fixture.bundleID, environment: .sandbox, days: T.firstDay...(T.firstDay + 200),
+                now: LedgerTime.date(T.start + 60 * day))
+            let churn = try await store.churnedSubscriptions(
+                bundleID: Fixture.bundleID, environment: .sandbox,
+                periods: (0..<6).map {
+                    MetricPeriod(
+                        start: LedgerTime.date(T.start + Int64($0) * 30 * day),
+                        end: LedgerTime.date(T.start + Int64($0 + 1) * 30 * day))
+                })
+            return (reading, churn)
+        }
+        let alone = try SQLiteLedger(path: nil)
+        try await alone.migrate()
+        for transaction in transactions { _ = try await alone.record(transaction, grants: []) }
+        while try await alone.updateMetrics(limit: 5) > 0 {}
+        let expected = try await reading(alone)
+        try await alone.shutdown()
+        #expect(expected.0.days.contains { $0.counts[.paidStarts] > 0 })
+
+        let all = transactions
+        try await withStores(2) { stores in
+            try await stores[0].migrate()
+            // Each replica records every other transaction while both work the metrics out in
+            // small steps, at once.
+            _ = try await concurrently(4) { task in
+                let store = stores[task % 2]
+                if task < 2 {
+                    for (index, transaction) in all.enumerated() where index % 2 == task {
+                        _ = try await store.record(transaction, grants: [])
+                    }
+                } else {
+                    for _ in 0..<40 { _ = try await store.updateMetrics(limit: 3) }
+                }
+            }
+            _ = try await concurrently(2) { task in while try await stores[task].updateMetrics(limit: 3) > 0 {} }
+            let (found, churn) = try await reading(stores[1])
+            #expect(found == expected.0)
+            #expect(churn == expected.1)
+        }
+    }
 }
 
 /// How many times jobs ran, shared by them.

@@ -166,6 +166,15 @@ enum MetricStatements {
         "ON CONFLICT (bundle_id, environment, day, product_id, storefront, currency) DO UPDATE SET "
         + dayColumns.map { "\($0) = metric_days.\($0) + excluded.\($0)" }.joined(separator: ", ")
 
+    /// How a PostgreSQL write marks a purchase already marked: it locks the mark until it commits
+    /// (a no-op update), so that a step of the job cannot take the mark and read the purchase
+    /// before the write's transaction is visible; a mark the job took meanwhile is made anew.
+    /// (`DO NOTHING` would take no lock, and the job could consume the mark without the write.)
+    static let markConflict = """
+        ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
+            original_transaction_id = excluded.original_transaction_id
+        """
+
     static let addCohortConflict = """
         ON CONFLICT (bundle_id, environment, kind, cohort, month_offset, currency) DO UPDATE SET
             value = metric_cohorts.value + excluded.value

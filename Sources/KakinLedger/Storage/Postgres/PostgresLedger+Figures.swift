@@ -191,7 +191,7 @@ extension PostgresLedger {
                         RETURNING transactions.bundle_id, transactions.original_transaction_id)
                     INSERT INTO metric_pending (bundle_id, original_transaction_id)
                     SELECT DISTINCT bundle_id, original_transaction_id FROM priced
-                    ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
+                    \(unescaped: MetricStatements.markConflict)
                     """)
             }
             try await add(figures, on: connection)

@@ -853,7 +853,7 @@ struct AppendEvents: PostgresPreparedStatement {
         INSERT INTO metric_pending (bundle_id, original_transaction_id)
         SELECT DISTINCT bundle_id, purchase FROM unnest($2::TEXT[], $6::TEXT[]) AS m(bundle_id, purchase)
         WHERE purchase <> '' ORDER BY bundle_id, purchase
-        ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
+        \(MetricStatements.markConflict)
         """
     static let sql = "WITH marked AS (\(mark))\n\(insert)"
     /// How many values the statement binds.

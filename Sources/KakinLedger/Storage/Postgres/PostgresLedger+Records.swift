@@ -580,7 +580,7 @@ extension PostgresLedger {
             marked AS (
                 INSERT INTO metric_pending (bundle_id, original_transaction_id)
                 SELECT bundle_id, original_transaction_id FROM grace
-                ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING)
+                \(unescaped: MetricStatements.markConflict))
             INSERT INTO subscription_renewals (bundle_id, original_transaction_id, auto_renew_status, expiration_intent,
                 billing_issue_detected_at, grace_period_expires_at, signed_date, notification_uuid, updated_at)
             VALUES (\(renewal.bundleID), \(renewal.originalTransactionID), \(renewal.autoRenewStatus?.rawValue),

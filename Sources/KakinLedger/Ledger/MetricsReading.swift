@@ -66,11 +66,12 @@ public struct MetricCohortValue: Hashable, Sendable {
 public struct MetricsReading: Hashable, Sendable {
     /// Per product, storefront and currency, the sums of every day before the range (their
     /// `day` is the day before it): what the counts of active subscriptions and the monthly
-    /// recurring revenue start from.
+    /// recurring revenue start from. Sums that are all zero are left out.
     public var before: [MetricDay]
-    /// The rows of the range's days; days with nothing recorded have none.
+    /// The rows of the range's days; days with nothing recorded (or whose figures came back to
+    /// zero) have none.
     public var days: [MetricDay]
-    /// Every cohort row of the app's environment.
+    /// Every cohort row of the app's environment whose value is not zero.
     public var cohorts: [MetricCohortValue]
     /// Free trials started in the range that have neither converted nor ended at `now`, by the
     /// day they started, product and storefront.

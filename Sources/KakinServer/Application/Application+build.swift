@@ -84,7 +84,7 @@ public func buildApplication(
                 metrics.metricsCaughtUp(false)
                 metrics.metricsUpdated(done)
             }
-            metrics.metricsCaughtUp(true)
+            if !Task.isShuttingDownGracefully { metrics.metricsCaughtUp(true) }
         })
     let reconciled = parts.service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID).sorted()
     if configuration.reconcileIntervalSeconds > 0, !reconciled.isEmpty {

@@ -1,21 +1,23 @@
 public import Foundation
 public import KakinLedger
+import ServiceLifecycle
 
 /// The subscription metrics: kept up to date by a job, read from the ledger's rollups.
 extension PurchaseService {
     /// Brings the metrics up to date with every purchase changed so far, a step of `batch`
     /// purchases at a time (each step one database transaction, short enough not to hold up the
     /// writes around it for long), telling `step` how many each step took; how many were worked
-    /// out again in all.
+    /// out again in all. A server shutting down stops between two steps.
     @discardableResult
     public func updateMetrics(batch: Int = 200, step: (Int) -> Void = { _ in }) async throws -> Int {
         var total = 0
-        while true {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let done = try await store.updateMetrics(limit: batch)
             guard done > 0 else { return total }
             step(done)
             total += done
         }
+        return total
     }
 
     /// A metric's answer for `query`, read from the rollups as the job last left them. Days after

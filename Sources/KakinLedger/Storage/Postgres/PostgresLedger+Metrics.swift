@@ -6,10 +6,11 @@ import PostgresNIO
 extension PostgresLedger {
     /// One step of the job in one transaction, which holds a transaction-level advisory lock:
     /// servers sharing the database take turns, so that a customer's figures are worked out
-    /// from every change committed before.
+    /// from every change committed before. A step still running four connection waits after it
+    /// started (a database gone away mid-step) fails, its connection closed.
     public func updateMetrics(limit: Int) async throws -> Int {
         do {
-            return try await lease(limit: nil) { connection in
+            return try await lease(limit: connectionWait * 4) { connection in
                 try await connection.withTransaction(logger: Self.quiet) { connection in
                     try await Self.updateMetrics(limit: limit, on: connection)
                 }
@@ -283,7 +284,7 @@ extension PostgresLedger {
                     WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND day < \(first)
                     GROUP BY product_id, storefront, currency
                     """
-                ).map { try metricDay($0, day: days.lowerBound - 1) }
+                ).map { try metricDay($0, day: days.lowerBound - 1) }.filter { !$0.counts.isZero }
                 let rows = try await connection.rows(
                     """
                     SELECT day, product_id, storefront, currency, \(unescaped: columns.joined(separator: ", "))
@@ -292,11 +293,11 @@ extension PostgresLedger {
                         AND day <= \(last)
                     ORDER BY day, product_id, storefront, currency
                     """
-                ).map { try metricDay($0, day: nil) }
+                ).map { try metricDay($0, day: nil) }.filter { !$0.counts.isZero }
                 let cohorts = try await connection.rows(
                     """
                     SELECT kind, cohort, month_offset, currency, value FROM metric_cohorts
-                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue)
+                    WHERE bundle_id = \(bundleID) AND environment = \(environment.rawValue) AND value <> 0
                     ORDER BY kind, cohort, month_offset, currency
                     """
                 ).compactMap { row -> MetricCohortValue? in

@@ -165,18 +165,18 @@ extension SQLiteLedger {
                 WHERE bundle_id = ? AND environment = ? AND day < ?
                 GROUP BY product_id, storefront, currency
                 """, [bundleID, environment.rawValue, days.lowerBound]
-            ).map { try Self.metricDay($0, day: days.lowerBound - 1) }
+            ).map { try Self.metricDay($0, day: days.lowerBound - 1) }.filter { !$0.counts.isZero }
             let rows = try db.rows(
                 """
                 SELECT day, product_id, storefront, currency, \(MetricStatements.dayColumns.joined(separator: ", "))
                 FROM metric_days WHERE bundle_id = ? AND environment = ? AND day BETWEEN ? AND ?
                 ORDER BY day, product_id, storefront, currency
                 """, [bundleID, environment.rawValue, days.lowerBound, days.upperBound]
-            ).map { try Self.metricDay($0, day: $0.value("day")) }
+            ).map { try Self.metricDay($0, day: $0.value("day")) }.filter { !$0.counts.isZero }
             let cohorts = try db.rows(
                 """
                 SELECT kind, cohort, month_offset, currency, value FROM metric_cohorts
-                WHERE bundle_id = ? AND environment = ? ORDER BY kind, cohort, month_offset, currency
+                WHERE bundle_id = ? AND environment = ? AND value <> 0 ORDER BY kind, cohort, month_offset, currency
                 """, [bundleID, environment.rawValue]
             ).compactMap { row -> MetricCohortValue? in
                 guard let kind = MetricCohortValue.Kind(rawValue: try row.value("kind")) else { return nil }

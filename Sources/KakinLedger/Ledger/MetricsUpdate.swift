@@ -156,9 +156,6 @@ struct MetricsUpdate: Sendable {
 /// The statements both engines run to keep the metrics: SQLite with `?` placeholders, PostgreSQL
 /// with `$n`.
 enum MetricStatements {
-    /// How many subscriptions one step claims.
-    static let batch = 200
-
     static let dayColumns = MetricColumn.allCases.map(\.rawValue)
 
     /// Adds to a `metric_days` row, creating it when missing.

@@ -9,7 +9,7 @@ extension PurchaseService {
     /// writes around it for long), telling `step` how many each step took; how many were worked
     /// out again in all. A server shutting down stops between two steps.
     @discardableResult
-    public func updateMetrics(batch: Int = 200, step: (Int) -> Void = { _ in }) async throws -> Int {
+    public func updateMetrics(batch: Int = 100, step: (Int) -> Void = { _ in }) async throws -> Int {
         var total = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let done = try await store.updateMetrics(limit: batch)

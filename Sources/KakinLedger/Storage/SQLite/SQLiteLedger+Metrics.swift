@@ -46,20 +46,30 @@ extension SQLiteLedger {
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
         var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
         var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
+        // Only subscriptions have grace periods and runs: other purchases skip those statements.
+        var subscriptions = Set<MetricsUpdate.UnitKey>()
         for key in keys {
             let arguments: StatementArguments = [key.bundleID, key.originalTransactionID]
-            transactions[key] = try TransactionRow.fetchAll(
+            let rows = try TransactionRow.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT \(TransactionRow.selection()) FROM transactions
                         WHERE original_transaction_id = ? AND bundle_id = ?
                         """), arguments: [key.originalTransactionID, key.bundleID])
-            grace[key] = try db.rows(
-                """
-                SELECT expires_at, period_expires_at FROM metric_grace
-                WHERE bundle_id = ? AND original_transaction_id = ?
-                """, arguments
-            ).map { MetricGrace(expiresAt: try $0.value("expires_at"), periodExpiresAt: try $0.value("period_expires_at")) }
+            transactions[key] = rows
+            if rows.isEmpty || rows.contains(where: { $0.productType == ProductType.autoRenewableSubscription.rawValue }) {
+                subscriptions.insert(key)
+            }
+            if subscriptions.contains(key) {
+                grace[key] = try db.rows(
+                    """
+                    SELECT expires_at, period_expires_at FROM metric_grace
+                    WHERE bundle_id = ? AND original_transaction_id = ?
+                    """, arguments
+                ).map {
+                    MetricGrace(expiresAt: try $0.value("expires_at"), periodExpiresAt: try $0.value("period_expires_at"))
+                }
+            }
             if let row = try db.row(
                 "SELECT environment, customer, record FROM metric_units WHERE bundle_id = ? AND original_transaction_id = ?",
                 arguments)
@@ -73,10 +83,18 @@ extension SQLiteLedger {
         update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
         for write in update.writes {
             let arguments: StatementArguments = [write.key.bundleID, write.key.originalTransactionID]
-            try db.run("DELETE FROM metric_runs WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
+            if subscriptions.contains(write.key) {
+                try db.run("DELETE FROM metric_runs WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
+            }
             guard let unit = write.unit else {
                 try db.run("DELETE FROM metric_units WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
                 continue
+            }
+            let record = MetricUnitRecord(unit)
+            if let old = stored[write.key], old.record == record, old.customer == unit.customer,
+                old.environment == unit.environment, !subscriptions.contains(write.key)
+            {
+                continue  // Worked out again to the same: nothing to write.
             }
             try db.run(
                 """
@@ -84,7 +102,7 @@ extension SQLiteLedger {
                 VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
                     environment = excluded.environment, customer = excluded.customer, record = excluded.record
-                """, arguments + [unit.environment, unit.customer, try MetricUnitRecord(unit).json()])
+                """, arguments + [unit.environment, unit.customer, try record.json()])
             for run in unit.runs {
                 try db.run(
                     """

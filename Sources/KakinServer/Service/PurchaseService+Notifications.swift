@@ -22,7 +22,7 @@ extension PurchaseService {
     /// only when its `signedDate` is later than the stored revocation's date (Apple's
     /// `revocationDate`), and the ledger keeps the latest reversal's `signedDate`, so a refund
     /// dated no later than it (the reversed refund, delivered again or late) does not revoke
-    /// again, while a refund dated after it revokes again (``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
+    /// again, while a refund dated after it revokes again (`LedgerStore.reinstate(transactionID:reversedAt:grants:)`).
     public func receiveNotification(_ body: ResponseBodyV2) async throws -> NotificationOutcome {
         guard let signedPayload = body.signedPayload, !signedPayload.isEmpty else {
             throw ServerError(.invalidRequest, "the body has no signedPayload")

@@ -482,40 +482,25 @@ struct MetricUnitRecord: Codable, Hashable, Sendable {
         self.firstPayment = firstPayment
         self.monthlyNet = monthlyNet
     }
+}
 
+/// What the metrics job stores as JSON in a row (`metric_units.record`, `metric_customers.state`):
+/// keys sorted, amounts keyed by the app the row names.
+protocol StoredMetricJSON: Codable {}
+
+extension StoredMetricJSON {
     func json() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 
-    static func decode(_ json: String, bundleID: String) throws -> MetricUnitRecord {
+    static func decode(_ json: String, bundleID: String = "") throws -> Self {
         let decoder = JSONDecoder()
         decoder.userInfo[.metricBundleID] = bundleID
-        return try decoder.decode(MetricUnitRecord.self, from: Data(json.utf8))
+        return try decoder.decode(Self.self, from: Data(json.utf8))
     }
 }
 
-extension MetricCustomerState {
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
-    }
-
-    static func decode(_ json: String) throws -> MetricCustomerState {
-        try JSONDecoder().decode(MetricCustomerState.self, from: Data(json.utf8))
-    }
-}
-
-extension MetricContributions {
-    func json() throws -> String {
-        String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
-    }
-
-    static func decode(_ json: String, bundleID: String) throws -> MetricContributions {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.metricBundleID] = bundleID
-        return try decoder.decode(MetricContributions.self, from: Data(json.utf8))
-    }
-}
+extension MetricUnitRecord: StoredMetricJSON {}
+extension MetricCustomerState: StoredMetricJSON {}

@@ -53,6 +53,21 @@ struct SubscriptionMetricsTests {
         return byDay.filter { !$0.value.isZero }
     }
 
+    @Test("a signed transaction's payload is read from its base64url segment, at every padding; other shapes are not")
+    func payloadBytes() throws {
+        // Payloads of 1, 2 and 3 bytes past a multiple of three, with bytes that base64url writes as - and _.
+        for payload in [Data([0xfb]), Data([0xfb, 0xff]), Data([0xfb, 0xff, 0xbf]), Data([0xfb, 0xff, 0xbf, 0x3e])] {
+            let segment = payload.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(JWSPayloadBytes.decode("e30.\(segment).c2ln") == payload)
+        }
+        let fields = try #require(SignedMetricFields(jws: Self.jws(["storefront": "JPN", "inAppOwnershipType": "FAMILY_SHARED"])))
+        #expect(fields.storefront == "JPN" && fields.inAppOwnershipType == "FAMILY_SHARED" && fields.offerDiscountType == nil)
+        for malformed in ["", "e30", "e30.e30", "e30.e30.c2ln.c2ln", "e30.e30*.c2ln", "e30.a.c2ln"] {
+            #expect(JWSPayloadBytes.decode(malformed) == nil, "\(malformed)")
+        }
+    }
+
     @Test("a trial that converts, renewals and an upgrade: one covering period at a time, MRR by the period's length")
     func coveringPeriods() throws {
         let transactions = [

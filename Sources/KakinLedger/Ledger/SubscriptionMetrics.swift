@@ -116,12 +116,27 @@ struct SignedMetricFields: Decodable, Hashable, Sendable {
 
 /// The payload bytes of a compact JWS (its second, base64url part), or `nil`.
 enum JWSPayloadBytes {
+    /// Reads the UTF-8 bytes as they are: the segments are ASCII, and a signed transaction is a few
+    /// kilobytes, read for every transaction the metrics job works out again.
     static func decode(_ jws: String) -> Data? {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text)
+        let dot = UInt8(ascii: ".")
+        let utf8 = jws.utf8
+        guard let first = utf8.firstIndex(of: dot) else { return nil }
+        let rest = utf8[utf8.index(after: first)...]
+        guard let second = rest.firstIndex(of: dot), !rest[rest.index(after: second)...].contains(dot) else {
+            return nil
+        }
+        var standard: [UInt8] = []
+        standard.reserveCapacity(rest.distance(from: rest.startIndex, to: second) + 3)
+        for byte in rest[..<second] {
+            switch byte {
+            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
+            default: standard.append(byte)
+            }
+        }
+        standard.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (4 - standard.count % 4) % 4))
+        return Data(base64Encoded: Data(standard))
     }
 }
 

@@ -11,7 +11,10 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run the purchase server in front of the real App Store, or act on its ledger.",
-        subcommands: [ServerRunCommand.self, ServerImportCommand.self, ServerLockoutsCommand.self, ServerUnlockCommand.self],
+        subcommands: [
+            ServerRunCommand.self, ServerImportCommand.self, ServerBackupCommand.self, ServerRestoreCommand.self,
+            ServerHealCommand.self, ServerLockoutsCommand.self, ServerUnlockCommand.self,
+        ],
         defaultSubcommand: ServerRunCommand.self)
 }
 

@@ -144,7 +144,7 @@ extension ServerError {
         case let error as LedgerStoreError:
             switch error.code {
             case .invalidArgument: self.init(.invalidRequest, error.message)
-            case .idempotencyKeyReused, .contentVersionConflict:
+            case .idempotencyKeyReused, .contentVersionConflict, .inUse:
                 self.init(.conflict, error.message, cause: "\(error.code)")
             case .unavailable, .inconsistentState:
                 self.init(.storageUnavailable, error.message, cause: "\(error.code)")

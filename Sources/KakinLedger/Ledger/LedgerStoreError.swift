@@ -15,6 +15,7 @@ public struct LedgerStoreError: Error, Hashable, Sendable, CustomStringConvertib
             case contentVersionConflict
             case inconsistentState
             case unavailable
+            case inUse
         }
 
         private let base: Base
@@ -33,6 +34,9 @@ public struct LedgerStoreError: Error, Hashable, Sendable, CustomStringConvertib
         public static let inconsistentState = Code(.inconsistentState)
         /// The store was shut down, or its database is not reachable. Retryable on a new store.
         public static let unavailable = Code(.unavailable)
+        /// The operation needs the ledger to itself (a restore), and a server or another
+        /// connection has it open. Retry once every server using it has stopped.
+        public static let inUse = Code(.inUse)
 
         /// The code's name, such as `invalidArgument`.
         public var description: String { base.rawValue }

@@ -207,8 +207,10 @@ struct ServerParts {
                 throw ServerError(.invalidConfiguration, error.message)
             }
         }
-        let path = String(database.dropFirst("sqlite:".count))
-        guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }
+        guard database.hasPrefix("sqlite:") else {
+            throw ServerError(.invalidConfiguration, "database: expected sqlite:PATH or postgres://…")
+        }
+        let path = try configuration.sqliteLedgerPath() ?? ":memory:"
         if path != ":memory:" {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             guard FileManager.default.fileExists(atPath: directory.path) else {
@@ -323,6 +325,16 @@ extension StoreKitConfiguration {
 }
 
 extension ServerConfiguration {
+    /// The file of the SQLite ledger this configuration names; `nil` for a ledger in memory
+    /// (`sqlite::memory:`) or in PostgreSQL.
+    /// - Throws: ``ServerError`` `invalidConfiguration` for `sqlite:` without a path.
+    public func sqliteLedgerPath() throws -> String? {
+        guard database.hasPrefix("sqlite:") else { return nil }
+        let path = String(database.dropFirst("sqlite:".count))
+        guard !path.isEmpty else { throw ServerError(.invalidConfiguration, "database: sqlite: needs a path") }
+        return path == ":memory:" ? nil : path
+    }
+
     /// Makes the reconciler of a server with this configuration (its ledger, brought up to date,
     /// and its apps), runs `body` with it and closes the ledger: for `kakin server import`.
     public func withReconciler<R: Sendable>(

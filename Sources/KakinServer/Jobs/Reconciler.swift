@@ -98,14 +98,16 @@ public struct Reconciler: Sendable {
     static let lapsedPage = 500
 
     /// Reconciles one app now, and records the run (what it did, or why it stopped) in the ledger;
-    /// throws what stopped it.
+    /// throws what stopped it. With `since`, the run reads Apple's notification history from that
+    /// instant (less ``notificationOverlap``) when it is earlier than the checkpoint: the heal after
+    /// a ledger was restored from a backup taken then.
     /// A run of the app going on (started by this server or another) is not doubled: `conflict`.
-    public func reconcile(bundleID: String) async throws -> Report {
+    public func reconcile(bundleID: String, since: Date? = nil) async throws -> Report {
         let (run, isNew) = try await start(bundleID: bundleID)
         guard isNew else {
             throw ServerError(.conflict, "reconciliation run \(run.id) of \(bundleID) is going on")
         }
-        return try await perform(run)
+        return try await perform(run, since: since)
     }
 
     /// Records that a run of `bundleID` starts now, for ``carryOut(_:)`` to do, unless a run of the
@@ -136,7 +138,7 @@ public struct Reconciler: Sendable {
     }
 
     /// Does a recorded run, recording its progress after each page and how it ended.
-    private func perform(_ run: ReconciliationRun) async throws -> Report {
+    private func perform(_ run: ReconciliationRun, since: Date? = nil) async throws -> Report {
         var record = run
         var report = Report()
         func save(_ state: ReconciliationRun.State, _ report: Report, failure: String? = nil) async throws {
@@ -151,7 +153,7 @@ public struct Reconciler: Sendable {
             let (app, client) = try configuration(of: run.bundleID)
             for environment in [AppStoreEnvironment.production, .sandbox] where app.environments.contains(environment) {
                 try await reconcile(
-                    app: app, environment: environment, client: client, report: &report,
+                    app: app, environment: environment, client: client, since: since, report: &report,
                     progress: { try await save(.running, $0) })
             }
         } catch {
@@ -163,19 +165,19 @@ public struct Reconciler: Sendable {
     }
 
     /// Reconciles one environment of an app: reads the notification history from the checkpoint
-    /// (less the overlap) to now, then asks for the status of the subscriptions whose period ended
+    /// or `since`, whichever is earlier (less the overlap), to now, then asks for the status of the subscriptions whose period ended
     /// in that time with nothing recorded since, and moves the checkpoint to now once all of it
     /// was done. `progress` is called after each page.
     private func reconcile(
-        app: AppConfiguration, environment: AppStoreEnvironment, client: AppStoreServerAPIClient, report: inout Report,
-        progress: (Report) async throws -> Void
+        app: AppConfiguration, environment: AppStoreEnvironment, client: AppStoreServerAPIClient, since: Date?,
+        report: inout Report, progress: (Report) async throws -> Void
     ) async throws {
         let end = service.now()
         let oldest = end.addingTimeInterval(-Double(Self.notificationHistoryDays) * 86_400 + 60)
-        let start = max(
-            oldest,
-            try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)?
-                .addingTimeInterval(-Self.notificationOverlap) ?? oldest)
+        let checkpoint = try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)
+        // Without a checkpoint the run reads all Apple keeps, as a first run does.
+        let from = checkpoint.map { min($0, since ?? $0) }
+        let start = max(oldest, from?.addingTimeInterval(-Self.notificationOverlap) ?? oldest)
         var covered: Set<String> = []
         try await readNotificationHistory(
             app: app, environment: environment, from: start, to: end, client: client, covered: &covered,

@@ -353,7 +353,7 @@ actor RecordingExchange: HTTPExchange {
 }
 
 /// A notification endpoint that never answers.
-private struct LostNotifications: NotificationTransport {
+struct LostNotifications: NotificationTransport {
     func post(_ body: Data, to url: URL) async -> SendAttemptResult { .timedOut }
 }
 

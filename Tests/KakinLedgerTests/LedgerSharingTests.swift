@@ -207,11 +207,26 @@ struct PostgresConnectionOptionsTests {
         #expect(plain.writers == 1)
         let chosen = try PostgresConnectionOptions(url: "postgres://app@db/kakin?pool_max_conns=6&writers=2")
         #expect(chosen.writers == 2)
+        #expect(plain.endpoints == [.init(host: "127.0.0.1", port: 5432)])
+    }
+
+    @Test("a URL may name a primary and its standbys, libpq's way")
+    func severalHosts() throws {
+        let options = try PostgresConnectionOptions(
+            url: "postgres://kakin:s%40cret@db-a:5433,db-b,10.0.0.7:6000/ledger?sslmode=disable")
+        #expect(options.host == "db-a" && options.port == 5433 && options.password == "s@cret")
+        #expect(options.database == "ledger" && options.tls == .disable)
+        #expect(
+            options.endpoints == [
+                .init(host: "db-a", port: 5433), .init(host: "db-b", port: 5432), .init(host: "10.0.0.7", port: 6000),
+            ])
     }
 
     @Test(arguments: [
         "mysql://kakin@db/ledger", "postgres:///ledger", "postgres://db/ledger", "postgres://kakin@db/x?sslmode=maybe",
         "postgres://kakin@db/x?pool_max_conns=0", "postgres://kakin@db/x?colour=blue", "postgres://kakin@db/x?writers=0",
+        "postgres://kakin@db-a,/x", "postgres://kakin@db-a,db-b:0/x", "postgres://kakin@db-a,db-b:x/x",
+        "postgres://kakin@db-a,db-b:1:2/x",
     ])
     func refusesBadURLs(url: String) {
         #expect(throws: LedgerStoreError.self) { try PostgresConnectionOptions(url: url) }

@@ -146,7 +146,7 @@ struct PostgresLedgerTests {
             let runs = RunCount()
             let (firstLocked, firstSignal) = AsyncStream.makeStream(of: Void.self)
             let (secondLocked, secondSignal) = AsyncStream.makeStream(of: Void.self)
-            let committer = PostgresCommitter(client: store.client, wait: .seconds(60), limit: .seconds(60))
+            let committer = PostgresCommitter(primary: store.primary, wait: .seconds(60), limit: .seconds(60))
             // Each locks one row, then waits for the other's row: on their first run only.
             func job(
                 first: Int, then second: Int, signal: AsyncStream<Void>.Continuation, wait: AsyncStream<Void>

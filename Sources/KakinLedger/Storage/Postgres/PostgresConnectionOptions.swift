@@ -4,7 +4,9 @@ import PostgresNIO
 
 /// Where and how the server connects to PostgreSQL: the URL's parts and the pool's settings.
 ///
-/// The URL is `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too). Its query
+/// The URL is `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too), or with
+/// several hosts, libpq's way, `postgres://USER@HOST1[:PORT1],HOST2[:PORT2]/DATABASE`: a primary and
+/// its standbys, of which the ledger writes to the one that is not in recovery. Its query
 /// may carry libpq's `sslmode` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
 /// `verify-full`) and `sslrootcert` (a CA file), and `pool_max_conns` (the pool size); the
 /// configuration file's `postgres` object overrides them.
@@ -21,10 +23,33 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
         case require
     }
 
-    /// The server's host name or address.
+    /// A host of the cluster and its TCP port.
+    public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        /// The host name or address.
+        public var host: String
+        /// The TCP port; 5432 when the URL names none.
+        public var port: Int
+
+        /// Creates an endpoint.
+        public init(host: String, port: Int = 5432) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `HOST:PORT`.
+        public var description: String { "\(host):\(port)" }
+    }
+
+    /// The server's host name or address (the first host the URL names).
     public var host: String
     /// The server's TCP port; 5432 when the URL names none.
     public var port: Int
+    /// The hosts the URL names after the first, in its order.
+    public var otherHosts: [Endpoint]
+    /// Every host the URL names, in its order: ``host``:``port``, then ``otherHosts``. With more
+    /// than one, the ledger finds the primary among them when it starts and again whenever the one
+    /// it writes to stops being the primary (see ``PostgresLedger``).
+    public var endpoints: [Endpoint] { [Endpoint(host: host, port: port)] + otherHosts }
     /// The user to connect as.
     public var username: String
     /// The user's password; `nil` when the server asks for none.
@@ -52,7 +77,8 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     public var schema: String?
 
     /// Reads a `postgres://` URL; a URL that is not one gets a clear message.
-    public init(url text: String) throws(LedgerStoreError) {
+    public init(url: String) throws(LedgerStoreError) {
+        let (text, others) = try Self.splittingHosts(url)
         guard let components = URLComponents(string: text),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else { throw LedgerStoreError(.invalidArgument, "database: expected postgres://USER@HOST[:PORT]/DATABASE") }
@@ -64,6 +90,7 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
         }
         self.host = host
         self.port = components.port ?? 5432
+        self.otherHosts = others
         self.username = username.removingPercentEncoding ?? username
         self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
         let name = String(components.path.drop(while: { $0 == "/" }))
@@ -103,6 +130,28 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
                 throw LedgerStoreError(.invalidArgument, "database: unknown URL parameter \(item.name)")
             }
         }
+    }
+
+    /// The URL with only its first host, and the endpoints of the others (`HOST1,HOST2:PORT2`).
+    private static func splittingHosts(_ url: String) throws(LedgerStoreError) -> (String, [Endpoint]) {
+        guard let scheme = url.range(of: "://") else { return (url, []) }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
+        let hostsStart = rest[..<authorityEnd].lastIndex(of: "@").map { rest.index(after: $0) } ?? rest.startIndex
+        let hosts = rest[hostsStart..<authorityEnd].split(separator: ",", omittingEmptySubsequences: false)
+        guard hosts.count > 1 else { return (url, []) }
+        var others: [Endpoint] = []
+        for text in hosts.dropFirst() {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard !text.isEmpty, parts.count <= 2, !parts[0].isEmpty else {
+                throw LedgerStoreError(.invalidArgument, "database: \"\(text)\" is not HOST[:PORT] in the URL's list of hosts")
+            }
+            guard parts.count == 1 || Int(parts[1]).map({ (1...65535).contains($0) }) == true else {
+                throw LedgerStoreError(.invalidArgument, "database: \(text) names no valid port")
+            }
+            others.append(Endpoint(host: String(parts[0]), port: parts.count == 2 ? Int(parts[1])! : 5432))
+        }
+        return (String(url[..<hostsStart]) + hosts[0] + url[authorityEnd...], others)
     }
 
     /// The TLS settings PostgresNIO takes.

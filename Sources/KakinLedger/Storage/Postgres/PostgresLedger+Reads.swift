@@ -429,7 +429,7 @@ struct PostgresLookups: GroupCommitEngine {
         var deadline: ContinuousClock.Instant
     }
 
-    let client: PostgresClient
+    let primary: PostgresPrimary
     let wait: Duration
 
     func commit(_ lookups: [Lookup], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
@@ -437,7 +437,8 @@ struct PostgresLookups: GroupCommitEngine {
         guard left > .zero else {
             throw LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")
         }
-        let rows = try await PostgresLedger.lease(client: client, wait: left, limit: wait + .seconds(1)) {
+        let (client, waiters) = try primary.pool()
+        let rows = try await PostgresLedger.lease(client: client, waiters: waiters, wait: left, limit: wait + .seconds(1)) {
             try await $0.rows(KnownDigestStatement(digests: lookups.map(\.digest)))
         }
         var byDigest = Array(repeating: [PostgresRow](), count: lookups.count)

@@ -21,8 +21,10 @@ import Synchronization
 ///   connection), or a transaction still running a second after that wait (its connection is
 ///   closed, which ends it) are ``LedgerStoreError/Code/unavailable``: worth retrying later.
 public final class PostgresLedger: LedgerStore {
-    /// The pool; tests reach the database through it.
-    let client: PostgresClient
+    /// The pool of the primary, among the configured hosts.
+    let primary: PostgresPrimary
+    /// The pool in use; tests reach the database through it.
+    var client: PostgresClient { primary.client }
     let logger: Logger
     /// How long an operation waits for a connection.
     let connectionWait: Duration
@@ -30,7 +32,6 @@ public final class PostgresLedger: LedgerStore {
     /// Uploads looked up by digest, the lookups waiting at the same moment in one statement.
     let lookups: GroupCommit<PostgresLookups>
     private let nextWriter = Atomic<Int>(0)
-    private let running: Task<Void, Never>
     /// How many times a transaction that lost a deadlock or failed to serialize runs in all.
     static let attempts = 5
 
@@ -38,16 +39,7 @@ public final class PostgresLedger: LedgerStore {
     /// opened at once and kept, the others when needed. A database that is down is reported by the
     /// first operation (``migrate()`` at start). Call ``shutdown()`` at the end.
     public init(options: PostgresConnectionOptions, logger: Logger = Logger(label: "kakin.ledger.postgres")) throws {
-        var configuration = PostgresClient.Configuration(
-            host: options.host, port: options.port, username: options.username, password: options.password,
-            database: options.database, tls: try options.clientTLS())
-        configuration.options.maximumConnections = options.maxConnections
-        // The connections in steady use (the writers', the lookups', a read's) stay open, and no
-        // keep-alive query runs: the pool arms no timer each time one of them goes back idle. A
-        // connection that stopped answering is closed by the lease's limit instead.
-        configuration.options.minimumConnections = min(options.maxConnections - 1, options.writers + 2)
-        configuration.options.keepAliveBehavior = nil
-        configuration.options.connectTimeout = .seconds(10)
+        let tls = try options.clientTLS()
         // Set at connection start, for every statement of the connection: a statement waiting
         // longer than a connection would (for a lock) is cancelled; writes commit durably; the
         // statements are written for READ COMMITTED whatever the cluster's default.
@@ -58,28 +50,33 @@ public final class PostgresLedger: LedgerStore {
             ("plan_cache_mode", "force_generic_plan"),
         ]
         if let schema = options.schema { parameters.append(("search_path", schema)) }
-        configuration.options.additionalStartupParameters = parameters
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
+        primary = PostgresPrimary(endpoints: options.endpoints, logger: logger) { [parameters] endpoint, connections in
+            var configuration = PostgresClient.Configuration(
+                host: endpoint.host, port: endpoint.port, username: options.username, password: options.password,
+                database: options.database, tls: tls)
+            configuration.options.maximumConnections = connections ?? options.maxConnections
+            // The connections in steady use (the writers', the lookups', a read's) stay open, and no
+            // keep-alive query runs: the pool arms no timer each time one of them goes back idle. A
+            // connection that stopped answering is closed by the lease's limit instead.
+            configuration.options.minimumConnections =
+                connections == nil ? min(options.maxConnections - 1, options.writers + 2) : 0
+            configuration.options.keepAliveBehavior = nil
+            configuration.options.connectTimeout = .seconds(connections == nil ? 10 : 1)
+            configuration.options.additionalStartupParameters = parameters
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        }
         self.logger = logger
         connectionWait = options.connectionWait
         let committer = PostgresCommitter(
-            client: client, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
+            primary: primary, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
         writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer) }
-        lookups = GroupCommit(PostgresLookups(client: client, wait: options.connectionWait))
-        // Started at once, so that the pool runs before the first lease asks for a connection.
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            running = Task.immediate { await client.run() }
-        } else {
-            running = Task { await client.run() }
-        }
+        lookups = GroupCommit(PostgresLookups(primary: primary, wait: options.connectionWait))
     }
 
     public func shutdown() async throws {
         for writer in writers { await writer.close() }
         await lookups.close()
-        running.cancel()
-        await running.value
+        await primary.shutdown()
     }
 
     public func ping() async throws {
@@ -94,6 +91,7 @@ public final class PostgresLedger: LedgerStore {
     /// and only the transaction that inserted it runs its statements. No statement timeout: an
     /// index on a large table takes what it takes.
     public func migrate() async throws {
+        await primary.start()
         do { try await migrations() } catch { throw Self.ledgerError(error) }
     }
 
@@ -236,21 +234,27 @@ public final class PostgresLedger: LedgerStore {
     func lease<R: Sendable>(
         limit: Duration?, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
-        try await Self.lease(client: client, wait: connectionWait, limit: limit, body)
+        let (client, waiters) = try primary.pool()
+        return try await Self.lease(client: client, waiters: waiters, wait: connectionWait, limit: limit, body)
     }
 
     ///
     /// A statement sent on a connection the server dropped may never be answered, and closing the
     /// connection may not end it: the caller is answered when a limit passes whether or not `body`
     /// has ended, and a `body` that never ends is left behind with its closed connection.
+    ///
+    /// Until it ends, `waiters` can fail it at once (the pool's host is gone): while it waits for a
+    /// connection, or, when the host is known to be no longer the primary, on its connection.
     static func lease<R: Sendable>(
-        client: PostgresClient, wait: Duration, limit: Duration?,
+        client: PostgresClient, waiters: PostgresWaiters? = nil, wait: Duration, limit: Duration?,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
         let lease = Lease<R>()
         return try await withCheckedThrowingContinuation { continuation in
             lease.start(continuation)
+            let waiting = waiters?.add { reason, leased in lease.abandon(LedgerStoreError(.unavailable, reason), leased: leased) }
             let work = Task {
+                defer { if let waiting { waiters?.remove(waiting) } }
                 do {
                     let result = try await client.withConnection { connection in
                         lease.leased(connection)
@@ -263,6 +267,7 @@ public final class PostgresLedger: LedgerStore {
                         .failure(leased ? error : LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(error)")))
                 }
             }
+            lease.work = work
             // Timers on an event loop of the pool's group: cheaper than a sleeping task each.
             let loop = PostgresClient.defaultEventLoopGroup.any()
             lease.timer = loop.scheduleTask(in: timeAmount(wait)) {
@@ -301,7 +306,8 @@ public final class PostgresLedger: LedgerStore {
     }
 
     /// The ledger's error for a failure: a connection that could not be had or was lost, a server
-    /// shutting down, too many connections, a cancelled statement or a conflict are
+    /// shutting down, too many connections, a cancelled statement, a conflict or a write sent to a
+    /// standby are
     /// ``LedgerStoreError/Code/unavailable``; any other refusal is a state the ledger does not
     /// expect. Other errors (the ledger's own, a job's) pass unchanged.
     static func ledgerError(_ error: any Error) -> any Error {
@@ -313,7 +319,8 @@ public final class PostgresLedger: LedgerStore {
             return LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(String(reflecting: error))")
         }
         let state = info[.sqlState] ?? ""
-        let transient = ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+        // 25006: a write reached a standby (the primary moved; the next operation goes to the new one).
+        let transient = ["08", "40", "53", "57"].contains(String(state.prefix(2))) || state == "25006"
         return LedgerStoreError(
             transient ? .unavailable : .inconsistentState, "PostgreSQL \(state): \(info[.message] ?? "")")
     }
@@ -333,6 +340,7 @@ private final class Lease<R: Sendable>: Sendable {
         var connection: (PostgresConnection, ContinuousClock.Instant)?
         var waiting: CheckedContinuation<R, any Error>?
         var timer: Scheduled<Void>?
+        var work: Task<Void, Never>?
         var finished = false
     }
 
@@ -353,6 +361,22 @@ private final class Lease<R: Sendable>: Sendable {
             }
             if finished { newValue?.cancel() }
         }
+    }
+
+    /// The task that asks for the connection and runs the body.
+    var work: Task<Void, Never>? {
+        get { state.withLock { $0.work } }
+        set { state.withLock { $0.work = newValue } }
+    }
+
+    /// Fails a lease still waiting for a connection and stops its task; with `leased`, also one
+    /// that has its connection, which is closed.
+    func abandon(_ error: any Error, leased: Bool) {
+        let connection = connection
+        guard connection == nil || leased else { return }
+        finish(.failure(error))
+        work?.cancel()
+        if let (connection, _) = connection { _ = connection.close() as EventLoopFuture<Void> }
     }
 
     /// Answers the caller, the first time only, and stops the timer.
@@ -395,7 +419,7 @@ enum PostgresWrite: Sendable {
 /// Commits a writer's groups: one transaction on a leased connection, and, when the group runs
 /// isolated, a savepoint per job.
 struct PostgresCommitter: GroupCommitEngine {
-    let client: PostgresClient
+    let primary: PostgresPrimary
     let wait: Duration
     let limit: Duration
 
@@ -403,7 +427,9 @@ struct PostgresCommitter: GroupCommitEngine {
         var attempt = 1
         while true {
             do {
-                return try await PostgresLedger.lease(client: client, wait: wait, limit: limit) { connection in
+                let (client, waiters) = try primary.pool()
+                return try await PostgresLedger.lease(client: client, waiters: waiters, wait: wait, limit: limit) {
+                    connection in
                     try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
                         guard isolated else {
                             return try await PostgresWrite.run(jobs, on: connection).map { .success($0) }
@@ -455,5 +481,37 @@ extension PostgresRow {
     /// The value of `column`.
     func get<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
         try makeRandomAccess()[column].decode(T.self)
+    }
+}
+
+/// The leases of a pool not yet ended, which the ledger fails at once when the pool's host turns
+/// out to be gone (those still waiting for a connection) or no longer the primary (all of them)
+/// (``PostgresPrimary``).
+final class PostgresWaiters: Sendable {
+    private struct State {
+        var next = 0
+        var abandons: [Int: @Sendable (String, Bool) -> Void] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Registers a lease; `abandon` fails it with a reason (and, when told, also once it has its
+    /// connection).
+    func add(_ abandon: @escaping @Sendable (_ reason: String, _ leased: Bool) -> Void) -> Int {
+        state.withLock { state in
+            state.next += 1
+            state.abandons[state.next] = abandon
+            return state.next
+        }
+    }
+
+    func remove(_ id: Int) {
+        _ = state.withLock { $0.abandons.removeValue(forKey: id) }
+    }
+
+    /// Fails every lease waiting for a connection now, and with `leased` every other one too.
+    func abandonAll(_ reason: String, leased: Bool) {
+        let abandons = state.withLock { $0.abandons }
+        for abandon in abandons.values { abandon(reason, leased) }
     }
 }

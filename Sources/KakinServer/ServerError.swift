@@ -146,7 +146,7 @@ extension ServerError {
             case .invalidArgument: self.init(.invalidRequest, error.message)
             case .idempotencyKeyReused, .contentVersionConflict, .inUse:
                 self.init(.conflict, error.message, cause: "\(error.code)")
-            case .unavailable, .inconsistentState:
+            case .unavailable, .inconsistentState, .diskFull:
                 self.init(.storageUnavailable, error.message, cause: "\(error.code)")
             default: self.init(.internalError, "\(error)")
             }

@@ -16,6 +16,7 @@ public struct LedgerStoreError: Error, Hashable, Sendable, CustomStringConvertib
             case inconsistentState
             case unavailable
             case inUse
+            case diskFull
         }
 
         private let base: Base
@@ -37,6 +38,9 @@ public struct LedgerStoreError: Error, Hashable, Sendable, CustomStringConvertib
         /// The operation needs the ledger to itself (a restore), and a server or another
         /// connection has it open. Retry once every server using it has stopped.
         public static let inUse = Code(.inUse)
+        /// The database's disk is full: the write was not made (nothing of it is kept). Retryable
+        /// once space is freed.
+        public static let diskFull = Code(.diskFull)
 
         /// The code's name, such as `invalidArgument`.
         public var description: String { base.rawValue }

@@ -72,7 +72,8 @@ struct RouteTable {
 /// Renders every failure of a route as the typed error answer
 /// (`{"error": {"code", "message", "retryable", …}}` with its status): whatever a handler or a
 /// later middleware throws becomes a ``ServerError``. A verification failure is counted by its
-/// cause; an internal error is logged with its route.
+/// cause, a write refused for a full disk is counted (and reported by `/ready` for a while); an
+/// internal error is logged with its route.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
     let logger: Logger
@@ -85,6 +86,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if failure.code == .verificationFailed {
                 metrics.verificationFailure(cause: failure.cause ?? "unknown")
             }
+            if failure.cause == "\(LedgerStoreError.Code.diskFull)" { metrics.ledgerDiskFull() }
             if failure.code == .internalError {
                 logger.error(
                     "internal error", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "unmatched")"])

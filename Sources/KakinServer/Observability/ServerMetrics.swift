@@ -157,6 +157,26 @@ public final class ServerMetrics: Sendable {
         Gauge(label: "kakin_metrics_caught_up", factory: factory).record(caughtUp ? 1 : 0)
     }
 
+    /// A write the ledger refused because its disk is full (`kakin_ledger_disk_full_total`); `/ready`
+    /// reports the disk full for ``diskFullReadiness`` after the last one.
+    public func ledgerDiskFull() {
+        Counter(label: "kakin_ledger_disk_full_total", factory: factory).increment()
+        lastDiskFull.withLock { $0 = .now }
+    }
+
+    /// How long `/ready` reports a full disk after the ledger last refused a write for it: a load
+    /// balancer sends writes elsewhere meanwhile, and tries again after.
+    public static let diskFullReadiness: Duration = .seconds(5)
+
+    /// When the ledger last refused a write for a full disk, if within ``diskFullReadiness``.
+    public var recentDiskFull: Duration? {
+        guard let last = lastDiskFull.withLock({ $0 }) else { return nil }
+        let since = ContinuousClock.now - last
+        return since < Self.diskFullReadiness ? since : nil
+    }
+
+    private let lastDiskFull = Mutex<ContinuousClock.Instant?>(nil)
+
     /// Ledger events still waiting for delivery to some webhook endpoint.
     public func webhookBacklog(_ count: Int) {
         Gauge(label: "kakin_webhook_backlog", factory: factory).record(count)

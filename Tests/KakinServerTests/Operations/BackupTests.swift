@@ -161,3 +161,34 @@ struct BackupTests {
         try await restored.store.shutdown()
     }
 }
+
+/// A full disk under the ledger, through SQLite's page limit (the same refusal as a full disk).
+@Suite("Operations: a full disk")
+struct DiskFullTests {
+    @Test("a write refused for a full disk is a retryable 503 that keeps nothing; the next write after space returns succeeds")
+    func fullDisk() async throws {
+        let path = BackupTests.directory().path + ".sqlite"
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let fixture = try await ServerFixture(path: path)
+        let store = try #require(fixture.store as? SQLiteLedger)
+        _ = try await BackupTests.upload(fixture, "increasePoints")
+        let pages = try await store.writer.read { try Int.fetchOne($0, sql: "PRAGMA page_count") } ?? 0
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA max_page_count = \(pages)") }
+
+        var refused = 0
+        var kept: [String] = []
+        for _ in 0..<200 {
+            do { kept.append(try await BackupTests.upload(fixture, "increasePoints")) } catch {
+                let failure = ServerError(error)
+                #expect(failure.code == .storageUnavailable && failure.isRetryable && failure.cause == "diskFull")
+                refused += 1
+            }
+        }
+        #expect(refused > 0, "the page limit was reached")
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        kept.append(try await BackupTests.upload(fixture, "increasePoints"))
+        let stored = try BackupTests.transactionIDs(inLedgerAt: path)
+        #expect(stored.isSuperset(of: kept) && stored.count == kept.count + 1, "what was refused is not kept")
+        try await fixture.store.shutdown()
+    }
+}

@@ -319,6 +319,7 @@ public final class PostgresLedger: LedgerStore {
             return LedgerStoreError(.unavailable, "PostgreSQL cannot be reached: \(String(reflecting: error))")
         }
         let state = info[.sqlState] ?? ""
+        if state == "53100" { return LedgerStoreError(.diskFull, "PostgreSQL 53100: \(info[.message] ?? "disk full")") }
         // 25006: a write reached a standby (the primary moved; the next operation goes to the new one).
         let transient = ["08", "40", "53", "57"].contains(String(state.prefix(2))) || state == "25006"
         return LedgerStoreError(

@@ -199,13 +199,16 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
-    /// SQLite's errors as the ledger reports them: a busy, locked, full, broken or closed database
-    /// (GRDB reports a use after ``shutdown()`` as misuse) is unavailable, any other is an
-    /// inconsistent state. Other errors pass as they are.
+    /// SQLite's errors as the ledger reports them: a full disk is `diskFull`; a busy, locked,
+    /// broken or closed database (GRDB reports a use after ``shutdown()`` as misuse) is
+    /// unavailable, any other is an inconsistent state. Other errors pass as they are.
     static func ledgerError(_ error: any Error) -> any Error {
         guard let error = error as? DatabaseError else { return error }
+        if error.resultCode == .SQLITE_FULL {
+            return LedgerStoreError(.diskFull, "SQLite: \(error.message ?? "database or disk is full")")
+        }
         let unavailable: [ResultCode] = [
-            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_MISUSE,
+            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_NOMEM, .SQLITE_MISUSE,
         ]
         let code: LedgerStoreError.Code = unavailable.contains(error.resultCode) ? .unavailable : .inconsistentState
         return LedgerStoreError(code, "SQLite: \(error.message ?? "\(error.resultCode)") (\(error.sql ?? ""))")

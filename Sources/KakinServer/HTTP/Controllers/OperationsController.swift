@@ -22,6 +22,11 @@ struct OperationsController: RouteController {
             do { try await service.pingLedger() } catch {
                 throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
             }
+            if let since = metrics.recentDiskFull {
+                // No cause: this answer is not a refused write, and is not counted as one.
+                throw ServerError(
+                    .storageUnavailable, "the ledger's disk is full: a write was refused \(since.components.seconds) s ago")
+            }
             return Self.text("ready\n", contentType: "text/plain")
         }
         routes.get("metrics") { _, _ in

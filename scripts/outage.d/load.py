@@ -1,11 +1,12 @@
-"""Posts purchases to the servers while the PostgreSQL primary is killed and its standby promoted.
+"""Posts purchases to the servers through an outage: a command that causes it, a command that ends it.
 
-Arguments: URLS (comma-separated) KEY BODIES OUT KILL PROMOTE BEFORE DOWN AFTER WORKERS.
+Arguments: URLS (comma-separated) KEY BODIES OUT FAIL RECOVER BEFORE DOWN AFTER WORKERS.
 Each worker posts the next purchase of BODIES (one JSON body a line) to the servers in turn, one
-request at a time. BEFORE seconds after the start the KILL command runs, DOWN seconds later the
-PROMOTE command, and the load goes on AFTER seconds more. Every request's outcome is kept; the
-transaction IDs of the purchases the servers acknowledged (2xx) are written to OUT, one a line, and
-a summary is printed as JSON.
+request at a time. BEFORE seconds after the start the FAIL command runs (kill the database's
+primary, fill its disk), DOWN seconds later the RECOVER command (promote the standby, free the
+space), and the load goes on AFTER seconds more. Every request's outcome is kept; the transaction
+IDs of the purchases the servers acknowledged (2xx) are written to OUT, one a line, and a summary is
+printed as JSON (times in seconds from the start).
 """
 import base64
 import http.client
@@ -16,7 +17,7 @@ import threading
 import time
 import urllib.parse
 
-urls, key, bodies_path, out_path, kill, promote = sys.argv[1:7]
+urls, key, bodies_path, out_path, fail, recover = sys.argv[1:7]
 before, down, after = (float(x) for x in sys.argv[7:10])
 workers = int(sys.argv[10])
 urls = urls.split(",")
@@ -76,12 +77,12 @@ threads = [threading.Thread(target=worker, args=(n,)) for n in range(workers)]
 for thread in threads:
     thread.start()
 time.sleep(before)
-killed = time.monotonic() - start
-subprocess.run(kill, shell=True, check=True)
+failed = time.monotonic() - start
+subprocess.run(fail, shell=True, check=True)
 time.sleep(down)
-promoting = time.monotonic() - start
-subprocess.run(promote, shell=True, check=True)
-promoted = time.monotonic() - start
+recovering = time.monotonic() - start
+subprocess.run(recover, shell=True, check=True)
+recovered = time.monotonic() - start
 for thread in threads:
     thread.join()
 
@@ -91,8 +92,8 @@ with open(out_path, "w") as out:
 refused = [o for o in outcomes if o[2] == 503]
 unanswered = [o for o in outcomes if o[2] is None]
 other = [o for o in outcomes if o[2] is not None and o[2] != 503 and not 200 <= o[2] < 300]
-after_promotion = [o for o in acknowledged if o[0] >= promoted]
-last_before = max((o[1] for o in acknowledged if o[1] <= killed), default=None)
+after_recovery = [o for o in acknowledged if o[0] >= recovered]
+last_before = max((o[1] for o in acknowledged if o[1] <= failed), default=None)
 summary = {
     "requests": len(outcomes),
     "acknowledged": len(acknowledged),
@@ -101,12 +102,13 @@ summary = {
     "unanswered": len(unanswered),
     "unanswered_examples": [o[5] for o in unanswered[:3]],
     "other_statuses": sorted({o[2] for o in other}),
-    "killed_at": round(killed, 2),
-    "promotion_started_at": round(promoting, 2),
-    "promoted_at": round(promoted, 2),
-    "last_acknowledged_before_kill": None if last_before is None else round(last_before, 2),
-    "writes_resumed_after_promotion_s": round(min(o[1] for o in after_promotion) - promoted, 2) if after_promotion else None,
-    "acknowledged_after_promotion": len(after_promotion),
+    "failed_at": round(failed, 2),
+    "recovery_started_at": round(recovering, 2),
+    "recovered_at": round(recovered, 2),
+    "last_acknowledged_before_failure": None if last_before is None else round(last_before, 2),
+    "writes_resumed_after_recovery_s": round(min(o[1] for o in after_recovery) - recovered, 2) if after_recovery else None,
+    "acknowledged_after_recovery": len(after_recovery),
+    "503_between": [round(min((o[0] for o in refused), default=0), 2), round(max((o[1] for o in refused), default=0), 2)],
     "slowest_answer_s": round(max((o[1] - o[0] for o in outcomes), default=0), 2),
 }
 print(json.dumps(summary, indent=2))

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KakinLedger
 import KakinServer
+import Logging
 
 /// `kakin server backup --config FILE --to DIR`: a consistent copy of a SQLite ledger, taken while
 /// the servers go on serving.
@@ -114,7 +115,10 @@ struct ServerHealCommand: AsyncParsableCommand {
     /// Heals every app of `configuration` from `moment`; a line per app.
     static func heal(_ configuration: ServerConfiguration, since moment: Date) async throws -> String {
         let taken = ISO8601DateFormatter().string(from: moment)
-        return try await configuration.withReconciler { reconciler in
+        // One line per app says what came back; not a line per transaction recorded.
+        var logger = Logger(label: "kakin.server")
+        logger.logLevel = .warning
+        return try await configuration.withReconciler(logger: logger) { reconciler in
             var lines: [String] = []
             for app in configuration.apps.map(\.bundleID) {
                 do {

@@ -78,6 +78,25 @@ struct PostgresLedgerTests {
         try await store.shutdown()
     }
 
+    @Test("of the hosts the URL names, the ledger writes to the one that answers as the primary")
+    func findsThePrimary() async throws {
+        try await PostgresTestDatabase.withSchema { schema in
+            var options = try PostgresTestDatabase.options(schema: schema)
+            // A host nobody listens on comes first; the cluster second.
+            options.otherHosts = [.init(host: options.host, port: options.port)]
+            (options.host, options.port) = ("127.0.0.1", 1)
+            let store = try PostgresLedger(options: options)
+            try await store.migrate()
+            #expect(store.primary.endpoint == options.otherHosts[0])
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            #expect(try await store.transaction(id: "t1") != nil)
+            // It stays there: the next look finds it still the primary.
+            await store.primary.follow()
+            #expect(store.primary.endpoint == options.otherHosts[0])
+            try await store.shutdown()
+        }
+    }
+
     @Test("an event whose transaction commits after later events were delivered is still delivered")
     func lateCommittedEvent() async throws {
         try await withStores(2) { stores in

@@ -56,6 +56,8 @@ final class PostgresPrimary: Sendable {
     static let watchInterval: Duration = .seconds(1)
     /// How long one question to a host may take.
     static let probeWait: Duration = .seconds(1)
+    /// How long a starting ledger asks for a primary before it goes on with the host it has.
+    static let startWait: Duration = .seconds(10)
 
     let endpoints: [Endpoint]
     private let logger: Logger
@@ -97,11 +99,15 @@ final class PostgresPrimary: Sendable {
     /// The host in use.
     var endpoint: Endpoint { endpoints[state.withLock { $0.index }] }
 
-    /// With several hosts, moves to the primary among them when the host in use is not one; then
-    /// keeps watching. Nothing with one host.
+    /// With several hosts, moves to the primary among them when the host in use is not one (asking
+    /// again each second, up to ``startWait``, while none answers as one: a server starting during
+    /// a failover); then keeps watching. Nothing with one host.
     func start() async {
         guard !probes.isEmpty else { return }
-        await follow()
+        let deadline = ContinuousClock.now + Self.startWait
+        while await !follow(), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: Self.watchInterval)
+        }
         watch.withLock { task in
             guard task == nil else { return }
             task = Task { [weak self] in
@@ -115,8 +121,9 @@ final class PostgresPrimary: Sendable {
     }
 
     /// Asks the host in use whether it is the primary, and when it is not, the others in turn;
-    /// moves to the first that is.
-    func follow() async {
+    /// moves to the first that is. Whether the host in use is the primary now.
+    @discardableResult
+    func follow() async -> Bool {
         let current = state.withLock { $0.index }
         let answer = await isPrimary(current)
         if answer == true {
@@ -125,7 +132,7 @@ final class PostgresPrimary: Sendable {
                 return !state.available
             }
             if back { logger.notice("the PostgreSQL primary answers again", metadata: ["host": "\(endpoints[current])"]) }
-            return
+            return true
         }
         for index in endpoints.indices where index != current {
             guard await isPrimary(index) == true else { continue }
@@ -142,7 +149,7 @@ final class PostgresPrimary: Sendable {
             old.waiters.abandonAll(
                 "the PostgreSQL primary moved from \(endpoints[current]) to \(endpoints[index])", leased: true)
             await old.close()
-            return
+            return true
         }
         let down = state.withLock { state in
             state.failures += 1
@@ -150,11 +157,12 @@ final class PostgresPrimary: Sendable {
             if down { state.available = false }
             return down
         }
-        guard down else { return }
+        guard down else { return false }
         logger.error(
             "no PostgreSQL primary: operations fail at once until one answers",
             metadata: ["host": "\(endpoints[current])", "standby": "\(answer == false)"])
         state.withLock { $0.pool }.waiters.abandonAll("\(endpoints[current]) is no longer the PostgreSQL primary, and no other host is", leased: false)
+        return false
     }
 
     /// Whether the host at `index` answers that it is not in recovery; `nil` when it does not answer.

@@ -56,8 +56,10 @@ final class PostgresPrimary: Sendable {
     static let watchInterval: Duration = .seconds(1)
     /// How long one question to a host may take.
     static let probeWait: Duration = .seconds(1)
-    /// How long a starting ledger asks for a primary before it goes on with the host it has.
-    static let startWait: Duration = .seconds(10)
+    /// How long a starting ledger asks for a primary before it goes on with the host it has, and
+    /// how long each of those questions may take.
+    static let startWait: Duration = .seconds(30)
+    static let startProbeWait: Duration = .seconds(10)
 
     let endpoints: [Endpoint]
     private let logger: Logger
@@ -100,12 +102,14 @@ final class PostgresPrimary: Sendable {
     var endpoint: Endpoint { endpoints[state.withLock { $0.index }] }
 
     /// With several hosts, moves to the primary among them when the host in use is not one (asking
-    /// again each second, up to ``startWait``, while none answers as one: a server starting during
-    /// a failover); then keeps watching. Nothing with one host.
+    /// again, up to ``startWait``, while none answers as one: a server starting during a failover);
+    /// then keeps watching. Nothing with one host.
     func start() async {
         guard !probes.isEmpty else { return }
+        // A new pool's first connection can take longer than a question may: at start each host
+        // has the whole wait, and no answer makes operations fail at once yet.
         let deadline = ContinuousClock.now + Self.startWait
-        while await !follow(), ContinuousClock.now < deadline {
+        while await !follow(wait: Self.startProbeWait, failing: false), ContinuousClock.now < deadline {
             try? await Task.sleep(for: Self.watchInterval)
         }
         watch.withLock { task in
@@ -120,12 +124,14 @@ final class PostgresPrimary: Sendable {
         }
     }
 
-    /// Asks the host in use whether it is the primary, and when it is not, the others in turn;
-    /// moves to the first that is. Whether the host in use is the primary now.
+    /// Asks the host in use whether it is the primary, and when it is not, the others in turn
+    /// (each question waiting up to `wait`); moves to the first that is. With `failing`, counts a
+    /// question the host in use did not answer as the primary towards failing operations at once.
+    /// Whether the host in use is the primary now.
     @discardableResult
-    func follow() async -> Bool {
+    func follow(wait: Duration = probeWait, failing: Bool = true) async -> Bool {
         let current = state.withLock { $0.index }
-        let answer = await isPrimary(current)
+        let answer = await isPrimary(current, wait: wait)
         if answer == true {
             let back = state.withLock { state in
                 defer { (state.available, state.failures) = (true, 0) }
@@ -135,7 +141,7 @@ final class PostgresPrimary: Sendable {
             return true
         }
         for index in endpoints.indices where index != current {
-            guard await isPrimary(index) == true else { continue }
+            guard await isPrimary(index, wait: wait) == true else { continue }
             let pool = Pool(makeClient(endpoints[index], nil))
             let old = state.withLock { state in
                 defer { state = State(index: index, pool: pool) }
@@ -151,6 +157,7 @@ final class PostgresPrimary: Sendable {
             await old.close()
             return true
         }
+        guard failing else { return false }
         let down = state.withLock { state in
             state.failures += 1
             let down = state.available && (answer == false || state.failures >= Self.downAfter)
@@ -166,10 +173,9 @@ final class PostgresPrimary: Sendable {
     }
 
     /// Whether the host at `index` answers that it is not in recovery; `nil` when it does not answer.
-    private func isPrimary(_ index: Int) async -> Bool? {
-        let inRecovery = try? await PostgresLedger.lease(
-            client: probes[index].client, wait: Self.probeWait, limit: Self.probeWait
-        ) { connection in
+    private func isPrimary(_ index: Int, wait: Duration) async -> Bool? {
+        let inRecovery = try? await PostgresLedger.lease(client: probes[index].client, wait: wait, limit: wait) {
+            connection in
             try await connection.rows("SELECT pg_is_in_recovery()").first?.decode(Bool.self)
         }
         return inRecovery.flatMap { $0 }.map { !$0 }

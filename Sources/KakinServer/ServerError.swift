@@ -16,7 +16,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidConfiguration, invalidRequest, unauthorized, unknownApp, verificationFailed
             case receiptRejected, appleUnavailable, notEntitled, notFound, conflict, insufficientBalance
             case storageUnavailable, payloadTooLarge, methodNotAllowed, notConfigured, internalError
-            case tooManyAttempts
+            case tooManyAttempts, forbidden, rateLimited
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -57,6 +57,12 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Too many wrong secrets from this address (or against this account): wait for
         /// ``ServerError/retryAfterSeconds`` before trying again.
         public static let tooManyAttempts = Code(.tooManyAttempts)
+        /// The caller is known, but what it asks is not its to ask: the secret key is needed, or
+        /// the app's policy refuses it (``ServerError/cause`` says which). Asking again changes nothing.
+        public static let forbidden = Code(.forbidden)
+        /// Too many requests from this client address in a short time: wait for
+        /// ``ServerError/retryAfterSeconds`` before trying again.
+        public static let rateLimited = Code(.rateLimited)
 
         public var description: String { base.rawValue }
     }
@@ -101,7 +107,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the same request may succeed later.
     public var isRetryable: Bool {
-        code == .appleUnavailable || code == .storageUnavailable || code == .tooManyAttempts
+        code == .appleUnavailable || code == .storageUnavailable || code == .tooManyAttempts || code == .rateLimited
     }
 
     /// The HTTP status the server answers with.
@@ -109,10 +115,10 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         switch code {
         case .invalidRequest: 400
         case .unauthorized: 401
-        case .notEntitled: 403
+        case .notEntitled, .forbidden: 403
         case .unknownApp, .notFound, .notConfigured: 404
         case .methodNotAllowed: 405
-        case .tooManyAttempts: 429
+        case .tooManyAttempts, .rateLimited: 429
         case .conflict: 409
         case .payloadTooLarge: 413
         case .verificationFailed, .receiptRejected, .insufficientBalance: 422

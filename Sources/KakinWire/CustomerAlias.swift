@@ -16,6 +16,14 @@ public enum AnonymousAppUserID {
         appUserID.hasPrefix(prefix)
     }
 
+    /// Whether `appUserID` is exactly what ``make()`` makes: ``prefix`` and 32 lowercase
+    /// hexadecimal digits. The server refuses an ID that starts with ``prefix`` and is anything else.
+    public static func isWellFormed(_ appUserID: String) -> Bool {
+        guard appUserID.hasPrefix(prefix) else { return false }
+        let digits = appUserID.utf8.dropFirst(prefix.utf8.count)
+        return digits.count == 32 && digits.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     /// A new anonymous ID: ``prefix`` and a random UUID's 32 hexadecimal digits, lowercase.
     public static func make() -> String {
         prefix + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()

@@ -6,9 +6,10 @@ public import Foundation
 /// On the wire (``CustomerAnswer``) its keys are `identifier`, `productId`, `isActive`,
 /// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, and for
 /// auto-renewable subscriptions `willRenew`, `periodType`, `billingIssueDetectedAt` and
-/// `gracePeriodExpiresAt`; dates as integer milliseconds since 1970, whatever the coder's date
-/// strategy. An answer or cache written before the subscription keys existed still decodes, with
-/// them `nil`.
+/// `gracePeriodExpiresAt`, and `environment` (`Production` or `Sandbox`: which App Store granted
+/// it); dates as integer milliseconds since 1970, whatever the coder's date strategy. An answer or
+/// cache written before the subscription keys or the environment existed still decodes, with them
+/// `nil`.
 public struct Entitlement: Codable, Hashable, Sendable {
     /// Which kind of period of a subscription the entitlement's transaction pays for.
     public enum PeriodType: String, Codable, Hashable, Sendable, CaseIterable {
@@ -20,6 +21,18 @@ public struct Entitlement: Codable, Hashable, Sendable {
         case offer
         /// A period at the subscription's regular price.
         case normal
+    }
+
+    /// The App Store environment of the purchase that grants an entitlement.
+    public enum Environment: String, Codable, Hashable, Sendable, CaseIterable {
+        /// The App Store: a customer paid.
+        case production = "Production"
+        /// The sandbox: a sandbox account (a tester, TestFlight, App Review) bought it without paying.
+        case sandbox = "Sandbox"
+        /// Xcode's local StoreKit testing.
+        case xcode = "Xcode"
+        /// StoreKit testing in Xcode with a local configuration.
+        case localTesting = "LocalTesting"
     }
 
     /// The name the app checks (`removeAds`, `premium`).
@@ -52,12 +65,16 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// active while the App Store retries the charge. `nil` without a billing issue, or when the
     /// app's subscriptions have no grace period.
     public var gracePeriodExpiresAt: Date?
+    /// Which App Store environment granted the entitlement: `sandbox` for a purchase made with a
+    /// sandbox account (a tester, TestFlight, App Review), which costs nothing. `nil` when the
+    /// server did not say (an answer or a cache written before it did).
+    public var environment: Environment?
 
     /// Creates an entitlement.
     public init(
         identifier: String, productID: String, isActive: Bool, expiresDate: Date? = nil, revocationDate: Date? = nil,
         transactionID: String, originalTransactionID: String, willRenew: Bool? = nil, periodType: PeriodType? = nil,
-        billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil
+        billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, environment: Environment? = nil
     ) {
         self.identifier = identifier
         self.productID = productID
@@ -70,11 +87,12 @@ public struct Entitlement: Codable, Hashable, Sendable {
         self.periodType = periodType
         self.billingIssueDetectedAt = billingIssueDetectedAt
         self.gracePeriodExpiresAt = gracePeriodExpiresAt
+        self.environment = environment
     }
 
     enum CodingKeys: String, CodingKey {
         case identifier, productId, isActive, expiresDate, revocationDate, transactionId, originalTransactionId
-        case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt
+        case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt, environment
     }
 
     /// The keys an SDK's device cache used before entitlements had one type (dates in the coder's
@@ -110,6 +128,9 @@ public struct Entitlement: Codable, Hashable, Sendable {
             .map(KakinJSON.date(epochMilliseconds:))
         gracePeriodExpiresAt = try container.decodeIfPresent(Int64.self, forKey: .gracePeriodExpiresAt)
             .map(KakinJSON.date(epochMilliseconds:))
+        // An environment a later App Store adds reads as unknown rather than failing the answer.
+        environment = try container.decodeIfPresent(String.self, forKey: .environment).flatMap(
+            Environment.init(rawValue:))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -127,5 +148,6 @@ public struct Entitlement: Codable, Hashable, Sendable {
             billingIssueDetectedAt.map(KakinJSON.epochMilliseconds), forKey: .billingIssueDetectedAt)
         try container.encodeIfPresent(
             gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds), forKey: .gracePeriodExpiresAt)
+        try container.encodeIfPresent(environment, forKey: .environment)
     }
 }

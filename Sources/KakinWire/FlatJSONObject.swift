@@ -98,6 +98,8 @@ extension TransactionSubmission {
         guard let fields = FlatJSONObject.strings(bytes), let bundleId = fields["bundleId"],
             let appUserId = fields["appUserId"], let signedTransaction = fields["signedTransaction"]
         else { return nil }
-        self.init(bundleId: bundleId, appUserId: appUserId, signedTransaction: signedTransaction)
+        self.init(
+            bundleId: bundleId, appUserId: appUserId, signedTransaction: signedTransaction,
+            signedAppTransaction: fields["signedAppTransaction"])
     }
 }

@@ -143,6 +143,11 @@ public enum KakinHeader {
     public static let signature = "X-Kakin-Signature"
     /// The request's ID, echoed on every answer and written to the server's log line.
     public static let requestID = "X-Request-Id"
+    /// A customer token: a short-lived token the app's own backend signs for one app user ID
+    /// (an HS256 JWT whose `sub` is the app user ID and `aud` the bundle ID). An app that
+    /// requires customer tokens answers 401 to a publishable-key request that names an identified
+    /// customer without a valid token for that customer.
+    public static let customerToken = "X-Kakin-Customer-Token"
 }
 
 /// Query parameter names of the API.

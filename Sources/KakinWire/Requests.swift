@@ -8,12 +8,20 @@ public struct TransactionSubmission: Codable, Hashable, Sendable {
     public var appUserId: String
     /// The JWS of the transaction.
     public var signedTransaction: String
+    /// The JWS of the device's app transaction (StoreKit's `AppTransaction`), sent with restored
+    /// transactions and with those the app did not just buy: the proof that this device is signed
+    /// in to the Apple Account that bought the transaction. Under the transfer policy
+    /// `transferToNewUser`, a purchase another customer owns moves to the uploader only when this
+    /// app transaction's `appTransactionId` is the transaction's, or when the transaction's
+    /// `appAccountToken` is the uploader's own.
+    public var signedAppTransaction: String?
 
     /// Creates a submission.
-    public init(bundleId: String, appUserId: String, signedTransaction: String) {
+    public init(bundleId: String, appUserId: String, signedTransaction: String, signedAppTransaction: String? = nil) {
         self.bundleId = bundleId
         self.appUserId = appUserId
         self.signedTransaction = signedTransaction
+        self.signedAppTransaction = signedAppTransaction
     }
 }
 

@@ -51,13 +51,16 @@ public func buildApplication(
     dependencies.logger = logger
     let parts = try await ServerParts.make(configuration, dependencies)
     let store = parts.store
+    for app in parts.service.apps.values.sorted(by: { $0.bundleID < $1.bundleID }) {
+        for warning in app.securityWarnings { logger.warning("\(warning)", metadata: ["bundle_id": "\(app.bundleID)"]) }
+    }
     let throttle = SignInThrottle(
         service: parts.service, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
         now: dependencies.now)
     let http = KakinServerHTTP(
         service: parts.service, signingKey: parts.serverKey, reconciliations: parts.reconciliations,
         maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
-        metrics: dependencies.metrics, logger: logger, signInThrottle: throttle)
+        metrics: dependencies.metrics, logger: logger, signInThrottle: throttle, rateLimits: configuration.rateLimits)
 
     // Services stop in the reverse order: runs started on demand end before the ledger closes.
     var services: [any Service] = [LedgerStoreService(store: store), parts.reconciliations]
@@ -270,7 +273,9 @@ struct ServerParts {
             verifyReceiptSandboxURL: app.endpoints.verifyReceiptSandbox, grants: grants ?? GrantsCatalog(),
             productTypes: catalog?.productTypes, catalog: catalog, transferPolicy: app.transferPolicy,
             serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption,
-            setsAppAccountTokens: app.setAppAccountTokens, smallBusinessProgram: app.smallBusinessProgram)
+            setsAppAccountTokens: app.setAppAccountTokens, smallBusinessProgram: app.smallBusinessProgram,
+            customerTokens: app.customerTokens.map { CustomerTokenPolicy(secret: $0.secret, required: $0.required) },
+            sandboxPurchases: app.sandboxPurchases)
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

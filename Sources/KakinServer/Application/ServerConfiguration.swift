@@ -125,6 +125,13 @@ public struct ServerConfiguration: Sendable {
         /// Whether purchases without an app account token, or moved to another customer, get their
         /// owner's token through the App Store Server API (`setAppAccountTokens`, default true).
         public var setAppAccountTokens = true
+        /// `customerTokens`: `{"secret": "env:…", "required": true}`, the secret the app's backend
+        /// signs customer tokens with (at least 32 characters) and whether publishable-key requests
+        /// about identified customers must carry one (`required`, default true).
+        public var customerTokens: (secret: String, required: Bool)?
+        /// `sandboxPurchases`: `grant` (default) or `allowList`, with `sandboxAllowList` the app
+        /// user IDs whose sandbox purchases are accepted.
+        public var sandboxPurchases: SandboxPurchasePolicy = .grant
 
         /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
@@ -206,6 +213,8 @@ public struct ServerConfiguration: Sendable {
     public var dashboard = DashboardConfiguration()
     /// How wrong dashboard passwords and API keys are slowed down.
     public var signInThrottle = SignInThrottlePolicy()
+    /// `rateLimits`: how much publishable-key traffic one client address may send.
+    public var rateLimits = RateLimitPolicy()
 
     /// Creates a configuration with what has no default; everything else takes its default.
     public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
@@ -352,6 +361,9 @@ extension ServerConfiguration {
                     ?? Int64(configuration.dashboard.sessionSeconds))
             try dashboard.finish()
         }
+        if let limits = try root.object("rateLimits") {
+            configuration.rateLimits = try RateLimitPolicy.read(limits)
+        }
         if let throttle = try root.object("signInThrottle") {
             var policy = configuration.signInThrottle
             policy.sourceAttempts = Int(try throttle.integer("sourceAttempts", in: 1...10_000) ?? Int64(policy.sourceAttempts))
@@ -368,6 +380,11 @@ extension ServerConfiguration {
             }
             try throttle.finish()
             configuration.signInThrottle = policy
+        }
+        // One setting says whether the proxy in front names the client: for the sign-in throttle
+        // and the rate limits alike.
+        if let trusted = try root.boolean("trustForwardedFor") {
+            configuration.signInThrottle.trustForwardedFor = trusted || configuration.signInThrottle.trustForwardedFor
         }
         try root.finish()
         return configuration
@@ -460,6 +477,21 @@ extension ServerConfiguration {
             try offers.finish()
         }
         app.setAppAccountTokens = try reader.boolean("setAppAccountTokens") ?? true
+        if let tokens = try reader.object("customerTokens") {
+            let secret = try tokens.requiredString("secret")
+            guard secret.utf8.count >= 32 else { throw tokens.failure("secret", "must be at least 32 characters") }
+            app.customerTokens = (secret, try tokens.boolean("required") ?? true)
+            try tokens.finish()
+        }
+        let allowList = try reader.strings("sandboxAllowList")
+        switch try reader.string("sandboxPurchases") ?? "grant" {
+        case "grant":
+            guard allowList.isEmpty else {
+                throw reader.failure("sandboxAllowList", "applies only with \"sandboxPurchases\": \"allowList\"")
+            }
+        case "allowList": app.sandboxPurchases = .allowList(Set(allowList))
+        case let other: throw reader.failure("sandboxPurchases", "expected grant or allowList; found \(other)")
+        }
         if let consumption = try reader.object("consumption") {
             var policy = ConsumptionPolicy()
             policy.customersConsented = try consumption.boolean("customersConsented") ?? false

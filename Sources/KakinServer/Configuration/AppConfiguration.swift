@@ -14,6 +14,30 @@ public enum TransferPolicy: String, Codable, Hashable, Sendable, CaseIterable {
     case keepWithOriginal
 }
 
+/// Who is granted what a sandbox account bought, by an app that accepts Production data too
+/// (`apps[].sandboxPurchases`).
+///
+/// App Review buys with sandbox accounts in the build it reviews, which talks to the production
+/// server, so a production server must accept sandbox purchases to pass review. But so does every
+/// TestFlight tester, whose purchases cost nothing.
+public enum SandboxPurchasePolicy: Hashable, Sendable {
+    /// Sandbox purchases grant like paid ones, to every customer (the default, so App Review passes);
+    /// the server warns at start for every app that accepts both environments under it.
+    case grant
+    /// Sandbox purchases are accepted only from the listed app user IDs (the team's testers and the
+    /// account App Review signs in with); for everyone else an upload of one is refused with 403
+    /// `forbidden`, cause `sandboxPurchaseNotAllowed`.
+    case allowList(Set<String>)
+
+    /// Whether a sandbox purchase uploaded for `appUserID` may be recorded.
+    public func allows(_ appUserID: String) -> Bool {
+        switch self {
+        case .grant: true
+        case .allowList(let allowed): allowed.contains(appUserID)
+        }
+    }
+}
+
 /// One app (bundle ID) served by the server, with its trust settings, keys and catalog.
 public struct AppConfiguration: Sendable {
     /// The app's bundle ID.
@@ -63,6 +87,12 @@ public struct AppConfiguration: Sendable {
     /// 15 % of every sale in the metrics' proceeds, instead of 30 % (15 % for a subscription's
     /// transactions after its first year of paid service).
     public var smallBusinessProgram = false
+    /// The app's customer tokens: with `required`, every publishable-key request naming an
+    /// identified customer must carry a token the app's backend signed for that customer.
+    /// `nil`: the app has none, and a customer is whoever the request names.
+    public var customerTokens: CustomerTokenPolicy?
+    /// Who a sandbox purchase is accepted from.
+    public var sandboxPurchases: SandboxPurchasePolicy = .grant
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,
@@ -75,8 +105,11 @@ public struct AppConfiguration: Sendable {
         grants: GrantsCatalog? = nil, productTypes: [String: ProductType]? = nil,
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
         serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil, offers: OfferPolicy = OfferPolicy(),
-        consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true, smallBusinessProgram: Bool = false
+        consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true, smallBusinessProgram: Bool = false,
+        customerTokens: CustomerTokenPolicy? = nil, sandboxPurchases: SandboxPurchasePolicy = .grant
     ) {
+        self.customerTokens = customerTokens
+        self.sandboxPurchases = sandboxPurchases
         self.smallBusinessProgram = smallBusinessProgram
         self.setsAppAccountTokens = setsAppAccountTokens
         self.offers = offers
@@ -96,6 +129,23 @@ public struct AppConfiguration: Sendable {
         self.transferPolicy = transferPolicy
         self.serverAPI = serverAPI
         self.revocation = revocation
+    }
+
+    /// What a production server should hear at start about this app's settings: sandbox purchases
+    /// granted to everyone by an app that accepts Production data, and customers who need no token.
+    public var securityWarnings: [String] {
+        var warnings: [String] = []
+        if environments.contains(.production), environments.contains(.sandbox), sandboxPurchases == .grant {
+            warnings.append(
+                "\(bundleID) grants sandbox purchases to every customer (sandboxPurchases: grant): a TestFlight tester's free purchase unlocks the App Store build for the same app user ID; set sandboxPurchases to allowList to accept them from listed customers only"
+            )
+        }
+        if environments.contains(.production), customerTokens?.required != true {
+            warnings.append(
+                "\(bundleID) does not require customer tokens: anyone holding the publishable key can act for an identified customer whose app user ID they know; set customerTokens with required: true"
+            )
+        }
+        return warnings
     }
 
     /// The revocation mode for data signed in `environment`: the configured one, else the

@@ -17,8 +17,7 @@ struct CustomerAnswerSigner: Sendable {
 
     /// The signed customer answer: entitlements, balances and the newest transactions
     /// (`?transactions=N`, default 10, at most 100), JWS included with `?include=signedTransaction`.
-    func answer(_ request: Request, bundleID: String, appUserID: String) async throws -> Response {
-        let asked = try AnswerQuery(request)
+    func answer(_ asked: AnswerQuery, bundleID: String, appUserID: String) async throws -> Response {
         let (summary, entitlements) = try await service.customerSummary(
             bundleID: bundleID, appUserID: appUserID, recent: asked.recent, withJWS: asked.withJWS)
         return answer(asked, summary: summary, entitlements: entitlements)
@@ -45,18 +44,20 @@ struct CustomerAnswerSigner: Sendable {
     }
 
     /// What a customer answer carries, as the query asks: `?transactions=N` (default 10),
-    /// `?include=signedTransaction`, `?nonce=`. The query is parsed once per request.
+    /// `?include=signedTransaction` (the app's secret key only: 403 `forbidden` otherwise),
+    /// `?nonce=`. The query is parsed once per request.
     struct AnswerQuery {
         let recent: Int
         let withJWS: Bool
         let nonce: String?
 
-        init(_ request: Request) throws(ServerError) {
+        init(_ request: Request, caller: KakinServerHTTP.Caller, app: AppConfiguration) throws(ServerError) {
             let query = request.uri.queryParameters
             recent = try RequestReader.count(
                 query.get(KakinQuery.transactions), name: "transactions", default: defaultRecentTransactions,
                 allowZero: true)
             withJWS = RequestReader.includesJWS(query)
+            if withJWS { try caller.checkMayReadSignedTransactions(of: app) }
             nonce = query.get(KakinQuery.nonce)
         }
     }

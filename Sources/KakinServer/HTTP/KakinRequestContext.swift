@@ -31,7 +31,7 @@ public struct KakinRequestContext: RequestContext, RemoteAddressRequestContext {
                     ? "this call needs the secret key (Authorization: Bearer sk_…)"
                     : "this call needs the app's key (X-Kakin-Key)")
         }
-        return KakinServerHTTP.Caller(bundleIDs: matched)
+        return KakinServerHTTP.Caller(bundleIDs: matched, secretBundleIDs: keys?.secret ?? [])
     }
 }
 

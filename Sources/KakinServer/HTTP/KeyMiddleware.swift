@@ -10,10 +10,15 @@ import KakinWire
 /// A key that matches nothing counts as a failed sign-in of the request's address (see
 /// ``SignInThrottle``). While that address must wait, a keyed route asked with anything but a
 /// publishable key answers 429 without the key being checked.
+///
+/// A request whose key is only a publishable one takes a token from its client address's bucket
+/// for its kind (``ClientRateLimiter``); with none left it is answered 429 `rateLimited` with
+/// `Retry-After`, before its body is read.
 struct KeyMiddleware: RouterMiddleware {
     typealias Context = KakinRequestContext
     let apps: [AppConfiguration]
     let throttle: SignInThrottle
+    let limiter: ClientRateLimiter
 
     @concurrent func handle(
         _ request: Request, context: KakinRequestContext,
@@ -42,6 +47,14 @@ struct KeyMiddleware: RouterMiddleware {
             if keys.refusal == nil, presented.contains(where: { $0.any.isEmpty }) {
                 await throttle.failed([source], kind: .api)
             }
+        }
+        if keys.secret.isEmpty, !keys.publishable.isEmpty,
+            let kind = RateLimitPolicy.kind(method: request.method, path: request.uri.path),
+            let wait = limiter.take(kind, client: throttle.source(of: request, peer: context.remoteAddress).key)
+        {
+            throttle.metrics.rateLimited(kind: kind.rawValue)
+            throw ServerError(
+                .rateLimited, "too many requests from this address; wait \(wait) s", retryAfterSeconds: wait)
         }
         var context = context
         context.keys = keys

@@ -33,6 +33,8 @@ public struct KakinServerHTTP: Sendable {
     public let logger: Logger
     /// Counts wrong keys and makes their addresses wait.
     public let signInThrottle: SignInThrottle
+    /// Limits the publishable-key requests of each client address.
+    public let rateLimiter: ClientRateLimiter
 
     /// Creates the API over `service`. Without a `signInThrottle`, one of its own counts wrong keys
     /// in the same ledger.
@@ -40,8 +42,9 @@ public struct KakinServerHTTP: Sendable {
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciliations: ReconciliationRunner? = nil,
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
-        signInThrottle: SignInThrottle? = nil
+        signInThrottle: SignInThrottle? = nil, rateLimits: RateLimitPolicy = RateLimitPolicy()
     ) {
+        self.rateLimiter = ClientRateLimiter(policy: rateLimits)
         self.service = service
         self.reconciliations = reconciliations
         self.catalog = catalog
@@ -73,7 +76,8 @@ public struct KakinServerHTTP: Sendable {
         let router = Router(context: KakinRequestContext.self)
         router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: ErrorMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
-        router.add(middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle))
+        router.add(
+            middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle, limiter: rateLimiter))
         var routes = RouteTable(router: router)
         let reader = RequestReader(maxBodySize: maxBodySize)
         let answers = CustomerAnswerSigner(service: service, signingKey: signingKey)
@@ -92,7 +96,16 @@ public struct KakinServerHTTP: Sendable {
 
     /// Who is calling: the apps whose key was presented.
     struct Caller {
+        /// The apps whose publishable or secret key the request presented.
         var bundleIDs: Set<String>
+        /// The apps whose secret key the request presented: their backends, which may read and do
+        /// what a customer's device may not.
+        var secretBundleIDs: Set<String> = []
+
+        /// Whether the caller holds `app`'s secret key.
+        func isBackend(of app: AppConfiguration) -> Bool {
+            secretBundleIDs.contains(app.bundleID)
+        }
 
         /// The app `bundleID`, if the caller's key is one of its keys. An unknown bundle ID is 404
         /// only for a caller who holds a valid key; everyone else got 401 before this.

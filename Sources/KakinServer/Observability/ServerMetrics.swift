@@ -21,6 +21,8 @@ import Synchronization
 /// - `kakin_sign_in_failures_total{kind}` and `kakin_sign_in_refused_total{kind}`: wrong
 ///   dashboard passwords and API keys (`kind` is `dashboard` or `api`), and attempts refused
 ///   because their address or account must wait;
+/// - `kakin_rate_limited_total{kind}`: publishable-key requests refused with 429 because their
+///   client address sent too many reads, uploads, aliases or offer requests (``RateLimitPolicy``);
 /// - `kakin_offer_signatures_total{kind, outcome}`: offers signed (`signed`) or refused
 ///   (`ineligible`, `unknownOffer`, `notConfigured`);
 /// - `kakin_apple_requests_total{kind, outcome}`: calls made to the App Store Server API on the
@@ -143,6 +145,12 @@ public final class ServerMetrics: Sendable {
     /// An attempt refused unchecked, because its address or account must wait.
     public func signInRefused(kind: String) {
         Counter(label: "kakin_sign_in_refused_total", dimensions: [("kind", kind)], factory: factory).increment()
+    }
+
+    /// A publishable-key request refused because its client address sent too many of `kind`
+    /// (`kakin_rate_limited_total{kind}`: `read`, `upload`, `alias` or `offer`).
+    public func rateLimited(kind: String) {
+        Counter(label: "kakin_rate_limited_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
     /// A step of the subscription metrics' job worked out `count` purchases again

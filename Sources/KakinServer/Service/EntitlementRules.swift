@@ -55,7 +55,8 @@ public enum EntitlementRules {
             identifier: identifier, productID: transaction.productID,
             isActive: isActive(transaction, renewal: renewal, at: date), expiresDate: transaction.expiresDate,
             revocationDate: transaction.revocationDate, transactionID: transaction.transactionID,
-            originalTransactionID: transaction.originalTransactionID)
+            originalTransactionID: transaction.originalTransactionID,
+            environment: Entitlement.Environment(rawValue: transaction.environment.rawValue))
         guard transaction.productType == .autoRenewableSubscription else { return entitlement }
         entitlement.periodType = transaction.periodType
         entitlement.billingIssueDetectedAt = renewal?.billingIssueDetectedAt

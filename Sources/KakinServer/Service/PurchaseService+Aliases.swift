@@ -12,15 +12,15 @@ extension PurchaseService {
     /// Purchases another identified customer holds part of move from that customer only under the
     /// app's ``TransferPolicy/transferToNewUser``. Idempotent: the same call again changes nothing.
     ///
-    /// - Throws: ``ServerError/Code/invalidRequest`` when `anonymousID` is not anonymous (cause
-    ///   `notAnonymous`) or `appUserID` is (cause `anonymousTarget`); ``ServerError/Code/conflict``
+    /// - Throws: ``ServerError/Code/invalidRequest`` when `anonymousID` is not an anonymous ID as
+    ///   the SDK makes it (cause `notAnonymous`) or `appUserID` is (cause `anonymousTarget`); ``ServerError/Code/conflict``
     ///   (cause `aliasedToAnotherCustomer`) when `anonymousID` became another customer before.
     @discardableResult
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String
     ) async throws(ServerError) -> CustomerAliasMove {
         let app = try app(bundleID)
-        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
+        guard AnonymousAppUserID.isWellFormed(anonymousID) else {
             throw ServerError(
                 .invalidRequest, "only an anonymous customer (\(AnonymousAppUserID.prefix)…) can become another",
                 cause: "notAnonymous")

@@ -17,6 +17,25 @@ extension PurchaseService {
         _ jws: String, bundleID: String, appUserID: String
     ) async throws(ServerError) -> AppTransaction {
         let app = try app(bundleID)
+        let appTransaction = try await verifiedAppTransaction(jws, app: app)
+        guard let appTransactionID = appTransaction.appTransactionID, let environment = appTransaction.receiptType else {
+            throw ServerError(.verificationFailed, "the app transaction has no appTransactionId", cause: "malformedInput")
+        }
+        do {
+            try await store.linkAppTransaction(
+                bundleID: app.bundleID, appTransactionID: appTransactionID, appUserID: appUserID,
+                environment: environment, at: now())
+        } catch { throw ServerError(error) }
+        metrics?.ledgerEvent("appTransaction.linked")
+        return appTransaction
+    }
+
+    /// An app transaction (JWS) of `app`, verified as every signed item is: decoded first, its
+    /// environment picks the verifier, which checks the chain, the signature and the app.
+    ///
+    /// - Throws: ``ServerError/Code/verificationFailed`` for one that does not verify, or has no
+    ///   `appTransactionId`.
+    func verifiedAppTransaction(_ jws: String, app: AppConfiguration) async throws(ServerError) -> AppTransaction {
         let (_, decoded) = try Self.decode(jws, as: AppTransaction.self)
         guard let environment = decoded.receiptType else {
             throw ServerError(.verificationFailed, "the app transaction names no environment", cause: "malformedInput")
@@ -30,12 +49,6 @@ extension PurchaseService {
             throw ServerError(
                 .verificationFailed, "the app transaction has no appTransactionId", cause: "malformedInput")
         }
-        do {
-            try await store.linkAppTransaction(
-                bundleID: app.bundleID, appTransactionID: appTransactionID, appUserID: appUserID,
-                environment: environment, at: now())
-        } catch { throw ServerError(error) }
-        metrics?.ledgerEvent("appTransaction.linked")
         return appTransaction
     }
 

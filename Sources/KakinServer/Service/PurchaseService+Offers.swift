@@ -57,8 +57,23 @@ extension PurchaseService {
             throw ServerError(
                 .notFound, "the catalog has no auto-renewable subscription \(request.productId)", cause: "unknownOffer")
         }
-        if let token = request.appAccountToken, !token.isEmpty, UUID(uuidString: token) == nil {
-            throw ServerError(.invalidRequest, "appAccountToken must be a UUID")
+        // The signature is over the customer's own app account token (or none): a request cannot
+        // have an offer signed for another customer's purchases.
+        let ownToken = AppAccountToken.derived(from: appUserID).uuidString.lowercased()
+        let token: String
+        switch request.appAccountToken?.lowercased() {
+        case nil: token = ownToken
+        case ""?: token = ""
+        case let asked?:
+            guard UUID(uuidString: asked) != nil else {
+                throw ServerError(.invalidRequest, "appAccountToken must be a UUID")
+            }
+            guard asked == ownToken else {
+                throw ServerError(
+                    .forbidden, "appAccountToken is not this customer's: offers are signed over the customer's own token",
+                    cause: "foreignAppAccountToken")
+            }
+            token = asked
         }
         let groupProducts = Set(
             catalog.allSubscriptions.filter { $0.subscriptionGroupID == groupID }.compactMap(\.productID))
@@ -69,8 +84,7 @@ extension PurchaseService {
         let inGroup = history.transactions.filter { groupProducts.contains($0.productID) }
         let subscribedBefore = !inGroup.isEmpty
         let activeNow = history.entitlements.contains { $0.isActive && groupProducts.contains($0.productID) }
-        let transactionID = request.transactionId ?? history.transactions.max { $0.purchaseDate < $1.purchaseDate }?
-            .transactionID
+        let transactionID = try await ownTransactionID(request.transactionId, history: history, app: app, appUserID: appUserID)
         let signer = OfferSigner(
             keyID: access.keyID, issuerID: access.issuerID, bundleID: app.bundleID, privateKey: access.privateKey)
         let nonce = UUID()
@@ -100,7 +114,6 @@ extension PurchaseService {
                     .notEntitled, "\(offerID) is for \(rule.rawValue) only: this customer is not one",
                     cause: "offerIneligible")
             }
-            let token = request.appAccountToken?.lowercased() ?? ""
             do {
                 answer = SignedOffer(
                     kind: .promotional, productId: request.productId, offerId: offerID,
@@ -121,7 +134,8 @@ extension PurchaseService {
             guard let transactionID else {
                 throw ServerError(
                     .invalidRequest,
-                    "an eligibility needs transactionId (the app transaction ID) for a customer without transactions")
+                    "an eligibility for a customer without transactions needs the customer's app transaction, linked first (POST /v1/customers/{user}/app-transaction)",
+                    cause: "noTransaction")
             }
             do {
                 answer = SignedOffer(
@@ -142,5 +156,27 @@ extension PurchaseService {
                     createdAt: now))
         } catch { throw ServerError(error) }
         return answer
+    }
+
+    /// The transaction ID an offer's signature carries: one of the customer's own. Without one
+    /// asked for, the customer's latest transaction, else the app transaction last linked to the
+    /// customer; one asked for must be among those (403 `forbidden`, cause `foreignTransaction`).
+    private func ownTransactionID(
+        _ asked: String?, history: CustomerState, app: AppConfiguration, appUserID: String
+    ) async throws(ServerError) -> String? {
+        let linked: [String]
+        do { linked = try await store.appTransactions(bundleID: app.bundleID, appUserID: appUserID).map(\.appTransactionID) }
+        catch { throw ServerError(error) }
+        guard let asked else {
+            return history.transactions.max { $0.purchaseDate < $1.purchaseDate }?.transactionID ?? linked.first
+        }
+        guard
+            linked.contains(asked)
+                || history.transactions.contains(where: { $0.transactionID == asked || $0.originalTransactionID == asked })
+        else {
+            throw ServerError(
+                .forbidden, "transaction \(asked) is not one of this customer's", cause: "foreignTransaction")
+        }
+        return asked
     }
 }

@@ -39,6 +39,7 @@ extension PurchaseService {
         guard app.environments.contains(environment) else {
             throw ServerError(.verificationFailed, "\(bundleID) does not accept \(environment.rawValue) receipts")
         }
+        try checkSandboxPolicy(environment, appUserID: appUserID, app: app)
         var seen: Set<String> = []
         for entry in (response.receipt?.inApp ?? []) + (response.latestReceiptInfo ?? []) {
             guard let id = entry.transactionID, seen.insert(id).inserted, let productID = entry.productID,

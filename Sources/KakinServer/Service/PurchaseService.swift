@@ -125,31 +125,52 @@ public struct PurchaseService: Sendable {
 
     /// `POST /v1/transactions`: verifies a signed transaction, records it for `appUserID`, grants
     /// once, and returns the customer's state.
-    public func submitTransaction(_ jws: String, bundleID: String, appUserID: String) async throws -> CustomerState {
-        try await submit(jws, bundleID: bundleID, appUserID: appUserID)
+    public func submitTransaction(
+        _ jws: String, bundleID: String, appUserID: String, signedAppTransaction: String? = nil
+    ) async throws -> CustomerState {
+        try await submit(jws, bundleID: bundleID, appUserID: appUserID, signedAppTransaction: signedAppTransaction)
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }
 
     /// Verifies and records a signed transaction for `appUserID`, without reading the customer.
+    /// `signedAppTransaction` is the uploading device's app transaction, the proof a restore of a
+    /// purchase another customer owns needs (see ``submit(_:app:appUserID:recent:withJWS:signedAppTransaction:)``).
     @discardableResult
-    public func submit(_ jws: String, bundleID: String, appUserID: String) async throws -> IngestOutcome {
-        try await submit(jws, app: try app(bundleID), appUserID: appUserID, summarizing: nil).outcome
+    public func submit(
+        _ jws: String, bundleID: String, appUserID: String, signedAppTransaction: String? = nil
+    ) async throws -> IngestOutcome {
+        try await submit(
+            jws, app: try app(bundleID), appUserID: appUserID, summarizing: nil,
+            signedAppTransaction: signedAppTransaction
+        ).outcome
     }
 
     /// Verifies and records a signed transaction for `appUserID`, then returns the customer's
     /// summary as ``customerSummary(bundleID:appUserID:recent:withJWS:)`` would: what an upload
     /// is answered with. A new purchase is recorded and summarized in one trip to the ledger.
     public func submit(
-        _ jws: String, bundleID: String, appUserID: String, recent: Int, withJWS: Bool
+        _ jws: String, bundleID: String, appUserID: String, recent: Int, withJWS: Bool,
+        signedAppTransaction: String? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
-        try await submit(jws, app: try app(bundleID), appUserID: appUserID, recent: recent, withJWS: withJWS)
+        try await submit(
+            jws, app: try app(bundleID), appUserID: appUserID, recent: recent, withJWS: withJWS,
+            signedAppTransaction: signedAppTransaction)
     }
 
     /// ``submit(_:bundleID:appUserID:recent:withJWS:)`` for an app the caller has looked up.
+    ///
+    /// `signedAppTransaction` is the uploading device's app transaction (JWS), which the SDK sends
+    /// with restores: under ``TransferPolicy/transferToNewUser`` a purchase that another customer
+    /// owns moves to `appUserID` only when the transaction's app account token is `appUserID`'s own
+    /// or this app transaction verifies and has the transaction's `appTransactionId`; otherwise
+    /// the upload is refused with 409 `conflict`, cause `purchasedByAnotherAccount`.
     public func submit(
-        _ jws: String, app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool
+        _ jws: String, app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool,
+        signedAppTransaction: String? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary, entitlements: [Entitlement]) {
-        let (outcome, recorded) = try await submit(jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS))
+        let (outcome, recorded) = try await submit(
+            jws, app: app, appUserID: appUserID, summarizing: (recent, withJWS),
+            signedAppTransaction: signedAppTransaction)
         if let recorded { return (outcome, recorded, try await entitlements(of: recorded, app: app)) }
         let (summary, entitlements) = try await customerSummary(
             app: app, appUserID: appUserID, recent: recent, withJWS: withJWS)
@@ -160,7 +181,8 @@ public struct PurchaseService: Sendable {
     /// customer: then nothing changes. Bytes the ledger holds are found by their digest before
     /// anything is verified (an app posting its transactions again at launch costs one read).
     private func submit(
-        _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
+        _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?,
+        signedAppTransaction: String? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         // The digest is taken once: for the lookup, and for the row.
         let digest = SignedDigest(jws)
@@ -169,7 +191,22 @@ public struct PurchaseService: Sendable {
         }
         let upload = try await verifyUpload(jws, digest: digest, app: app)
         let record = try upload.record(appUserID: appUserID, at: now())
-        return try await ingest(record, app: app, signedDigest: upload.digest, summarizing: summarizing)
+        try checkSandboxPolicy(record.environment, appUserID: appUserID, app: app)
+        return try await ingest(
+            record, app: app, signedDigest: upload.digest, summarizing: summarizing,
+            transferProof: TransferProof(
+                appTransactionID: upload.payload.appTransactionID, signedAppTransaction: signedAppTransaction))
+    }
+
+    /// Refuses a sandbox purchase for a customer the app's ``SandboxPurchasePolicy`` does not
+    /// accept one from: 403 `forbidden`, cause `sandboxPurchaseNotAllowed`.
+    func checkSandboxPolicy(
+        _ environment: AppStoreEnvironment, appUserID: String, app: AppConfiguration
+    ) throws(ServerError) {
+        guard environment == .sandbox, !app.sandboxPurchases.allows(appUserID) else { return }
+        throw ServerError(
+            .forbidden, "\(app.bundleID) accepts sandbox purchases only from the customers of its sandboxAllowList",
+            cause: "sandboxPurchaseNotAllowed")
     }
 
     /// The outcome of an upload whose bytes the ledger held already for its customer.
@@ -240,9 +277,13 @@ public struct PurchaseService: Sendable {
     /// ``ingest(_:app:)``, reading the owner's summary (`recent` newest transactions, JWS when
     /// `withJWS`) with the rest when `summarizing` says so; `signedDigest` is `SignedDigest` of the
     /// record's JWS when it was taken already.
+    ///
+    /// With a `transferProof` (an app's upload), a purchase another customer owns moves only when
+    /// the proof holds (``provesAccount(_:of:app:)``), weighed only then: an upload of a purchase
+    /// nobody else owns costs nothing more.
     func ingest(
         _ record: RecordedTransaction, app: AppConfiguration, signedDigest: SignedDigest?,
-        summarizing: (recent: Int, withJWS: Bool)?
+        summarizing: (recent: Int, withJWS: Bool)?, transferProof: TransferProof? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
         let transfers = app.transferPolicy == .transferToNewUser && record.productType != .consumable
         // Apple learns the owner's app account token of a new purchase that carries none, and of a
@@ -250,11 +291,23 @@ public struct PurchaseService: Sendable {
         let owed = record.appUserID.flatMap { owner in
             app.setsAppAccountTokens && app.serverAPI != nil ? appAccountTokenRequest(of: owner, on: record, app: app) : nil
         }
-        let change = try await store.ingest(
-            LedgerIngest(
-                record, signedDigest: signedDigest, grants: grants(for: record.productID, of: app),
-                transfersOwnership: transfers, clawbackPolicy: clawbackPolicy, summary: summarizing,
-                appleRequestOnRecord: record.appAccountToken == nil ? owed : nil, appleRequestOnTransfer: owed))
+        func ingested(transferring: Bool) async throws -> LedgerIngestOutcome {
+            try await store.ingest(
+                LedgerIngest(
+                    record, signedDigest: signedDigest, grants: grants(for: record.productID, of: app),
+                    transfersOwnership: transferring, clawbackPolicy: clawbackPolicy, summary: summarizing,
+                    appleRequestOnRecord: record.appAccountToken == nil ? owed : nil, appleRequestOnTransfer: owed))
+        }
+        var change = try await ingested(transferring: transfers && transferProof == nil)
+        if case .ownedByAnotherCustomer = change.recorded, transfers, let transferProof, record.appUserID != nil {
+            guard try await provesAccount(transferProof, of: record, app: app) else {
+                throw ServerError(
+                    .conflict,
+                    "transaction \(record.transactionID) belongs to another customer, and this upload does not show that its device is signed in to the Apple Account that bought it: restore purchases under that account",
+                    cause: "purchasedByAnotherAccount")
+            }
+            change = try await ingested(transferring: true)
+        }
         if case .ownedByAnotherCustomer = change.recorded, !transfers || record.appUserID == nil {
             throw ServerError(
                 .conflict, "transaction \(record.transactionID) belongs to another customer",
@@ -273,6 +326,34 @@ public struct PurchaseService: Sendable {
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
         return (outcome, change.summary)
+    }
+
+    /// What an app's upload offers as proof that its device is signed in to the Apple Account that
+    /// bought a transaction.
+    struct TransferProof: Sendable {
+        /// The transaction's `appTransactionId` (its payload's).
+        var appTransactionID: String?
+        /// The device's app transaction (JWS), when the upload carries one.
+        var signedAppTransaction: String?
+    }
+
+    /// Whether `proof` shows that the device that uploaded `record` (for `record.appUserID`) is
+    /// signed in to the Apple Account that bought it: the transaction's app account token is the
+    /// uploader's own (derived from their app user ID, as the SDK sets it on every purchase), or
+    /// the upload's app transaction verifies for the app and has the transaction's
+    /// `appTransactionId` (the same for every install of the app under one Apple Account).
+    func provesAccount(
+        _ proof: TransferProof, of record: RecordedTransaction, app: AppConfiguration
+    ) async throws(ServerError) -> Bool {
+        if let uploader = record.appUserID, let token = record.appAccountToken,
+            token.lowercased() == AppAccountToken.derived(from: uploader).uuidString.lowercased()
+        {
+            return true
+        }
+        guard let jws = proof.signedAppTransaction, let expected = proof.appTransactionID, !expected.isEmpty else {
+            return false
+        }
+        return try await verifiedAppTransaction(jws, app: app).appTransactionID == expected
     }
 
     /// The call that tells Apple `owner`'s app account token for the purchase of `record` (Set App

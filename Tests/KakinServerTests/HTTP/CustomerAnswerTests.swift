@@ -40,9 +40,15 @@ import Testing
             #expect(recent.first?["purchaseDate"] is Int, "dates are integer epoch milliseconds")
             #expect(customer["ledger"] == nil, "the ledger's rows are not the answer")
 
-            let withJWS = try await client.execute(
+            // Signed transactions are the backend's: the publishable key is refused them.
+            let refused = try await client.execute(
                 uri: "/v1/customers/u?bundleId=\(ServerFixture.bundleID)&transactions=1&include=signedTransaction",
                 method: .get, headers: Self.appKey)
+            #expect(refused.status == .forbidden)
+            #expect(String(buffer: refused.body).contains("secretKeyRequired"))
+            let withJWS = try await client.execute(
+                uri: "/v1/customers/u?bundleId=\(ServerFixture.bundleID)&transactions=1&include=signedTransaction",
+                method: .get, headers: [.authorization: "Bearer sk_test"])
             let first =
                 (ServerHTTPTests.object(withJWS.body)["customer"] as? [String: Any])?["transactions"]
                 as? [[String: Any]]
@@ -93,7 +99,9 @@ import Testing
         let fixture = try await ServerFixture(transferPolicy: .transferToNewUser)
         let (_, jws) = try await fixture.buy("premium.monthly")
         try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "alice")
-        let outcome = try await fixture.service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "bob")
+        let outcome = try await fixture.service.submit(
+            jws, bundleID: ServerFixture.bundleID, appUserID: "bob",
+            signedAppTransaction: try await fixture.engine.signedAppTransaction(for: "tester"))
         #expect(outcome.transferredFrom == "alice")
         let alice = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "alice")
         let bob = try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: "bob")

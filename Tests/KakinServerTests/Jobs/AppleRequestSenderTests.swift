@@ -147,8 +147,11 @@ import Testing
             let linked = try #require(await fixture.engine.snapshot.transactions[unlock.id])
             #expect(linked.appAccountToken == AppAccountToken.derived(from: "user-1").uuidString.lowercased())
 
-            // Restored by another customer, the purchase moves, and so does its token.
-            _ = try await service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "user-2")
+            // Restored by another customer on a device of the same Apple Account, the purchase moves,
+            // and so does its token.
+            _ = try await service.submitTransaction(
+                jws, bundleID: ServerFixture.bundleID, appUserID: "user-2",
+                signedAppTransaction: try await fixture.engine.signedAppTransaction(for: "tester"))
             #expect(try await sender.sendDue().sent == 1)
             let moved = try #require(await fixture.engine.snapshot.transactions[unlock.id])
             #expect(moved.appAccountToken == AppAccountToken.derived(from: "user-2").uuidString.lowercased())

@@ -244,10 +244,12 @@ extension PurchaseServiceTests {
 /// whether the purchase is new, posted again, moved to its new owner, or refused.
 @Suite struct SubmitAndSummarizeTests {
     func expectSameAsARead(
-        _ fixture: ServerFixture, _ jws: String, user: String, recent: Int = 10, withJWS: Bool = false
+        _ fixture: ServerFixture, _ jws: String, user: String, recent: Int = 10, withJWS: Bool = false,
+        signedAppTransaction: String? = nil
     ) async throws -> PurchaseService.IngestOutcome {
         let answer = try await fixture.service.submit(
-            jws, bundleID: ServerFixture.bundleID, appUserID: user, recent: recent, withJWS: withJWS)
+            jws, bundleID: ServerFixture.bundleID, appUserID: user, recent: recent, withJWS: withJWS,
+            signedAppTransaction: signedAppTransaction)
         let read = try await fixture.service.customerSummary(
             bundleID: ServerFixture.bundleID, appUserID: user, recent: recent, withJWS: withJWS)
         #expect(answer.summary == read.summary)
@@ -277,7 +279,13 @@ extension PurchaseServiceTests {
         let fixture = try await ServerFixture(transferPolicy: .transferToNewUser)
         let (_, removeAds) = try await fixture.buy("removeAd")
         #expect(try await expectSameAsARead(fixture, removeAds, user: "user-1").isNew)
-        let moved = try await expectSameAsARead(fixture, removeAds, user: "user-2")
+        // Without proof that user-2's device holds the Apple Account that bought it, it stays.
+        await #expect(throws: ServerError(.conflict, "")) {
+            try await fixture.service.submit(removeAds, bundleID: ServerFixture.bundleID, appUserID: "user-2")
+        }
+        let moved = try await expectSameAsARead(
+            fixture, removeAds, user: "user-2",
+            signedAppTransaction: try await fixture.engine.signedAppTransaction(for: "tester"))
         #expect(moved.transferredFrom == "user-1")
         let answer = try await fixture.service.submit(
             removeAds, bundleID: ServerFixture.bundleID, appUserID: "user-2", recent: 5, withJWS: false)

@@ -52,11 +52,10 @@ struct ContentController: RouteController {
             guard let user = request.uri.queryParameters.get("appUserId") else {
                 throw ServerError(.invalidRequest, "?appUserId= is required")
             }
-            try RequestReader.checkUserID(user)
+            let customer = try await caller.customer(user, of: app, request: request, service: service)
             let productID = try Self.contentProduct(context, of: app, in: service)
             let (summary, _) = try await service.customerSummary(
-                bundleID: app.bundleID, appUserID: try await service.customerID(user, bundleID: app.bundleID),
-                recent: 0, withJWS: false)
+                bundleID: app.bundleID, appUserID: customer, recent: 0, withJWS: false)
             guard try await service.hasAccess(to: productID, in: summary, app: app) else {
                 throw ServerError(.notEntitled, "\(user) does not own \(productID)")
             }

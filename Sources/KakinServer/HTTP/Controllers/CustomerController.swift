@@ -18,14 +18,19 @@ struct CustomerController: RouteController {
         routes.on(.customer()) { request, context in
             let caller = try context.caller(secret: false)
             let app = try caller.app(try RequestReader.bundleID(request), in: service)
-            let user = try await service.customerID(try RequestReader.customer(context), bundleID: app.bundleID)
-            return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)
+            let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
+            let user = try await caller.customer(
+                try RequestReader.pathParameter(context, "user"), of: app, request: request, service: service)
+            return try await answers.answer(asked, bundleID: app.bundleID, appUserID: user)
         }
         routes.on(.customerTransactions()) { request, context in
             let caller = try context.caller(secret: false)
             let app = try caller.app(try RequestReader.bundleID(request), in: service)
-            let user = try await service.customerID(try RequestReader.customer(context), bundleID: app.bundleID)
-            return try await transactionPage(request, app: app, user: user)
+            let includeJWS = RequestReader.includesJWS(request.uri.queryParameters)
+            if includeJWS { try caller.checkMayReadSignedTransactions(of: app) }
+            let user = try await caller.customer(
+                try RequestReader.pathParameter(context, "user"), of: app, request: request, service: service)
+            return try await transactionPage(request, app: app, user: user, includeJWS: includeJWS)
         }
         routes.on(.signOffer()) { request, context in
             let (app, user, body) = try await input(OfferSigningRequest.self, \.bundleId, request, context)
@@ -42,9 +47,13 @@ struct CustomerController: RouteController {
         routes.on(.aliasCustomer()) { request, context in
             let (app, anonymous, body) = try await input(
                 CustomerAliasRequest.self, \.bundleId, request, context, followingAlias: false)
-            try RequestReader.checkUserID(body.appUserId)
+            // The caller speaks for the customer the anonymous one becomes.
+            try KakinServerHTTP.Caller.checkCustomerID(body.appUserId)
+            let caller = try context.caller(secret: false)
+            try caller.authorize(body.appUserId, of: app, request: request, now: service.now())
+            let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
             try await service.alias(bundleID: app.bundleID, anonymousID: anonymous, to: body.appUserId)
-            return try await answers.answer(request, bundleID: app.bundleID, appUserID: body.appUserId)
+            return try await answers.answer(asked, bundleID: app.bundleID, appUserID: body.appUserId)
         }
         routes.on(.spend()) { request, context in
             let (app, user, body) = try await input(SpendRequest.self, \.bundleId, request, context, secret: true)
@@ -55,7 +64,8 @@ struct CustomerController: RouteController {
 
     /// The input of a customer route whose body names the app: the caller's key first, then the
     /// body, then the app it names, then the customer of the path (the identified customer it
-    /// became, for an anonymous ID that did, unless `followingAlias` is false).
+    /// became, for an anonymous ID that did, unless `followingAlias` is false), whom the caller
+    /// must show it may act for (``KakinServerHTTP/Caller/customer(_:of:request:service:)``).
     private func input<Body: Decodable>(
         _ type: Body.Type, _ bundleID: KeyPath<Body, String>, _ request: Request, _ context: KakinRequestContext,
         secret: Bool = false, followingAlias: Bool = true
@@ -64,13 +74,17 @@ struct CustomerController: RouteController {
         let user = try RequestReader.pathParameter(context, "user")
         let body = try await reader.decode(Body.self, from: request)
         let app = try caller.app(body[keyPath: bundleID], in: service)
-        try RequestReader.checkUserID(user)
-        guard followingAlias else { return (app, user, body) }
-        return (app, try await service.customerID(user, bundleID: app.bundleID), body)
+        guard followingAlias else {
+            try KakinServerHTTP.Caller.checkCustomerID(user)
+            return (app, user, body)
+        }
+        return (app, try await caller.customer(user, of: app, request: request, service: service), body)
     }
 
     /// A signed page of the customer's transactions, newest first (`?limit=`, `?cursor=`).
-    private func transactionPage(_ request: Request, app: AppConfiguration, user: String) async throws -> Response {
+    private func transactionPage(
+        _ request: Request, app: AppConfiguration, user: String, includeJWS: Bool
+    ) async throws -> Response {
         let query = request.uri.queryParameters
         let limit = try RequestReader.count(query.get(KakinQuery.limit), name: "limit", default: 50)
         var cursor: TransactionCursor?
@@ -83,7 +97,6 @@ struct CustomerController: RouteController {
         let rows = try await service.transactions(
             bundleID: app.bundleID, appUserID: user, limit: limit + 1, after: cursor)
         let page = Array(rows.prefix(limit))
-        let includeJWS = RequestReader.includesJWS(query)
         let answer = TransactionPage(
             nonce: query.get(KakinQuery.nonce), signedDate: epochMilliseconds(service.now()), bundleId: app.bundleID,
             appUserId: user, transactions: page.map { CustomerAnswer.Transaction(recorded: $0, includeJWS: includeJWS) },

@@ -17,16 +17,16 @@ struct PurchaseController: RouteController {
             let caller = try context.caller(secret: false)
             let body = try await reader.decodeSubmission(from: request)
             let app = try caller.app(body.bundleId, in: service)
-            try RequestReader.checkUserID(body.appUserId)
-            let asked = try CustomerAnswerSigner.AnswerQuery(request)
+            let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
             // An anonymous customer who became an identified one uploads for the identified one.
-            let user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
+            let user = try await caller.customer(body.appUserId, of: app, request: request, service: service)
             let (_, summary, entitlements) = try await service.submit(
-                body.signedTransaction, app: app, appUserID: user, recent: asked.recent, withJWS: asked.withJWS)
+                body.signedTransaction, app: app, appUserID: user, recent: asked.recent, withJWS: asked.withJWS,
+                signedAppTransaction: body.signedAppTransaction)
             if user == body.appUserId,
                 let identified = try await service.followAlias(of: user, bundleID: app.bundleID)
             {
-                return try await answers.answer(request, bundleID: app.bundleID, appUserID: identified)
+                return try await answers.answer(asked, bundleID: app.bundleID, appUserID: identified)
             }
             return answers.answer(asked, summary: summary, entitlements: entitlements)
         }
@@ -34,15 +34,15 @@ struct PurchaseController: RouteController {
             let caller = try context.caller(secret: false)
             let body = try await reader.decode(ReceiptSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
-            try RequestReader.checkUserID(body.appUserId)
-            var user = try await service.customerID(body.appUserId, bundleID: app.bundleID)
+            let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
+            var user = try await caller.customer(body.appUserId, of: app, request: request, service: service)
             _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: user)
             if user == body.appUserId,
                 let identified = try await service.followAlias(of: user, bundleID: app.bundleID)
             {
                 user = identified
             }
-            return try await answers.answer(request, bundleID: app.bundleID, appUserID: user)
+            return try await answers.answer(asked, bundleID: app.bundleID, appUserID: user)
         }
         // Apple posts here without a key: the signature is the authentication.
         routes.on(.appleNotification) { request, _ in

@@ -51,6 +51,13 @@ struct ServeCommand: AsyncParsableCommand {
     var revocation: String?
     @Option(name: .customLong("log-format"), help: "text (default) or json.") var logFormat: String?
     @Option(
+        name: .customLong("rate-limits"),
+        help: """
+            on (default) or off (env KAKIN_RATE_LIMITS): whether publishable-key requests are limited per \
+            client address. Turn them off for load tests from one address only.
+            """)
+    var rateLimits: String?
+    @Option(
         name: .customLong("admin-password"),
         help: "A dashboard password besides the secret key, 12 characters or more (env KAKIN_ADMIN_PASSWORD).")
     var adminPassword: String?
@@ -123,6 +130,11 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--clawback-policy must be allowNegative or clampAtZero")
             }
             options.clawbackPolicy = policy
+        }
+        switch rateLimits ?? environment["KAKIN_RATE_LIMITS"] ?? "on" {
+        case "on": options.rateLimits = true
+        case "off": options.rateLimits = false
+        case let other: throw ValidationError("--rate-limits must be on or off; found \(other)")
         }
         if let transferPolicy = transferPolicy ?? file.transferPolicy {
             guard let policy = TransferPolicy(rawValue: transferPolicy) else {

@@ -35,6 +35,8 @@ struct ServeEnvironment {
         var adminPassword: String?
         /// The purchase ledger's URL; SQLite in the data directory when `nil`.
         var database: String?
+        /// Whether publishable-key requests are limited per client address (`--rate-limits`).
+        var rateLimits = true
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -127,6 +129,7 @@ struct ServeEnvironment {
         server.reconcileIntervalSeconds = 600
         server.appleRequestIntervalSeconds = 5
         server.dashboard.adminPassword = options.adminPassword
+        server.rateLimits.enabled = options.rateLimits
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }
 

@@ -34,6 +34,8 @@ configuration = {
     "serverKey": f"{data}/server-key.pem",
     "keys": {"publishable": keys["publicKey"], "secret": keys["secretKey"]},
     "jobs": {"reconcileIntervalSeconds": 0},
+    # The load comes from one address: no per-address limits.
+    "rateLimits": {"enabled": False},
     "apps": [{
         "bundleId": "com.example.kakin", "appAppleId": 6450000001, "environments": ["Sandbox"],
         "sharedSecret": keys["sharedSecret"],

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KakinWire
 import Kakin
+import KakinServer
 
 /// `kakin demo`: a sample in-app purchase app in the terminal, against `kakin serve`.
 struct DemoCommand: AsyncParsableCommand {
@@ -15,7 +16,9 @@ struct DemoCommand: AsyncParsableCommand {
             that the device keeps in --data: buy, then `login USER` moves what it bought to USER; \
             `logout` starts a new anonymous customer. Restore runs in the background: the prompt stays \
             usable while content downloads. Without --key, the publishable key is read from \
-            DATA/keys.json of kakin serve.
+            DATA/keys.json of kakin serve. Against a server that requires customer tokens, pass the \
+            app's customerTokens secret with --customer-token-secret: the demo then plays the app's \
+            backend too, and signs a short-lived token for each identified customer it asks about.
             """)
 
     @Option(help: "The purchase server.") var server: String = "http://127.0.0.1:8080"
@@ -30,6 +33,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The device identifier (a new one is a fresh device).") var device: String?
     @Option(name: .customLong("bundle-id")) var bundleID: String = "com.example.kakin"
     @Option(help: "Read commands from FILE (or - for standard input) instead of a prompt.") var script: String?
+    @Option(
+        name: .customLong("customer-token-secret"),
+        help: "The app's customerTokens secret: sign customer tokens for identified customers, as the app's backend does."
+    )
+    var customerTokenSecret: String?
 
     func run() async throws {
         guard let sandboxURL = URL(string: sandbox), let serverURL = URL(string: server) else {
@@ -39,7 +47,8 @@ struct DemoCommand: AsyncParsableCommand {
         try await Self.ensureTester(sandboxURL, id: tester, storefront: storefront)
         let serverKey = try await KakinServerClient.fetchServerKey(baseURL: serverURL)
         let client = KakinServerClient(
-            baseURL: serverURL, bundleID: bundleID, publishableKey: publishable, serverKey: serverKey)
+            baseURL: serverURL, bundleID: bundleID, publishableKey: publishable, serverKey: serverKey,
+            customerToken: customerTokenSecret.map { Self.tokenProvider(secret: $0, bundleID: bundleID) })
         let backend = SandboxBackend(
             baseURL: sandboxURL, testerID: tester, deviceID: device.flatMap(UUID.init(uuidString:)) ?? UUID(),
             pollSeconds: 2)
@@ -198,6 +207,14 @@ struct DemoCommand: AsyncParsableCommand {
     /// A customer for people: an anonymous one is said to be so.
     static func describe(_ appUserID: String) -> String {
         AnonymousAppUserID.isAnonymous(appUserID) ? "anonymous customer \(appUserID)" : appUserID
+    }
+
+    /// Customer tokens as an app's backend signs them for its signed-in user: five minutes long.
+    static func tokenProvider(secret: String, bundleID: String) -> CustomerTokenProvider {
+        let key = CustomerTokenPolicy(secret: secret, required: true).secret
+        return { appUserID in
+            CustomerToken.mint(appUserID: appUserID, bundleID: bundleID, secret: key, lifetime: 300)
+        }
     }
 
     static func readKey(_ directory: String) throws -> String {

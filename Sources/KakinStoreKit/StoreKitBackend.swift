@@ -273,6 +273,13 @@ public struct StoreKitBackend: StoreBackend {
         return data.base64EncodedString()
     }
 
+    /// `AppTransaction.shared`'s `jwsRepresentation`, verified or not (the server verifies it).
+    /// StoreKit's errors (no app transaction, the customer not signed in to the App Store) are
+    /// thrown mapped as everywhere else.
+    public func appTransaction() async throws -> String? {
+        do { return try await StoreKit.AppTransaction.shared.jwsRepresentation } catch { throw Self.kakinError(error) }
+    }
+
     /// The server verifies the JWS; the SDK passes it on whatever the device concluded.
     static func transaction(_ verification: VerificationResult<Transaction>) -> StoreTransaction {
         let transaction = verification.unsafePayloadValue

@@ -254,5 +254,37 @@ import Testing
         let failed = failure?.code == .network
         #expect(failed, "a failed sync is reported, not a stale list")
     }
+
+    @Test func theAppTransactionIsTheSharedOnesJWSVerifiedOrNot() async throws {
+        let download = StoreKitTestScript.appTransaction(bundleID: "com.example.kakin", appTransactionID: "705000000001")
+        for result in [VerificationResult.verified(download), .unverified(download, .invalidSignature)] {
+            var script = Self.script()
+            script.appTransaction = result
+            script.appTransactionJWS = "eyJhbGciOiJFUzI1NiJ9.app.transaction"
+            var jws: String?
+            let after = try await StoreKitTestScript.withScript(script) {
+                jws = try await StoreKitBackend().appTransaction()
+            }
+            #expect(jws == "eyJhbGciOiJFUzI1NiJ9.app.transaction", "the server verifies it")
+            #expect(after.appTransactionReads == 1)
+        }
+        #expect(download.appTransactionID == "705000000001" && download.bundleID == "com.example.kakin")
+
+        // StoreKit's failures are mapped as everywhere else: the network is retryable.
+        var offline = Self.script()
+        offline.appTransactionError = StoreKitError.networkError(URLError(.notConnectedToInternet))
+        var failure: KakinError?
+        _ = try await StoreKitTestScript.withScript(offline) {
+            do { _ = try await StoreKitBackend().appTransaction() } catch { failure = error as? KakinError }
+        }
+        #expect(failure?.code == .network && failure?.isRetryable == true)
+        // Without one (StoreKit throws), the store's failure.
+        var none = Self.script()
+        none.appTransaction = nil
+        _ = try await StoreKitTestScript.withScript(none) {
+            do { _ = try await StoreKitBackend().appTransaction() } catch { failure = error as? KakinError }
+        }
+        #expect(failure?.code == .storeFailure)
+    }
 }
 #endif

@@ -36,6 +36,13 @@ public enum StoreKitTestScript {
         public var refundResults: [UInt64: Transaction.RefundRequestStatus] = [:]
         /// The error the refund request sheet throws, when set.
         public var refundError: (any Error & Sendable)?
+        /// The app's app transaction (`AppTransaction.shared`); `nil` makes it throw
+        /// `StoreKitError.unknown`, as StoreKit does when it has none.
+        public var appTransaction: VerificationResult<AppTransaction>?
+        /// The JWS of the app transaction (`"jws-app-<appTransactionID>"` when not set).
+        public var appTransactionJWS: String?
+        /// The error `AppTransaction.shared` throws, when set.
+        public var appTransactionError: (any Error & Sendable)?
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
@@ -49,6 +56,8 @@ public enum StoreKitTestScript {
         public var manageSubscriptionsSheets: [(scene: ObjectIdentifier, subscriptionGroupID: String?)] = []
         /// Each refund request sheet shown: the transaction and the scene.
         public var refundRequests: [(transactionID: UInt64, scene: ObjectIdentifier)] = []
+        /// How many times `AppTransaction.shared` was read.
+        public var appTransactionReads = 0
 
         public init() {}
     }
@@ -120,6 +129,24 @@ public enum StoreKitTestScript {
             id: id, originalID: originalID ?? id, productID: productID, productType: productType,
             purchasedQuantity: quantity, purchaseDate: purchaseDate, expirationDate: expirationDate,
             revocationDate: revocationDate, appAccountToken: appAccountToken)
+    }
+
+    /// An app transaction as the App Store signs one.
+    public static func appTransaction(bundleID: String, appTransactionID: String) -> AppTransaction {
+        AppTransaction(bundleID: bundleID, _appTransactionID: appTransactionID)
+    }
+
+    static func appTransaction() throws -> VerificationResult<AppTransaction> {
+        try state.withLock { state in
+            state.appTransactionReads += 1
+            if let error = state.appTransactionError { throw error }
+            guard let appTransaction = state.appTransaction else { throw StoreKitError.unknown }
+            return appTransaction
+        }
+    }
+
+    static func jws(of appTransaction: AppTransaction) -> String {
+        state.withLock { $0.appTransactionJWS } ?? "jws-app-\(appTransaction.appTransactionID)"
     }
 
     static func products(for identifiers: [String]) throws -> [Product] {

@@ -295,6 +295,16 @@ public struct SandboxBackend: StoreBackend {
         }
     }
 
+    /// The tester's app transaction as the sandbox signs it (`GET v1/device/testers/{tester}/app-transaction`),
+    /// the stand-in for StoreKit's `AppTransaction.shared`: one `appTransactionId` per tester, which
+    /// the tester's transactions carry too.
+    public func appTransaction() async throws -> String? {
+        let reply = try await http.send("GET", url("v1/device/testers/\(testerID)/app-transaction"))
+        try check(reply)
+        struct AppTransaction: Decodable { var jwsRepresentation: String }
+        return try JSONHTTP.decode(AppTransaction.self, from: reply.body).jwsRepresentation
+    }
+
     /// The tester's app receipt for ``deviceID``, base64, as the sandbox builds it.
     public func appReceipt() async throws -> String? {
         let reply = try await http.send(

@@ -44,6 +44,13 @@ public protocol StoreBackend: Sendable {
     func transactionUpdates() -> AsyncStream<StoreTransaction>
     /// The app receipt, base64 (for the legacy server flow).
     func appReceipt() async throws -> String?
+    /// The device's app transaction, as the store signed it (StoreKit's `AppTransaction.shared`,
+    /// its `jwsRepresentation`): which Apple Account downloaded the app on this device. The SDK
+    /// sends it with the transactions it did not just buy (restores, launch replays, updates), as
+    /// proof that this device is signed in to the Apple Account that bought them; it asks once and
+    /// keeps the answer. `nil` when the store has none (the default for a store that does not
+    /// implement it).
+    func appTransaction() async throws -> String?
     /// Shows the store's own sheet where the customer manages their subscriptions (changes plan,
     /// cancels), for one subscription group or all of them. What the customer changes arrives
     /// later, as the store's transactions and renewal information do. A store without the sheet
@@ -98,6 +105,10 @@ public struct StorePurchaseOptions: Hashable, Sendable {
 }
 
 extension StoreBackend {
+    /// `nil`: a store without app transactions. Transactions are then delivered without the
+    /// proof, and a purchase another customer owns stays theirs.
+    public func appTransaction() async throws -> String? { nil }
+
     /// Throws ``KakinError/Code/unsupported``: a store that has no manage-subscriptions sheet.
     public func showManageSubscriptions(subscriptionGroupID: String?) async throws {
         throw KakinError(.unsupported, "\(storeIdentifier) has no manage-subscriptions sheet")

@@ -1,4 +1,5 @@
 import Foundation
+import KakinWire
 
 extension DownloadManager {
     /// Folds one answer into the download: new bytes, a restart, or an error.
@@ -41,6 +42,14 @@ extension DownloadManager {
         case 403:
             throw KakinError(.downloadFailed, "not entitled to the content of \(product)")
         case 401:
+            // A customer token expires: one refused now passes once the download is started again
+            // with a fresh one (the outbox does, for a transaction that waits for its content).
+            let cause = try? KakinJSON.decoder().decode(ErrorAnswer.self, from: response.body).error.cause
+            if let cause, cause.hasPrefix("customerToken") {
+                throw KakinError(
+                    .downloadFailed, "the content server refused the customer token for \(product) (\(cause))",
+                    isRetryable: true, serverCode: "unauthorized", cause: cause)
+            }
             throw KakinError(.downloadFailed, "the content server refused the key for \(product)")
         case 404:
             throw KakinError(.downloadFailed, "no hosted content for \(product)")

@@ -121,7 +121,8 @@ public actor DownloadManager {
     // MARK: Controlling
 
     /// Starts downloading a product's content. If a download of the product is already under way,
-    /// paused, or failed in a way that can be retried, that one is resumed and returned instead.
+    /// paused, or failed in a way that can be retried, that one is resumed and returned instead,
+    /// with `request`'s headers from then on (a fresh customer token replaces an expired one).
     @discardableResult
     public func start(_ request: ContentRequest) -> ContentDownload {
         let current = order.compactMap { jobs[$0] }.first {
@@ -129,6 +130,11 @@ public actor DownloadManager {
                 && (!$0.state.isTerminal || ($0.state == .failed && $0.error?.isRetryable == true))
         }
         if let current {
+            if current.record.headers != request.headers, var job = jobs[current.record.id] {
+                job.record.headers = request.headers
+                jobs[current.record.id] = job
+                try? store.save(job.record)
+            }
             resume(current.record.id)
             return snapshot(current.record.id)!
         }

@@ -1,4 +1,5 @@
 public import Foundation
+import KakinWire
 
 /// Where a hosted-content download stands, with StoreKit's `SKDownload.State` raw values.
 public enum DownloadState: Int, Codable, Hashable, Sendable, CustomStringConvertible {
@@ -52,10 +53,13 @@ public struct ContentRequest: Hashable, Sendable {
     }
 
     /// Content served by the Kakin purchase server:
-    /// `GET {server}/v1/content/{productID}?bundleId=…&appUserId=…` with `X-Kakin-Key`.
+    /// `GET {server}/v1/content/{productID}?bundleId=…&appUserId=…` with `X-Kakin-Key`, and
+    /// `X-Kakin-Customer-Token` when `customerToken` is given (an identified customer of an app
+    /// whose server requires customer tokens; ``KakinServerClient/contentRequest(productID:appUserID:)``
+    /// gets one from the app's provider).
     public static func purchaseServer(
         _ server: URL, productID: String, bundleID: String, appUserID: String, publishableKey: String,
-        transactionID: String? = nil
+        transactionID: String? = nil, customerToken: String? = nil
     ) -> ContentRequest {
         let path = server.appendingPathComponent("v1").appendingPathComponent("content")
             .appendingPathComponent(productID)
@@ -63,9 +67,10 @@ public struct ContentRequest: Hashable, Sendable {
         components?.queryItems = [
             URLQueryItem(name: "bundleId", value: bundleID), URLQueryItem(name: "appUserId", value: appUserID),
         ]
+        var headers = [KakinHeader.publishableKey: publishableKey]
+        if let customerToken { headers[KakinHeader.customerToken] = customerToken }
         return ContentRequest(
-            productID: productID, url: components?.url ?? path, headers: ["X-Kakin-Key": publishableKey],
-            transactionID: transactionID)
+            productID: productID, url: components?.url ?? path, headers: headers, transactionID: transactionID)
     }
 
     /// Content served by the sandbox App Store to one of its testers:

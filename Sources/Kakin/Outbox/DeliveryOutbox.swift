@@ -32,16 +32,22 @@ public actor DeliveryOutbox {
         public var nextAttempt: Date
         /// What the last failed delivery reported; `nil` before any failure.
         public var lastError: String?
-        /// Set when the server refused it for good (a verification failure): kept, not retried
-        /// automatically, reported to the app.
+        /// Set when the server refused it for good (a verification failure, a purchase another
+        /// customer owns): kept, not retried automatically, reported to the app. A restore that
+        /// finds the transaction again tries it once more.
         public var rejected: Bool
         /// Queued by a restore: reported as restored, not purchased, once delivered.
         public var restored: Bool
+        /// Queued by a purchase this device just made, which the store answered with a new
+        /// transaction carrying the buyer's own app account token: it is delivered without the
+        /// device's app transaction, which only transactions the app did not just buy need (see
+        /// ``KakinServerClient/deliver(_:appUserID:signedAppTransaction:authorizedAs:)``).
+        public var isNewPurchase: Bool
 
         /// Creates an entry, by default with no failed attempts, due at `nextAttempt`.
         public init(
             transaction: StoreTransaction, appUserID: String, attempts: Int = 0, nextAttempt: Date,
-            lastError: String? = nil, rejected: Bool = false, restored: Bool = false
+            lastError: String? = nil, rejected: Bool = false, restored: Bool = false, isNewPurchase: Bool = false
         ) {
             self.transaction = transaction
             self.appUserID = appUserID
@@ -50,9 +56,11 @@ public actor DeliveryOutbox {
             self.lastError = lastError
             self.rejected = rejected
             self.restored = restored
+            self.isNewPurchase = isNewPurchase
         }
 
-        /// Decodes an entry; files written before `restored` existed read as not restored.
+        /// Decodes an entry; files written before `restored` and `isNewPurchase` existed read as
+        /// neither (so they are delivered with the device's app transaction).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             transaction = try container.decode(StoreTransaction.self, forKey: .transaction)
@@ -62,16 +70,19 @@ public actor DeliveryOutbox {
             lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
             rejected = try container.decode(Bool.self, forKey: .rejected)
             restored = try container.decodeIfPresent(Bool.self, forKey: .restored) ?? false
+            isNewPurchase = try container.decodeIfPresent(Bool.self, forKey: .isNewPurchase) ?? false
         }
     }
 
-    /// The file's form: entries grouped by app user, and which user each app account token
-    /// stands for.
+    /// The file's form: entries grouped by app user, which user each app account token stands
+    /// for, and which identified user each anonymous user of the device became.
     private struct Document: Codable, Equatable {
         var version = 2
         var users: [String: [Entry]] = [:]
         /// App user IDs by app account token (lower-case UUID).
         var accounts: [String: String] = [:]
+        /// The identified user each anonymous user became at a log-in on this device.
+        var successors: [String: String]?
 
         init(entries: [Entry], accounts: [String: String] = [:]) {
             self.entries = entries
@@ -83,6 +94,7 @@ public actor DeliveryOutbox {
             version = try container.decode(Int.self, forKey: .version)
             users = try container.decode([String: [Entry]].self, forKey: .users)
             accounts = try container.decodeIfPresent([String: String].self, forKey: .accounts) ?? [:]
+            successors = try container.decodeIfPresent([String: String].self, forKey: .successors)
         }
 
         var entries: [Entry] {
@@ -109,13 +121,32 @@ public actor DeliveryOutbox {
     }
 
     /// Adds a transaction unless it is already listed. Durable when it returns.
+    ///
+    /// A transaction already listed keeps its entry, with two exceptions: a restore (`restored`)
+    /// of one the server refused for good queues it again, for `appUserID` and due now (the
+    /// customer may now be signed in to the Apple Account that bought it); and a purchase that
+    /// made a new transaction (`isNewPurchase`) marks an entry the update stream queued first.
+    ///
+    /// - Returns: whether the transaction was added or queued again.
     @discardableResult
     public func enqueue(
-        _ transaction: StoreTransaction, appUserID: String, now: Date, restored: Bool = false
+        _ transaction: StoreTransaction, appUserID: String, now: Date, restored: Bool = false,
+        isNewPurchase: Bool = false
     ) throws -> Bool {
         try update { entries in
-            guard !entries.contains(where: { $0.transaction.id == transaction.id }) else { return false }
-            entries.append(Entry(transaction: transaction, appUserID: appUserID, nextAttempt: now, restored: restored))
+            guard let index = entries.firstIndex(where: { $0.transaction.id == transaction.id }) else {
+                entries.append(
+                    Entry(
+                        transaction: transaction, appUserID: appUserID, nextAttempt: now, restored: restored,
+                        isNewPurchase: isNewPurchase))
+                return true
+            }
+            if isNewPurchase { entries[index].isNewPurchase = true }
+            guard restored, entries[index].rejected else { return false }
+            entries[index].rejected = false
+            entries[index].restored = true
+            entries[index].appUserID = appUserID
+            entries[index].nextAttempt = now
             return true
         }
     }
@@ -167,6 +198,25 @@ public actor DeliveryOutbox {
     public func appUserID(forToken token: String?) -> String? {
         guard let token = token?.lowercased() else { return nil }
         return try? locked(LOCK_SH) { try readFile().accounts[token] }
+    }
+
+    // MARK: - Log-ins
+
+    /// Remembers that the anonymous user `anonymousID` became the identified user `appUserID` at
+    /// a log-in on this device, so that what is still queued for the anonymous user is delivered
+    /// with the identified user's customer token and reported to that user's managers, after a
+    /// relaunch too.
+    public func recordSuccession(of anonymousID: String, by appUserID: String) throws {
+        try updateDocument { document in
+            var successors = document.successors ?? [:]
+            successors[anonymousID] = appUserID
+            document.successors = successors
+        }
+    }
+
+    /// The identified user each anonymous user of this device became, by anonymous ID.
+    public func successions() -> [String: String] {
+        (try? locked(LOCK_SH) { try readFile().successors }) ?? [:]
     }
 
     // MARK: - The file

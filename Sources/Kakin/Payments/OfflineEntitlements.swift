@@ -74,8 +74,9 @@ public actor OfflineEntitlements {
     /// revoked, subscriptions until they expire, and none of them beyond the grace period
     /// (``gracePeriod`` after the server last answered for this user; each entitlement's
     /// `expiresDate` is at most its end, so a kept answer lapses too). Consumables give no
-    /// entitlement; balances are the last ones the server confirmed for this user. Marked
-    /// ``CustomerInfo/Source/device``.
+    /// entitlement; balances are the last ones the server confirmed for this user, and each
+    /// entitlement's `environment` is the one the server last gave its purchase (`nil` for a
+    /// purchase the server has not answered for). Marked ``CustomerInfo/Source/device``.
     public func customer(
         appUserID: String, transactions: [StoreTransaction], at date: Date
     ) -> CustomerInfo {
@@ -85,6 +86,12 @@ public actor OfflineEntitlements {
             save()
         }
         let graceEnd = start.addingTimeInterval(gracePeriod)
+        // Which App Store granted each purchase, as the server last said (the store's own
+        // transactions here do not say).
+        var environments: [String: CustomerInfo.Entitlement.Environment] = [:]
+        for entitlement in document.customers[appUserID]?.entitlements ?? [] {
+            environments[entitlement.originalTransactionID] = entitlement.environment
+        }
         var entitlements: [CustomerInfo.Entitlement] = []
         for transaction in transactions.sorted(by: { $0.purchaseDate > $1.purchaseDate }) {
             guard transaction.productType != .consumable else { continue }
@@ -99,7 +106,8 @@ public actor OfflineEntitlements {
                     CustomerInfo.Entitlement(
                         identifier: identifier, productID: transaction.productID, isActive: active,
                         expiresDate: transaction.expirationDate, revocationDate: transaction.revocationDate,
-                        transactionID: transaction.id, originalTransactionID: transaction.originalID))
+                        transactionID: transaction.id, originalTransactionID: transaction.originalID,
+                        environment: environments[transaction.originalID]))
             }
         }
         for index in entitlements.indices {

@@ -176,9 +176,9 @@ public actor PaymentManager {
         }
         post(.purchasing(productID: product.id))
         let result: StorePurchaseResult
+        // The token ties the transaction to this user wherever the store replays it later.
+        let token = appAccountToken ?? StoreSession.accountToken(for: appUserID)
         do {
-            // The token ties the transaction to this user wherever the store replays it later.
-            let token = appAccountToken ?? StoreSession.accountToken(for: appUserID)
             try await session.outbox.register(token: token, for: appUserID)
             var options = StorePurchaseOptions(quantity: quantity, appAccountToken: token)
             if let offer { try await sign(offer, of: product, token: token, into: &options) }
@@ -196,7 +196,12 @@ public actor PaymentManager {
             return .cancelled
         case .purchased(let transaction):
             CrashPoint.reach("afterPurchase")
-            let customer = try await session.enqueueAndDeliver(transaction, appUserID: appUserID)
+            // A store answers a purchase of something the account owns already with the old
+            // transaction (maybe another customer's, with another token): that one is not new,
+            // and goes with the device's app transaction, as a restore does.
+            let isNew = transaction.appAccountToken?.lowercased() == token.uuidString.lowercased()
+            let customer = try await session.enqueueAndDeliver(
+                transaction, appUserID: appUserID, isNewPurchase: isNew)
             return .purchased(transaction, customer: customer)
         }
     }
@@ -223,8 +228,15 @@ public actor PaymentManager {
     }
 
     /// Restores non-consumables and subscriptions: each is delivered to the server (idempotently),
-    /// then `restoreFinished`. A customer who cancels the store's sign-in has restored nothing:
-    /// that is not a failure, so it posts `restoreFinished` and returns no transactions.
+    /// with the device's app transaction, then `restoreFinished`. A customer who cancels the
+    /// store's sign-in has restored nothing: that is not a failure, so it posts `restoreFinished`
+    /// and returns no transactions.
+    ///
+    /// The app transaction proves that this device is signed in to the Apple Account that bought
+    /// what it restores: under the server's transfer policy `transferToNewUser`, a purchase another
+    /// customer owns moves to this one. A transaction the server refused for good before (say,
+    /// ``PaymentError/purchasedByAnotherAccount`` while another Apple Account was signed in) is
+    /// tried again.
     public func restore() async throws -> [StoreTransaction] {
         let transactions: [StoreTransaction]
         do { transactions = try await session.backend.restore() } catch {
@@ -235,6 +247,8 @@ public actor PaymentManager {
             post(.failed(productID: "", error: .restoreFailed))
             throw error
         }
+        // The customer may have signed in to another Apple Account since the app transaction was read.
+        await session.forgetAppTransaction()
         // Each is reported once, as restored, when the server has it (now, or on a later retry).
         for transaction in transactions {
             _ = try await session.outbox.enqueue(transaction, appUserID: appUserID, now: session.now(), restored: true)
@@ -277,11 +291,21 @@ public actor PaymentManager {
     /// acknowledged transaction for which `request` returns a content request, the package is
     /// downloaded (resumably, hash-checked, unpacked) and only then is the transaction finished. A
     /// failed download leaves the transaction queued and unfinished, to be tried again.
+    ///
+    /// `request` is asked again at each attempt, so a request that carries a customer token
+    /// (from ``KakinServerClient/contentRequest(productID:appUserID:)``) has a fresh one; what it
+    /// throws fails the attempt, which is tried again later.
     public func enableDownloads(
-        _ downloads: DownloadManager, request: @escaping @Sendable (StoreTransaction) -> ContentRequest?
+        _ downloads: DownloadManager, request: @escaping @Sendable (StoreTransaction) async throws -> ContentRequest?
     ) async {
         await session.setBeforeFinish { transaction in
-            guard let contentRequest = request(transaction) else { return }
+            let contentRequest: ContentRequest?
+            do { contentRequest = try await request(transaction) } catch {
+                throw KakinError(
+                    .downloadFailed, "the content request for \(transaction.productID) failed: \(error)",
+                    isRetryable: true)
+            }
+            guard let contentRequest else { return }
             let started = await downloads.start(contentRequest)
             let result = await downloads.wait(for: started.id)
             guard result?.state == .finished else {
@@ -314,8 +338,10 @@ public actor PaymentManager {
         try await session.customer(appUserID: appUserID, allowOffline: allowOffline)
     }
 
-    /// Transactions the server refused for good (a verification failure), with the reason: kept
-    /// on the device, not retried, reported once through the status stream when refused.
+    /// Transactions the server refused for good (a verification failure, a purchase another
+    /// customer owns), with the reason: kept on the device and not finished, not retried by
+    /// themselves (a restore that finds them tries again), reported once through the status
+    /// stream when refused.
     public func rejectedDeliveries() async -> [(transaction: StoreTransaction, reason: String)] {
         await queuedEntries().filter(\.rejected).map { ($0.transaction, $0.lastError ?? "refused") }
     }

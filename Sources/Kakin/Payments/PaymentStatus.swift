@@ -66,6 +66,17 @@ public enum PaymentError: Error, Hashable, Sendable {
     case invalidAppUserID(String)
     /// ``KakinStore/logOut()`` was called while the customer is anonymous: nobody is logged in.
     case notLoggedIn
+    /// The purchase server needs a customer token for this signed-in customer and has no valid
+    /// one: the app's ``CustomerTokenProvider`` failed, or the server refused its token (the error
+    /// says which; ``KakinError/Code/unauthorized``). Retryable: a purchase stays queued and is
+    /// delivered once a token can be had.
+    case unauthorized(KakinError)
+    /// The purchase belongs to another customer, and nothing showed that this device is signed in
+    /// to the Apple Account that bought it (the server's 409 `purchasedByAnotherAccount`;
+    /// ``KakinError/Code/purchasedByAnotherAccount``). The customer restores purchases on a device
+    /// signed in to the Apple Account that bought it; the transaction is kept on the device, not
+    /// retried by itself, and tried again by the next restore.
+    case purchasedByAnotherAccount
     /// Any other failure, with its description.
     case unknown(String)
 
@@ -82,6 +93,8 @@ public enum PaymentError: Error, Hashable, Sendable {
         switch error.code {
         case .network: self = .network
         case .serverRejected, .tamperedResponse: self = .serverRejected(error)
+        case .unauthorized: self = .unauthorized(error)
+        case .purchasedByAnotherAccount: self = .purchasedByAnotherAccount
         case .productUnavailable: self = .productUnavailable
         case .storeFailure:
             switch error.storeKitCode {
@@ -107,11 +120,11 @@ public enum PaymentError: Error, Hashable, Sendable {
     /// the customer or the developer to act first (restrictions, a payment method, configuration).
     public var isRetryable: Bool {
         switch self {
-        case .network, .storeFailure, .productInfoFailed, .restoreFailed: true
+        case .network, .storeFailure, .productInfoFailed, .restoreFailed, .unauthorized: true
         case .serverRejected(let error): error.isRetryable
         case .cancelled, .clientInvalid, .invalidPayment, .notAllowed, .productUnavailable, .invalidOffer,
             .invalidOfferSignature, .ineligibleForOffer, .paymentMethodRequired, .invalidAppUserID, .notLoggedIn,
-            .unknown:
+            .purchasedByAnotherAccount, .unknown:
             false
         }
     }

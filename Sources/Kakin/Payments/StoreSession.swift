@@ -85,8 +85,15 @@ public actor StoreSession {
     private var answers: [String: CustomerInfo] = [:]
     private var subscribers: [UUID: (appUserID: String, continuation: AsyncStream<PaymentStatus>.Continuation)] = [:]
     /// Each anonymous user this device was, mapped to the identified user it became at a log-in:
-    /// what is still queued for the anonymous user is that user's now.
+    /// what is still queued for the anonymous user is that user's now (kept in the outbox's file).
     private var successors: [String: String] = [:]
+    /// The device's app transaction, once the store gave it (or said it has none).
+    private var appTransaction: AppTransactionState = .unknown
+    private enum AppTransactionState {
+        case unknown
+        case fetching(Task<String?, any Error>)
+        case known(String?)
+    }
     /// Called after the server acknowledged a transaction and before it is finished (downloads).
     var beforeFinish: (@Sendable (StoreTransaction) async throws -> Void)?
 
@@ -127,8 +134,11 @@ public actor StoreSession {
     /// Makes `appUserID` the session's user, as ``setAppUserID(_:)`` does; when it is the
     /// identified customer the anonymous user `former` became (the server moved that user's
     /// purchases), the statuses of what is still queued for `former` go to `appUserID`'s managers.
-    func identify(_ appUserID: String, succeeding former: String?) {
-        if let former, former != appUserID { successors[former] = appUserID }
+    func identify(_ appUserID: String, succeeding former: String?) async {
+        if let former, former != appUserID {
+            successors[former] = appUserID
+            try? await outbox.recordSuccession(of: former, by: appUserID)
+        }
         self.appUserID = appUserID
     }
 
@@ -163,15 +173,17 @@ public actor StoreSession {
         }
     }
 
-    /// The customer as the server says, or, when the server cannot be reached, the entitlements
-    /// the store's own transactions give (``CustomerInfo/Source/device``). Every server answer is
-    /// remembered, so the device learns which entitlement each product unlocks.
+    /// The customer as the server says, or, when the server cannot be asked for this customer
+    /// (it cannot be reached, or no valid customer token can be had:
+    /// ``KakinError/Code/unauthorized``), the entitlements the store's own transactions give
+    /// (``CustomerInfo/Source/device``). Every server answer is remembered, so the device learns
+    /// which entitlement each product unlocks.
     public func customer(appUserID: String, allowOffline: Bool = true) async throws -> CustomerInfo {
         do {
             let customer = try await server.customer(appUserID: appUserID)
             await offline.learn(from: customer, at: now())
             return customer
-        } catch let error as KakinError where error.code == .network && allowOffline {
+        } catch let error as KakinError where (error.code == .network || error.code == .unauthorized) && allowOffline {
             let transactions: [StoreTransaction]
             // The store cannot be asked either: the server's error is the one that says why.
             do { transactions = try await backend.currentEntitlements() } catch _ { throw error }
@@ -197,6 +209,9 @@ public actor StoreSession {
     /// still has unfinished (as StoreKit replays at launch) and delivers what is due, scheduling
     /// the retries of what is not.
     public func start() async {
+        for (anonymous, identified) in await outbox.successions() where successors[anonymous] == nil {
+            successors[anonymous] = identified
+        }
         if observer == nil {
             let stream = backend.transactionUpdates()
             observer = Task { [weak self] in
@@ -247,15 +262,17 @@ public actor StoreSession {
 
     /// Queues a transaction durably for `appUserID`, then tries to deliver it now; the server's
     /// answer to this delivery, or `nil` when it is still queued (the server could not be reached).
+    /// `isNewPurchase`: a purchase just made, delivered without the device's app transaction.
     func enqueueAndDeliver(
-        _ transaction: StoreTransaction, appUserID: String, restored: Bool = false
+        _ transaction: StoreTransaction, appUserID: String, restored: Bool = false, isNewPurchase: Bool = false
     ) async throws -> CustomerInfo? {
         wantedAnswers.insert(transaction.id)
         defer {
             wantedAnswers.remove(transaction.id)
             answers[transaction.id] = nil
         }
-        try await outbox.enqueue(transaction, appUserID: appUserID, now: now(), restored: restored)
+        try await outbox.enqueue(
+            transaction, appUserID: appUserID, now: now(), restored: restored, isNewPurchase: isNewPurchase)
         CrashPoint.reach("afterEnqueue")
         await deliverDue()
         // Another path (the update stream) may be delivering it right now: wait for that attempt.
@@ -268,6 +285,16 @@ public actor StoreSession {
     /// Delivers every due entry (every queued entry when `ignoringBackoff`): post to the server,
     /// then (and only then) finish at the store, then remove from the outbox. Retryable failures
     /// wait with backoff and jitter, and a retry is scheduled for the earliest of them.
+    ///
+    /// A transaction the app did not just buy goes with the device's app transaction, the proof
+    /// the server needs before it moves a purchase another customer owns. Refusals:
+    /// - permanent ones (a forged transaction; a purchase another customer owns, when the proof
+    ///   went with it or was not needed) mark the entry rejected: kept, reported once, not
+    ///   finished, never retried by themselves;
+    /// - a customer token the app cannot supply or the server refuses (``KakinError/Code/unauthorized``),
+    ///   like the network, waits and is retried: the app's backend being briefly unreachable never
+    ///   costs a purchase. So does a purchase another customer owns when the device's app
+    ///   transaction could not be had this time: with it, the server may move the purchase.
     @discardableResult
     func deliverDue(ignoringBackoff: Bool = false) async -> Int {
         var delivered = 0
@@ -279,9 +306,12 @@ public actor StoreSession {
                 inFlight.remove(id)
                 for waiter in waiters.removeValue(forKey: id) ?? [] { waiter.resume() }
             }
+            let proof = entry.isNewPurchase ? nil : await deviceAppTransaction()
             do {
                 CrashPoint.reach("beforeDelivery")
-                let customer = try await server.deliver(entry.transaction, appUserID: entry.appUserID)
+                let customer = try await server.deliver(
+                    entry.transaction, appUserID: entry.appUserID, signedAppTransaction: proof,
+                    authorizedAs: recipient(of: entry.appUserID))
                 CrashPoint.reach("afterDelivery")
                 if wantedAnswers.contains(id) { answers[id] = customer }
                 await offline.learn(from: customer, at: now())
@@ -291,7 +321,10 @@ public actor StoreSession {
                 try await outbox.remove(id)
                 delivered += 1
                 emit(entry.restored ? .restored(entry.transaction) : .purchased(entry.transaction), for: entry.appUserID)
-            } catch let error as KakinError where !error.isRetryable && error.code != .downloadFailed {
+            } catch let error as KakinError
+                where !error.isRetryable && error.code != .downloadFailed
+                && !(error.code == .purchasedByAnotherAccount && !entry.isNewPurchase && proof == nil)
+            {
                 // Refused for good (a forged or foreign transaction): kept, reported once, never retried.
                 try? await outbox.failed(id, error: error.description, retryAt: nil, now: now())
                 emit(.failed(productID: entry.transaction.productID, error: PaymentError(error)), for: entry.appUserID)
@@ -303,6 +336,35 @@ public actor StoreSession {
         }
         await scheduleRetry()
         return delivered
+    }
+
+    /// Asks the store for the device's app transaction again at the next delivery that needs it
+    /// (a restore does: the customer may have signed in to another Apple Account).
+    func forgetAppTransaction() {
+        if case .known = appTransaction { appTransaction = .unknown }
+    }
+
+    /// The device's app transaction (``StoreBackend/appTransaction()``), asked of the store the
+    /// first time a delivery needs it and kept for the session's life (until a restore); `nil`
+    /// when the store has none or cannot give it now (a failure is not kept: the next delivery
+    /// asks again).
+    func deviceAppTransaction() async -> String? {
+        switch appTransaction {
+        case .known(let jws): return jws
+        case .fetching(let task): return try? await task.value
+        case .unknown:
+            let backend = self.backend
+            let task = Task { try await backend.appTransaction() }
+            appTransaction = .fetching(task)
+            do {
+                let jws = try await task.value
+                appTransaction = .known(jws)
+                return jws
+            } catch {
+                appTransaction = .unknown
+                return nil
+            }
+        }
     }
 
     /// The scheduled retry woke: from here on it delivers, and is no longer cancelled by a new schedule.

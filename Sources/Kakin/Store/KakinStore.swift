@@ -52,13 +52,18 @@ public final class KakinStore {
         public var offlineGracePeriod: TimeInterval
         /// How requests reach the server.
         public var transport: any KakinTransport
+        /// Where customer tokens come from, for a server that requires them (the recommended
+        /// production setting; see <doc:Identity>): called with a signed-in user's ID, it returns a
+        /// token the app's own backend signed for that user. Never called for anonymous customers.
+        /// `nil` (the default) sends none.
+        public var customerToken: CustomerTokenProvider?
 
         /// Creates a configuration; the defaults suit an app.
         public init(
             serverURL: URL, bundleID: String, publishableKey: String, serverKey: P256.Signing.PublicKey?,
             appUserID: String? = nil, storageDirectory: URL = PaymentManager.defaultDirectory,
             offlineGracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod,
-            transport: any KakinTransport = URLSessionTransport()
+            transport: any KakinTransport = URLSessionTransport(), customerToken: CustomerTokenProvider? = nil
         ) {
             self.serverURL = serverURL
             self.bundleID = bundleID
@@ -68,6 +73,7 @@ public final class KakinStore {
             self.storageDirectory = storageDirectory
             self.offlineGracePeriod = offlineGracePeriod
             self.transport = transport
+            self.customerToken = customerToken
         }
     }
 
@@ -112,7 +118,7 @@ public final class KakinStore {
         let server = KakinServerClient(
             baseURL: configuration.serverURL, bundleID: configuration.bundleID,
             publishableKey: configuration.publishableKey, serverKey: configuration.serverKey,
-            transport: configuration.transport)
+            transport: configuration.transport, customerToken: configuration.customerToken)
         let session = try StoreSession(
             backend: backend, server: server, appUserID: appUserID,
             storageDirectory: configuration.storageDirectory, offlineGracePeriod: configuration.offlineGracePeriod)
@@ -217,7 +223,10 @@ public final class KakinStore {
     /// ``PaymentError/network`` is thrown. An empty or anonymous (`$kakin_anon_…`) ID is refused
     /// before anything is sent, with ``PaymentError/invalidAppUserID(_:)``; a refusal of the server
     /// comes as ``PaymentError/serverRejected(_:)`` with the server's code (`conflict` when the
-    /// anonymous customer became another user before). Failures are kept in ``lastError`` too.
+    /// anonymous customer became another user before). Where the server requires customer tokens,
+    /// the log-in carries `appUserID`'s token from ``Configuration/customerToken``, and
+    /// ``PaymentError/unauthorized(_:)`` is thrown when none passes. Failures are kept in
+    /// ``lastError`` too.
     @discardableResult
     public func logIn(_ appUserID: String) async throws(PaymentError) -> CustomerInfo {
         lastError = nil

@@ -7,7 +7,7 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case network, serverRejected, invalidResponse, tamperedResponse, storeFailure, productUnavailable
-            case notConfigured, downloadFailed, storage, unsupported
+            case notConfigured, downloadFailed, storage, unsupported, unauthorized, purchasedByAnotherAccount
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -33,6 +33,20 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The store has no such operation on this platform (e.g. an App Store sheet the sandbox
         /// does not have, or one StoreKit does not offer on macOS).
         public static let unsupported = Code(.unsupported)
+        /// The purchase server needs a valid customer token for the identified customer a request
+        /// names, and has none: the app's token provider failed (``KakinError/serverCode`` is
+        /// `nil`), or the server refused the token even after a fresh one was asked for (status
+        /// 401, `serverCode` `unauthorized`, and the ``KakinError/cause`` says why:
+        /// `customerTokenMissing`, `customerTokenInvalid`, `customerTokenExpired` or
+        /// `customerTokenWrongCustomer`). Retryable: a token minted later (the app's backend back,
+        /// the user signed in to it again) may pass, so a queued purchase waits instead of being
+        /// given up.
+        public static let unauthorized = Code(.unauthorized)
+        /// The server refused to move a purchase another customer owns to this one (status 409,
+        /// cause `purchasedByAnotherAccount`): nothing showed that this device is signed in to the
+        /// Apple Account that bought it. Not retryable: the customer restores purchases on a device
+        /// signed in to the Apple Account that bought it.
+        public static let purchasedByAnotherAccount = Code(.purchasedByAnotherAccount)
 
         /// The code's name, e.g. `network`.
         public var description: String { base.rawValue }

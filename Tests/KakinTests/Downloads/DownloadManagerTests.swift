@@ -267,6 +267,43 @@ struct DownloadManagerTests {
         #expect(await manager.resume(id)?.state == .failed)
     }
 
+    @Test func anExpiredCustomerTokenFailsRetryablyAndAFreshOneResumes() async throws {
+        defer { folder.cleanUp() }
+        let package = samplePackage(size: 4_000)
+        let server = FakeContentServer(package: package)
+        await server.onRequest { number in
+            if number == 3 { await server.requireCustomerToken("fresh") }
+        }
+        var first = request
+        first.headers["X-Kakin-Customer-Token"] = "first"
+        let manager = manager(server)
+        let id = await manager.start(first).id
+        let failed = try #require(await manager.wait(for: id))
+        #expect(failed.state == .failed && failed.bytesReceived == 2048)
+        #expect(failed.error?.code == .downloadFailed && failed.error?.isRetryable == true)
+        #expect(failed.error?.cause == "customerTokenExpired")
+
+        // The same product with a fresh token: the kept bytes stay, the new token goes from now on.
+        var second = request
+        second.headers["X-Kakin-Customer-Token"] = "fresh"
+        #expect(await manager.start(second).id == id)
+        let done = try #require(await manager.wait(for: id))
+        #expect(done.state == .finished)
+        let requests = await server.requests
+        #expect(requests.count == 5 && requests[3].range == "bytes=2048-3071")
+        #expect(requests[3...].allSatisfy { $0.headers["X-Kakin-Customer-Token"] == "fresh" })
+        #expect(try Data(contentsOf: done.contentURL!.appendingPathComponent("content.bin")) == package)
+    }
+
+    @Test func aRefusedKeyFailsForGood() async throws {
+        defer { folder.cleanUp() }
+        let server = FakeContentServer(package: samplePackage(size: 100))
+        await server.answer(status: 401)
+        let manager = manager(server)
+        let failed = try #require(await manager.wait(for: await manager.start(request).id))
+        #expect(failed.error?.code == .downloadFailed && failed.error?.isRetryable == false)
+    }
+
     @Test func waitingDownloadsStartWhenASlotFrees() async throws {
         defer { folder.cleanUp() }
         let server = FakeContentServer(package: samplePackage(size: 2_000))

@@ -21,6 +21,7 @@ actor FakeContentServer: DownloadTransport {
     private var forcedStatus: Int?
     private var sendsSHAHeader = true
     private var hook: (@Sendable (Int) async -> Void)?
+    private var requiredCustomerToken: String?
     private let clock: TestClock?
 
     init(package: Data, version: String = "1", clock: TestClock? = nil) {
@@ -52,6 +53,9 @@ actor FakeContentServer: DownloadTransport {
     /// Leaves out `X-Content-SHA256` and `X-Content-Version`, like the sandbox.
     func omitContentHeaders() { sendsSHAHeader = false }
 
+    /// From now on, answers 401 (cause `customerTokenExpired`) to requests without this customer token.
+    func requireCustomerToken(_ token: String) { requiredCustomerToken = token }
+
     /// Runs `hook` with the request number at the start of every request.
     func onRequest(_ hook: @escaping @Sendable (Int) async -> Void) { self.hook = hook }
 
@@ -64,6 +68,10 @@ actor FakeContentServer: DownloadTransport {
         await hook?(number)
         if let error = failures.removeValue(forKey: number) { throw error }
         if let forcedStatus { return (forcedStatus, [:], Data()) }
+        if let requiredCustomerToken, headers["X-Kakin-Customer-Token"] != requiredCustomerToken {
+            let refusal = #"{"error":{"code":"unauthorized","message":"expired","retryable":false,"cause":"customerTokenExpired"}}"#
+            return (401, ["Content-Type": "application/json"], Data(refusal.utf8))
+        }
         var served = package
         if let corruptedIndex, corruptedIndex < served.count { served[corruptedIndex] ^= 0xFF }
         var fields = ["ETag": etag, "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"]

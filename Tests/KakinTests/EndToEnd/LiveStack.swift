@@ -10,6 +10,7 @@ import KakinServer
 import KakinLedger
 import KakinTestSupport
 import StoreSandbox
+import Synchronization
 
 /// A sandbox App Store and a purchase server, both listening on loopback (port 0), wired like
 /// `kakin serve`, for end-to-end tests of the SDK.
@@ -28,9 +29,20 @@ struct LiveStack {
     static let offerKeyID = "OFFERKEY01"
     static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     let directory: URL
+    /// The sandbox's and the server's clock.
+    let clock: SandboxClock
 
-    /// `clock` is the sandbox's and the server's: a test that moves it moves both.
-    init(clock: SandboxClock = SandboxClock()) async throws {
+    /// The app's customer-token secret, when the stack requires customer tokens.
+    static let customerTokenSecret = "a customer-token secret of at least thirty-two bytes"
+
+    /// `clock` is the sandbox's and the server's: a test that moves it moves both. With
+    /// `requiringCustomerTokens`, the app requires a customer token signed with
+    /// ``customerTokenSecret`` for every request about an identified customer.
+    init(
+        clock: SandboxClock = SandboxClock(), requiringCustomerTokens: Bool = false,
+        transferPolicy: TransferPolicy = .keepWithOriginal
+    ) async throws {
+        self.clock = clock
         let catalog = try ExampleApp.catalog()
         engine = try ExampleSandbox.engine(catalog: catalog, authority: Self.authority, clock: clock)
         sandbox = SandboxService(
@@ -49,10 +61,13 @@ struct LiveStack {
                     sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
                     catalog: try StoreKitConfiguration.load(
                         from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.storekit"))),
+                    transferPolicy: transferPolicy,
                     serverAPI: ServerAPIAccess(
                         baseURL: URL(string: "http://127.0.0.1:9")!, keyID: Self.offerKeyID, issuerID: Self.issuerID,
                         privateKey: Self.offerKey),
-                    offers: OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers]))
+                    offers: OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers]),
+                    customerTokens: requiringCustomerTokens
+                        ? CustomerTokenPolicy(secret: Self.customerTokenSecret, required: true) : nil)
             ], grants: grants, now: { clock.now() })
         server = KakinServerHTTP(service: service, signingKey: serverKey)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")
@@ -75,9 +90,35 @@ struct LiveStack {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func client(_ serverURL: URL) -> KakinServerClient {
+    func client(_ serverURL: URL, customerToken: CustomerTokenProvider? = nil) -> KakinServerClient {
         KakinServerClient(
-            baseURL: serverURL, bundleID: Self.bundleID, publishableKey: "pk_test", serverKey: serverKey.publicKey)
+            baseURL: serverURL, bundleID: Self.bundleID, publishableKey: "pk_test", serverKey: serverKey.publicKey,
+            customerToken: customerToken)
+    }
+
+    /// The app's backend: signs a customer token for whoever asks, valid for `lifetime` seconds
+    /// from the stack's clock, and counts who it signed for.
+    final class Backend: Sendable {
+        let signed = Mutex<[String]>([])
+        let isDown = Mutex(false)
+        let lifetime: TimeInterval
+        let clock: SandboxClock
+
+        init(_ stack: LiveStack, lifetime: TimeInterval = 900) {
+            self.lifetime = lifetime
+            clock = stack.clock
+        }
+
+        var provider: CustomerTokenProvider {
+            { [self] appUserID in
+                if isDown.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
+                signed.withLock { $0.append(appUserID) }
+                return CustomerToken.mint(
+                    appUserID: appUserID, bundleID: LiveStack.bundleID,
+                    secret: CustomerTokenPolicy(secret: LiveStack.customerTokenSecret, required: true).secret,
+                    lifetime: lifetime, now: clock.now())
+            }
+        }
     }
 }
 

@@ -47,7 +47,8 @@ import Testing
             _ = try await stack.engine.createTester(name: "us@example.com", storefront: "USA", id: "us")
             let client = stack.client(serverURL)
             let backend = SandboxBackend(baseURL: sandboxURL, testerID: "us", pollSeconds: 1)
-            let token = UUID()
+            // The server signs offers over the customer's own app account token only.
+            let token = StoreSession.accountToken(for: "mika")
             let signed = try await client.signOffer(
                 .promotional, productID: Self.monthly, offerID: "comeback50", appAccountToken: token, appUserID: "mika")
             #expect(signed.signature != nil && signed.keyId == LiveStack.offerKeyID)

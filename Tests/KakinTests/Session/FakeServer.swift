@@ -18,6 +18,16 @@ final class FakeServer: KakinTransport, Sendable {
         var balances: [String: Int64] = [:]
         var barrier = 0
         var held: [CheckedContinuation<Void, Never>] = []
+        /// Every request received, in order.
+        var requests: [KakinHTTPRequest] = []
+        /// When set, requests naming an identified customer need an `X-Kakin-Customer-Token` it
+        /// accepts for that customer (401 `customerTokenMissing` / `customerTokenInvalid` otherwise).
+        var acceptsToken: (@Sendable (_ appUserID: String, _ token: String) -> Bool)?
+        /// Transactions another customer owns: moved to an uploader only with the app transaction
+        /// given here as `signedAppTransaction` (409 `purchasedByAnotherAccount` otherwise).
+        var ownedElsewhere: [String: String] = [:]
+        /// The identified customer each anonymous one became.
+        var aliases: [String: String] = [:]
     }
 
     static let bundleID = "com.example.kakin"
@@ -38,14 +48,36 @@ final class FakeServer: KakinTransport, Sendable {
     func owner(_ id: String) -> String? { state.withLock { $0.owners[id] } }
     var recorded: [String: String] { state.withLock { $0.owners } }
 
+    /// Every request received so far.
+    var requests: [KakinHTTPRequest] { state.withLock { $0.requests } }
+    /// The bodies of the transactions posted so far, in order.
+    var submissions: [TransactionSubmission] {
+        requests.filter { $0.url.path == KakinRoute.submitTransaction.path }.compactMap {
+            try? KakinJSON.decoder().decode(TransactionSubmission.self, from: $0.body ?? Data())
+        }
+    }
+    /// Requires customer tokens: those `accepts` takes for the customer.
+    func requireTokens(_ accepts: @escaping @Sendable (_ appUserID: String, _ token: String) -> Bool) {
+        state.withLock { $0.acceptsToken = accepts }
+    }
+    /// Records `transactionID` as another customer's, movable only with `appTransaction`.
+    func ownElsewhere(_ transactionID: String, movableWith appTransaction: String) {
+        state.withLock { state in
+            state.ownedElsewhere[transactionID] = appTransaction
+            state.owners[transactionID] = "someone else"
+        }
+    }
+
     func send(_ request: KakinHTTPRequest) async throws(KakinError) -> KakinHTTPReply {
         await passBarrier()
         guard state.withLock({ $0.reachable }) else { throw KakinError(.network, "the server cannot be reached") }
+        state.withLock { $0.requests.append(request) }
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)!
         let query = Dictionary(uniqueKeysWithValues: (components.queryItems ?? []).map { ($0.name, $0.value ?? "") })
         let path = components.percentEncodedPath
         if request.method == "POST", path == KakinRoute.submitTransaction.path {
             let body = try! KakinJSON.decoder().decode(TransactionSubmission.self, from: request.body!)
+            if let refusal = tokenRefusal(request, naming: body.appUserId) { return refusal }
             let parts = body.signedTransaction.split(separator: ".").map(String.init)
             let id = parts[1]
             let productID = parts[2...].joined(separator: ".")
@@ -55,17 +87,44 @@ final class FakeServer: KakinTransport, Sendable {
                         code: "verificationFailed", message: "the signature does not verify", retryable: false,
                         cause: "badSignature"))
             }
+            let customer = state.withLock { $0.aliases[body.appUserId] } ?? body.appUserId
+            let foreign = state.withLock { state -> Bool in
+                guard let proof = state.ownedElsewhere[id] else { return false }
+                guard body.signedAppTransaction == proof else { return true }
+                state.ownedElsewhere[id] = nil
+                state.owners[id] = customer
+                state.products[id] = productID
+                return false
+            }
+            if foreign {
+                return Self.error(
+                    409, ErrorAnswer.Detail(
+                        code: "conflict", message: "another customer owns this purchase", retryable: false,
+                        cause: "purchasedByAnotherAccount"))
+            }
             state.withLock { state in
                 state.deliveries[id, default: 0] += 1
                 guard state.owners[id] == nil else { return }
-                state.owners[id] = body.appUserId
+                state.owners[id] = customer
                 state.products[id] = productID
-                if productID == FakeStore.points { state.balances[body.appUserId, default: 0] += 100 }
+                if productID == FakeStore.points { state.balances[customer, default: 0] += 100 }
+            }
+            return answer(for: customer, nonce: query["nonce"])
+        }
+        if request.method == "POST", path.hasPrefix("/v1/customers/"), path.hasSuffix("/alias") {
+            let anonymous = String(path.dropFirst("/v1/customers/".count).dropLast("/alias".count))
+                .removingPercentEncoding!
+            let body = try! KakinJSON.decoder().decode(CustomerAliasRequest.self, from: request.body!)
+            if let refusal = tokenRefusal(request, naming: body.appUserId) { return refusal }
+            state.withLock { state in
+                state.aliases[anonymous] = body.appUserId
+                for (id, owner) in state.owners where owner == anonymous { state.owners[id] = body.appUserId }
             }
             return answer(for: body.appUserId, nonce: query["nonce"])
         }
         if request.method == "GET", path.hasPrefix("/v1/customers/") {
             let user = String(path.dropFirst("/v1/customers/".count)).removingPercentEncoding!
+            if let refusal = tokenRefusal(request, naming: user) { return refusal }
             return answer(for: user, nonce: query["nonce"])
         }
         if request.method == "GET", path == KakinRoute.catalog.path {
@@ -78,6 +137,24 @@ final class FakeServer: KakinTransport, Sendable {
             return KakinHTTPReply(status: 200, body: try! KakinJSON.encoder().encode(catalog))
         }
         return Self.error(404, .init(code: "notFound", message: "no route \(path)", retryable: false))
+    }
+
+    /// The 401 a server requiring customer tokens answers a request naming `appUserID` (or the
+    /// identified customer it became) without that customer's token; `nil` when it may pass.
+    private func tokenRefusal(_ request: KakinHTTPRequest, naming appUserID: String) -> KakinHTTPReply? {
+        let (accepts, customer) = state.withLock { ($0.acceptsToken, $0.aliases[appUserID] ?? appUserID) }
+        guard let accepts, !AnonymousAppUserID.isAnonymous(customer) else { return nil }
+        guard let token = request.headers[KakinHeader.customerToken] else {
+            return Self.error(
+                401, .init(code: "unauthorized", message: "a customer token is required", retryable: false,
+                    cause: "customerTokenMissing"))
+        }
+        guard accepts(customer, token) else {
+            return Self.error(
+                401, .init(code: "unauthorized", message: "the customer token is not valid", retryable: false,
+                    cause: "customerTokenInvalid"))
+        }
+        return nil
     }
 
     private func passBarrier() async {

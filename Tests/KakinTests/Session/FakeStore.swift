@@ -16,6 +16,10 @@ final class FakeStore: StoreBackend, Sendable {
         var finishCounts: [String: Int] = [:]
         var permission = Permission.allowed
         var updates: AsyncStream<StoreTransaction>.Continuation?
+        /// The device's app transaction; `nil` makes ``appTransaction()`` fail as a store without
+        /// a connection does.
+        var appTransaction: String? = "app-transaction-jws"
+        var appTransactionReads = 0
     }
 
     static let removeAd = "com.example.kakin.removeAd"
@@ -112,4 +116,24 @@ final class FakeStore: StoreBackend, Sendable {
     }
 
     func appReceipt() async throws -> String? { nil }
+
+    func appTransaction() async throws -> String? {
+        let jws = state.withLock { state in
+            state.appTransactionReads += 1
+            return state.appTransaction
+        }
+        guard let jws else { throw KakinError(.network, "the store cannot be reached") }
+        return jws
+    }
+
+    var appTransactionReads: Int { state.withLock { $0.appTransactionReads } }
+    func setAppTransaction(_ jws: String?) { state.withLock { $0.appTransaction = jws } }
+
+    /// Adds a transaction the account owns already (bought on another device), unfinished or not.
+    func own(_ transaction: StoreTransaction, unfinished: Bool = false) {
+        state.withLock { state in
+            state.owned.append(transaction)
+            if unfinished { state.unfinished.append(transaction) }
+        }
+    }
 }

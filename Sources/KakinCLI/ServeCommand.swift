@@ -16,14 +16,18 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the purchase server with an embedded sandbox App Store (SQLite in the data directory).",
         discussion: """
             Settings come from flags, then the environment (KAKIN_PORT, KAKIN_SANDBOX_PORT, KAKIN_HOST, \
-            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE), \
-            then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, host, data, catalog, \
-            grants, bundleId, clawbackPolicy, transferPolicy, revocation, webhooks, adminPassword, database), \
+            KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE, \
+            KAKIN_SANDBOX_TOKEN), then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, \
+            host, data, catalog, grants, bundleId, clawbackPolicy, transferPolicy, revocation, webhooks, \
+            adminPassword, database, sandboxToken), \
             then defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
             directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead. \
             --revocation sets how the server checks the signing certificates against the sandbox's OCSP \
             responder: require refuses a transaction when no answer can be had, bestEffort (the Sandbox \
-            default) lets it through, off does not ask; a revoked certificate is refused unless off.
+            default) lets it through, off does not ask; a revoked certificate is refused unless off. \
+            Bound to anything but loopback (--host 0.0.0.0), the sandbox's device and control APIs \
+            (/v1/device, /v1/control), with which anyone could mint purchases the server trusts, answer \
+            this machine only; --sandbox-token TOKEN lets other hosts in with Authorization: Bearer TOKEN.
             """)
 
     @Option(help: "A JSON configuration file (env KAKIN_CONFIG).") var config: String?
@@ -31,6 +35,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sandbox-port"), help: "The sandbox's port (env KAKIN_SANDBOX_PORT; default 8081).")
     var sandboxPort: Int?
     @Option(help: "The host to bind (env KAKIN_HOST; default 127.0.0.1).") var host: String?
+    @Option(
+        name: .customLong("sandbox-token"),
+        help: """
+            A token of 16 characters or more that other hosts present (Authorization: Bearer TOKEN) to use \
+            the sandbox's device and control APIs when --host is not loopback (env KAKIN_SANDBOX_TOKEN).
+            """)
+    var sandboxToken: String?
     @Option(help: "The data directory (env KAKIN_DATA; default ./kakin-data).") var data: String?
     @Option(help: "The .storekit catalog (env KAKIN_CATALOG).") var catalog: String?
     @Option(help: "The grants file (env KAKIN_GRANTS).") var grants: String?
@@ -109,6 +120,10 @@ struct ServeCommand: AsyncParsableCommand {
         options.grants = grants ?? environment["KAKIN_GRANTS"] ?? options.grants
         options.bundleID = bundleID ?? environment["KAKIN_BUNDLE_ID"] ?? options.bundleID
         options.database = database ?? environment["KAKIN_DATABASE"] ?? file.database
+        options.sandboxToken = sandboxToken ?? environment["KAKIN_SANDBOX_TOKEN"] ?? file.sandboxToken
+        if let token = options.sandboxToken, token.count < 16 || token.contains(where: \.isWhitespace) {
+            throw ValidationError("--sandbox-token must be at least 16 characters, without spaces")
+        }
         if let database = options.database, !database.hasPrefix("sqlite:") {
             do { _ = try PostgresConnectionOptions(url: database) } catch {
                 throw ValidationError("--database: \(error.message)")
@@ -192,6 +207,7 @@ struct ServeCommand: AsyncParsableCommand {
               publishable key:  \(environment.keys.publicKey)
               secret key:       \(environment.keys.secretKey)
               sandbox root CA:  \(options.data)/sandbox/ca/root.pem   (OCSP: \(environment.ocspURL))
+              sandbox access:   \(environment.sandboxAccessSummary)
 
             """
         // The banner waits until both ports are bound.
@@ -209,7 +225,7 @@ struct ServeCommand: AsyncParsableCommand {
             ServiceRunner.fail(ServerError(error).message)
         }
         let sandbox = Application(
-            router: environment.sandbox.router(),
+            router: environment.sandboxRouter(),
             configuration: .init(
                 address: .hostname(options.host, port: options.sandboxPort), serverName: "kakin-sandbox"),
             onServerRunning: { channel in await barrier.started("sandbox", port: channel.localAddress?.port ?? 0) })
@@ -243,4 +259,6 @@ struct ServeConfigurationFile: Decodable {
     /// A dashboard password besides the secret key.
     var adminPassword: String?
     var database: String?
+    /// What other hosts present to use the sandbox's device and control APIs.
+    var sandboxToken: String?
 }

@@ -7,6 +7,7 @@ import Hummingbird
 import KakinServer
 import KakinLedger
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StoreSandbox
 
@@ -37,6 +38,9 @@ struct ServeEnvironment {
         var database: String?
         /// Whether publishable-key requests are limited per client address (`--rate-limits`).
         var rateLimits = true
+        /// What other hosts present (`Authorization: Bearer`) to use the sandbox's device and
+        /// control APIs; without it, only this machine may when the host is not loopback.
+        var sandboxToken: String?
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -65,6 +69,30 @@ struct ServeEnvironment {
 
     var serverURL: String { "http://\(options.host):\(options.port)" }
     var sandboxURL: String { "http://\(options.host):\(options.sandboxPort)" }
+    /// Who may use the sandbox's device and control APIs: everyone on a loopback host (no other
+    /// machine reaches it); otherwise this machine, and other hosts with the sandbox token if one
+    /// was given.
+    var sandboxAccess: SandboxAccessPolicy { SandboxAccessPolicy.forHost(options.host, token: options.sandboxToken) }
+
+    /// The sandbox's routes behind ``sandboxAccess``; `isLocal` decides which peers are on this
+    /// machine (tests play another host with one that says no).
+    func sandboxRouter(
+        isLocal: @escaping @Sendable (SocketAddress?) -> Bool = SandboxAccessPolicy.isLoopback
+    ) -> Router<SandboxRequestContext> {
+        sandbox.router(access: SandboxAccessPolicy(sandboxAccess.rule, isLocal: isLocal))
+    }
+
+    /// What ``sandboxAccess`` means, in one line for the start banner.
+    var sandboxAccessSummary: String {
+        switch sandboxAccess.rule {
+        case .everyone: "this machine only (bound to \(options.host))"
+        case .loopbackOnly:
+            "device and control APIs answer this machine only; other hosts are refused (--sandbox-token TOKEN lets them in)"
+        case .loopbackOrToken:
+            "device and control APIs answer this machine, and other hosts sending Authorization: Bearer <sandbox token>"
+        }
+    }
+
     /// The sandbox's OCSP responder, named in its intermediate and leaf certificates.
     var ocspURL: String { Self.ocspURL(options) }
 

@@ -17,18 +17,38 @@ public struct SandboxBackend: StoreBackend {
     public let deviceID: UUID
     /// How long one long poll of the update stream waits.
     public let pollSeconds: Int
-    let http = JSONHTTP()
+    /// The sandbox token sent as `Authorization: Bearer` with every request, for a sandbox on
+    /// another host that asks for one (`kakin serve --host 0.0.0.0 --sandbox-token …`); `nil` sends none.
+    public let token: String?
+    let http: TokenHTTP
 
     /// Creates a backend that acts as tester `testerID` on the sandbox at `baseURL`.
     ///
     /// - Parameters:
     ///   - deviceID: stands in for `identifierForVendor`; pass a fixed value to keep one device across runs.
     ///   - pollSeconds: how long each poll of ``transactionUpdates()`` waits for news.
-    public init(baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20) {
+    ///   - token: the sandbox token, for a sandbox on another host that asks for one.
+    public init(baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20, token: String? = nil) {
         self.baseURL = baseURL
         self.testerID = testerID
         self.deviceID = deviceID
         self.pollSeconds = pollSeconds
+        self.token = token
+        self.http = TokenHTTP(token: token)
+    }
+
+    /// The sandbox's HTTP client: every request carries the sandbox token, when there is one.
+    struct TokenHTTP: Sendable {
+        let token: String?
+        let base = JSONHTTP()
+
+        func send(
+            _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil
+        ) async throws(KakinError) -> JSONHTTP.Reply {
+            var headers = headers
+            if let token { headers["Authorization"] = "Bearer \(token)" }
+            return try await base.send(method, url, headers: headers, body: body)
+        }
     }
 
     /// `sandbox|<base URL>|<tester>`: one observer per sandbox and tester.

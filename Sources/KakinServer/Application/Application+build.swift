@@ -25,6 +25,9 @@ public struct ServerDependencies: Sendable {
     public var metrics = ServerMetrics()
     /// Called with the bound port once the server listens (port 0 picks a free one).
     public var onServerRunning: @Sendable (Int) async -> Void = { _ in }
+    /// Called with the bound port once the listener of `/metrics` alone listens, when the
+    /// configuration gives it one (``OperationsConfiguration/metricsListen``).
+    public var onMetricsServerRunning: @Sendable (Int) async -> Void = { _ in }
     /// Routes of other modules, added once the server's own (the dashboard adds its pages so).
     public var additionalRoutes: [@Sendable (Router<KakinRequestContext>, ServerComponents) throws -> Void] = []
 
@@ -60,7 +63,15 @@ public func buildApplication(
     let http = KakinServerHTTP(
         service: parts.service, signingKey: parts.serverKey, reconciliations: parts.reconciliations,
         maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
-        metrics: dependencies.metrics, logger: logger, signInThrottle: throttle, rateLimits: configuration.rateLimits)
+        metrics: dependencies.metrics, logger: logger, signInThrottle: throttle, rateLimits: configuration.rateLimits,
+        operations: configuration.operations)
+    if configuration.operations.metricsOpenToAnyone {
+        logger.warning(
+            """
+            /metrics answers anyone who can reach port \(configuration.listen.port): set operations.metricsToken \
+            or operations.metricsListen to keep its sign-in and ledger figures to your monitoring
+            """)
+    }
 
     // Services stop in the reverse order: runs started on demand end before the ledger closes.
     var services: [any Service] = [LedgerStoreService(store: store), parts.reconciliations]
@@ -135,6 +146,17 @@ public func buildApplication(
         signInThrottle: throttle,
         serverKey: parts.serverKey, now: dependencies.now, logger: logger)
     for add in dependencies.additionalRoutes { try add(router, components) }
+    if let listen = configuration.operations.metricsListen {
+        // A second listener for /metrics alone; it stops right after the main listener.
+        let onMetricsServerRunning = dependencies.onMetricsServerRunning
+        services.append(
+            Application(
+                router: http.metricsRouter(),
+                server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+                configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: "kakin"),
+                onServerRunning: { channel in await onMetricsServerRunning(channel.localAddress?.port ?? 0) },
+                logger: logger))
+    }
     let limiter = ConnectionLimiter(maxConnections: configuration.maxConnections)
     dependencies.metrics.observe(limiter)
     var application = Application(

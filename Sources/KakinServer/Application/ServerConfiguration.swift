@@ -215,6 +215,8 @@ public struct ServerConfiguration: Sendable {
     public var signInThrottle = SignInThrottlePolicy()
     /// `rateLimits`: how much publishable-key traffic one client address may send.
     public var rateLimits = RateLimitPolicy()
+    /// `operations`: who may read `/metrics` (a bearer token, a listener of its own, or both).
+    public var operations = OperationsConfiguration()
 
     /// Creates a configuration with what has no default; everything else takes its default.
     public init(database: String, serverKeyPath: String, keys: Keys, apps: [App]) {
@@ -363,6 +365,9 @@ extension ServerConfiguration {
         }
         if let limits = try root.object("rateLimits") {
             configuration.rateLimits = try RateLimitPolicy.read(limits)
+        }
+        if let operations = try root.object("operations") {
+            configuration.operations = try OperationsConfiguration.read(operations, listen: listen)
         }
         if let throttle = try root.object("signInThrottle") {
             var policy = configuration.signInThrottle

@@ -35,6 +35,8 @@ public struct KakinServerHTTP: Sendable {
     public let signInThrottle: SignInThrottle
     /// Limits the publishable-key requests of each client address.
     public let rateLimiter: ClientRateLimiter
+    /// Who may read `/metrics`, and on which listener.
+    public let operations: OperationsConfiguration
 
     /// Creates the API over `service`. Without a `signInThrottle`, one of its own counts wrong keys
     /// in the same ledger.
@@ -42,9 +44,11 @@ public struct KakinServerHTTP: Sendable {
         service: PurchaseService, signingKey: P256.Signing.PrivateKey, reconciliations: ReconciliationRunner? = nil,
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
-        signInThrottle: SignInThrottle? = nil, rateLimits: RateLimitPolicy = RateLimitPolicy()
+        signInThrottle: SignInThrottle? = nil, rateLimits: RateLimitPolicy = RateLimitPolicy(),
+        operations: OperationsConfiguration = OperationsConfiguration()
     ) {
         self.rateLimiter = ClientRateLimiter(policy: rateLimits)
+        self.operations = operations
         self.service = service
         self.reconciliations = reconciliations
         self.catalog = catalog
@@ -76,12 +80,16 @@ public struct KakinServerHTTP: Sendable {
         let router = Router(context: KakinRequestContext.self)
         router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
         router.add(middleware: ErrorMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
+        OperationsController.guardMetrics(on: router, operations)
         router.add(
             middleware: KeyMiddleware(apps: Array(service.apps.values), throttle: signInThrottle, limiter: rateLimiter))
         var routes = RouteTable(router: router)
         let reader = RequestReader(maxBodySize: maxBodySize)
         let answers = CustomerAnswerSigner(service: service, signingKey: signingKey)
-        routes.add(OperationsController(service: service, metrics: metrics, serverKey: signingKey.publicKey))
+        routes.add(
+            OperationsController(
+                service: service, metrics: metrics, serverKey: signingKey.publicKey, operations: operations,
+                logger: logger))
         routes.add(PurchaseController(service: service, reader: reader, answers: answers))
         routes.add(CustomerController(service: service, reader: reader, answers: answers))
         routes.add(ContentController(service: service, maxContentSize: maxContentSize))

@@ -38,7 +38,7 @@ extension SandboxService {
     /// The largest OCSP request read; real ones are a few hundred bytes.
     static let ocspRequestLimit = 64 * 1024
 
-    func addOCSPRoutes(to router: Router<BasicRequestContext>) {
+    func addOCSPRoutes(to router: Router<SandboxRequestContext>) {
         // RFC 6960 appendix A.1: the DER request as the body of a POST…
         router.post("ocsp") { request, _ in
             guard engine.isOCSPResponderAvailable else { return Self.responderUnavailable() }
@@ -57,7 +57,7 @@ extension SandboxService {
         }
     }
 
-    func addCertificateControlRoutes(to control: RouterGroup<BasicRequestContext>) {
+    func addCertificateControlRoutes(to control: RouterGroup<SandboxRequestContext>) {
         control.get("ca") { _, _ in
             let authority = engine.authority
             return ServiceJSON.response(

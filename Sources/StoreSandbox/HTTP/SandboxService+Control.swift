@@ -40,7 +40,7 @@ extension SandboxService {
         var transactionID: String?
     }
 
-    func addControlRoutes(to router: Router<BasicRequestContext>) {
+    func addControlRoutes(to router: Router<SandboxRequestContext>) {
         let control = router.group("v1/control")
         addStoreKitControlRoutes(to: control)
         addCertificateControlRoutes(to: control)

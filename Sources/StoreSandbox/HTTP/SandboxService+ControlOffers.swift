@@ -25,7 +25,7 @@ extension SandboxService {
         var memberID: String
     }
 
-    func addOfferControlRoutes(to control: RouterGroup<BasicRequestContext>) {
+    func addOfferControlRoutes(to control: RouterGroup<SandboxRequestContext>) {
         control.get("keys") { _, _ in
             ServiceJSON.response(OfferKeysResponse(keys: await engine.offerKeys()))
         }

@@ -26,7 +26,7 @@ extension SandboxService {
         var requiresConsent: Bool?
     }
 
-    func addStoreKitControlRoutes(to control: RouterGroup<BasicRequestContext>) {
+    func addStoreKitControlRoutes(to control: RouterGroup<SandboxRequestContext>) {
         control.get("simulated-errors") { _, _ in
             let errors = await engine.simulatedErrors
             return ServiceJSON.response(

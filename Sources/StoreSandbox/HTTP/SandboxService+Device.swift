@@ -62,7 +62,7 @@ extension SandboxService {
         var jwsRepresentation: String
     }
 
-    func addDeviceRoutes(to router: Router<BasicRequestContext>) {
+    func addDeviceRoutes(to router: Router<SandboxRequestContext>) {
         let device = router.group("v1/device")
         addStoreKitDeviceRoutes(to: device)
         device.get("products") { request, _ in

@@ -26,7 +26,7 @@ extension SandboxService {
         var statuses: [Status]
     }
 
-    func addStoreKitDeviceRoutes(to device: RouterGroup<BasicRequestContext>) {
+    func addStoreKitDeviceRoutes(to device: RouterGroup<SandboxRequestContext>) {
         // The offer code redeem sheet: the code buys its product at the offer's terms.
         device.post("testers/:tester/offer-codes/redeem") { request, context in
             await respond {

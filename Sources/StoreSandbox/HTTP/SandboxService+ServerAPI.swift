@@ -7,7 +7,7 @@ import Hummingbird
 /// The App Store Server API, as Apple serves it under `/inApps`: bearer tokens checked against the
 /// registered keys, Apple's response bodies, and Apple's error bodies and codes.
 extension SandboxService {
-    func addServerAPIRoutes(to router: Router<BasicRequestContext>) {
+    func addServerAPIRoutes(to router: Router<SandboxRequestContext>) {
         let api = router.group("inApps")
         api.get("v1/transactions/:id") { request, context in
             await apple(request, .getTransactionInfo) {
@@ -66,7 +66,7 @@ extension SandboxService {
 
     /// A transaction ID from the path: digits only, as Apple requires (4000006 otherwise), and one
     /// this sandbox knows (4040010 otherwise).
-    private func transactionID(_ context: BasicRequestContext) async throws -> String {
+    private func transactionID(_ context: SandboxRequestContext) async throws -> String {
         let id = try context.parameters.require("id")
         guard !id.isEmpty, id.allSatisfy(\.isASCII), id.allSatisfy(\.isNumber) else {
             throw AppleAPIFailure(.invalidTransactionID, "Invalid transaction id.")
@@ -135,7 +135,7 @@ struct AppleAPIFailure: Error {
 
 extension SandboxService {
     /// Test notifications and notification history.
-    func addNotificationAPIRoutes(to router: Router<BasicRequestContext>) {
+    func addNotificationAPIRoutes(to router: Router<SandboxRequestContext>) {
         let api = router.group("inApps/v1/notifications")
         api.post("test") { request, _ in
             await apple(request, .requestTestNotification) {

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// Renewal date extensions, consumption information and order lookup on the App Store Server API.
 extension SandboxService {
-    func addExtensionAPIRoutes(to router: Router<BasicRequestContext>) {
+    func addExtensionAPIRoutes(to router: Router<SandboxRequestContext>) {
         let api = router.group("inApps")
         api.put("v1/subscriptions/extend/:original") { request, context in
             await apple(request, .extendSubscriptionRenewalDate) {

@@ -6,7 +6,7 @@ import Hummingbird
 /// `POST /production/verifyReceipt` as the production host (21007 for every sandbox receipt), so a
 /// client can test its production-to-sandbox fallback. HTTP 200 always, with the status in the body.
 extension SandboxService {
-    func addVerifyReceiptRoutes(to router: Router<BasicRequestContext>) {
+    func addVerifyReceiptRoutes(to router: Router<SandboxRequestContext>) {
         router.post("verifyReceipt") { request, _ in await verifyReceipt(request, endpoint: .sandbox) }
         router.post("production/verifyReceipt") { request, _ in await verifyReceipt(request, endpoint: .production) }
     }

@@ -57,9 +57,11 @@ public struct SandboxService: Sendable {
         rateLimiter = configuration.rateLimits.map(SandboxRateLimiter.init)
     }
 
-    /// All routes.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    /// All routes. With an `access` policy other than ``SandboxAccessPolicy/everyone``, the device
+    /// and control APIs answer only the peers it lets in (see ``SandboxAccessPolicy``).
+    public func router(access: SandboxAccessPolicy = .everyone) -> Router<SandboxRequestContext> {
+        let router = Router(context: SandboxRequestContext.self)
+        if access.rule != .everyone { router.add(middleware: SandboxAccessMiddleware(policy: access)) }
         router.get("health") { _, _ in "ok" }
         addDeviceRoutes(to: router)
         addControlRoutes(to: router)
@@ -71,9 +73,12 @@ public struct SandboxService: Sendable {
         return router
     }
 
-    /// An application listening on `host`:`port` (port 0 picks a free one).
-    public func application(host: String = "127.0.0.1", port: Int = 0) -> some ApplicationProtocol {
-        Application(router: router(), configuration: .init(address: .hostname(host, port: port)))
+    /// An application listening on `host`:`port` (port 0 picks a free one), its device and control
+    /// APIs guarded by `access`.
+    public func application(
+        host: String = "127.0.0.1", port: Int = 0, access: SandboxAccessPolicy = .everyone
+    ) -> some ApplicationProtocol {
+        Application(router: router(access: access), configuration: .init(address: .hostname(host, port: port)))
     }
 }
 

@@ -4,33 +4,50 @@ import KakinLedger
 import Hummingbird
 import KakinHTTP
 import KakinWire
+import Logging
 
 /// The routes an operator, a load balancer or a client needs beside the API itself: liveness and
 /// readiness, Prometheus metrics, the server key that signs customer answers, and the OpenAPI
-/// document. None takes a key.
+/// document. None takes an app's key; `/metrics` takes the metrics token when one is configured
+/// (``OperationsConfiguration``), and is not served here when it has a listener of its own.
 struct OperationsController: RouteController {
     let service: PurchaseService
     let metrics: ServerMetrics
     /// The public half of the key that signs customer answers.
     let serverKey: P256.Signing.PublicKey
+    /// Who may read `/metrics`, and where.
+    var operations = OperationsConfiguration()
+    /// Where `/ready` logs what made the server not ready.
+    var logger = KakinServerHTTP.quietLogger
+
+    /// What `/ready` answers when the ledger does not answer; the driver's error goes to the log only.
+    static let ledgerUnreachable = ServerError(
+        .storageUnavailable, "the ledger is not reachable", cause: "ledgerUnreachable")
+    /// What `/ready` answers for a while after the ledger refused a write for a full disk. Its cause
+    /// is not the ledger's own `diskFull`: this answer is not a refused write, and is not counted as one.
+    static let ledgerDiskFull = ServerError(
+        .storageUnavailable, "the ledger's disk is full", cause: "ledgerDiskFull")
 
     func addRoutes(to routes: inout RouteTable) {
         routes.get("health") { _, _ in
             Self.text("ok\n", contentType: "text/plain")
         }
         routes.get("ready") { _, _ in
+            // A status and a code only: the database's own words (hosts, users, paths) are for the log.
             do { try await service.pingLedger() } catch {
-                throw ServerError(.storageUnavailable, "the database is not reachable: \(error)")
+                logger.warning("not ready: the ledger does not answer", metadata: ["error": "\(error)"])
+                throw Self.ledgerUnreachable
             }
             if let since = metrics.recentDiskFull {
-                // No cause: this answer is not a refused write, and is not counted as one.
-                throw ServerError(
-                    .storageUnavailable, "the ledger's disk is full: a write was refused \(since.components.seconds) s ago")
+                logger.warning(
+                    "not ready: the ledger's disk is full",
+                    metadata: ["refused_write_seconds_ago": "\(since.components.seconds)"])
+                throw Self.ledgerDiskFull
             }
             return Self.text("ready\n", contentType: "text/plain")
         }
-        routes.get("metrics") { _, _ in
-            Self.text(metrics.render(), contentType: "text/plain; version=0.0.4")
+        if operations.metricsListen == nil {
+            routes.get("metrics") { _, _ in Self.metricsText(metrics) }
         }
         routes.on(.serverKey) { _, _ in
             Self.text(serverKey.pemRepresentation + "\n", contentType: "application/x-pem-file")
@@ -43,9 +60,75 @@ struct OperationsController: RouteController {
         }
     }
 
+    /// Puts in front of the key middleware what guards `/metrics` on the main listener: the token,
+    /// or a 404 when `/metrics` has a listener of its own. Nothing is added when `/metrics` is open.
+    static func guardMetrics(on router: Router<KakinRequestContext>, _ operations: OperationsConfiguration) {
+        guard !operations.metricsOpenToAnyone else { return }
+        router.add(
+            middleware: MetricsGuardMiddleware(
+                token: operations.metricsToken, servedHere: operations.metricsListen == nil))
+    }
+
+    static func metricsText(_ metrics: ServerMetrics) -> Response {
+        text(metrics.render(), contentType: "text/plain; version=0.0.4")
+    }
+
     private static func text(_ text: String, contentType: String) -> Response {
         Response(
             status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// Guards `/metrics` before the key middleware sees the request, so that a metrics token is never
+/// taken for a wrong app key (which would count against the scraper's address):
+/// - where `/metrics` is not served (`servedHere` false), it answers 404;
+/// - with a `token`, it answers 401 unless the request carries `Authorization: Bearer <token>`
+///   (compared in constant time), and passes the request on without that header.
+///
+/// Every other path goes through untouched; the check is one comparison of the path.
+struct MetricsGuardMiddleware: RouterMiddleware {
+    typealias Context = KakinRequestContext
+    let token: String?
+    let servedHere: Bool
+
+    @concurrent func handle(
+        _ request: Request, context: KakinRequestContext,
+        next: @concurrent (Request, KakinRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard Self.isMetrics(request.uri.path) else { return try await next(request, context) }
+        guard servedHere else { throw ServerError(.notFound, "no route for \(request.uri.path)") }
+        guard let token else { return try await next(request, context) }
+        let presented = request.headers[.authorization].flatMap {
+            $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
+        }
+        guard let presented, KakinServerHTTP.constantTimeEquals(presented, token) else {
+            throw ServerError(.unauthorized, "/metrics needs the metrics token (Authorization: Bearer …)")
+        }
+        var head = request.head
+        head.headerFields[.authorization] = nil
+        return try await next(Request(head: head, body: request.body), context)
+    }
+
+    /// Whether `path` is the one the router answers as `/metrics` (it ignores empty components).
+    static func isMetrics(_ path: String) -> Bool {
+        path.utf8.count < 32 && path.split(separator: "/") == ["metrics"]
+    }
+}
+
+extension KakinServerHTTP {
+    /// The router of the listener of `/metrics` alone (``OperationsConfiguration/metricsListen``):
+    /// `GET /metrics`, behind the metrics token when one is configured, with the same request log
+    /// and error answers as the main listener; every other path answers 404.
+    public func metricsRouter() -> Router<KakinRequestContext> {
+        let router = Router(context: KakinRequestContext.self)
+        router.add(middleware: RequestObservationMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
+        router.add(middleware: ErrorMiddleware<KakinRequestContext>(metrics: metrics, logger: logger))
+        router.add(middleware: MetricsGuardMiddleware(token: operations.metricsToken, servedHere: true))
+        var routes = RouteTable(router: router)
+        let metrics = self.metrics
+        routes.get("metrics") { _, _ in OperationsController.metricsText(metrics) }
+        routes.addMethodNotAllowed()
+        return router
     }
 }
 

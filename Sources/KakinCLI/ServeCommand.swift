@@ -217,7 +217,8 @@ struct ServeCommand: AsyncParsableCommand {
         var dependencies = ServerDependencies()
         dependencies.logger = Logger(label: "kakin.server")
         dependencies.onServerRunning = { port in await barrier.started("server", port: port) }
-        dependencies.addDashboard(sandbox: EngineSandboxControl(engine: environment.sandbox.engine))
+        dependencies.addDashboard(
+            sandbox: EngineSandboxControl(engine: environment.sandbox.engine), sandboxApp: options.bundleID)
         let server: any ApplicationProtocol
         do {
             server = try await buildApplication(configuration: environment.server, dependencies: dependencies)

@@ -157,6 +157,8 @@ struct ServeEnvironment {
         server.reconcileIntervalSeconds = 600
         server.appleRequestIntervalSeconds = 5
         server.dashboard.adminPassword = options.adminPassword
+        // A development server over plain HTTP on localhost: Secure cookies would not come back.
+        server.dashboard.secureCookies = false
         server.rateLimits.enabled = options.rateLimits
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
     }

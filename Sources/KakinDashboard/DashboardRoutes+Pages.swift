@@ -16,7 +16,7 @@ extension DashboardRoutes {
         let first = today - (Self.overviewDays - 1)
         let choice = MetricsChoice(request, today: today)
         var apps: [OverviewView.App] = []
-        for bundleID in service.apps.keys.sorted() {
+        for bundleID in self.apps(of: session) {
             // The figures kept with each write: one row per day, product, currency and environment.
             let period = try await service.dailyFigures(bundleID: bundleID, days: first..<(today + 1), now: moment)
             var app = DashboardOverview(period: period, firstDay: first, days: Self.overviewDays, today: today)
@@ -27,14 +27,17 @@ extension DashboardRoutes {
         return Page(
             template: "overview",
             view: OverviewView(
-                days: Self.overviewDays, today: DashboardFormat.day(DailyFigures.start(ofDay: today)), choice: choice.view,
-                apps: apps),
+                days: Self.overviewDays, today: DashboardFormat.day(DailyFigures.start(ofDay: today)),
+                scope: session.scope == .allApps
+                    ? "every app (operator key)"
+                    : apps.isEmpty ? "no app this server serves" : apps.map(\.bundleID).joined(separator: ", "),
+                choice: choice.view, apps: apps),
             title: "Overview", current: "overview")
     }
 
     func customersPage(_ request: Request, _ session: DashboardSessions.Session) async throws -> Page {
         let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let matches = try await service.findCustomers(matching: String(query.prefix(256)), limit: 50)
+        let matches = try await customers(matching: String(query.prefix(256)), limit: 50, session: session)
         let rows = matches.map { match in
             CustomersView.Match(
                 appUserID: match.appUserID, bundleID: match.bundleID, transactionCount: match.transactionCount,
@@ -49,6 +52,22 @@ extension DashboardRoutes {
             title: "Customers", current: "customers")
     }
 
+    /// The customers matching `query` among the apps the session opens: one search over every app
+    /// for the operator key's session, one per app otherwise, merged newest purchase first.
+    func customers(
+        matching query: String, limit: Int, session: DashboardSessions.Session
+    ) async throws -> [CustomerMatch] {
+        if session.scope == .allApps { return try await service.findCustomers(matching: query, limit: limit) }
+        var matches: [CustomerMatch] = []
+        for bundleID in apps(of: session) {
+            matches += try await service.findCustomers(matching: query, limit: limit, bundleID: bundleID)
+        }
+        return Array(
+            matches.sorted {
+                ($1.lastPurchaseDate, $0.appUserID, $0.bundleID) < ($0.lastPurchaseDate, $1.appUserID, $1.bundleID)
+            }.prefix(limit))
+    }
+
     static func customerLink(bundleID: String, appUserID: String) -> String {
         var components = URLComponents()
         components.path = "/dashboard/customer"
@@ -61,7 +80,10 @@ extension DashboardRoutes {
         guard let bundleID = query.get("app"), let appUserID = query.get("user"), !appUserID.isEmpty else {
             throw DashboardNotFound(message: "Name a customer: /dashboard/customer?app=BUNDLE_ID&user=APP_USER_ID.")
         }
-        guard service.apps[bundleID] != nil else { throw DashboardNotFound(message: "No app is configured for \(bundleID).") }
+        // An app the session does not open is answered as one that is not there.
+        guard service.apps[bundleID] != nil, session.scope.opens(bundleID) else {
+            throw DashboardNotFound(message: "No app \(bundleID) is open to this session.")
+        }
         let state = try await service.customer(bundleID: bundleID, appUserID: appUserID)
         let (notifications, deliveries, downloads) = try await service.activity(
             bundleID: bundleID, appUserID: appUserID, limit: 200)
@@ -78,16 +100,57 @@ extension DashboardRoutes {
     }
 
     func activityPage(_ session: DashboardSessions.Session) async throws -> Page {
-        let (notifications, deliveries, _) = try await service.activity(bundleID: nil, appUserID: nil, limit: 100)
-        let (runs, calls, offers) = try await service.operations(runs: 50, limit: 100)
+        let (notifications, deliveries, runs, calls, offers) = try await activity(session).lists
         let view = ActivityView(
             notifications: notifications.map(ActivityView.Notification.init), hasNotifications: !notifications.isEmpty,
             endpoints: !webhookEndpoints.isEmpty, deliveries: deliveries.map { ActivityView.Delivery($0, now: now()) },
             hasDeliveries: !deliveries.isEmpty, runs: runs.map(ActivityView.Run.init), hasRuns: !runs.isEmpty,
-            canReconcile: reconciliations != nil && service.apps.values.contains { $0.serverAPI != nil },
+            canReconcile: !reconcilableApps(session).isEmpty,
             calls: calls.map(ActivityView.Call.init), hasCalls: !calls.isEmpty,
             offers: offers.map(ActivityView.Offer.init), hasOffers: !offers.isEmpty)
         return Page(template: "activity", view: view, title: "Activity", current: "activity")
+    }
+
+    /// What the activity page lists, of the apps the session opens: read across every app for the
+    /// operator key's session, app by app otherwise.
+    private func activity(_ session: DashboardSessions.Session) async throws -> ActivityReads {
+        let bundleIDs: [String?] = session.scope == .allApps ? [nil] : apps(of: session)
+        var all = ActivityReads(merged: bundleIDs.count > 1)
+        for bundleID in bundleIDs {
+            let (notifications, deliveries, _) = try await service.activity(
+                bundleID: bundleID, appUserID: nil, limit: 100)
+            let (runs, calls, offers) = try await service.operations(runs: 50, limit: 100, bundleID: bundleID)
+            all.notifications += notifications
+            all.deliveries += deliveries
+            all.runs += runs
+            all.calls += calls
+            all.offers += offers
+        }
+        return all
+    }
+}
+
+/// What the activity page reads from the ledger, newest first: as read, or, when `merged` from
+/// several apps' reads, sorted again and cut to the page's lengths.
+struct ActivityReads {
+    let merged: Bool
+    var notifications: [ReceivedNotification] = []
+    var deliveries: [WebhookDelivery] = []
+    var runs: [ReconciliationRun] = []
+    var calls: [AppleRequestRecord] = []
+    var offers: [OfferSignatureRecord] = []
+
+    var lists: (
+        [ReceivedNotification], [WebhookDelivery], [ReconciliationRun], [AppleRequestRecord], [OfferSignatureRecord]
+    ) {
+        guard merged else { return (notifications, deliveries, runs, calls, offers) }
+        return (
+            Array(notifications.sorted { $0.receivedAt > $1.receivedAt }.prefix(100)),
+            Array(deliveries.sorted { ($0.eventID, $0.endpoint ?? "") > ($1.eventID, $1.endpoint ?? "") }.prefix(100)),
+            Array(runs.sorted { $0.id > $1.id }.prefix(50)),
+            Array(calls.sorted { $0.requestedAt > $1.requestedAt }.prefix(100)),
+            Array(offers.sorted { $0.createdAt > $1.createdAt }.prefix(100))
+        )
     }
 }
 
@@ -142,6 +205,8 @@ struct OverviewView {
     }
     var days: Int
     var today: String
+    /// The apps the session opens, as a phrase.
+    var scope: String
     var choice: Choice
     var apps: [App]
 }

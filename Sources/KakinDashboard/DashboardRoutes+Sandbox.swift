@@ -12,17 +12,30 @@ extension DashboardRoutes {
         guard let sandbox else {
             throw DashboardNotFound(message: "This server runs without an embedded sandbox App Store (use kakin serve).")
         }
+        guard opensSandbox(session) else { throw DashboardNotFound(message: Self.sandboxClosed) }
         let state = try await sandbox.state()
         return Page(
             template: "sandbox", view: SandboxView(state, storefronts: Self.storefronts), title: "Transaction manager",
             current: "sandbox")
     }
 
+    /// Why a session that does not open the sandbox's app is refused the transaction manager: the
+    /// sandbox's testers, clock, settings and certificates serve every purchase it signs.
+    static let sandboxClosed =
+        "The transaction manager belongs to the app the embedded sandbox sells, which this session does not open."
+
     /// Turns a posted form into a sandbox action, performs it, and leads back to the page with
-    /// what was done or why it was refused.
-    func sandboxAction(_ form: [String: String]) async -> Response {
+    /// what was done or why it was refused. A session that does not open the sandbox's app is
+    /// answered 404 and nothing is done.
+    func sandboxAction(_ form: [String: String], session: DashboardSessions.Session) async -> Response {
         let page = "/dashboard/sandbox"
         guard let sandbox else { return Self.redirect(page, problem: "there is no embedded sandbox") }
+        guard opensSandbox(session) else {
+            logger.warning("dashboard sandbox action refused: the session does not open the sandbox's app")
+            return render(
+                "message", MessageView(heading: "Not found", text: Self.sandboxClosed), title: "Not found",
+                session: session, current: nil, status: .notFound)
+        }
         let action: SandboxControlAction
         do { action = try Self.sandboxAction(from: form) } catch {
             return Self.redirect(page, problem: error.message)

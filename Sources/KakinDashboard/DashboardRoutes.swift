@@ -13,6 +13,11 @@ import NIOCore
 ///
 /// Nothing but the sign-in page and the style sheet is served without a session; every form
 /// carries the session's CSRF token, checked before anything is done.
+///
+/// A session opens the apps of the key that signed it in (``KakinLedger/DashboardScope``): an
+/// app's secret key opens every app whose secret key it is, and the operator key
+/// (``KakinServer/DashboardConfiguration/operatorKey``) opens every app. Each page shows, and
+/// each form acts on, those apps only; a customer of another app is not found.
 public struct DashboardRoutes: Sendable {
     /// The purchase service whose ledger the pages show and whose operations their forms call.
     public let service: PurchaseService
@@ -20,13 +25,18 @@ public struct DashboardRoutes: Sendable {
     public let reconciliations: ReconciliationRunner?
     /// The sandbox App Store in the same process, for the transaction manager; `nil` hides it.
     public let sandbox: (any SandboxControl)?
+    /// The app whose products the sandbox sells: sessions that open it use the transaction
+    /// manager. `nil`: only sessions that open every app do (the operator key's).
+    public let sandboxApp: String?
     /// The webhook endpoints deliveries are made to, for the activity page.
     public let webhookEndpoints: [String]
     let configuration: DashboardConfiguration
-    /// Every secret accepted at sign-in: the apps' secret keys and the admin password.
-    let secrets: [String]
+    /// The apps' secret keys, each with its app: each signs in to its apps.
+    let appKeys: [(secret: String, bundleID: String)]
+    /// The deployment's operator key, which signs in to every app.
+    let operatorKey: String?
     let sessions: DashboardSessions
-    /// Counts wrong passwords and makes their address, and the dashboard account, wait.
+    /// Counts wrong keys against their address and the dashboard account; makes the address wait.
     let throttle: SignInThrottle
     let library: MustacheLibrary
     /// The style sheet, `Resources/Dashboard/dashboard.css`.
@@ -39,17 +49,23 @@ public struct DashboardRoutes: Sendable {
     static let maxFormBytes = 64 * 1024
 
     /// Prepares the dashboard: reads its templates and style sheet, and takes the apps' secret keys
-    /// and the configuration's admin password as what signs in.
+    /// (each opening its apps) and the configuration's operator key (opening every app) as what
+    /// signs in.
     ///
     /// - Parameters:
+    ///   - sandbox: the sandbox App Store in the same process, for the transaction manager.
+    ///   - sandboxApp: the app whose products `sandbox` sells; sessions that open it (and the
+    ///     operator key's) use the transaction manager. `nil`: the operator key's sessions only.
     ///   - formKey: the key that authenticates sign-in forms; servers sharing one database must share
-    ///     it (``KakinServer/ServerDependencies/addDashboard(sandbox:)`` derives it from the server key).
+    ///     it (``KakinServer/ServerDependencies/addDashboard(sandbox:sandboxApp:)`` derives it from
+    ///     the server key).
     ///   - signInThrottle: the server's throttle, so that the dashboard and the API count wrong
     ///     secrets together; by default one of its own over the same ledger.
-    /// - Throws: when a template or the style sheet cannot be read, or a template does not parse.
+    /// - Throws: when a template or the style sheet cannot be read, or a template does not parse;
+    ///   `invalidConfiguration` when the operator key is also an app's key.
     public init(
         service: PurchaseService, configuration: DashboardConfiguration, reconciliations: ReconciliationRunner? = nil,
-        sandbox: (any SandboxControl)? = nil, webhookEndpoints: [String] = [],
+        sandbox: (any SandboxControl)? = nil, sandboxApp: String? = nil, webhookEndpoints: [String] = [],
         formKey: SymmetricKey = SymmetricKey(size: .bits256), now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = KakinServerHTTP.quietLogger, signInThrottle: SignInThrottle? = nil
     ) throws {
@@ -57,10 +73,18 @@ public struct DashboardRoutes: Sendable {
         self.configuration = configuration
         self.reconciliations = reconciliations
         self.sandbox = sandbox
+        self.sandboxApp = sandboxApp
         self.webhookEndpoints = webhookEndpoints
-        self.secrets =
-            Array(Set(service.apps.values.map(\.secretKey))).sorted()
-            + [configuration.adminPassword].compactMap { $0 }.filter { !$0.isEmpty }
+        self.appKeys = service.apps.values.filter { !$0.secretKey.isEmpty }.map { ($0.secretKey, $0.bundleID) }
+            .sorted { $0.bundleID < $1.bundleID }
+        let operatorKey = configuration.operatorKey.flatMap { $0.isEmpty ? nil : $0 }
+        if let operatorKey, service.apps.values.contains(where: { [$0.secretKey, $0.publicKey].contains(operatorKey) })
+        {
+            throw ServerError(
+                .invalidConfiguration,
+                "dashboard.operatorKey must differ from every app's keys: it opens every app, an app's key its own")
+        }
+        self.operatorKey = operatorKey
         self.sessions = DashboardSessions(
             service: service, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
         self.throttle = signInThrottle ?? SignInThrottle(service: service, logger: logger, now: now)
@@ -103,12 +127,17 @@ public struct DashboardRoutes: Sendable {
         }
         router.get("dashboard/activity") { request, _ in await page(request) { try await activityPage($0) } }
         router.post("dashboard/reconcile") { request, _ in
-            await action(request) { _, _ in
+            await action(request) { session, _ in
                 guard let reconciliations else {
                     return Self.redirect("/dashboard/activity", problem: "reconciliation is not configured")
                 }
+                let apps = reconcilableApps(session)
+                guard !apps.isEmpty else {
+                    return Self.redirect(
+                        "/dashboard/activity", problem: "no app this session opens reads from the App Store Server API")
+                }
                 var started: [String] = []
-                for bundleID in service.apps.values.filter({ $0.serverAPI != nil }).map(\.bundleID).sorted() {
+                for bundleID in apps {
                     do {
                         let run = try await reconciliations.start(bundleID: bundleID)
                         started.append("\(bundleID) (run \(run.id))")
@@ -123,7 +152,7 @@ public struct DashboardRoutes: Sendable {
         }
         router.get("dashboard/sandbox") { request, _ in await page(request) { try await sandboxPage($0) } }
         router.post("dashboard/sandbox/action") { request, _ in
-            await action(request) { _, form in await sandboxAction(form) }
+            await action(request) { session, form in await sandboxAction(form, session: session) }
         }
     }
 
@@ -147,17 +176,19 @@ public struct DashboardRoutes: Sendable {
         return response
     }
 
-    /// Signs in with the secret key or the admin password. The request's address and the
-    /// dashboard account must not be waiting after too many failures (429 with `Retry-After`,
-    /// the password unchecked); a wrong password counts against both.
+    /// Signs in with an app's secret key (the session opens the apps whose secret key it is) or the
+    /// operator key (every app). The request's address must not be waiting after too many
+    /// failures (429 with `Retry-After`, the key unchecked); a wrong key counts against the
+    /// address and the dashboard account, whose failures make failing addresses wait sooner but
+    /// never hold up an address that has not failed.
     func login(_ request: Request, peer: SocketAddress?) async -> Response {
         guard let form = await Self.form(request) else {
             return await loginPage(request, problem: "The form could not be read.")
         }
-        let subjects = [throttle.source(of: request, peer: peer), SignInSubject.dashboard]
+        let source = throttle.source(of: request, peer: peer)
         do {
-            if let until = try await throttle.lockedUntil(subjects) {
-                let refusal = throttle.refused(subjects, kind: .dashboard, until: until)
+            if let until = try await throttle.lockedUntil([source]) {
+                let refusal = throttle.refused([source], kind: .dashboard, until: until)
                 return await waitPage(request, seconds: refusal.retryAfterSeconds ?? 1)
             }
         } catch {
@@ -176,16 +207,14 @@ public struct DashboardRoutes: Sendable {
         } catch {
             return unavailable(error, session: nil)
         }
-        let password = form["password"] ?? ""
-        var accepted = false
-        for secret in secrets where KakinServerHTTP.constantTimeEquals(password, secret) { accepted = true }
-        guard accepted, !password.isEmpty else {
-            await throttle.failed(subjects, kind: .dashboard)
-            return await loginPage(request, problem: "That is not the secret key or the admin password.")
+        guard let scope = scope(signedInBy: form["password"] ?? "") else {
+            await throttle.failed([source, SignInSubject.dashboard], kind: .dashboard)
+            return await loginPage(request, problem: "That is not an app's secret key or the operator key.")
         }
-        await throttle.succeeded(source: subjects[0])
+        await throttle.succeeded(source: source)
         let session: DashboardSessions.Session
-        do { session = try await sessions.create() } catch { return unavailable(error, session: nil) }
+        do { session = try await sessions.create(scope: scope) } catch { return unavailable(error, session: nil) }
+        logger.info("dashboard sign-in", metadata: ["apps": "\(scope)"])
         var response = Self.redirect("/dashboard")
         response.headers[values: .setCookie] = [
             cookie(Self.sessionCookie, session.token, maxAge: configuration.sessionSeconds, for: request),
@@ -194,7 +223,40 @@ public struct DashboardRoutes: Sendable {
         return response
     }
 
-    /// The sign-in page for an address or account that must wait: 429 with `Retry-After`.
+    /// The apps `key` opens: every app for the operator key; the apps whose secret key it is;
+    /// `nil` for any other key. Compared in constant time with every key.
+    func scope(signedInBy key: String) -> DashboardScope? {
+        guard !key.isEmpty else { return nil }
+        var isOperator = false
+        if let operatorKey, KakinServerHTTP.constantTimeEquals(key, operatorKey) { isOperator = true }
+        var apps: Set<String> = []
+        for (secret, bundleID) in appKeys where KakinServerHTTP.constantTimeEquals(key, secret) {
+            apps.insert(bundleID)
+        }
+        if isOperator { return .allApps }
+        return apps.isEmpty ? nil : .apps(apps)
+    }
+
+    /// The configured apps a session opens, by bundle ID in order.
+    func apps(of session: DashboardSessions.Session) -> [String] {
+        session.scope.opened(service.apps.keys)
+    }
+
+    /// The apps a session opens whose purchases reconciliation can read from Apple.
+    func reconcilableApps(_ session: DashboardSessions.Session) -> [String] {
+        guard reconciliations != nil else { return [] }
+        return session.scope.opened(service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID))
+    }
+
+    /// Whether a session may use the transaction manager: the sandbox sells an app it opens (or
+    /// it opens every app).
+    func opensSandbox(_ session: DashboardSessions.Session) -> Bool {
+        guard sandbox != nil else { return false }
+        if session.scope == .allApps { return true }
+        return sandboxApp.map(session.scope.opens) ?? false
+    }
+
+    /// The sign-in page for an address that must wait: 429 with `Retry-After`.
     func waitPage(_ request: Request, seconds: Int) async -> Response {
         var response = await loginPage(
             request, problem: "Too many failed sign-ins. Try again in \(seconds) seconds.", status: .tooManyRequests)
@@ -285,7 +347,8 @@ public struct DashboardRoutes: Sendable {
     ) -> Response {
         let body = library.render(PageContext(csrf: session?.csrf ?? "", page: view), withTemplate: template) ?? ""
         let layout = LayoutView(
-            title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "", hasSandbox: sandbox != nil,
+            title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "",
+            hasSandbox: session.map(opensSandbox) ?? false,
             isOverview: current == "overview", isCustomers: current == "customers",
             isActivity: current == "activity", isSandbox: current == "sandbox", notice: notice, problem: problem)
         let html = library.render(layout, withTemplate: "layout") ?? body
@@ -314,16 +377,19 @@ public struct DashboardRoutes: Sendable {
     }
 
     /// A dashboard cookie (`HttpOnly`, `SameSite=Strict`, path `/dashboard`), `Secure` when the
-    /// request came over HTTPS; `maxAge` 0 removes it.
+    /// configuration says every cookie is (``KakinServer/DashboardConfiguration/secureCookies``,
+    /// the default) or the request came over HTTPS; `maxAge` 0 removes it.
     func cookie(_ name: String, _ value: String, maxAge: Int, for request: Request) -> String {
-        let secure = Self.cameOverHTTPS(request, trustForwardedProto: configuration.trustForwardedProto)
+        let secure =
+            configuration.secureCookies
+            || Self.cameOverHTTPS(request, trustForwardedProto: configuration.trustForwardedProto)
         return "\(name)=\(value); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(maxAge)" + (secure ? "; Secure" : "")
     }
 
-    /// Whether the request came over HTTPS: the URI's scheme says so, or, when the configuration
-    /// trusts the proxy in front, its `X-Forwarded-Proto`.
+    /// Whether the request came over HTTPS: its scheme says so (a server serving TLS itself), or,
+    /// when the configuration trusts the proxy in front, its `X-Forwarded-Proto`.
     static func cameOverHTTPS(_ request: Request, trustForwardedProto: Bool) -> Bool {
-        if request.uri.scheme == .https { return true }
+        if request.head.scheme?.lowercased() == "https" || request.uri.scheme == .https { return true }
         guard trustForwardedProto, let proto = request.headers[HTTPField.Name("X-Forwarded-Proto")!] else { return false }
         return proto.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
     }

@@ -7,8 +7,9 @@ import KakinLedger
 /// ledger's database, so that a load balancer needs no sticky sessions.
 ///
 /// - A session is a random token in an HttpOnly, SameSite=Strict cookie. The ledger keeps its
-///   SHA-256 (never the token), its own random CSRF token, which every form posts back, and when
-///   it expires on the server's clock. Signing out deletes it: every server stops accepting it.
+///   SHA-256 (never the token), its own random CSRF token, which every form posts back, the apps
+///   it opens (``DashboardScope``), and when it expires on the server's clock. Signing out deletes
+///   it: every server stops accepting it.
 /// - A sign-in form carries a token that says when it expires, authenticated with HMAC-SHA256
 ///   under `formKey` (which every replica derives from the server key they share), so showing the
 ///   form writes nothing. Posting it records its SHA-256: a form signs in once.
@@ -16,6 +17,8 @@ struct DashboardSessions: Sendable {
     struct Session: Sendable {
         let token: String
         let csrf: String
+        /// The apps the session opens, as stored when it signed in.
+        let scope: DashboardScope
         let expires: Date
     }
 
@@ -25,24 +28,26 @@ struct DashboardSessions: Sendable {
     let formKey: SymmetricKey
     let now: @Sendable () -> Date
 
-    /// Starts a session.
-    func create() async throws -> Session {
+    /// Starts a session that opens the apps of `scope`.
+    func create(scope: DashboardScope) async throws -> Session {
         let current = now()
         let session = Session(
-            token: Self.randomToken(), csrf: Self.randomToken(), expires: current.addingTimeInterval(lifetime))
+            token: Self.randomToken(), csrf: Self.randomToken(), scope: scope,
+            expires: current.addingTimeInterval(lifetime))
         _ = try await service.insertDashboardToken(
-            digest: Self.digest(session.token), kind: .session, csrf: session.csrf, expires: session.expires,
-            now: current)
+            digest: Self.digest(session.token), kind: .session, csrf: session.csrf, scope: scope,
+            expires: session.expires, now: current)
         return session
     }
 
-    /// The live session with this token, or `nil`.
+    /// The live session with this token, or `nil` (also for a session stored without the apps it
+    /// opens: it opens nothing, so it signs in again).
     func session(_ token: String) async throws -> Session? {
         guard token.utf8.count == 64,
             let found = try await service.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
-            let csrf = found.csrf
+            let csrf = found.csrf, let scope = found.scope
         else { return nil }
-        return Session(token: token, csrf: csrf, expires: found.expires)
+        return Session(token: token, csrf: csrf, scope: scope, expires: found.expires)
     }
 
     /// Ends a session (sign out), on every server.

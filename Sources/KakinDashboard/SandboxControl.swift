@@ -6,7 +6,7 @@ import KakinLedger
 /// process (`kakin serve`): a view of its state and the actions Xcode's transaction manager has.
 ///
 /// The server does not depend on the sandbox: whoever embeds both adapts the sandbox's engine to
-/// this protocol and hands it to ``KakinServer/ServerDependencies/addDashboard(sandbox:)``. Without
+/// this protocol and hands it to ``KakinServer/ServerDependencies/addDashboard(sandbox:sandboxApp:)``. Without
 /// one, the dashboard has no transaction manager.
 public protocol SandboxControl: Sendable {
     /// The sandbox's testers, transactions, subscriptions, clock, settings and sent notifications.

@@ -62,7 +62,8 @@ actor RecordingSandboxControl: SandboxControl {
 
 enum DashboardTestSupport {
     static let sessionCookie = Browser.sessionCookie
-    static let adminPassword = "correct horse battery"
+    /// The deployment's operator key on these servers.
+    static let operatorKey = "correct horse battery"
 
     /// A router with the dashboard over the fixture's server.
     static func router(
@@ -71,8 +72,8 @@ enum DashboardTestSupport {
         let router = fixture.http.router()
         try DashboardRoutes(
             service: fixture.service,
-            configuration: DashboardConfiguration(adminPassword: adminPassword, sessionSeconds: 3600),
-            sandbox: sandbox, now: now
+            configuration: DashboardConfiguration(operatorKey: operatorKey, sessionSeconds: 3600),
+            sandbox: sandbox, sandboxApp: ServerFixture.bundleID, now: now
         ).add(to: router)
         return router
     }
@@ -105,7 +106,7 @@ enum DashboardTestSupport {
         }
     }
 
-    @Test func theSecretKeyOrTheAdminPasswordSignsIn() async throws {
+    @Test func theSecretKeyOrTheOperatorKeySignsIn() async throws {
         let fixture = try await ServerFixture()
         let router = try DashboardTestSupport.router(fixture, sandbox: nil, now: { Date() })
         try await Application(router: router).test(.router) { client in
@@ -130,7 +131,7 @@ enum DashboardTestSupport {
             #expect(String(buffer: overview.body).contains("<h1>Overview</h1>"))
 
             var admin = Browser()
-            #expect(try await admin.signIn(DashboardTestSupport.adminPassword, client) != nil)
+            #expect(try await admin.signIn(DashboardTestSupport.operatorKey, client) != nil)
             #expect(admin.cookies[DashboardTestSupport.sessionCookie] != token64, "every session has its own token")
         }
     }
@@ -184,7 +185,8 @@ enum DashboardTestSupport {
             let router = fixture.http.router()
             try DashboardRoutes(
                 service: fixture.service,
-                configuration: DashboardConfiguration(adminPassword: DashboardTestSupport.adminPassword, sessionSeconds: 3600),
+                configuration: DashboardConfiguration(
+                    operatorKey: DashboardTestSupport.operatorKey, sessionSeconds: 3600),
                 formKey: key
             ).add(to: router)
             return Application(router: router)
@@ -221,14 +223,15 @@ enum DashboardTestSupport {
         }
     }
 
-    @Test func cookiesAreSecureOverHTTPSBehindATrustedProxy() async throws {
+    @Test func withoutSecureCookiesTheyAreSecureOverHTTPSBehindATrustedProxy() async throws {
         let fixture = try await ServerFixture()
         for trust in [false, true] {
             let router = fixture.http.router()
             try DashboardRoutes(
                 service: fixture.service,
                 configuration: DashboardConfiguration(
-                    adminPassword: DashboardTestSupport.adminPassword, sessionSeconds: 3600, trustForwardedProto: trust)
+                    operatorKey: DashboardTestSupport.operatorKey, sessionSeconds: 3600, trustForwardedProto: trust,
+                    secureCookies: false)
             ).add(to: router)
             try await Application(router: router).test(.router) { client in
                 let https: HTTPFields = [HTTPField.Name("X-Forwarded-Proto")!: "https"]

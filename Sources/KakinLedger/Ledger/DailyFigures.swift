@@ -272,7 +272,7 @@ struct SignedPrice: Decodable, Hashable, Sendable {
 }
 
 /// How the customers page finds customers without reading a whole table (see
-/// ``LedgerStore/findCustomers(matching:limit:)``).
+/// ``LedgerStore/findCustomers(matching:limit:bundleID:)``).
 enum CustomerSearch {
     /// Rows read per step when walking the newest purchases.
     static let page = 500
@@ -289,14 +289,21 @@ enum CustomerSearch {
         var appUserID: String
     }
 
-    /// Customers in the order found, each once.
+    /// Customers in the order found, each once; of one app only when `bundleID` is given.
     struct Found {
         private(set) var keys: [Key] = []
         private var seen = Set<Key>()
+        /// The app whose customers are kept (`nil`: every app's).
+        let bundleID: String?
+
+        init(bundleID: String? = nil) {
+            self.bundleID = bundleID
+        }
 
         var count: Int { keys.count }
 
         mutating func add(_ key: Key) {
+            guard bundleID == nil || key.bundleID == bundleID else { return }
             if seen.insert(key).inserted { keys.append(key) }
         }
     }

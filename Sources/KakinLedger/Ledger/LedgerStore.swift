@@ -163,8 +163,9 @@ public protocol LedgerStore: Sendable {
     /// `limit` customers are found); otherwise those who own a transaction or original
     /// transaction with exactly that ID, and those whose app user ID starts with `query`
     /// (case-insensitive; the first `limit` in the order of their IDs, through the index by
-    /// lowercase ID).
-    func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch]
+    /// lowercase ID). Of one app when `bundleID` is given (the walk through the newest purchases
+    /// reads as many rows either way, so an app with few of them may find fewer).
+    func findCustomers(matching query: String, limit: Int, bundleID: String?) async throws -> [CustomerMatch]
     /// The newest notifications received, newest first; of one customer when `appUserID` is given.
     func receivedNotifications(
         bundleID: String?, appUserID: String?, limit: Int
@@ -183,8 +184,8 @@ public protocol LedgerStore: Sendable {
     func updateReconciliation(_ run: ReconciliationRun) async throws
     /// A reconciliation run by its ID.
     func reconciliationRun(id: Int64) async throws -> ReconciliationRun?
-    /// The newest reconciliation runs, newest first.
-    func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun]
+    /// The newest reconciliation runs, newest first; of one app when `bundleID` is given.
+    func reconciliationRuns(bundleID: String?, limit: Int) async throws -> [ReconciliationRun]
     /// A page of an app's subscriptions in one environment whose period ended at or after `start`
     /// and before `end` with nothing recorded since: the transaction that ends latest of each
     /// (unrevoked) has no later one, and no renewal state signed at or after its end. Ordered by
@@ -204,13 +205,16 @@ public protocol LedgerStore: Sendable {
 
     // MARK: Dashboard sessions
 
-    /// Stores a dashboard token by its SHA-256 (forgetting expired ones); `false` when one with
-    /// that digest is stored already.
+    /// Stores a dashboard token by its SHA-256 (forgetting expired ones), with the apps a session
+    /// opens (`nil` for a used sign-in form); `false` when one with that digest is stored already.
     func insertDashboardToken(
-        digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
+        digest: Data, kind: DashboardTokenKind, csrf: String?, scope: DashboardScope?, expires: Date, now: Date
     ) async throws -> Bool
-    /// The live token of `kind` with this digest.
-    func dashboardToken(digest: Data, kind: DashboardTokenKind, now: Date) async throws -> (csrf: String?, expires: Date)?
+    /// The live token of `kind` with this digest: its CSRF token, the apps it opens (`nil`: none)
+    /// and when it expires.
+    func dashboardToken(
+        digest: Data, kind: DashboardTokenKind, now: Date
+    ) async throws -> (csrf: String?, scope: DashboardScope?, expires: Date)?
     /// Forgets a token.
     func deleteDashboardToken(digest: Data) async throws
 
@@ -353,6 +357,16 @@ extension Sequence<UInt8> {
 private let lowercaseHexDigits = Array("0123456789abcdef")
 
 extension LedgerStore {
+    /// The newest reconciliation runs of every app, newest first.
+    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
+        try await reconciliationRuns(bundleID: nil, limit: limit)
+    }
+
+    /// Customers of every app matching `query` (``findCustomers(matching:limit:bundleID:)``).
+    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
+        try await findCustomers(matching: query, limit: limit, bundleID: nil)
+    }
+
     /// Records a transaction once and grants once: ``ingest(_:)`` with the transaction alone.
     public func record(_ transaction: RecordedTransaction, grants: [Grant]) async throws -> RecordOutcome {
         try await ingest(LedgerIngest(transaction, grants: grants)).recorded

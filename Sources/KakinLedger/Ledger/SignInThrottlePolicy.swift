@@ -55,14 +55,17 @@ public struct SignInFailureCount: Hashable, Sendable {
 /// How guessing a secret is slowed: after a few free failures, each further failure makes the
 /// subject wait, twice as long as the failure before, up to a ceiling.
 ///
-/// With the defaults, one address may get the password or a secret key wrong 5 times; the 6th
+/// With the defaults, one address may get a dashboard key or a secret key wrong 5 times; the 6th
 /// failure makes it wait 1 s, the 7th 2 s, the 8th 4 s, … up to 15 minutes per failure. The
-/// dashboard account, tried from any number of addresses, gets 20 free failures before waiting
-/// the same way. Failures are forgotten after 15 quiet minutes (no failure and no wait).
+/// dashboard account, tried from any number of addresses, gets 20 free failures; past them its
+/// count waits the same way, and while it does every address that fails waits from its first
+/// failure (the account's wait refuses nobody: an address that has not failed is never held up).
+/// Failures are forgotten after 15 quiet minutes (no failure and no wait).
 public struct SignInThrottlePolicy: Hashable, Sendable {
     /// Failures one address may make before it waits.
     public var sourceAttempts = 5
-    /// Failures against one account, from every address together, before the account waits.
+    /// Failures against one account, from every address together, after which every address that
+    /// fails waits from its first failure (until the account has been quiet long enough).
     public var accountAttempts = 20
     /// The first wait; each further failure doubles it.
     public var firstWaitSeconds = 1
@@ -85,6 +88,13 @@ public struct SignInThrottlePolicy: Hashable, Sendable {
         self.maxWaitSeconds = maxWaitSeconds
         self.windowSeconds = windowSeconds
         self.trustForwardedFor = trustForwardedFor
+    }
+
+    /// The policy while an account is under attack: addresses get no free failures.
+    public var withoutFreeSourceAttempts: SignInThrottlePolicy {
+        var strict = self
+        strict.sourceAttempts = 0
+        return strict
     }
 
     /// How many failures `subject` may make before it waits.

@@ -619,5 +619,14 @@ enum LedgerSchema {
         LedgerMigration(id: "0019_refund_reversals") { _ in
             ["ALTER TABLE transactions ADD COLUMN revocation_reversed_at BIGINT"]
         },
+        // The apps a dashboard session opens: `*` for every app (the operator key), or a JSON array
+        // of bundle IDs (an app's secret key); NULL for a used sign-in form. Sessions started
+        // before were not told which apps they open: they end, and their operators sign in again.
+        LedgerMigration(id: "0021_dashboard_session_apps") { _ in
+            [
+                "DELETE FROM dashboard_tokens WHERE kind = 'session'",
+                "ALTER TABLE dashboard_tokens ADD COLUMN apps TEXT CHECK (apps IS NULL OR apps <> '')",
+            ]
+        },
     ]
 }

@@ -6,15 +6,21 @@ public import Logging
 import NIOCore
 import Synchronization
 
-/// Slows down guessing of the server's secrets: the dashboard's password and the apps' keys.
+/// Slows down guessing of the server's secrets: the dashboard's keys and the API's secret keys.
 ///
-/// Each wrong secret is counted in the ledger against the address it came from and, for the
-/// dashboard, against the dashboard account. Past the policy's free attempts a subject must wait,
-/// twice as long after each further failure; while it waits every attempt is answered 429 with
-/// `Retry-After`, the right secret included, so a guesser learns nothing until the wait is over.
+/// Each wrong secret is counted in the ledger against the address it came from. Past the policy's
+/// free attempts an address must wait, twice as long after each further failure; while it waits
+/// every attempt from it is answered 429 with `Retry-After`, the right secret included, so a
+/// guesser learns nothing until the wait is over. Only addresses that failed ever wait: the right
+/// secret from an address without failures is always let in, however many other addresses fail.
 ///
-/// - The dashboard's sign-in asks the ledger before it checks a password, so every server refuses
-///   a waiting subject.
+/// - The dashboard's wrong keys are also counted against the dashboard account, from every
+///   address together. The account itself never refuses anyone; once it is over the policy's
+///   ``SignInThrottlePolicy/accountAttempts`` (an attack spread over many addresses), every
+///   address that fails waits from its first failure instead of after its free attempts, until
+///   the account's own wait is over.
+/// - The dashboard's sign-in asks the ledger before it checks a key, so every server refuses a
+///   waiting address.
 /// - An API request presenting a key asks this server's memory, filled from the ledger each time
 ///   this server counts a failure, and only when memory says the address waits does it ask the
 ///   ledger to confirm (an operator may have cleared the wait): the key check of everyone else
@@ -60,7 +66,8 @@ public final class SignInThrottle: Sendable {
         self.now = now
     }
 
-    /// Until when one of `subjects` must wait, as the ledger says now (`nil`: none waits).
+    /// Until when one of `subjects` must wait, as the ledger says now (`nil`: none waits). Ask it
+    /// of addresses: an account's wait only says that its addresses get no free attempts.
     public func lockedUntil(_ subjects: [SignInSubject]) async throws -> Date? {
         let until = try await service.signInLockedUntil(subjects, now: now())
         if let until {
@@ -88,20 +95,30 @@ public final class SignInThrottle: Sendable {
         }
     }
 
-    /// Counts a wrong secret against each of `subjects`; returns until when one of them must wait
-    /// now (`nil`: none). Logged, and counted in `kakin_sign_in_failures_total`. When the ledger
-    /// cannot be written the failure is logged and not counted.
+    /// Counts a wrong secret against each of `subjects`: the addresses (`.source`) and the accounts
+    /// (`.account`) it tried. Returns until when one of the addresses must wait now (`nil`: none).
+    /// An account never waits itself; while one of `subjects`' accounts is over its free attempts,
+    /// the addresses wait from their first failure. Logged, and counted in
+    /// `kakin_sign_in_failures_total`. When the ledger cannot be written the failure is logged
+    /// and not counted.
     @discardableResult
     public func failed(_ subjects: [SignInSubject], kind: Kind) async -> Date? {
         metrics.signInFailure(kind: kind.rawValue)
         let current = now()
         var latest: Date?
         var counts: [String] = []
-        for subject in subjects {
+        var attacked = false
+        // Accounts first: whether one of them is under attack decides how the addresses are counted.
+        let accounts = subjects.filter { if case .account = $0 { true } else { false } }
+        for subject in accounts + subjects.filter({ !accounts.contains($0) }) {
             do {
-                let count = try await service.recordSignInFailure(subject, policy: policy, now: current)
+                let isAccount = accounts.contains(subject)
+                let count = try await service.recordSignInFailure(
+                    subject, policy: attacked && !isAccount ? policy.withoutFreeSourceAttempts : policy, now: current)
                 counts.append("\(subject.key)=\(count.failures)")
-                if count.lockedUntil > current {
+                if isAccount {
+                    attacked = attacked || count.lockedUntil > current
+                } else if count.lockedUntil > current {
                     learn([subject], until: count.lockedUntil)
                     if latest.map({ count.lockedUntil > $0 }) ?? true { latest = count.lockedUntil }
                 }
@@ -111,6 +128,7 @@ public final class SignInThrottle: Sendable {
             }
         }
         var metadata: Logger.Metadata = ["kind": "\(kind.rawValue)", "failures": "\(counts.joined(separator: " "))"]
+        if attacked { metadata["account_under_attack"] = "true" }
         if let latest { metadata["wait_seconds"] = "\(Self.seconds(until: latest, from: current))" }
         logger.warning("sign-in failed", metadata: metadata)
         return latest

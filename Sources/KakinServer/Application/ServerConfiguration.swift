@@ -350,14 +350,24 @@ extension ServerConfiguration {
         }
         if let dashboard = try root.object("dashboard") {
             configuration.dashboard.enabled = try dashboard.boolean("enabled") ?? configuration.dashboard.enabled
+            // `operatorKey` opens every app; `adminPassword` is its older name, still read.
+            if let key = try dashboard.string("operatorKey") {
+                guard key.count >= 16 else { throw dashboard.failure("operatorKey", "must be at least 16 characters") }
+                configuration.dashboard.operatorKey = key
+            }
             if let password = try dashboard.string("adminPassword") {
+                guard configuration.dashboard.operatorKey == nil else {
+                    throw dashboard.failure("adminPassword", "is the older name of operatorKey: give one of them")
+                }
                 guard password.count >= 12 else {
                     throw dashboard.failure("adminPassword", "must be at least 12 characters")
                 }
-                configuration.dashboard.adminPassword = password
+                configuration.dashboard.operatorKey = password
             }
             configuration.dashboard.trustForwardedProto =
                 try dashboard.boolean("trustForwardedProto") ?? configuration.dashboard.trustForwardedProto
+            configuration.dashboard.secureCookies =
+                try dashboard.boolean("secureCookies") ?? configuration.dashboard.secureCookies
             configuration.dashboard.sessionSeconds = Int(
                 try dashboard.integer("sessionMinutes", in: 1...(30 * 24 * 60)).map { $0 * 60 }
                     ?? Int64(configuration.dashboard.sessionSeconds))

@@ -4,18 +4,19 @@ public import KakinLedger
 /// What the dashboard's sessions, the sign-in throttle and the readiness check keep in or ask of
 /// the ledger: they reach it through the service only.
 extension PurchaseService {
-    /// Stores a dashboard token (a session, or a sign-in form used once) by its digest, forgetting
-    /// expired ones; `false` when that digest is stored already.
+    /// Stores a dashboard token (a session with the apps it opens, or a sign-in form used once)
+    /// by its digest, forgetting expired ones; `false` when that digest is stored already.
     public func insertDashboardToken(
-        digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
+        digest: Data, kind: DashboardTokenKind, csrf: String?, scope: DashboardScope? = nil, expires: Date, now: Date
     ) async throws -> Bool {
-        try await store.insertDashboardToken(digest: digest, kind: kind, csrf: csrf, expires: expires, now: now)
+        try await store.insertDashboardToken(
+            digest: digest, kind: kind, csrf: csrf, scope: scope, expires: expires, now: now)
     }
 
-    /// The live token of `kind` with this digest: its form token and expiry.
+    /// The live token of `kind` with this digest: its form token, the apps it opens and its expiry.
     public func dashboardToken(
         digest: Data, kind: DashboardTokenKind, now: Date
-    ) async throws -> (csrf: String?, expires: Date)? {
+    ) async throws -> (csrf: String?, scope: DashboardScope?, expires: Date)? {
         try await store.dashboardToken(digest: digest, kind: kind, now: now)
     }
 

@@ -17,9 +17,12 @@ extension PurchaseService {
         try await store.dailyFigures(bundleID: bundleID, days: days, now: now)
     }
 
-    /// Customers whose app user ID starts with `query`, or who own a transaction with that ID.
-    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
-        try await store.findCustomers(matching: query, limit: limit)
+    /// Customers whose app user ID starts with `query`, or who own a transaction with that ID; of
+    /// one app when `bundleID` is given.
+    public func findCustomers(
+        matching query: String, limit: Int, bundleID: String? = nil
+    ) async throws -> [CustomerMatch] {
+        try await store.findCustomers(matching: query, limit: limit, bundleID: bundleID)
     }
 
     /// What happened around a customer, or around every customer when `appUserID` is `nil`:
@@ -37,13 +40,14 @@ extension PurchaseService {
     }
 
     /// The server's own work: the newest `runs` reconciliation runs, and the newest `limit` calls
-    /// owed to Apple and offer signatures.
-    public func operations(runs: Int, limit: Int) async throws -> (
+    /// owed to Apple and offer signatures; of one app when `bundleID` is given.
+    public func operations(runs: Int, limit: Int, bundleID: String? = nil) async throws -> (
         runs: [ReconciliationRun], calls: [AppleRequestRecord], offers: [OfferSignatureRecord]
     ) {
         (
-            try await store.reconciliationRuns(limit: runs), try await store.appleRequests(bundleID: nil, limit: limit),
-            try await store.offerSignatures(bundleID: nil, limit: limit)
+            try await store.reconciliationRuns(bundleID: bundleID, limit: runs),
+            try await store.appleRequests(bundleID: bundleID, limit: limit),
+            try await store.offerSignatures(bundleID: bundleID, limit: limit)
         )
     }
 

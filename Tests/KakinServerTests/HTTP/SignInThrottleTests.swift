@@ -106,8 +106,8 @@ import Testing
     static let policy = SignInThrottlePolicy(
         sourceAttempts: 5, accountAttempts: 8, firstWaitSeconds: 1, maxWaitSeconds: 900, windowSeconds: 900,
         trustForwardedFor: true)
-    /// The dashboard's administrator password on these servers.
-    static let adminPassword = "correct horse battery"
+    /// The dashboard's operator key on these servers.
+    static let operatorKey = "correct horse battery"
 
     struct Server {
         let fixture: ServerFixture
@@ -125,7 +125,7 @@ import Testing
             router = http.router()
             try DashboardRoutes(
                 service: fixture.service,
-                configuration: DashboardConfiguration(adminPassword: SignInThrottleHTTPTests.adminPassword),
+                configuration: DashboardConfiguration(operatorKey: SignInThrottleHTTPTests.operatorKey),
                 now: { clock.now() }, signInThrottle: throttle
             ).add(to: router)
         }
@@ -155,22 +155,22 @@ import Testing
                 #expect(try await Self.signIn("wrong password", from: "203.0.113.7", client).status == .unauthorized)
             }
             // The sixth failure made the address wait 1 s: even the right password is refused.
-            let refused = try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client)
+            let refused = try await Self.signIn(Self.operatorKey, from: "203.0.113.7", client)
             #expect(refused.status == .tooManyRequests)
             #expect(refused.headers[.retryAfter] == "1")
             #expect(String(buffer: refused.body).contains("Too many failed sign-ins"))
             // Another address is not held up by it.
-            #expect(try await Self.signIn(Self.adminPassword, from: "198.51.100.2", client).status == .seeOther)
+            #expect(try await Self.signIn(Self.operatorKey, from: "198.51.100.2", client).status == .seeOther)
 
             // A seventh failure after the wait: 2 s this time.
             _ = clock.advance(by: 1)
             #expect(try await Self.signIn("wrong again", from: "203.0.113.7", client).status == .unauthorized)
-            let second = try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client)
+            let second = try await Self.signIn(Self.operatorKey, from: "203.0.113.7", client)
             #expect(second.status == .tooManyRequests)
             #expect(second.headers[.retryAfter] == "2")
 
             _ = clock.advance(by: 2)
-            #expect(try await Self.signIn(Self.adminPassword, from: "203.0.113.7", client).status == .seeOther)
+            #expect(try await Self.signIn(Self.operatorKey, from: "203.0.113.7", client).status == .seeOther)
             // Signing in forgot the address's failures.
             #expect(!(try await store.signInFailures().map(\.subject).contains(.source("203.0.113.7"))))
         }
@@ -179,20 +179,55 @@ import Testing
         #expect(text.contains(#"kakin_sign_in_refused_total{kind="dashboard"} 2"#))
     }
 
-    @Test func theAccountWaitsAfterWrongPasswordsFromManyAddressesUntilAnOperatorClearsIt() async throws {
+    @Test("24 wrong keys from four addresses slow those addresses, never an address without failures")
+    func wrongKeysFromManyAddressesNeverHoldUpAnAddressThatDidNotFail() async throws {
         let server = try await Server()
-        let store = server.fixture.store
+        let (store, clock) = (server.fixture.store, server.fixture.clock)
         try await Application(router: server.router).test(.router) { client in
-            // Nine addresses, one wrong password each: the account's ninth failure makes it wait.
-            for index in 1...9 {
-                #expect(try await Self.signIn("guess \(index)", from: "192.0.2.\(index)", client).status == .unauthorized)
+            // Six wrong keys from each of four addresses, at one instant: the first address uses its
+            // five free attempts; the account's ninth failure (past its 8) puts it under attack, and
+            // from then on every address that fails waits from that failure on.
+            var statuses: [[HTTPResponse.Status]] = []
+            for address in 1...4 {
+                var answers: [HTTPResponse.Status] = []
+                for attempt in 1...6 {
+                    let answer = try await Self.signIn("guess \(address).\(attempt)", from: "192.0.2.\(address)", client)
+                    answers.append(answer.status)
+                }
+                statuses.append(answers)
             }
-            let refused = try await Self.signIn(Self.adminPassword, from: "198.51.100.50", client)
-            #expect(refused.status == .tooManyRequests)
-            // What `kakin server unlock --account dashboard` does.
+            let (denied, waiting) = (HTTPResponse.Status.unauthorized, HTTPResponse.Status.tooManyRequests)
+            #expect(statuses[0] == Array(repeating: denied, count: 6))
+            #expect(statuses[1] == [denied, denied, denied, waiting, waiting, waiting])
+            #expect(statuses[2] == [denied] + Array(repeating: waiting, count: 5))
+            #expect(statuses[3] == [denied] + Array(repeating: waiting, count: 5))
+
+            // The right keys from addresses that never failed are let in at once: the operator key
+            // and an app's secret key.
+            #expect(try await Self.signIn(Self.operatorKey, from: "198.51.100.50", client).status == .seeOther)
+            #expect(try await Self.signIn("sk_test", from: "198.51.100.51", client).status == .seeOther)
+            // The addresses that failed wait, even with the right key: 1 s after the first address's
+            // sixth failure, 4 s after the second's third (counted without free attempts), 1 s
+            // after the first failure of the others.
+            for (address, wait) in [(1, "1"), (2, "4"), (3, "1"), (4, "1")] {
+                let refused = try await Self.signIn(Self.operatorKey, from: "192.0.2.\(address)", client)
+                #expect(refused.status == .tooManyRequests, "192.0.2.\(address)")
+                #expect(refused.headers[.retryAfter] == wait, "192.0.2.\(address)")
+            }
+            // The account counted every failure but waits for nobody: it is listed without a
+            // refusal of its own, and clearing it gives failing addresses their free attempts again.
+            let account = try #require(try await store.signInFailures().first { $0.subject == .dashboard })
+            #expect(account.failures == 11)
+            #expect(try await store.signInLockedUntil([.source("198.51.100.52")], now: clock.now()) == nil)
             #expect(try await store.clearSignInFailures(.dashboard) == 1)
-            #expect(try await Self.signIn(Self.adminPassword, from: "198.51.100.50", client).status == .seeOther)
+            #expect(try await Self.signIn("guess", from: "192.0.2.9", client).status == .unauthorized)
+            #expect(try await Self.signIn(Self.operatorKey, from: "192.0.2.9", client).status == .seeOther)
         }
+        let text = server.metrics.render()
+        // 6 + 3 + 1 + 1 failures counted and 13 attempts refused unchecked, then 4 refusals of the
+        // right key and one more failure.
+        #expect(text.contains(#"kakin_sign_in_failures_total{kind="dashboard"} 12"#))
+        #expect(text.contains(#"kakin_sign_in_refused_total{kind="dashboard"} 17"#))
     }
 
     @Test func wrongSecretKeysMakeTheAddressWaitButNeverItsPublishableKey() async throws {

@@ -54,10 +54,10 @@ extension PostgresLedger {
         }
     }
 
-    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
+    public func findCustomers(matching query: String, limit: Int, bundleID: String?) async throws -> [CustomerMatch] {
         guard limit > 0 else { return [] }
         return try await read { connection in
-            var found = CustomerSearch.Found()
+            var found = CustomerSearch.Found(bundleID: bundleID)
             if query.isEmpty {
                 try await Self.newestCustomers(limit: limit, into: &found, on: connection)
             } else {
@@ -81,6 +81,7 @@ extension PostgresLedger {
                     WHERE lower(app_user_id) COLLATE "C" >= lower(\(query))
                       AND lower(app_user_id) COLLATE "C" < lower(\(query)) || \(CustomerSearch.last)
                       AND app_user_id ILIKE \(LedgerSQLDialect.likePrefix(query)) ESCAPE '\\'
+                      AND (\(bundleID)::TEXT IS NULL OR bundle_id = \(bundleID))
                     GROUP BY lower(app_user_id) COLLATE "C", bundle_id, app_user_id
                     ORDER BY lower(app_user_id) COLLATE "C", bundle_id, app_user_id LIMIT \(Int64(limit))
                     """)

@@ -75,10 +75,11 @@ extension PostgresLedger {
         ).first.map { try Self.reconciliationRun($0) }
     }
 
-    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
+    public func reconciliationRuns(bundleID: String?, limit: Int) async throws -> [ReconciliationRun] {
         try await rows(
             """
             SELECT \(unescaped: LedgerSchema.reconciliationColumns) FROM reconciliation_runs
+            WHERE \(bundleID)::TEXT IS NULL OR bundle_id = \(bundleID)
             ORDER BY id DESC LIMIT \(Int64(limit))
             """
         ).map { try Self.reconciliationRun($0) }
@@ -303,14 +304,14 @@ extension PostgresLedger {
     // MARK: Dashboard sessions
 
     public func insertDashboardToken(
-        digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
+        digest: Data, kind: DashboardTokenKind, csrf: String?, scope: DashboardScope?, expires: Date, now: Date
     ) async throws -> Bool {
         try await write { connection in
             _ = try await connection.rows("DELETE FROM dashboard_tokens WHERE expires_at <= \(ms(now))")
             return try await !connection.rows(
                 """
-                INSERT INTO dashboard_tokens (digest, kind, csrf, expires_at)
-                VALUES (\(digest), \(kind.rawValue), \(csrf), \(ms(expires)))
+                INSERT INTO dashboard_tokens (digest, kind, csrf, apps, expires_at)
+                VALUES (\(digest), \(kind.rawValue), \(csrf), \(scope?.stored), \(ms(expires)))
                 ON CONFLICT (digest) DO NOTHING RETURNING digest
                 """
             ).isEmpty
@@ -319,15 +320,15 @@ extension PostgresLedger {
 
     public func dashboardToken(
         digest: Data, kind: DashboardTokenKind, now: Date
-    ) async throws -> (csrf: String?, expires: Date)? {
+    ) async throws -> (csrf: String?, scope: DashboardScope?, expires: Date)? {
         try await rows(
             """
-            SELECT csrf, expires_at FROM dashboard_tokens
+            SELECT csrf, apps, expires_at FROM dashboard_tokens
             WHERE digest = \(digest) AND kind = \(kind.rawValue) AND expires_at > \(ms(now))
             """
         ).first.map { row in
-            let (csrf, expires) = try row.decode((String?, Int64).self)
-            return (csrf, date(expires))
+            let (csrf, apps, expires) = try row.decode((String?, String?, Int64).self)
+            return (csrf, DashboardScope(stored: apps), date(expires))
         }
     }
 

@@ -49,10 +49,10 @@ extension SQLiteLedger {
         }
     }
 
-    public func findCustomers(matching query: String, limit: Int) async throws -> [CustomerMatch] {
+    public func findCustomers(matching query: String, limit: Int, bundleID: String?) async throws -> [CustomerMatch] {
         guard limit > 0 else { return [] }
         return try await read { db in
-            var found = CustomerSearch.Found()
+            var found = CustomerSearch.Found(bundleID: bundleID)
             if query.isEmpty {
                 try Self.newestCustomers(limit: limit, into: &found, db)
             } else {
@@ -72,10 +72,11 @@ extension SQLiteLedger {
                     """
                     SELECT bundle_id, app_user_id FROM transactions
                     WHERE lower(app_user_id) >= lower(?) AND lower(app_user_id) < lower(?) || ?
-                      AND app_user_id LIKE ? ESCAPE '\\'
+                      AND app_user_id LIKE ? ESCAPE '\\' AND (? IS NULL OR bundle_id = ?)
                     GROUP BY lower(app_user_id), bundle_id, app_user_id
                     ORDER BY lower(app_user_id), bundle_id, app_user_id LIMIT ?
-                    """, [query, query, CustomerSearch.last, LedgerSQLDialect.likePrefix(query), limit])
+                    """,
+                    [query, query, CustomerSearch.last, LedgerSQLDialect.likePrefix(query), bundleID, bundleID, limit])
                 {
                     found.add(.init(bundleID: try row.value("bundle_id"), appUserID: try row.value("app_user_id")))
                 }

@@ -164,11 +164,14 @@ extension SQLiteLedger {
         }
     }
 
-    public func reconciliationRuns(limit: Int) async throws -> [ReconciliationRun] {
+    public func reconciliationRuns(bundleID: String?, limit: Int) async throws -> [ReconciliationRun] {
         try await read { db in
-            try db.rows(
-                "SELECT \(LedgerSchema.reconciliationColumns) FROM reconciliation_runs ORDER BY id DESC LIMIT ?",
-                [limit]
+            let (filter, arguments) = Database.filter([("bundle_id", bundleID)])
+            return try db.rows(
+                """
+                SELECT \(LedgerSchema.reconciliationColumns) FROM reconciliation_runs \(filter)
+                ORDER BY id DESC LIMIT ?
+                """, arguments + [limit]
             ).map(Self.reconciliationRun)
         }
     }
@@ -234,28 +237,31 @@ extension SQLiteLedger {
     // MARK: Dashboard sessions
 
     public func insertDashboardToken(
-        digest: Data, kind: DashboardTokenKind, csrf: String?, expires: Date, now: Date
+        digest: Data, kind: DashboardTokenKind, csrf: String?, scope: DashboardScope?, expires: Date, now: Date
     ) async throws -> Bool {
         try await write { db in
             try db.run("DELETE FROM dashboard_tokens WHERE expires_at <= ?", [LedgerTime.milliseconds(now)])
             return try db.run(
                 """
-                INSERT INTO dashboard_tokens (digest, kind, csrf, expires_at) VALUES (?, ?, ?, ?)
+                INSERT INTO dashboard_tokens (digest, kind, csrf, apps, expires_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (digest) DO NOTHING
-                """, [digest, kind.rawValue, csrf, LedgerTime.milliseconds(expires)]) > 0
+                """, [digest, kind.rawValue, csrf, scope?.stored, LedgerTime.milliseconds(expires)]) > 0
         }
     }
 
     public func dashboardToken(
         digest: Data, kind: DashboardTokenKind, now: Date
-    ) async throws -> (csrf: String?, expires: Date)? {
+    ) async throws -> (csrf: String?, scope: DashboardScope?, expires: Date)? {
         try await read { db in
             guard
                 let row = try db.row(
-                    "SELECT csrf, expires_at FROM dashboard_tokens WHERE digest = ? AND kind = ? AND expires_at > ?",
+                    """
+                    SELECT csrf, apps, expires_at FROM dashboard_tokens
+                    WHERE digest = ? AND kind = ? AND expires_at > ?
+                    """,
                     [digest, kind.rawValue, LedgerTime.milliseconds(now)])
             else { return nil }
-            return (try row.value("csrf"), try row.date("expires_at"))
+            return (try row.value("csrf"), DashboardScope(stored: try row.value("apps")), try row.date("expires_at"))
         }
     }
 

@@ -28,6 +28,8 @@ public struct ServerDependencies: Sendable {
     /// Called with the bound port once the listener of `/metrics` alone listens, when the
     /// configuration gives it one (``OperationsConfiguration/metricsListen``).
     public var onMetricsServerRunning: @Sendable (Int) async -> Void = { _ in }
+    /// A monotonic clock in seconds, for the rate limits' buckets; `nil` takes the system's.
+    public var uptime: (@Sendable () -> Double)? = nil
     /// Routes of other modules, added once the server's own (the dashboard adds its pages so).
     public var additionalRoutes: [@Sendable (Router<KakinRequestContext>, ServerComponents) throws -> Void] = []
 
@@ -64,7 +66,7 @@ public func buildApplication(
         service: parts.service, signingKey: parts.serverKey, reconciliations: parts.reconciliations,
         maxBodySize: configuration.maxBodyBytes, maxContentSize: configuration.maxContentBytes,
         metrics: dependencies.metrics, logger: logger, signInThrottle: throttle, rateLimits: configuration.rateLimits,
-        operations: configuration.operations)
+        operations: configuration.operations, uptime: dependencies.uptime)
     if configuration.operations.metricsOpenToAnyone {
         logger.warning(
             """

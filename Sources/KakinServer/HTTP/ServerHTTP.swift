@@ -45,9 +45,9 @@ public struct KakinServerHTTP: Sendable {
         catalog: StoreKitConfiguration? = nil, maxBodySize: Int = 256 * 1024, maxContentSize: Int = 512 * 1024 * 1024,
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
         signInThrottle: SignInThrottle? = nil, rateLimits: RateLimitPolicy = RateLimitPolicy(),
-        operations: OperationsConfiguration = OperationsConfiguration()
+        operations: OperationsConfiguration = OperationsConfiguration(), uptime: (@Sendable () -> Double)? = nil
     ) {
-        self.rateLimiter = ClientRateLimiter(policy: rateLimits)
+        self.rateLimiter = ClientRateLimiter(policy: rateLimits, uptime: uptime)
         self.operations = operations
         self.service = service
         self.reconciliations = reconciliations

@@ -29,11 +29,13 @@ struct ServerRunCommand: AsyncParsableCommand {
             serverKey (PEM path, \
             made on first start), keys {publishable, secret}, webhooks [{url, secret}], apps [{bundleId, \
             appAppleId, environments, sharedSecret, appStoreServerAPI {keyId, issuerId, privateKey}, catalog, \
-            grants, transferPolicy, extraRoots, endpoints, keys}], clawbackPolicy, logging {format, level}, \
+            grants, transferPolicy, extraRoots, endpoints, keys, customerTokens {secret, required}, \
+            sandboxPurchases, sandboxAllowList}], clawbackPolicy, logging {format, level}, \
             limits {maxBodyBytes, maxContentBytes, idleTimeoutSeconds}, jobs {webhookIntervalSeconds, \
-            webhookLeaseSeconds, reconcileIntervalSeconds}, dashboard {enabled, adminPassword, sessionMinutes, \
-            trustForwardedProto} and signInThrottle {sourceAttempts, accountAttempts, firstWaitSeconds, \
-            maxWaitSeconds, windowSeconds, trustForwardedFor}. Several servers may share one PostgreSQL database. Any value may be env:NAME to read it from the environment. Relative \
+            webhookLeaseSeconds, reconcileIntervalSeconds}, dashboard {enabled, operatorKey, sessionMinutes, \
+            trustForwardedProto, secureCookies}, operations {metricsToken, metricsListen}, rateLimits {enabled, \
+            reads, uploads, aliases, offers}, trustForwardedFor and signInThrottle {sourceAttempts, \
+            accountAttempts, firstWaitSeconds, maxWaitSeconds, windowSeconds}. Several servers may share one PostgreSQL database. Any value may be env:NAME to read it from the environment. Relative \
             paths are taken from the file's directory. Unknown keys stop the start.
             """)
 

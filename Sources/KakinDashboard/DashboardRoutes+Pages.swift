@@ -293,6 +293,10 @@ struct CustomerView {
         var productID: String
         var state: String
         var until: String?
+        /// The App Store environment that granted it (`Production`, `Sandbox`); empty when unknown.
+        var environment: String
+        /// Whether a sandbox account's purchase grants it (it cost nothing).
+        var isSandbox: Bool
     }
     struct Balance {
         var currency: String
@@ -330,7 +334,8 @@ struct CustomerView {
             EntitlementRow(
                 identifier: entitlement.identifier, productID: entitlement.productID,
                 state: entitlement.isActive ? "active" : entitlement.revocationDate != nil ? "revoked" : "expired",
-                until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil)
+                until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil,
+                environment: entitlement.environment?.rawValue ?? "", isSandbox: entitlement.environment == .sandbox)
         }
         hasEntitlements = !entitlements.isEmpty
         balances = state.balances.keys.sorted().map { Balance(currency: $0, amount: state.balances[$0] ?? 0) }

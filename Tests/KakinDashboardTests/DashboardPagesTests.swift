@@ -113,7 +113,8 @@ import Testing
         let (status, html) = try await Self.page("/dashboard/customer?app=com.example.kakin&user=alice", fixture: fixture)
         #expect(status == .ok)
         #expect(html.contains("data-entitlement=\"removeAds\" data-state=\"revoked\""))
-        #expect(html.contains("data-entitlement=\"premium\" data-state=\"active\""))
+        #expect(html.contains("data-entitlement=\"premium\" data-state=\"active\" data-environment=\"Sandbox\""))
+        #expect(html.contains("<span class=\"badge sandbox\""), "a sandbox account's purchase is marked")
         #expect(html.contains("<strong>points</strong> 200"))
         for kind in ["badge transaction", "badge refunded", "badge ledger", "badge notification", "badge webhook"] {
             #expect(html.contains(kind), "\(kind)")

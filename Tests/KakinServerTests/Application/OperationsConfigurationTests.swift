@@ -105,9 +105,9 @@ import FoundationNetworking
             defer { try? FileManager.default.removeItem(at: directory) }
             var configuration = ApplicationBuilderTests.configuration(directory)
             configuration.operations = operations
-            let logs = OperationsLogLines()
+            let logs = RecordedLogs()
             var dependencies = ServerDependencies()
-            dependencies.logger = Logger(label: "kakin.test") { _ in OperationsLogRecorder(lines: logs) }
+            dependencies.logger = Logger(label: "kakin.test") { _ in RecordedLogHandler(logs: logs) }
             let application = try await buildApplication(configuration: configuration, dependencies: dependencies)
             try await application.test(.router) { _ in }
             let warned = logs.lines.withLock { lines in

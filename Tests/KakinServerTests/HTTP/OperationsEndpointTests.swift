@@ -32,8 +32,8 @@ import Testing
     @Test("an unreachable ledger: 503 with a fixed message and cause; the driver's error goes to the log")
     func readyWithoutTheLedger() async throws {
         let fixture = try await ServerFixture()
-        let logs = OperationsLogLines()
-        let logger = Logger(label: "kakin.test") { _ in OperationsLogRecorder(lines: logs) }
+        let logs = RecordedLogs()
+        let logger = Logger(label: "kakin.test") { _ in RecordedLogHandler(logs: logs) }
         try await Application(router: Self.http(fixture, .init(), logger: logger).router()).test(.router) { client in
             #expect(try await client.execute(uri: "/ready", method: .get).status == .ok)
             try await fixture.store.shutdown()
@@ -160,30 +160,5 @@ import Testing
             #expect(scraped.status == .ok)
         }
         try await fixture.store.shutdown()
-    }
-}
-
-/// The lines a logger wrote, as `level message key=value …`.
-final class OperationsLogLines: Sendable {
-    let lines = Mutex<[String]>([])
-}
-
-/// Writes every line to ``OperationsLogLines``.
-struct OperationsLogRecorder: LogHandler {
-    let lines: OperationsLogLines
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var all = metadata
-        all.merge(event.metadata ?? [:]) { _, new in new }
-        let line =
-            "\(event.level) \(event.message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))"
-        lines.lines.withLock { $0.append(line) }
     }
 }

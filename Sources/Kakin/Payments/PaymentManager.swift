@@ -157,7 +157,10 @@ public actor PaymentManager {
     ///
     /// - A promotional offer is signed by the purchase server for this customer first
     ///   (`POST /v1/customers/{id}/offers/sign`); the server refuses offers its catalog lacks and
-    ///   customers the offer's rule excludes, and that refusal is thrown.
+    ///   customers the offer's rule excludes, and that refusal is thrown. The server signs over
+    ///   the customer's own app account token only (the one the SDK derives from the app user ID):
+    ///   pass no `appAccountToken` of your own with a signed offer, or the server refuses it
+    ///   (`forbidden`, cause `foreignAppAccountToken`).
     /// - A win-back offer needs no signature: the store checks the customer's eligibility.
     /// - The introductory offer is decided by the server when it can sign an eligibility for the
     ///   customer, by the store otherwise.

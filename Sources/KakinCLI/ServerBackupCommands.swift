@@ -13,9 +13,10 @@ struct ServerBackupCommand: AsyncParsableCommand {
         discussion: """
             DIR must be new or empty. It receives ledger.sqlite (a complete database) and manifest.json \
             (the schema version, when the copy was taken, the ledger's last event and how many \
-            transactions it holds). Every purchase acknowledged before the copy began is in it; writes \
-            go on meanwhile. A PostgreSQL ledger is backed up with PostgreSQL's own tools \
-            (pg_basebackup and WAL archiving): see "Backups and Recovery" in the server's docs.
+            transactions it holds), readable by their owner only (the directory 0700, the files 0600). \
+            Every purchase acknowledged before the copy began is in it; writes go on meanwhile. A \
+            PostgreSQL ledger is backed up with PostgreSQL's own tools (pg_basebackup and WAL \
+            archiving): see "Backups and Recovery" in the server's docs.
             """)
 
     @Option(help: "The server's JSON configuration file (env KAKIN_CONFIG).") var config: String?

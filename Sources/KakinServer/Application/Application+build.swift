@@ -244,9 +244,12 @@ struct ServerParts {
                 throw ServerError(.invalidConfiguration, "database: the directory \(directory.path) does not exist")
             }
         }
-        do { return try SQLiteLedger(path: path) } catch {
+        let ledger: SQLiteLedger
+        do { ledger = try SQLiteLedger(path: path) } catch {
             throw ServerError(.invalidConfiguration, "database: \(path) cannot be opened: \(error)")
         }
+        if let warning = SQLiteLedger.permissionWarning(path: path) { logger.warning("\(warning)") }
+        return ledger
     }
 
     static func appConfiguration(

@@ -1,10 +1,17 @@
 import Foundation
 import GRDB
-import KakinServer
 import KakinTestSupport
+import Logging
 import Testing
 
 @testable import KakinLedger
+@testable import KakinServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Online backups of a SQLite ledger, their restore, and the heal from Apple after a restore.
 @Suite("Operations: backups and restore")
@@ -59,6 +66,52 @@ struct BackupTests {
             try SQLiteBackup.backup(ledgerAt: path, to: backup)
         }
         try await fixture.store.shutdown()
+    }
+
+    /// The permission bits of the file or folder at `path`.
+    static func mode(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return try #require((attributes[.posixPermissions] as? NSNumber)?.intValue)
+    }
+
+    @Test("under umask 022 a server's new ledger, its log and a backup of it are owner-only; a ledger open to others is warned of at start")
+    func filesAreOwnerOnly() async throws {
+        let root = Self.directory()
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("ledger.sqlite").path
+        var configuration = ServerConfiguration(
+            database: "sqlite:" + path, serverKeyPath: root.appendingPathComponent("server-key.pem").path,
+            keys: .init(publishable: "pk_files", secret: "sk_files_0123456789"),
+            apps: [ServerConfiguration.App(bundleID: ServerFixture.bundleID)])
+        configuration.listen = .init(host: "127.0.0.1", port: 0)
+        let logs = RecordedLogs()
+        let logger = Logger(label: "kakin.server") { _ in RecordedLogHandler(logs: logs) }
+
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let store = try await ServerParts.openStore(configuration, logger: logger)
+        let inMemory = try await ServerFixture()
+        try await inMemory.store.shutdown()
+        let fixture = try await inMemory.restarted(on: store)
+        _ = try await Self.upload(fixture, "increasePoints")
+        for file in [path, path + "-wal", path + "-shm"] { #expect(try Self.mode(file) == 0o600, "\(file)") }
+        #expect(logs.lines.withLock { $0.filter { $0.hasPrefix("warning") } }.isEmpty)
+
+        let backup = root.appendingPathComponent("backups/today")
+        try SQLiteBackup.backup(ledgerAt: path, to: backup, now: fixture.clock.now())
+        #expect(try Self.mode(root.appendingPathComponent("backups").path) == 0o700)
+        #expect(try Self.mode(backup.path) == 0o700)
+        for file in [SQLiteBackup.ledgerFile, SQLiteBackup.manifestFile] {
+            #expect(try Self.mode(backup.appendingPathComponent(file).path) == 0o600, "\(file)")
+        }
+        try await fixture.store.shutdown()
+
+        // A ledger made readable by others (copied, or made by an older version) is reported at start.
+        #expect(chmod(path, 0o644) == 0)
+        let again = try await ServerParts.openStore(configuration, logger: logger)
+        #expect(logs.contain("warning the SQLite ledger is readable or writable by users other than its owner: \(path) (mode 644)"))
+        try await again.shutdown()
     }
 
     @Test("a restore is refused while the ledger is open, and puts the backup in place once it is not")

@@ -42,9 +42,11 @@ public struct LedgerBackupManifest: Codable, Hashable, Sendable {
 /// A backup is a directory holding `ledger.sqlite` (a complete database, its log folded in) and
 /// `manifest.json` (``LedgerBackupManifest``). It is taken from one read snapshot while servers go
 /// on writing: writers are not blocked, and every write acknowledged before the copy began is in
-/// it. A restore copies the backup back into the ledger's file only while no connection has that
+/// it. The directory (and any folder above it the backup makes) is 0700, its files 0600, whatever
+/// the umask: a backup holds what the ledger holds. A restore copies the backup back into the ledger's file only while no connection has that
 /// file open (SQLite's exclusive locking mode decides, across processes), and holds it exclusively
-/// until the copy is complete, so that no server can start on a half-restored ledger.
+/// until the copy is complete, so that no server can start on a half-restored ledger; the restored
+/// ledger is 0600.
 public enum SQLiteBackup {
     /// The database file inside a backup directory.
     public static let ledgerFile = "ledger.sqlite"
@@ -52,7 +54,8 @@ public enum SQLiteBackup {
     public static let manifestFile = "manifest.json"
 
     /// Copies the ledger at `path` into `directory` (created; it must not exist or be empty) and
-    /// writes its manifest, dated `now`.
+    /// writes its manifest, dated `now`. The directory is made (or set, when it was there empty)
+    /// 0700, and the copy and the manifest are created 0600.
     /// - Throws: ``LedgerStoreError`` `invalidArgument` when `directory` holds files or the ledger
     ///   does not exist; the driver's errors otherwise (a full disk, an unreadable file).
     @discardableResult
@@ -64,12 +67,14 @@ public enum SQLiteBackup {
         if let contents = try? files.contentsOfDirectory(atPath: directory.path), !contents.isEmpty {
             throw LedgerStoreError(.invalidArgument, "\(directory.path) is not empty: a backup goes to a new directory")
         }
-        try files.createDirectory(at: directory, withIntermediateDirectories: true)
+        try OwnerOnlyFiles.createDirectory(at: directory)
+        try OwnerOnlyFiles.setMode(OwnerOnlyFiles.directoryMode, atPath: directory.path)
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
         let source = try DatabasePool(path: path, configuration: configuration)
         let copy = directory.appendingPathComponent(ledgerFile)
+        try OwnerOnlyFiles.createFile(atPath: copy.path)
         let destination = try DatabaseQueue(path: copy.path)
         try source.backup(to: destination)
         try source.close()
@@ -78,7 +83,7 @@ public enum SQLiteBackup {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        try encoder.encode(manifest).write(to: directory.appendingPathComponent(manifestFile), options: .atomic)
+        try OwnerOnlyFiles.write(encoder.encode(manifest), to: directory.appendingPathComponent(manifestFile))
         return manifest
     }
 
@@ -102,7 +107,8 @@ public enum SQLiteBackup {
         return manifest
     }
 
-    /// Puts the backup in `directory` in place as the ledger at `path` (created when missing).
+    /// Puts the backup in `directory` in place as the ledger at `path` (created when missing), and
+    /// makes the ledger 0600.
     /// The backup's schema must be one this version knows; a server brings an older one up to date
     /// when it starts.
     /// - Throws: ``LedgerStoreError`` `inUse` when a server (or any connection) has the ledger open;
@@ -134,6 +140,7 @@ public enum SQLiteBackup {
         targetConfiguration.busyMode = .immediateError
         targetConfiguration.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
         let target: DatabaseQueue
+        try OwnerOnlyFiles.createFile(atPath: path)
         do {
             // GRDB reads the schema as it opens the file: that read already takes the lock.
             target = try DatabaseQueue(path: path, configuration: targetConfiguration)
@@ -145,6 +152,11 @@ public enum SQLiteBackup {
             throw LedgerStoreError(.inUse, "the ledger at \(path) is open: stop every server using it before a restore")
         }
         defer { try? target.close() }
+        // Held exclusively from here: the ledger and any log beside it become owner-only before
+        // the backup's bytes reach them.
+        for file in [path, path + "-wal", path + "-shm"] where OwnerOnlyFiles.mode(atPath: file) != nil {
+            try OwnerOnlyFiles.setMode(OwnerOnlyFiles.fileMode, atPath: file)
+        }
         try target.writeWithoutTransaction { db in try source.read { sourceDB in try sourceDB.backup(to: db) } }
         return manifest
     }

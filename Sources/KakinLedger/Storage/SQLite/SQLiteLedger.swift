@@ -45,12 +45,16 @@ public final class SQLiteLedger: LedgerStore {
     /// Opens a SQLite ledger. Call ``migrate()`` before first use and ``shutdown()`` at the end.
     ///
     /// - Parameters:
-    ///   - path: a file, created if needed; `nil` or `":memory:"` for a private in-memory database,
-    ///     gone at shutdown.
+    ///   - path: a file, created if needed with mode 0600 (readable and writable by its owner
+    ///     only, whatever the umask; SQLite gives its `-wal` and `-shm` files the same mode); `nil`
+    ///     or `":memory:"` for a private in-memory database, gone at shutdown.
     ///   - busyTimeout: how long a write waits for another process's transaction to finish.
     public init(path: String?, busyTimeout: Duration = .seconds(10)) throws {
         do {
             if let path, path != ":memory:" {
+                // Made empty with its final mode before SQLite opens it (SQLite would create it
+                // 0644 less the umask): an empty file is an empty database.
+                try OwnerOnlyFiles.createFile(atPath: path)
                 var configuration = Configuration()
                 let timeout = busyTimeout.components
                 configuration.busyMode = .timeout(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18)
@@ -139,6 +143,23 @@ public final class SQLiteLedger: LedgerStore {
         // A barrier runs once the reads in flight are done.
         try await writer.barrierWriteWithoutTransaction { _ in }
         try writer.close()
+    }
+
+    /// A warning when the ledger file at `path`, or its `-wal` or `-shm` file, can be read or
+    /// written by anyone but its owner (group or other permission bits set); `nil` when none can
+    /// (or none exists). A server logs it at start: the ledger holds every customer's signed
+    /// transactions. Ledgers this version creates are 0600; one created before, or copied with
+    /// other permissions, is not changed, and the warning says how to narrow it.
+    public static func permissionWarning(path: String) -> String? {
+        guard path != ":memory:" else { return nil }
+        let loose = [path, path + "-wal", path + "-shm"].compactMap { file -> String? in
+            guard let mode = OwnerOnlyFiles.mode(atPath: file), mode & 0o077 != 0 else { return nil }
+            return "\(file) (mode \(String(mode, radix: 8)))"
+        }
+        guard !loose.isEmpty else { return nil }
+        return "the SQLite ledger is readable or writable by users other than its owner: "
+            + loose.joined(separator: ", ")
+            + "; it holds every customer's signed transactions: chmod 600 \(path) \(path)-wal \(path)-shm"
     }
 
     public func ping() async throws {

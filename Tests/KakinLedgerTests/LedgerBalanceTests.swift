@@ -117,7 +117,9 @@ struct LedgerBalanceTests {
             await #expect(throws: LedgerStoreError(.invalidArgument)) { try await spend(store, 1, key: "") }
 
             let alice = try await customer(store)
-            #expect(alice.ledger.map(\.idempotencyKey) == ["grant:t1:coins", "spend:s1", "spend:s2"])
+            #expect(
+                alice.ledger.map(\.idempotencyKey)
+                    == ["grant:t1:coins", "spend:\(Fixture.bundleID):s1", "spend:\(Fixture.bundleID):s2"])
             #expect(alice.ledger.map(\.amount) == [20, -5, -15])
             #expect(alice.ledger.last?.transactionID == nil)
             #expect(alice.balances == ["coins": 0])

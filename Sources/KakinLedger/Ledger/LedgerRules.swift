@@ -31,6 +31,13 @@ package enum LedgerRules {
         }
     }
 
+    /// The ledger line's unique key for a spend of `bundleID` under the caller's `idempotencyKey`:
+    /// `spend:<bundleID>:<idempotencyKey>`. The app is part of it, so each app's keys are its own:
+    /// another app's spend with the same key is another spend. (Bundle IDs hold no `:`.)
+    package static func spendKey(bundleID: String, idempotencyKey: String) -> String {
+        "spend:\(bundleID):\(idempotencyKey)"
+    }
+
     /// Checks a content package against its bytes: not empty, and the size and SHA-256 it states;
     /// the SHA-256 in lowercase hex.
     package static func validateContent(_ package: ContentPackage, bytes: Data) throws -> String {

@@ -628,5 +628,20 @@ enum LedgerSchema {
                 "ALTER TABLE dashboard_tokens ADD COLUMN apps TEXT CHECK (apps IS NULL OR apps <> '')",
             ]
         },
+        // Spend keys are per app: a spend's line is keyed `spend:<bundle ID>:<key>`, no longer
+        // `spend:<key>`, which every app shared. The lines written before are keyed again the new
+        // way, through a prefix no key has (so that no line meets another's new key half-way).
+        LedgerMigration(id: "0022_spend_keys_per_app") { _ in
+            [
+                """
+                UPDATE ledger_entries SET idempotency_key = 'spend-per-app:' || bundle_id || ':' || substr(idempotency_key, 7)
+                WHERE kind = 'spend' AND substr(idempotency_key, 1, 6) = 'spend:'
+                """,
+                """
+                UPDATE ledger_entries SET idempotency_key = 'spend:' || substr(idempotency_key, 15)
+                WHERE kind = 'spend' AND substr(idempotency_key, 1, 14) = 'spend-per-app:'
+                """,
+            ]
+        },
     ]
 }

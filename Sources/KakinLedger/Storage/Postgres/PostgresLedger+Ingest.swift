@@ -502,7 +502,7 @@ extension PostgresLedger {
 
     // MARK: Spends
 
-    /// Spends currency: the ledger line under the key `spend:<idempotencyKey>` first (`ON
+    /// Spends currency: the ledger line under the key `spend:<bundleID>:<idempotencyKey>` first (`ON
     /// CONFLICT DO NOTHING`: a retry finds the same spend, or a reuse is refused), then `UPDATE
     /// balances … WHERE amount >= $1`; when the balance does not cover it, the job is rolled back,
     /// line included, and the key stays free.
@@ -510,7 +510,7 @@ extension PostgresLedger {
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
     ) async throws -> SpendOutcome {
         try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
-        let key = "spend:\(idempotencyKey)"
+        let key = LedgerRules.spendKey(bundleID: bundleID, idempotencyKey: idempotencyKey)
         let now = ms(date)
         let balance: PostgresQuery =
             """
@@ -533,7 +533,8 @@ extension PostgresLedger {
                         """
                     ).first?.decode((String, String, String, String, Int64).self)
                     guard let earlier, earlier == ("spend", bundleID, appUserID, currency, -amount) else {
-                        throw LedgerStoreError(.idempotencyKeyReused, "the key '\(key)' was used for another spend")
+                        throw LedgerStoreError(
+                            .idempotencyKeyReused, "the key '\(idempotencyKey)' was used for another spend of this app")
                     }
                     return .alreadySpent(balance: try await connection.rows(balance).first?.decode(Int64.self) ?? 0)
                 }

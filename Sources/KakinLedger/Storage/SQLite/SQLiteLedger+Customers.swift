@@ -48,14 +48,14 @@ extension SQLiteLedger {
     }
 
     /// Spends in one write: the ledger line goes in first under the unique key
-    /// `spend:<idempotencyKey>` (already there: a retry, answered with the balance now), then
+    /// `spend:<bundleID>:<idempotencyKey>` (already there: a retry, answered with the balance now), then
     /// `UPDATE balances … WHERE amount >= ?` lowers the balance only if it covers the amount;
     /// otherwise the write is rolled back, line included, and the key stays free.
     public func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
     ) async throws -> SpendOutcome {
         try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
-        let key = "spend:\(idempotencyKey)"
+        let key = LedgerRules.spendKey(bundleID: bundleID, idempotencyKey: idempotencyKey)
         let now = LedgerTime.milliseconds(date)
         do {
             return try await write { db in
@@ -74,7 +74,8 @@ extension SQLiteLedger {
                     guard let earlier, earlier.kind == .spend, earlier.bundleID == bundleID,
                         earlier.appUserID == appUserID, earlier.currency == currency, earlier.amount == -amount
                     else {
-                        throw LedgerStoreError(.idempotencyKeyReused, "the key '\(key)' was used for another spend")
+                        throw LedgerStoreError(
+                            .idempotencyKeyReused, "the key '\(idempotencyKey)' was used for another spend of this app")
                     }
                     return .alreadySpent(
                         balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))

@@ -20,8 +20,10 @@ struct LedgerAliasTests {
             bundleID: Fixture.bundleID, anonymousID: from, to: to, transfersOwnership: transfers, at: Fixture.at(500))
     }
 
-    private func events(_ store: any LedgerStore, _ type: String) async throws -> [[String: Any]] {
-        try await store.dueEvents(endpoint: hook, now: Fixture.at(1000), limit: 1000).filter { $0.type == type }.map {
+    /// The payloads of the events of `type`, as a sender looking at `now` takes them (a second look
+    /// at the same instant sees none).
+    private func events(_ store: any LedgerStore, _ type: String, now: TimeInterval = 1000) async throws -> [[String: Any]] {
+        try await store.dueEvents(endpoint: hook, now: Fixture.at(now), limit: 1000).filter { $0.type == type }.map {
             try #require(try JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
         }
     }
@@ -65,6 +67,56 @@ struct LedgerAliasTests {
             #expect(aliased.first?["transactionIds"] as? [String] == ["c1", "n1"])
             #expect(aliased.first?["balances"] as? [String: Int] == ["coins": 70])
             #expect(aliased.first?["created"] as? Bool == true)
+        }
+    }
+
+    @Test(
+        "an anonymous ID the app's ledger has never seen records nothing: no alias, no event", arguments: StoreKind.allCases)
+    func unseenAnonymousIDRecordsNothing(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            _ = try await store.record(Fixture.transaction("c1", user: "alice"), grants: Fixture.coins)
+            // Seen in another app only: still unseen in this one.
+            var elsewhere = Fixture.transaction("x1", user: anonymous)
+            elsewhere.bundleID = "com.example.other"
+            _ = try await store.record(elsewhere, grants: Fixture.coins)
+            let outcome = try await alias(store, anonymous, to: "alice")
+            #expect(outcome == .aliased(CustomerAliasMove(created: false)))
+            if case .aliased(let move) = outcome { #expect(!move.changedAnything) }
+            #expect(try await store.aliasedCustomer(bundleID: Fixture.bundleID, anonymousID: anonymous) == nil)
+            // Nothing was claimed: another customer's alias is not refused, and is not recorded either.
+            #expect(try await alias(store, anonymous, to: "bob") == .aliased(CustomerAliasMove(created: false)))
+            #expect(try await store.aliasedCustomer(bundleID: Fixture.bundleID, anonymousID: anonymous) == nil)
+            #expect(try await customer(store, "alice").balances == ["coins": 100])
+            #expect(
+                try await store.aliasedCustomer(bundleID: "com.example.other", anonymousID: anonymous) == nil,
+                "the other app's customer was not touched")
+            let written = try await store.dueEvents(endpoint: hook, now: Fixture.at(1000), limit: 1000)
+            #expect(
+                written.map(\.type) == [
+                    "transaction.recorded", "balance.credited", "transaction.recorded", "balance.credited",
+                ], "the purchases' events, and no customer.aliased")
+
+            // Once it has bought something here, it is seen, and the alias is recorded.
+            _ = try await store.record(Fixture.transaction("c2", user: anonymous), grants: Fixture.coins)
+            #expect(
+                try await alias(store, anonymous, to: "bob")
+                    == .aliased(CustomerAliasMove(created: true, transactionIDs: ["c2"], balances: ["coins": 100])))
+            #expect(try await events(store, "customer.aliased", now: 2000).count == 1)
+        }
+    }
+
+    @Test("an anonymous ID seen only through its app download is aliased", arguments: StoreKind.backends)
+    func appDownloadIsSeen(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            try await store.linkAppTransaction(
+                bundleID: Fixture.bundleID, appTransactionID: "download-1", appUserID: anonymous, environment: .sandbox,
+                at: Fixture.at(1))
+            #expect(try await alias(store, anonymous, to: "alice") == .aliased(CustomerAliasMove(created: true)))
+            #expect(try await store.aliasedCustomer(bundleID: Fixture.bundleID, anonymousID: anonymous) == "alice")
+            #expect(
+                try await store.appTransactionCustomer(bundleID: Fixture.bundleID, appTransactionID: "download-1")
+                    == "alice")
+            #expect(try await events(store, "customer.aliased").count == 1)
         }
     }
 

@@ -239,7 +239,8 @@ public struct DeliveryAttempt: Hashable, Sendable {
 /// What ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)`` did.
 public enum CustomerAliasOutcome: Hashable, Sendable {
     /// The anonymous customer is (now, or since an earlier call) an alias of the identified one;
-    /// what this call moved.
+    /// what this call moved. Also the answer, with a move that changed nothing, for an anonymous
+    /// ID the app's ledger has never seen: then no alias is recorded.
     case aliased(CustomerAliasMove)
     /// The anonymous ID became another identified customer before: nothing was changed.
     case aliasedToAnotherCustomer(String)
@@ -248,7 +249,8 @@ public enum CustomerAliasOutcome: Hashable, Sendable {
 /// What one alias call moved from the anonymous customer to the identified one. A call that
 /// repeats an alias made before moves nothing (unless something reached the anonymous ID since).
 public struct CustomerAliasMove: Hashable, Sendable {
-    /// Whether the alias was recorded by this call (false: it was recorded before).
+    /// Whether the alias was recorded by this call (false: it was recorded before, or the
+    /// anonymous ID was never seen and nothing was recorded).
     public var created: Bool
     /// The anonymous customer's transactions that now belong to the identified customer.
     public var transactionIDs: [String]

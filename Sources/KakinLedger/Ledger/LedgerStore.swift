@@ -89,6 +89,14 @@ public protocol LedgerStore: Sendable {
     /// identified customer holds part of move from that customer only when `transfersOwnership`.
     /// Idempotent: the same call again changes nothing. An anonymous ID aliased to another
     /// customer before is answered with ``CustomerAliasOutcome/aliasedToAnotherCustomer(_:)``.
+    ///
+    /// An anonymous ID the app's ledger has never seen (no alias row, transaction, balance, ledger
+    /// line or app download of it in this app) is not recorded at all: no alias row and no
+    /// `customer.aliased` event are written, and the answer is ``CustomerAliasOutcome/aliased(_:)``
+    /// with a move that changed nothing (``CustomerAliasMove/created`` and
+    /// ``CustomerAliasMove/changedAnything`` both `false`). Requests naming that ID later are not
+    /// sent to `appUserID`, so a made-up or leaked anonymous ID cannot be claimed before its
+    /// device has used it.
     func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
     ) async throws -> CustomerAliasOutcome

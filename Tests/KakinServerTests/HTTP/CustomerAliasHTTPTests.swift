@@ -98,4 +98,36 @@ import Testing
         #expect(lee.transactions.isEmpty && lee.balances.isEmpty)
         try await fixture.store.shutdown()
     }
+
+    @Test("an anonymous ID the server has never seen: the identified customer is answered, and nothing is recorded",
+          arguments: StoreKind.backends)
+    func anUnseenAnonymousIDRecordsNothing(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let fixture = try await ServerFixture(store: store)
+            let (_, removeAd) = try await fixture.buy("removeAd")
+            _ = try await fixture.service.submitTransaction(removeAd, bundleID: ServerFixture.bundleID, appUserID: "kai")
+            let unseen = AnonymousAppUserID.make()
+            try await Application(router: fixture.http.router()).test(.router) { client in
+                let answered = try await alias(client, unseen, to: "kai")
+                #expect(answered.status == .ok, "\(answered.body)")
+                let customer = try #require(answered.body["customer"] as? [String: Any])
+                #expect(customer["appUserId"] as? String == "kai")
+                #expect(
+                    (customer["entitlements"] as? [[String: Any]])?.map { $0["identifier"] as? String } == ["removeAds"])
+                // Not claimed: another customer's log-in with it is not a conflict, and records nothing either.
+                #expect(try await alias(client, unseen, to: "lee").status == .ok)
+                // Requests naming it are still the (empty) anonymous customer's.
+                let read = try await client.execute(
+                    uri: "/v1/customers/\(KakinRoute.encode(unseen))?bundleId=\(ServerFixture.bundleID)", method: .get,
+                    headers: headers)
+                let named = ServerHTTPTests.object(read.body)["customer"] as? [String: Any]
+                #expect(named?["appUserId"] as? String == unseen)
+                #expect((named?["entitlements"] as? [[String: Any]])?.isEmpty == true)
+            }
+            #expect(try await store.aliasedCustomer(bundleID: ServerFixture.bundleID, anonymousID: unseen) == nil)
+            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: fixture.clock.now(), limit: 100)
+            #expect(!events.isEmpty, "the purchase's events are there")
+            #expect(!events.contains { $0.type == "customer.aliased" })
+        }
+    }
 }

@@ -415,7 +415,8 @@ extension PostgresLedger {
 
     /// Makes `anonymousID` an alias of `appUserID` and moves the anonymous customer's purchases,
     /// ledger lines, balances (added to the identified customer's) and app downloads, with a
-    /// `customer.aliased` event when anything changed. Purchases another identified customer holds
+    /// `customer.aliased` event when anything changed; writes nothing for an anonymous ID the
+    /// app's ledger has never seen. Purchases another identified customer holds
     /// part of move from them only when `transfersOwnership`.
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
@@ -423,6 +424,13 @@ extension PostgresLedger {
         try LedgerRules.validateAlias(anonymousID, to: appUserID)
         let now = ms(date)
         return try await write(for: appUserID) { connection in
+            // An anonymous ID the app's ledger has never seen: nothing is written.
+            var seenQuery = PostgresQuery(unsafeSQL: LedgerSchema.anonymousCustomerSeen(app: "$1", customer: "$2"))
+            seenQuery.binds.append(bundleID)
+            seenQuery.binds.append(anonymousID)
+            guard try await connection.rows(seenQuery).first?.decode(Bool.self) == true else {
+                return .aliased(CustomerAliasMove(created: false))
+            }
             let inserted = try await connection.rows(
                 """
                 INSERT INTO customer_aliases (bundle_id, alias, app_user_id, created_at)

@@ -107,16 +107,21 @@ extension SQLiteLedger {
     // MARK: Aliases
 
     /// Aliases an anonymous customer in one write (see ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)``):
-    /// the alias row (`ON CONFLICT DO NOTHING`), the purchases another identified customer holds
-    /// part of (moved or kept by `transfersOwnership`), then the anonymous customer's
-    /// transactions, balances (added), ledger lines and app downloads, and a `customer.aliased`
-    /// event when anything changed.
+    /// nothing at all when the app's ledger has never seen the anonymous ID; otherwise the alias
+    /// row (`ON CONFLICT DO NOTHING`), the purchases another identified customer holds part of
+    /// (moved or kept by `transfersOwnership`), then the anonymous customer's transactions,
+    /// balances (added), ledger lines and app downloads, and a `customer.aliased` event when
+    /// anything changed.
     public func alias(
         bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
     ) async throws -> CustomerAliasOutcome {
         try LedgerRules.validateAlias(anonymousID, to: appUserID)
         let now = LedgerTime.milliseconds(date)
         return try await write { db in
+            let seen = try db.row(
+                LedgerSchema.anonymousCustomerSeen(app: ":app", customer: ":customer"),
+                ["app": bundleID, "customer": anonymousID])?.value("seen", Bool.self)
+            guard seen == true else { return CustomerAliasOutcome.aliased(CustomerAliasMove(created: false)) }
             let created =
                 try db.run(
                     """

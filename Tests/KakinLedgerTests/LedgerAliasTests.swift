@@ -62,7 +62,7 @@ struct LedgerAliasTests {
             #expect(try await customer(store, "alice").balances == ["coins": 170])
             let aliased = try await events(store, "customer.aliased")
             #expect(aliased.count == 1)
-            #expect(aliased.first?["alias"] as? String == anonymous)
+            #expect(aliased.first?["alias"] as? String == CustomerIDRedaction.redacted(anonymous))
             #expect(aliased.first?["appUserId"] as? String == "alice")
             #expect(aliased.first?["transactionIds"] as? [String] == ["c1", "n1"])
             #expect(aliased.first?["balances"] as? [String: Int] == ["coins": 70])

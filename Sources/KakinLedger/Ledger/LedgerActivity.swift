@@ -63,7 +63,8 @@ public struct WebhookDelivery: Hashable, Sendable {
     public var type: String
     /// The app the event is about.
     public var bundleID: String
-    /// The customer the event is about, when there is one.
+    /// The customer the event is about, when there is one (an anonymous one redacted, see
+    /// ``LedgerEvent/appUserID``).
     public var appUserID: String?
     /// When the event was written.
     public var createdAt: Date

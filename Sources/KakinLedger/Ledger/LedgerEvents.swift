@@ -13,7 +13,8 @@ enum LedgerEventType {
 }
 
 /// An outbox event's body, written straight to JSON bytes (the same bytes `JSONEncoder` writes
-/// with sorted keys: a test compares them).
+/// with sorted keys: a test compares them). Customer IDs in a body, like the event's own customer,
+/// are written as ``CustomerIDRedaction`` redacts them: no anonymous ID whole.
 protocol EventPayload: Encodable {
     func write(to output: inout JSONOutput)
     /// The original transaction ID whose metrics the event's write changes, if any: the write
@@ -94,13 +95,20 @@ struct BalanceEventPayload: EventPayload {
     }
 }
 
-/// Body of `transaction.transferred` events.
+/// Body of `transaction.transferred` events; `from` and `to` redacted.
 struct TransferEventPayload: EventPayload {
     var originalTransactionId: String
     var changedPurchase: String? { originalTransactionId }
     var from: String
     var to: String
     var transactionIds: [String]
+
+    init(originalTransactionId: String, from: String, to: String, transactionIds: [String]) {
+        self.originalTransactionId = originalTransactionId
+        self.from = CustomerIDRedaction.redacted(from)
+        self.to = CustomerIDRedaction.redacted(to)
+        self.transactionIds = transactionIds
+    }
 
     func write(to output: inout JSONOutput) {
         output.object { output in
@@ -113,7 +121,7 @@ struct TransferEventPayload: EventPayload {
     }
 }
 
-/// Body of `customer.aliased` events.
+/// Body of `customer.aliased` events; `alias` (the anonymous ID) redacted.
 struct AliasEventPayload: EventPayload {
     var alias: String
     var appUserId: String
@@ -124,8 +132,8 @@ struct AliasEventPayload: EventPayload {
     var transferredPurchases: [String]
 
     init(alias: String, appUserId: String, move: CustomerAliasMove) {
-        self.alias = alias
-        self.appUserId = appUserId
+        self.alias = CustomerIDRedaction.redacted(alias)
+        self.appUserId = CustomerIDRedaction.redacted(appUserId)
         balances = move.balances
         created = move.created
         keptPurchases = move.keptPurchases

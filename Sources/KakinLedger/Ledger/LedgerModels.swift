@@ -308,7 +308,9 @@ public struct LedgerEvent: Codable, Hashable, Sendable {
     public var type: String
     /// The app the event is about.
     public var bundleID: String
-    /// The customer the event is about, when there is one.
+    /// The customer the event is about, when there is one: an anonymous customer as
+    /// ``CustomerIDRedaction/redacted(_:)`` writes it (events go to webhooks; no anonymous ID
+    /// leaves the ledger whole).
     public var appUserID: String?
     /// The event's JSON body.
     public var payload: Data

@@ -179,7 +179,9 @@ public protocol LedgerStore: Sendable {
         bundleID: String?, appUserID: String?, limit: Int
     ) async throws -> [ReceivedNotification]
     /// The newest outbox events with their delivery state per endpoint, newest first; of one
-    /// customer when `appUserID` is given.
+    /// customer when `appUserID` is given. An event names an anonymous customer as
+    /// ``CustomerIDRedaction/redacted(_:)`` does, so its ``WebhookDelivery/appUserID`` is that; an
+    /// anonymous `appUserID` given here is redacted the same way to find its events.
     func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery]
     /// Records that a reconciliation of `bundleID` starts at `date`, and returns the run with its
     /// ID, unless a run of the app goes on: then that run, with `isNew` false (one run of an app

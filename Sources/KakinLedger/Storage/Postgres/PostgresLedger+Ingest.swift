@@ -881,7 +881,7 @@ struct AppendEvents: PostgresPreparedStatement {
     ) {
         types.append(type)
         bundleIDs.append(bundleID)
-        appUserIDs.append(appUserID ?? "")
+        appUserIDs.append(appUserID.map { CustomerIDRedaction.redacted($0) } ?? "")
         payloads.append(payload)
         times.append(now)
         purchases.append(purchase ?? "")

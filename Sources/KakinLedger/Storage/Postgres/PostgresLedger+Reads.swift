@@ -230,6 +230,8 @@ extension PostgresLedger {
     }
 
     public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
+        // Events name an anonymous customer redacted.
+        let appUserID = appUserID.map(CustomerIDRedaction.redacted)
         // One customer's through the index by customer, in a statement of its own (see above).
         let query: PostgresQuery =
             if let appUserID, let bundleID {

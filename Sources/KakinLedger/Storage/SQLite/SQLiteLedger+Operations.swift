@@ -89,7 +89,10 @@ extension SQLiteLedger {
 
     public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
         try await read { db in
-            let (filter, arguments) = Database.filter([("e.bundle_id", bundleID), ("e.app_user_id", appUserID)])
+            // Events name an anonymous customer redacted.
+            let (filter, arguments) = Database.filter([
+                ("e.bundle_id", bundleID), ("e.app_user_id", appUserID.map(CustomerIDRedaction.redacted)),
+            ])
             return try db.rows(
                 """
                 SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,

@@ -191,7 +191,7 @@ extension SQLiteLedger {
     ) throws {
         try db.run(
             "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-            [type, bundleID, appUserID, payload.json, now])
+            [type, bundleID, appUserID.map(CustomerIDRedaction.redacted), payload.json, now])
         if let purchase = payload.changedPurchase { try markForMetrics(bundleID: bundleID, purchase, db) }
     }
 

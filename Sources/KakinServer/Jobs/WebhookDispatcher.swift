@@ -151,7 +151,7 @@ public struct WebhookDispatcher: Sendable {
             "id": event.id, "type": event.type, "bundleId": event.bundleID,
             "createdAt": Int64((event.createdAt.timeIntervalSince1970 * 1000).rounded()), "data": payload,
         ]
-        if let user = event.appUserID { object["appUserId"] = user }
+        if let user = event.appUserID { object["appUserId"] = CustomerIDRedaction.redacted(user) }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
     }
 

@@ -65,8 +65,8 @@ extension PurchaseService {
         logger.info(
             "ledger",
             metadata: [
-                "event": "customer.aliased", "bundle_id": "\(bundleID)", "alias": "\(anonymousID)",
-                "app_user_id": "\(appUserID)", "created": "\(move.created)",
+                "event": "customer.aliased", "bundle_id": "\(bundleID)", "alias": "\(CustomerIDRedaction.redacted(anonymousID))",
+                "app_user_id": "\(CustomerIDRedaction.redacted(appUserID))", "created": "\(move.created)",
                 "transactions": "\(move.transactionIDs.count)",
                 "currencies": "\(move.balances.keys.sorted().joined(separator: ","))",
                 "transferred": "\(move.transferredPurchases.count)", "kept": "\(move.keptPurchases.count)",

@@ -27,7 +27,7 @@ extension PurchaseService {
             logger.info(
                 "offer.signed",
                 metadata: [
-                    "bundleId": .string(app.bundleID), "appUserId": .string(appUserID), "kind": .string(kind),
+                    "bundleId": .string(app.bundleID), "appUserId": .string(CustomerIDRedaction.redacted(appUserID)), "kind": .string(kind),
                     "productId": .string(request.productId), "offerId": .string(request.offerId ?? ""),
                     "nonce": .string(signed.nonce),
                 ])

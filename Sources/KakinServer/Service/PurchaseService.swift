@@ -377,7 +377,7 @@ public struct PurchaseService: Sendable {
         guard logger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "event": "\(type)", "bundle_id": "\(record.bundleID)", "transaction_id": "\(record.transactionID)",
-            "product_id": "\(record.productID)", "app_user_id": "\(record.appUserID ?? "")", "source": "\(source)",
+            "product_id": "\(record.productID)", "app_user_id": "\(record.appUserID.map(CustomerIDRedaction.redacted) ?? "")", "source": "\(source)",
         ]
         metadata.merge(extra) { _, new in new }
         logger.info("ledger", metadata: metadata)
@@ -452,7 +452,7 @@ public struct PurchaseService: Sendable {
             logger.info(
                 "ledger",
                 metadata: [
-                    "event": "balance.spent", "bundle_id": "\(bundleID)", "app_user_id": "\(appUserID)",
+                    "event": "balance.spent", "bundle_id": "\(bundleID)", "app_user_id": "\(CustomerIDRedaction.redacted(appUserID))",
                     "currency": "\(currency)", "amount": "\(amount)", "balance": "\(balance)",
                 ])
         }

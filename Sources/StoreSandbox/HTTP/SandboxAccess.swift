@@ -1,6 +1,7 @@
 public import Crypto
 public import Foundation
 public import Hummingbird
+import KakinHTTP
 public import NIOCore
 
 /// The request context of the sandbox's routes: Hummingbird's core context and the address the
@@ -62,15 +63,7 @@ public struct SandboxAccessPolicy: Sendable {
     /// Whether `address` is on this machine: `127.0.0.0/8`, `::1`, an IPv4-mapped `127.x` address, or
     /// a Unix domain socket. An unknown address is not.
     @Sendable public static func isLoopback(_ address: SocketAddress?) -> Bool {
-        switch address {
-        case .unixDomainSocket?:
-            return true
-        case .v4?, .v6?:
-            guard let ip = address?.ipAddress?.lowercased() else { return false }
-            return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
-        case nil:
-            return false
-        }
+        PeerAddress.isLoopback(address)
     }
 
     /// Whether a host to bind is a loopback address (`127.x.x.x`, `::1`, `localhost`): then no other

@@ -33,7 +33,8 @@ import FoundationNetworking
     @Test func theBlockIsReadWithTheTokenFromTheEnvironment() throws {
         let none = try ServerConfiguration.parse(
             try JSONSerialization.data(withJSONObject: ServerConfigurationTests.minimal))
-        #expect(none.operations.metricsOpenToAnyone)
+        #expect(!none.operations.metricsOpenToAnyone, "by default /metrics answers this machine only")
+        #expect(try Self.parse(["metricsFromAnywhere": true]).operations.metricsOpenToAnyone)
 
         let configuration = try Self.parse(
             ["metricsToken": "env:METRICS_TOKEN", "metricsListen": ["host": "10.0.0.5", "port": 9100]],
@@ -97,9 +98,11 @@ import FoundationNetworking
         }
     }
 
-    @Test("a server whose /metrics is open says so at start; one with a token does not")
+    @Test("a server whose /metrics is open to every peer says so at start; one local-only or with a token does not")
     func theOpenMetricsWarning() async throws {
-        for operations in [OperationsConfiguration(), OperationsConfiguration(metricsToken: Self.token)] {
+        var open = OperationsConfiguration()
+        open.metricsFromAnywhere = true
+        for operations in [open, OperationsConfiguration(), OperationsConfiguration(metricsToken: Self.token)] {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-operations-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }

@@ -73,13 +73,25 @@ import Testing
         try await fixture.store.shutdown()
     }
 
-    @Test("with neither setting, /metrics answers anyone")
-    func openByDefault() async throws {
+    @Test("with neither setting, /metrics answers this machine only, not a peer through a proxy")
+    func localByDefault() async throws {
         let fixture = try await ServerFixture()
         try await Application(router: Self.http(fixture, .init()).router()).test(.router) { client in
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             #expect(metrics.status == .ok)
             #expect(metrics.headers[.contentType] == "text/plain; version=0.0.4")
+            for header in ["X-Forwarded-For", "Forwarded"] {
+                let proxied = try await client.execute(
+                    uri: "/metrics", method: .get, headers: [HTTPField.Name(header)!: "203.0.113.5"])
+                #expect(proxied.status == .unauthorized)
+            }
+        }
+        var open = OperationsConfiguration()
+        open.metricsFromAnywhere = true
+        try await Application(router: Self.http(fixture, open).router()).test(.router) { client in
+            let proxied = try await client.execute(
+                uri: "/metrics", method: .get, headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.5"])
+            #expect(proxied.status == .ok)
         }
         try await fixture.store.shutdown()
     }

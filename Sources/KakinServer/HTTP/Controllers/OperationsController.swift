@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KakinLedger
+import HTTPTypes
 import Hummingbird
 import KakinHTTP
 import KakinWire
@@ -61,12 +62,14 @@ struct OperationsController: RouteController {
     }
 
     /// Puts in front of the key middleware what guards `/metrics` on the main listener: the token,
-    /// or a 404 when `/metrics` has a listener of its own. Nothing is added when `/metrics` is open.
+    /// a 404 when `/metrics` has a listener of its own, or, without either, requests made on this
+    /// machine only. Nothing is added when `/metrics` is open to every peer.
     static func guardMetrics(on router: Router<KakinRequestContext>, _ operations: OperationsConfiguration) {
         guard !operations.metricsOpenToAnyone else { return }
         router.add(
             middleware: MetricsGuardMiddleware(
-                token: operations.metricsToken, servedHere: operations.metricsListen == nil))
+                token: operations.metricsToken, servedHere: operations.metricsListen == nil,
+                localOnly: operations.metricsToken == nil))
     }
 
     static func metricsText(_ metrics: ServerMetrics) -> Response {
@@ -83,13 +86,16 @@ struct OperationsController: RouteController {
 /// taken for a wrong app key (which would count against the scraper's address):
 /// - where `/metrics` is not served (`servedHere` false), it answers 404;
 /// - with a `token`, it answers 401 unless the request carries `Authorization: Bearer <token>`
-///   (compared in constant time), and passes the request on without that header.
+///   (compared in constant time), and passes the request on without that header;
+/// - with `localOnly`, it answers 401 unless the request was made on this machine: a loopback peer
+///   (or none, in process) and no proxy's `X-Forwarded-For` or `Forwarded` naming a client.
 ///
 /// Every other path goes through untouched; the check is one comparison of the path.
 struct MetricsGuardMiddleware: RouterMiddleware {
     typealias Context = KakinRequestContext
     let token: String?
     let servedHere: Bool
+    var localOnly = false
 
     @concurrent func handle(
         _ request: Request, context: KakinRequestContext,
@@ -97,6 +103,15 @@ struct MetricsGuardMiddleware: RouterMiddleware {
     ) async throws -> Response {
         guard Self.isMetrics(request.uri.path) else { return try await next(request, context) }
         guard servedHere else { throw ServerError(.notFound, "no route for \(request.uri.path)") }
+        if localOnly {
+            let proxied =
+                request.headers[Self.forwardedFor] != nil || request.headers[Self.forwarded] != nil
+            guard context.remoteAddress == nil || PeerAddress.isLoopback(context.remoteAddress), !proxied else {
+                throw ServerError(
+                    .unauthorized,
+                    "/metrics answers requests made on this machine only; configure operations.metricsToken or operations.metricsListen to scrape it from elsewhere")
+            }
+        }
         guard let token else { return try await next(request, context) }
         let presented = request.headers[.authorization].flatMap {
             $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
@@ -108,6 +123,9 @@ struct MetricsGuardMiddleware: RouterMiddleware {
         head.headerFields[.authorization] = nil
         return try await next(Request(head: head, body: request.body), context)
     }
+
+    private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    private static let forwarded = HTTPField.Name("Forwarded")!
 
     /// Whether `path` is the one the router answers as `/metrics` (it ignores empty components).
     static func isMetrics(_ path: String) -> Bool {

@@ -31,7 +31,8 @@ struct CustomerIDRedactionTests {
         let anonymous = AnonymousAppUserID.make()
         let alias = AliasEventPayload(
             alias: anonymous, appUserId: "alice", move: CustomerAliasMove(created: true, transactionIDs: ["1"]))
-        let transfer = TransferEventPayload(originalTransactionId: "1", from: anonymous, to: "bob", transactionIds: ["1"])
+        let transfer = TransferEventPayload(
+            originalTransactionId: "1", from: anonymous, to: "bob", transactionIds: ["1"])
         #expect(EventPayloadTests.written(alias) == (try EventPayloadTests.encoded(alias)))
         #expect(EventPayloadTests.written(transfer) == (try EventPayloadTests.encoded(transfer)))
         for json in [alias.json, transfer.json] {
@@ -58,7 +59,8 @@ struct CustomerIDRedactionTests {
             let pro = Fixture.transaction("p1", user: other, product: "pro", type: .nonConsumable)
             _ = try await store.record(pro, grants: [.entitlement("pro")])
             let claimed = Fixture.transaction("p1", user: anonymous, product: "pro", type: .nonConsumable)
-            let moved = try await store.ingest(LedgerIngest(claimed, grants: [.entitlement("pro")], transfersOwnership: true))
+            let moved = try await store.ingest(
+                LedgerIngest(claimed, grants: [.entitlement("pro")], transfersOwnership: true))
             #expect(moved.transferredFrom == other)
             #expect(
                 try await store.revoke(
@@ -68,7 +70,8 @@ struct CustomerIDRedactionTests {
                     bundleID: Fixture.bundleID, anonymousID: anonymous, to: "alice", transfersOwnership: false,
                     at: Fixture.at(50)) != .aliasedToAnotherCustomer("alice"))
 
-            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(100), limit: 100)
+            let events = try await store.dueEvents(
+                endpoint: "https://hooks.example/a", now: Fixture.at(100), limit: 100)
             #expect(
                 Set(events.map(\.type)) == [
                     "transaction.recorded", "balance.credited", "balance.spent", "transaction.transferred",
@@ -81,7 +84,9 @@ struct CustomerIDRedactionTests {
                     #expect(event.appUserID != id, "\(event.type)")
                 }
             }
-            #expect(events.filter { $0.appUserID == redacted }.count >= 5, "the anonymous customer's events name it redacted")
+            #expect(
+                events.filter { $0.appUserID == redacted }.count >= 5,
+                "the anonymous customer's events name it redacted")
             let transferred = try #require(events.first { $0.type == "transaction.transferred" })
             let transfer = try #require(try JSONSerialization.jsonObject(with: transferred.payload) as? [String: Any])
             #expect(transfer["from"] as? String == CustomerIDRedaction.redacted(other))
@@ -92,7 +97,8 @@ struct CustomerIDRedactionTests {
             #expect(alias["appUserId"] as? String == "alice" && aliased.appUserID == "alice")
 
             // The anonymous customer's deliveries are still found by its ID.
-            let deliveries = try await store.webhookDeliveries(bundleID: Fixture.bundleID, appUserID: anonymous, limit: 50)
+            let deliveries = try await store.webhookDeliveries(
+                bundleID: Fixture.bundleID, appUserID: anonymous, limit: 50)
             #expect(deliveries.count == events.filter { $0.appUserID == redacted }.count)
             #expect(deliveries.allSatisfy { $0.appUserID == redacted })
         }

@@ -22,7 +22,9 @@ struct LedgerAliasTests {
 
     /// The payloads of the events of `type`, as a sender looking at `now` takes them (a second look
     /// at the same instant sees none).
-    private func events(_ store: any LedgerStore, _ type: String, now: TimeInterval = 1000) async throws -> [[String: Any]] {
+    private func events(
+        _ store: any LedgerStore, _ type: String, now: TimeInterval = 1000
+    ) async throws -> [[String: Any]] {
         try await store.dueEvents(endpoint: hook, now: Fixture.at(now), limit: 1000).filter { $0.type == type }.map {
             try #require(try JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
         }
@@ -71,7 +73,8 @@ struct LedgerAliasTests {
     }
 
     @Test(
-        "an anonymous ID the app's ledger has never seen records nothing: no alias, no event", arguments: StoreKind.allCases)
+        "an anonymous ID the app's ledger has never seen records nothing: no alias, no event",
+        arguments: StoreKind.allCases)
     func unseenAnonymousIDRecordsNothing(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             _ = try await store.record(Fixture.transaction("c1", user: "alice"), grants: Fixture.coins)

@@ -38,14 +38,16 @@ struct LedgerSpendKeyTests {
         }
     }
 
-    @Test("two apps spending with the same key each spend once; the same app retrying is answered alreadySpent",
-          arguments: StoreKind.allCases)
+    @Test(
+        "two apps spending with the same key each spend once; the same app retrying is answered alreadySpent",
+        arguments: StoreKind.allCases)
     func keysArePerApp(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             try await Self.fund(store)
             #expect(try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .spent(balance: 70))
             #expect(try await Self.spend(store, app: Self.otherApp, 30, key: "order-1") == .spent(balance: 70))
-            #expect(try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .alreadySpent(balance: 70))
+            #expect(
+                try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .alreadySpent(balance: 70))
             #expect(try await Self.spend(store, app: Self.otherApp, 30, key: "order-1") == .alreadySpent(balance: 70))
             // Within one app, the key still names one spend.
             await #expect(throws: LedgerStoreError(.idempotencyKeyReused)) {
@@ -54,14 +56,18 @@ struct LedgerSpendKeyTests {
             let first = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
             let second = try await store.customer(bundleID: Self.otherApp, appUserID: "alice")
             #expect(first.balances == ["coins": 70] && second.balances == ["coins": 70])
-            #expect(first.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Fixture.bundleID):order-1"])
-            #expect(second.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Self.otherApp):order-1"])
+            #expect(
+                first.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Fixture.bundleID):order-1"]
+            )
+            #expect(
+                second.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Self.otherApp):order-1"])
             try await expectLedgerMatchesBalances(store, user: "alice")
         }
     }
 
-    @Test("spends recorded under the keys every app shared are keyed per app by the migration, and their retries still answer",
-          arguments: StoreKind.allCases)
+    @Test(
+        "spends recorded under the keys every app shared are keyed per app by the migration, and their retries still answer",
+        arguments: StoreKind.allCases)
     func migrationKeysEarlierSpendsPerApp(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             try await Self.fund(store)
@@ -82,10 +88,14 @@ struct LedgerSpendKeyTests {
             try await store.migrate()
             let first = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
             let second = try await store.customer(bundleID: Self.otherApp, appUserID: "alice")
-            #expect(first.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Fixture.bundleID):order-1"])
-            #expect(second.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Self.otherApp):order-2"])
+            #expect(
+                first.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Fixture.bundleID):order-1"]
+            )
+            #expect(
+                second.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:\(Self.otherApp):order-2"])
             #expect(first.ledger.filter { $0.kind == .credit }.map(\.idempotencyKey) == ["grant:a1:coins"])
-            #expect(try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .alreadySpent(balance: 70))
+            #expect(
+                try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .alreadySpent(balance: 70))
             #expect(try await Self.spend(store, app: Self.otherApp, 20, key: "order-2") == .alreadySpent(balance: 80))
             #expect(try await Self.spend(store, app: Self.otherApp, 30, key: "order-1") == .spent(balance: 50))
             #expect(try await Self.spend(store, app: Fixture.bundleID, 20, key: "order-2") == .spent(balance: 50))

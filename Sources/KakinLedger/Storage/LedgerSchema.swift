@@ -648,7 +648,8 @@ enum LedgerSchema {
         LedgerMigration(id: "0022_spend_keys_per_app") { _ in
             [
                 """
-                UPDATE ledger_entries SET idempotency_key = 'spend-per-app:' || bundle_id || ':' || substr(idempotency_key, 7)
+                UPDATE ledger_entries
+                SET idempotency_key = 'spend-per-app:' || bundle_id || ':' || substr(idempotency_key, 7)
                 WHERE kind = 'spend' AND substr(idempotency_key, 1, 6) = 'spend:'
                 """,
                 """

@@ -105,15 +105,16 @@ import Testing
         try await withLedgerStore(kind) { store in
             let fixture = try await ServerFixture(store: store)
             let (_, removeAd) = try await fixture.buy("removeAd")
-            _ = try await fixture.service.submitTransaction(removeAd, bundleID: ServerFixture.bundleID, appUserID: "kai")
+            _ = try await fixture.service.submitTransaction(
+                removeAd, bundleID: ServerFixture.bundleID, appUserID: "kai")
             let unseen = AnonymousAppUserID.make()
             try await Application(router: fixture.http.router()).test(.router) { client in
                 let answered = try await alias(client, unseen, to: "kai")
                 #expect(answered.status == .ok, "\(answered.body)")
                 let customer = try #require(answered.body["customer"] as? [String: Any])
                 #expect(customer["appUserId"] as? String == "kai")
-                #expect(
-                    (customer["entitlements"] as? [[String: Any]])?.map { $0["identifier"] as? String } == ["removeAds"])
+                let entitlements = customer["entitlements"] as? [[String: Any]]
+                #expect(entitlements?.map { $0["identifier"] as? String } == ["removeAds"])
                 // Not claimed: another customer's log-in with it is not a conflict, and records nothing either.
                 #expect(try await alias(client, unseen, to: "lee").status == .ok)
                 // Requests naming it are still the (empty) anonymous customer's.
@@ -125,7 +126,8 @@ import Testing
                 #expect((named?["entitlements"] as? [[String: Any]])?.isEmpty == true)
             }
             #expect(try await store.aliasedCustomer(bundleID: ServerFixture.bundleID, anonymousID: unseen) == nil)
-            let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: fixture.clock.now(), limit: 100)
+            let events = try await store.dueEvents(
+                endpoint: "https://hooks.example/a", now: fixture.clock.now(), limit: 100)
             #expect(!events.isEmpty, "the purchase's events are there")
             #expect(!events.contains { $0.type == "customer.aliased" })
         }

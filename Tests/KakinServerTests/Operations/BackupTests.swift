@@ -74,7 +74,7 @@ struct BackupTests {
         return try #require((attributes[.posixPermissions] as? NSNumber)?.intValue)
     }
 
-    @Test("under umask 022 a server's new ledger, its log and a backup of it are owner-only; a ledger open to others is warned of at start")
+    @Test("under umask 022 a server's ledger, its log and a backup are owner-only; one open to others is warned of")
     func filesAreOwnerOnly() async throws {
         let root = Self.directory()
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -110,7 +110,9 @@ struct BackupTests {
         // A ledger made readable by others (copied, or made by an older version) is reported at start.
         #expect(chmod(path, 0o644) == 0)
         let again = try await ServerParts.openStore(configuration, logger: logger)
-        #expect(logs.contain("warning the SQLite ledger is readable or writable by users other than its owner: \(path) (mode 644)"))
+        #expect(
+            logs.contain(
+                "warning the SQLite ledger is readable or writable by users other than its owner: \(path) (mode 644)"))
         try await again.shutdown()
     }
 

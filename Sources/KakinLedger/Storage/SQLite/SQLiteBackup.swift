@@ -43,10 +43,10 @@ public struct LedgerBackupManifest: Codable, Hashable, Sendable {
 /// `manifest.json` (``LedgerBackupManifest``). It is taken from one read snapshot while servers go
 /// on writing: writers are not blocked, and every write acknowledged before the copy began is in
 /// it. The directory (and any folder above it the backup makes) is 0700, its files 0600, whatever
-/// the umask: a backup holds what the ledger holds. A restore copies the backup back into the ledger's file only while no connection has that
-/// file open (SQLite's exclusive locking mode decides, across processes), and holds it exclusively
-/// until the copy is complete, so that no server can start on a half-restored ledger; the restored
-/// ledger is 0600.
+/// the umask: a backup holds what the ledger holds. A restore copies the backup back into the
+/// ledger's file only while no connection has that file open (SQLite's exclusive locking mode
+/// decides, across processes), and holds it exclusively until the copy is complete, so that no
+/// server can start on a half-restored ledger; the restored ledger is 0600.
 public enum SQLiteBackup {
     /// The database file inside a backup directory.
     public static let ledgerFile = "ledger.sqlite"

@@ -54,7 +54,9 @@ public final class SQLiteLedger: LedgerStore {
             if let path, path != ":memory:" {
                 // Made empty with its final mode before SQLite opens it (SQLite would create it
                 // 0644 less the umask): an empty file is an empty database.
-                try OwnerOnlyFiles.createFile(atPath: path)
+                do { try OwnerOnlyFiles.createFile(atPath: path) } catch {
+                    throw LedgerStoreError(.unavailable, "SQLite: \(path) cannot be created: \(error)")
+                }
                 var configuration = Configuration()
                 let timeout = busyTimeout.components
                 configuration.busyMode = .timeout(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18)

@@ -1,4 +1,5 @@
 import Foundation
+import KakinWire
 import Testing
 
 @testable import KakinCLI
@@ -14,7 +15,8 @@ import Testing
         let added = try await exchange(
             "POST", "\(serve.sandbox)/v1/control/testers", json: ["name": "offer@example.com", "id": "offer"])
         #expect(added.status == 201, "\(added.body)")
-        let token = UUID().uuidString.lowercased()
+        // The server signs over the customer's own account token, the one the SDK buys with.
+        let token = AppAccountToken.derived(from: "mika").uuidString.lowercased()
         let signed = try await exchange(
             "POST", "\(serve.server)/v1/customers/mika/offers/sign", headers: ["X-Kakin-Key": serve.publishable],
             json: [

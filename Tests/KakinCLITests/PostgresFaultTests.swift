@@ -155,6 +155,8 @@ import FoundationNetworking
                 "postgres": postgres,
                 "jobs": ["reconcileIntervalSeconds": 0],
                 "logging": ["format": "json", "level": "warning"],
+                // The load comes from one address: no per-address limits.
+                "rateLimits": ["enabled": false],
             ])
         let (server, url) = try await ServerCommandTests.startServer(config)
         defer { if server.process.isRunning { _ = server.stop(signal: SIGKILL) } }

@@ -35,7 +35,16 @@ public final class ServerMetrics: Sendable {
     public let factory: PrometheusMetricsFactory
 
     /// Creates the metrics on `registry`, with latency buckets from half a millisecond to ten seconds.
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    public convenience init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.init(registry: registry, uptime: { .now })
+    }
+
+    /// Creates the metrics on `registry`; `uptime` is the monotonic clock of the full-disk
+    /// readiness window (a test's own).
+    public init(
+        registry: PrometheusCollectorRegistry, uptime: @escaping @Sendable () -> ContinuousClock.Instant
+    ) {
+        self.uptime = uptime
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -169,7 +178,8 @@ public final class ServerMetrics: Sendable {
     /// reports the disk full for ``diskFullReadiness`` after the last one.
     public func ledgerDiskFull() {
         Counter(label: "kakin_ledger_disk_full_total", factory: factory).increment()
-        lastDiskFull.withLock { $0 = .now }
+        let now = uptime()
+        lastDiskFull.withLock { $0 = now }
     }
 
     /// How long `/ready` reports a full disk after the ledger last refused a write for it: a load
@@ -179,11 +189,13 @@ public final class ServerMetrics: Sendable {
     /// When the ledger last refused a write for a full disk, if within ``diskFullReadiness``.
     public var recentDiskFull: Duration? {
         guard let last = lastDiskFull.withLock({ $0 }) else { return nil }
-        let since = ContinuousClock.now - last
+        let since = uptime() - last
         return since < Self.diskFullReadiness ? since : nil
     }
 
     private let lastDiskFull = Mutex<ContinuousClock.Instant?>(nil)
+    /// The monotonic clock of the full-disk readiness window.
+    private let uptime: @Sendable () -> ContinuousClock.Instant
 
     /// Ledger events still waiting for delivery to some webhook endpoint.
     public func webhookBacklog(_ count: Int) {

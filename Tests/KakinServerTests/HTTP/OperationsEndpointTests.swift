@@ -6,6 +6,7 @@ import KakinLedger
 import KakinTestSupport
 import Logging
 import Synchronization
+import Prometheus
 import Testing
 
 @testable import KakinServer
@@ -57,7 +58,9 @@ import Testing
     @Test("a full disk: 503 with a fixed message, not counted as another refused write")
     func readyWithAFullDisk() async throws {
         let fixture = try await ServerFixture()
-        let metrics = ServerMetrics()
+        // A clock that stands still: however slow the machine, the refusal stays recent.
+        let frozen = ContinuousClock.now
+        let metrics = ServerMetrics(registry: PrometheusCollectorRegistry(), uptime: { frozen })
         try await Application(router: Self.http(fixture, .init(), metrics: metrics).router()).test(.router) { client in
             metrics.ledgerDiskFull()
             for _ in 0..<2 {

@@ -14,9 +14,9 @@ import NIOCore
 /// Nothing but the sign-in page and the style sheet is served without a session; every form
 /// carries the session's CSRF token, checked before anything is done.
 ///
-/// A session opens the apps of the key that signed it in (``KakinLedger/DashboardScope``): an
+/// A session opens the apps of the key that signed it in (`DashboardScope`, in KakinLedger): an
 /// app's secret key opens every app whose secret key it is, and the operator key
-/// (``KakinServer/DashboardConfiguration/operatorKey``) opens every app. Each page shows, and
+/// (`DashboardConfiguration.operatorKey`, in KakinServer) opens every app. Each page shows, and
 /// each form acts on, those apps only; a customer of another app is not found.
 public struct DashboardRoutes: Sendable {
     /// The purchase service whose ledger the pages show and whose operations their forms call.

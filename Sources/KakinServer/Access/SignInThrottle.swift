@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// - The dashboard's wrong keys are also counted against the dashboard account, from every
 ///   address together. The account itself never refuses anyone; once it is over the policy's
-///   ``SignInThrottlePolicy/accountAttempts`` (an attack spread over many addresses), every
+///   `SignInThrottlePolicy.accountAttempts` (an attack spread over many addresses), every
 ///   address that fails waits from its first failure instead of after its free attempts, until
 ///   the account's own wait is over.
 /// - The dashboard's sign-in asks the ledger before it checks a key, so every server refuses a

@@ -157,7 +157,7 @@ public struct PurchaseService: Sendable {
             signedAppTransaction: signedAppTransaction)
     }
 
-    /// ``submit(_:bundleID:appUserID:recent:withJWS:)`` for an app the caller has looked up.
+    /// ``submit(_:bundleID:appUserID:recent:withJWS:signedAppTransaction:)`` for an app the caller has looked up.
     ///
     /// `signedAppTransaction` is the uploading device's app transaction (JWS), which the SDK sends
     /// with restores: under ``TransferPolicy/transferToNewUser`` a purchase that another customer

@@ -25,8 +25,8 @@ public struct SandboxRequestContext: RequestContext, RemoteAddressRequestContext
 /// `/inApps`, which asks for its own bearer token), `/ocsp` and `/health` are not affected.
 ///
 /// A sandbox bound to loopback needs nothing (``everyone``). One bound to another address
-/// answers requests from this machine only (``loopbackOnly``), or also those from other hosts that
-/// carry `Authorization: Bearer <token>` (``loopbackOrToken(_:)``).
+/// answers requests from this machine only (``Rule/loopbackOnly``), or also those from other hosts that
+/// carry `Authorization: Bearer <token>` (``Rule/loopbackOrToken(_:)``).
 public struct SandboxAccessPolicy: Sendable {
     /// Whom the device and control APIs answer.
     public enum Rule: Sendable, Equatable {

@@ -43,8 +43,8 @@ public struct SandboxService: Sendable {
     /// Counts the App Store Server API's requests against ``Configuration/rateLimits``.
     let rateLimiter: SandboxRateLimiter?
 
-    /// Creates the service; nothing listens until its ``application(host:port:)`` runs, or its
-    /// ``router()`` is served.
+    /// Creates the service; nothing listens until its ``application(host:port:access:)`` runs, or its
+    /// ``router(access:)`` is served.
     public init(
         engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
         content: HostedContentStore = HostedContentStore()

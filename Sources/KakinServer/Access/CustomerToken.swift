@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import KakinWire
 
 /// A customer token: what an app's own backend, which knows who its user is, gives the app so that
 /// the purchase server believes the app speaks for that user.
@@ -52,13 +53,15 @@ public enum CustomerToken {
         appUserID: String, bundleID: String, secret: SymmetricKey, lifetime: TimeInterval = 3600, now: Date = Date()
     ) -> String {
         let issued = Int64(now.timeIntervalSince1970.rounded(.down))
-        let claims = Claims(sub: appUserID, aud: bundleID, iat: issued, exp: issued + Int64(lifetime.rounded(.down)))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        // Encoding these plain values cannot fail.
-        let header = base64URL(try! encoder.encode(Header(alg: "HS256", typ: "JWT")))
-        let payload = base64URL(try! encoder.encode(claims))
-        let signingInput = header + "." + payload
+        // Written by the same non-throwing JSON writer as the server's answers, keys sorted.
+        var claims = JSONOutput(capacity: 128)
+        claims.object { output in
+            output.field("aud", bundleID)
+            output.field("exp", issued + Int64(lifetime.rounded(.down)))
+            output.field("iat", issued)
+            output.field("sub", appUserID)
+        }
+        let signingInput = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + base64URL(Data(claims.bytes))
         let signature = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: secret)
         return signingInput + "." + base64URL(Data(signature))
     }

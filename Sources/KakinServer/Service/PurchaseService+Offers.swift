@@ -164,16 +164,20 @@ extension PurchaseService {
     private func ownTransactionID(
         _ asked: String?, history: CustomerState, app: AppConfiguration, appUserID: String
     ) async throws(ServerError) -> String? {
-        let linked: [String]
-        do { linked = try await store.appTransactions(bundleID: app.bundleID, appUserID: appUserID).map(\.appTransactionID) }
-        catch { throw ServerError(error) }
-        guard let asked else {
-            return history.transactions.max { $0.purchaseDate < $1.purchaseDate }?.transactionID ?? linked.first
+        let latest = history.transactions.max { $0.purchaseDate < $1.purchaseDate }?.transactionID
+        if asked == nil, let latest { return latest }
+        if let asked,
+            history.transactions.contains(where: { $0.transactionID == asked || $0.originalTransactionID == asked })
+        {
+            return asked
         }
-        guard
-            linked.contains(asked)
-                || history.transactions.contains(where: { $0.transactionID == asked || $0.originalTransactionID == asked })
-        else {
+        // Only now are the customer's linked app transactions read.
+        let linked: [String]
+        do {
+            linked = try await store.appTransactions(bundleID: app.bundleID, appUserID: appUserID).map(\.appTransactionID)
+        } catch { throw ServerError(error) }
+        guard let asked else { return linked.first }
+        guard linked.contains(asked) else {
             throw ServerError(
                 .forbidden, "transaction \(asked) is not one of this customer's", cause: "foreignTransaction")
         }

@@ -5,6 +5,7 @@ public struct KakinCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "kakin",
         abstract: "Kakin (課金): Apple's in-app purchase formats, a local App Store and a purchase server.",
+        version: BuildInfo.versionLine,
         subcommands: [
             ServeCommand.self, ServerCommand.self, SandboxCommand.self, TokenCommand.self, DemoCommand.self,
             JWSCommand.self, ReceiptCommand.self, CatalogCommand.self, MintCommand.self,

@@ -21,6 +21,20 @@ let storeKitStandIn: [Target.Dependency] = []
 let storeKitStandInTargets: [Target] = []
 #endif
 
+/// The server's side of the package, on by default: the server, the ledger, the dashboard, the
+/// sandbox App Store, the trust library and the `kakin` tool, with their dependencies. An app that
+/// links only the SDK (`KakinSDK`, `KakinStoreKit`) turns it off with `traits: []` on its
+/// `.package` line, and then resolves only the SDK's three packages: swift-crypto, swift-asn1 and
+/// ZIPFoundation. SwiftPM leaves out of resolution a dependency that only disabled traits use.
+let serverTrait = "Server"
+
+extension Target.Dependency {
+    /// A product that only the server's side uses: resolved and linked with the `Server` trait only.
+    static func server(_ product: String, _ package: String) -> Self {
+        .product(name: product, package: package, condition: .when(traits: [serverTrait]))
+    }
+}
+
 let package = Package(
     name: "Kakin",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -38,6 +52,13 @@ let package = Package(
         .library(name: "KakinStoreKit", targets: ["KakinStoreKit"]),
         .library(name: "KakinWire", targets: ["KakinWire"]),
         .executable(name: "kakin", targets: ["KakinTool"]),
+    ],
+    traits: [
+        .trait(
+            name: serverTrait,
+            description: "The server, the ledger, the dashboard, the sandbox App Store, the trust library and the kakin tool. An app that links only the SDK turns it off."
+        ),
+        .default(enabledTraits: [serverTrait]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -71,7 +92,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
+                .server("X509", "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -85,7 +106,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
+                .server("X509", "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -94,7 +115,7 @@ let package = Package(
             name: "KakinHTTP",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .server("Hummingbird", "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -108,8 +129,8 @@ let package = Package(
                 "KakinHTTP",
                 "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .server("GRDB", "GRDB.swift"),
+                .server("Hummingbird", "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -146,9 +167,9 @@ let package = Package(
                 "AppStoreModels",
                 "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .server("GRDB", "GRDB.swift"),
+                .server("PostgresNIO", "postgres-nio"),
+                .server("Logging", "swift-log"),
             ],
             swiftSettings: serverSwiftSettings
         ),
@@ -162,12 +183,12 @@ let package = Package(
                 "KakinLedger",
                 "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .server("Hummingbird", "hummingbird"),
+                .server("NIOHTTPTypes", "swift-nio-extras"),
+                .server("Logging", "swift-log"),
+                .server("Metrics", "swift-metrics"),
+                .server("Prometheus", "swift-prometheus"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
             ],
             // The OpenAPI document.
             resources: [.copy("Resources")],
@@ -181,9 +202,9 @@ let package = Package(
                 "KakinServer",
                 "KakinLedger",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Mustache", package: "swift-mustache"),
+                .server("Hummingbird", "hummingbird"),
+                .server("Logging", "swift-log"),
+                .server("Mustache", "swift-mustache"),
             ],
             // The templates and the style sheet.
             resources: [.copy("Resources")],
@@ -202,12 +223,12 @@ let package = Package(
                 "KakinDashboard",
                 "KakinWire",
                 "Kakin",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .server("Hummingbird", "hummingbird"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
+                .server("Logging", "swift-log"),
+                .server("ArgumentParser", "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
+                .server("X509", "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -100,7 +100,8 @@ struct ServeEnvironment {
 
     static func make(_ options: Options) async throws -> ServeEnvironment {
         let data = URL(fileURLWithPath: options.data)
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        // The data folder holds the server's signing key, the API key and the ledger: the owner's only.
+        try OwnerOnlyFiles.createDirectory(at: data)
         let keys = try loadOrMakeKeys(in: data)
         let apiKeyURL = data.appendingPathComponent(Files.apiKey)
         let apiKey = try loadOrMakeKey(apiKeyURL)

@@ -79,6 +79,8 @@ import FoundationNetworking
         let keys = URL(fileURLWithPath: scratch.path("data")).appendingPathComponent("keys.json")
         let mode = try FileManager.default.attributesOfItem(atPath: keys.path)[.posixPermissions] as? NSNumber
         #expect(mode?.intValue == 0o600)
+        let folder = try FileManager.default.attributesOfItem(atPath: scratch.path("data"))[.posixPermissions] as? NSNumber
+        #expect(folder?.intValue == 0o700)
     }
 
     @Test func sandboxRunNamesItsPortOrLearnsIt() async throws {

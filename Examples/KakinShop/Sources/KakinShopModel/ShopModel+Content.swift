@@ -27,7 +27,7 @@ public struct ContentItem: Identifiable, Hashable, Sendable {
     public var canDownload: Bool {
         guard isOwned, contentURL == nil else { return false }
         guard let state = download?.state else { return true }
-        return state == .failed || state == .cancelled || state == .paused
+        return state != .waiting && state != .active
     }
 }
 

@@ -67,6 +67,7 @@ final class KakinServe: Sendable {
 
     /// Runs `body` with a fresh `kakin serve` (given `arguments` besides the ports, data and
     /// catalog), and stops it afterwards, whatever `body` did.
+    @MainActor
     static func with<Result>(
         _ arguments: [String] = [], _ body: (KakinServe) async throws -> Result
     ) async throws -> Result {

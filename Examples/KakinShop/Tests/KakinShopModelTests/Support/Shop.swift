@@ -33,6 +33,23 @@ extension KakinServe {
         #expect(model.notice == nil, "\(model.notice?.message ?? "")")
         return model
     }
+
+    /// Runs `body` with a shop made as ``shop(tester:device:time:)`` does, and shuts the shop down
+    /// afterwards (its store stops polling the sandbox), whatever `body` did.
+    @MainActor
+    func withShop<Result>(
+        tester: String, device: String, time: SandboxTime? = nil, _ body: (ShopModel) async throws -> Result
+    ) async throws -> Result {
+        let shop = try await shop(tester: tester, device: device, time: time)
+        do {
+            let result = try await body(shop)
+            await shop.shutdown()
+            return result
+        } catch {
+            await shop.shutdown()
+            throw error
+        }
+    }
 }
 
 extension ShopModel {

@@ -6,7 +6,8 @@ request at a time. BEFORE seconds after the start the FAIL command runs (kill th
 primary, fill its disk), DOWN seconds later the RECOVER command (promote the standby, free the
 space), and the load goes on AFTER seconds more. Every request's outcome is kept; the transaction
 IDs of the purchases the servers acknowledged (2xx) are written to OUT, one a line, and a summary is
-printed as JSON (times in seconds from the start).
+printed as JSON (times in seconds from the start). An https URL is verified against the system's
+roots, or the file SSL_CERT_FILE names (a test proxy's own CA).
 """
 import base64
 import http.client
@@ -58,7 +59,10 @@ def worker(number):
         try:
             connection = connections.get(url.netloc)
             if connection is None:
-                connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+                if url.scheme == "https":
+                    connection = http.client.HTTPSConnection(url.hostname, url.port, timeout=30)
+                else:
+                    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
                 connections[url.netloc] = connection
             connection.request(
                 "POST", "/v1/transactions", body=body,
@@ -102,12 +106,15 @@ summary = {
     "unanswered": len(unanswered),
     "unanswered_examples": [o[5] for o in unanswered[:3]],
     "other_statuses": sorted({o[2] for o in other}),
+    "other_count": len(other),
+    "other_between": [round(min((o[0] for o in other), default=0), 2), round(max((o[1] for o in other), default=0), 2)],
     "failed_at": round(failed, 2),
     "recovery_started_at": round(recovering, 2),
     "recovered_at": round(recovered, 2),
     "last_acknowledged_before_failure": None if last_before is None else round(last_before, 2),
     "writes_resumed_after_recovery_s": round(min(o[1] for o in after_recovery) - recovered, 2) if after_recovery else None,
     "acknowledged_after_recovery": len(after_recovery),
+    "acknowledged_while_down": sum(1 for o in acknowledged if o[0] >= failed and o[1] <= recovering),
     "503_between": [round(min((o[0] for o in refused), default=0), 2), round(max((o[1] for o in refused), default=0), 2)],
     "slowest_answer_s": round(max((o[1] - o[0] for o in outcomes), default=0), 2),
 }

@@ -297,9 +297,19 @@ public final class KakinStore {
         self.appUserID = appUserID
     }
 
-    /// Reads the customer again (from the device while the server cannot be reached).
+    /// Reads the customer again (from the device while the server cannot be reached). An answer
+    /// that arrives after a log-in or log-out changed the customer is another customer's: it is
+    /// dropped, so it never replaces the customer that the log-in or log-out published.
     public func refreshCustomerInfo() async {
-        do { publish(try await payments.customerInfo()) } catch { lastError = PaymentError(error) }
+        let asked = appUserID
+        do {
+            let customer = try await payments.customerInfo()
+            guard appUserID == asked else { return }
+            publish(customer)
+        } catch {
+            guard appUserID == asked else { return }
+            lastError = PaymentError(error)
+        }
     }
 
     /// The current ``customerInfo`` (when there is one yet), then each new one, for code that does not

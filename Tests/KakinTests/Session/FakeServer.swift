@@ -28,6 +28,9 @@ final class FakeServer: KakinTransport, Sendable {
         var ownedElsewhere: [String: String] = [:]
         /// The identified customer each anonymous one became.
         var aliases: [String: String] = [:]
+        /// While set, reads of a customer wait in `heldReads` until ``releaseCustomerReads()``.
+        var holdsReads = false
+        var heldReads: [CheckedContinuation<Void, Never>] = []
     }
 
     static let bundleID = "com.example.kakin"
@@ -41,6 +44,19 @@ final class FakeServer: KakinTransport, Sendable {
     }
 
     func setReachable(_ reachable: Bool) { state.withLock { $0.reachable = reachable } }
+    /// Reads of a customer (`GET /v1/customers/…`) wait from now on, until released.
+    func holdCustomerReads() { state.withLock { $0.holdsReads = true } }
+    /// How many reads of a customer are waiting.
+    var heldCustomerReads: Int { state.withLock { $0.heldReads.count } }
+    /// Answers the reads that wait, and stops holding them.
+    func releaseCustomerReads() {
+        let waiting = state.withLock { state in
+            state.holdsReads = false
+            defer { state.heldReads = [] }
+            return state.heldReads
+        }
+        for read in waiting { read.resume() }
+    }
     func refuse(_ transactionID: String) { _ = state.withLock { $0.refused.insert(transactionID) } }
     /// The next `count` requests wait until all of them have arrived.
     func holdUntil(_ count: Int) { state.withLock { $0.barrier = count } }
@@ -123,6 +139,13 @@ final class FakeServer: KakinTransport, Sendable {
             return answer(for: body.appUserId, nonce: query["nonce"])
         }
         if request.method == "GET", path.hasPrefix("/v1/customers/") {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let wait = state.withLock { state in
+                    if state.holdsReads { state.heldReads.append(continuation) }
+                    return state.holdsReads
+                }
+                if !wait { continuation.resume() }
+            }
             let user = String(path.dropFirst("/v1/customers/".count)).removingPercentEncoding!
             if let refusal = tokenRefusal(request, naming: user) { return refusal }
             return answer(for: user, nonce: query["nonce"])

@@ -43,6 +43,34 @@ import Testing
         await store.shutdown()
     }
 
+    @Test func anAnswerForTheCustomerBeforeALogInNeverReplacesTheAccount() async throws {
+        let directory = temporaryDirectory("kakin-store-late-answer")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = FakeServer()
+        var configuration = Self.configuration(server, directory: directory, user: "unused")
+        configuration.appUserID = nil
+        let store = try await KakinStore.configure(configuration, backend: FakeStore())
+        let anonymous = store.appUserID
+        #expect(store.isAnonymous && store.customerInfo?.appUserID == anonymous)
+
+        // A read of the anonymous customer (as after a purchase) is still on its way when the
+        // customer logs in; its answer arrives after the log-in published the account.
+        server.holdCustomerReads()
+        let refreshing = Task { await store.refreshCustomerInfo() }
+        while server.heldCustomerReads == 0 { await Task.yield() }
+        try await store.logIn("noa")
+        #expect(store.customerInfo?.appUserID == "noa")
+        server.releaseCustomerReads()
+        await refreshing.value
+        #expect(store.customerInfo?.appUserID == "noa", "the anonymous customer's late answer is dropped")
+        #expect(store.appUserID == "noa" && store.lastError == nil)
+
+        // A read asked for the account is published as before.
+        await store.refreshCustomerInfo()
+        #expect(store.customerInfo?.appUserID == "noa")
+        await store.shutdown()
+    }
+
     @Test func isPurchasingIsObservedAndAFailureIsOneTypedError() async throws {
         let directory = temporaryDirectory("kakin-store-errors")
         defer { try? FileManager.default.removeItem(at: directory) }

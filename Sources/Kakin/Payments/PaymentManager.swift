@@ -301,9 +301,18 @@ public actor PaymentManager {
     public func enableDownloads(
         _ downloads: DownloadManager, request: @escaping @Sendable (StoreTransaction) async throws -> ContentRequest?
     ) async {
-        await session.setBeforeFinish { transaction in
+        await session.setBeforeFinish(Self.downloading(into: downloads) { transaction, _ in try await request(transaction) })
+    }
+
+    /// The step before finishing that downloads what `request` names (for a transaction and the
+    /// app user it was delivered for) and throws while the content is not on the device.
+    static func downloading(
+        into downloads: DownloadManager,
+        request: @escaping @Sendable (StoreTransaction, _ appUserID: String) async throws -> ContentRequest?
+    ) -> @Sendable (StoreTransaction, String) async throws -> Void {
+        { transaction, appUserID in
             let contentRequest: ContentRequest?
-            do { contentRequest = try await request(transaction) } catch {
+            do { contentRequest = try await request(transaction, appUserID) } catch {
                 throw KakinError(
                     .downloadFailed, "the content request for \(transaction.productID) failed: \(error)",
                     isRetryable: true)

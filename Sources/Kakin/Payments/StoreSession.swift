@@ -94,8 +94,9 @@ public actor StoreSession {
         case fetching(Task<String?, any Error>)
         case known(String?)
     }
-    /// Called after the server acknowledged a transaction and before it is finished (downloads).
-    var beforeFinish: (@Sendable (StoreTransaction) async throws -> Void)?
+    /// Called after the server acknowledged a transaction and before it is finished (downloads),
+    /// with the app user it was delivered for.
+    var beforeFinish: (@Sendable (StoreTransaction, _ appUserID: String) async throws -> Void)?
 
     /// Creates a session; call ``start()`` (a ``PaymentManager`` does) to observe and deliver.
     ///
@@ -162,7 +163,9 @@ public actor StoreSession {
     }
 
     func unsubscribe(_ id: UUID) { subscribers[id] = nil }
-    func setBeforeFinish(_ hook: (@Sendable (StoreTransaction) async throws -> Void)?) { beforeFinish = hook }
+    func setBeforeFinish(_ hook: (@Sendable (StoreTransaction, _ appUserID: String) async throws -> Void)?) {
+        beforeFinish = hook
+    }
 
     /// Sends `status` about a transaction of `appUserID` to that user's managers, in order.
     func emit(_ status: PaymentStatus, for appUserID: String) {
@@ -315,7 +318,7 @@ public actor StoreSession {
                 CrashPoint.reach("afterDelivery")
                 if wantedAnswers.contains(id) { answers[id] = customer }
                 await offline.learn(from: customer, at: now())
-                if let beforeFinish { try await beforeFinish(entry.transaction) }
+                if let beforeFinish { try await beforeFinish(entry.transaction, entry.appUserID) }
                 try await backend.finish(entry.transaction)
                 CrashPoint.reach("afterFinish")
                 try await outbox.remove(id)

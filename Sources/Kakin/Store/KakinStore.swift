@@ -57,13 +57,19 @@ public final class KakinStore {
         /// token the app's own backend signed for that user. Never called for anonymous customers.
         /// `nil` (the default) sends none.
         public var customerToken: CustomerTokenProvider?
+        /// Hosted content to download before a transaction is finished, from the first delivery
+        /// of the launch on: a purchase an earlier launch left unfinished gets its content too.
+        /// `nil` (the default) downloads nothing (``PaymentManager/enableDownloads(_:request:)``
+        /// can still turn it on later, for what is delivered from then on).
+        public var hostedContent: HostedContent?
 
         /// Creates a configuration; the defaults suit an app.
         public init(
             serverURL: URL, bundleID: String, publishableKey: String, serverKey: P256.Signing.PublicKey?,
             appUserID: String? = nil, storageDirectory: URL = PaymentManager.defaultDirectory,
             offlineGracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod,
-            transport: any KakinTransport = URLSessionTransport(), customerToken: CustomerTokenProvider? = nil
+            transport: any KakinTransport = URLSessionTransport(), customerToken: CustomerTokenProvider? = nil,
+            hostedContent: HostedContent? = nil
         ) {
             self.serverURL = serverURL
             self.bundleID = bundleID
@@ -74,6 +80,41 @@ public final class KakinStore {
             self.offlineGracePeriod = offlineGracePeriod
             self.transport = transport
             self.customerToken = customerToken
+            self.hostedContent = hostedContent
+        }
+    }
+
+    /// Which transactions come with content, where it is downloaded to, and where from.
+    public struct HostedContent: Sendable {
+        /// Downloads, checks and unpacks the packages.
+        public var downloads: DownloadManager
+        /// The content to download for a transaction acknowledged for an app user, or `nil` when
+        /// its product has none; asked again at each attempt. What it throws fails the attempt,
+        /// which is retried with the outbox's backoff.
+        public var request:
+            @Sendable (_ transaction: StoreTransaction, _ appUserID: String, _ server: KakinServerClient) async throws
+                -> ContentRequest?
+
+        /// Content named by `request`, downloaded by `downloads`.
+        public init(
+            downloads: DownloadManager,
+            request: @escaping @Sendable (_ transaction: StoreTransaction, _ appUserID: String, _ server: KakinServerClient)
+                async throws -> ContentRequest?
+        ) {
+            self.downloads = downloads
+            self.request = request
+        }
+
+        /// The content your purchase server hosts for the products `productIDs`, asked for the
+        /// app user each transaction was delivered for (with that user's customer token, when the
+        /// server requires them).
+        public static func purchaseServer(_ downloads: DownloadManager, productIDs: Set<String>) -> HostedContent {
+            HostedContent(downloads: downloads) { transaction, appUserID, server in
+                guard productIDs.contains(transaction.productID) else { return nil }
+                let (url, headers) = try await server.contentRequest(productID: transaction.productID, appUserID: appUserID)
+                return ContentRequest(
+                    productID: transaction.productID, url: url, headers: headers, transactionID: transaction.id)
+            }
         }
     }
 
@@ -122,6 +163,13 @@ public final class KakinStore {
         let session = try StoreSession(
             backend: backend, server: server, appUserID: appUserID,
             storageDirectory: configuration.storageDirectory, offlineGracePeriod: configuration.offlineGracePeriod)
+        if let hosted = configuration.hostedContent {
+            // Before the manager starts the session, which delivers what an earlier launch left.
+            await session.setBeforeFinish(
+                PaymentManager.downloading(into: hosted.downloads) { transaction, appUserID in
+                    try await hosted.request(transaction, appUserID, server)
+                })
+        }
         let store = KakinStore(
             session: session, payments: await PaymentManager(session: session), server: server, identity: identity)
         await store.listen()

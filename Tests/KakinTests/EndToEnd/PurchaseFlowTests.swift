@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StoreSandbox
+import Synchronization
 import Testing
 
 @testable import Kakin
@@ -197,6 +198,54 @@ extension PurchaseFlowTests {
             #expect(folder.lastPathComponent == "1.0")
             #expect(try await stack.engine.transaction(transaction.id).isFinished)
             await payments.shutdown()
+        }
+    }
+
+    /// A purchase of a product with content that an earlier launch could not deliver (the server
+    /// was down) gets its content at the next launch, before it is finished: the store's
+    /// configuration names the content, so the launch's first delivery already downloads it.
+    @Test func contentOfAPurchaseLeftByAnEarlierLaunchIsDownloadedBeforeItIsFinished() async throws {
+        let stack = try await LiveStack()
+        try await stack.run { sandboxURL, serverURL in
+            _ = try await stack.engine.createTester(name: "f@example.com", id: "left")
+            let directory = stack.directory.appendingPathComponent("left")
+            let backend = SandboxBackend(baseURL: sandboxURL, testerID: "left", pollSeconds: 1)
+            let unreachable = KakinServerClient(
+                baseURL: URL(string: "http://127.0.0.1:1")!, bundleID: LiveStack.bundleID, publishableKey: "pk_test",
+                serverKey: stack.serverKey.publicKey)
+            let offline = try await PaymentManager(
+                backend: backend, server: unreachable, appUserID: "fumi", storageDirectory: directory)
+            let product = try #require(try await offline.products(for: ["com.example.kakin.soundPack"]).products.first)
+            guard case .purchased(let transaction, nil) = try await offline.purchase(product) else {
+                Issue.record("expected a purchase the server has not acknowledged")
+                return
+            }
+            await offline.shutdown()
+            #expect(try await stack.engine.transaction(transaction.id).isFinished == false)
+
+            // The next launch, with the server back.
+            let downloads = DownloadManager(
+                directory: stack.directory.appendingPathComponent("left-downloads"),
+                transport: URLSessionDownloadTransport())
+            let asked = Mutex<[String]>([])
+            let content = KakinStore.HostedContent(downloads: downloads) { transaction, appUserID, _ in
+                asked.withLock { $0.append(appUserID) }
+                return transaction.productID == "com.example.kakin.soundPack"
+                    ? .sandbox(sandboxURL, testerID: "left", productID: transaction.productID, transactionID: transaction.id)
+                    : nil
+            }
+            let store = try await KakinStore.configure(
+                .init(
+                    serverURL: serverURL, bundleID: LiveStack.bundleID, publishableKey: "pk_test",
+                    serverKey: stack.serverKey.publicKey, appUserID: "fumi", storageDirectory: directory,
+                    hostedContent: content),
+                backend: SandboxBackend(baseURL: sandboxURL, testerID: "left", pollSeconds: 1))
+            #expect(asked.withLock { $0 } == ["fumi"], "asked for the user the purchase was delivered for")
+            let folder = try #require(await downloads.contentURL(forProductID: "com.example.kakin.soundPack"))
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("content.bin").path))
+            #expect(try await stack.engine.transaction(transaction.id).isFinished)
+            #expect(await store.customerInfo?.isEntitled(to: "soundPack") == true)
+            await store.shutdown()
         }
     }
 }

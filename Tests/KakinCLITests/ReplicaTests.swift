@@ -89,6 +89,8 @@ import FoundationNetworking
                     "webhooks": [["url": "http://127.0.0.1:\(webhookPort)/hook", "secret": "whsec_replicas"]],
                     "jobs": ["webhookIntervalSeconds": 1, "reconcileIntervalSeconds": 0],
                     "logging": ["format": "json", "level": "warning"],
+                    // A thousand uploads from one address at once is the point here, not an attack.
+                    "rateLimits": ["enabled": false],
                 ])
             replicas.append(try await ServerCommandTests.startServer(config))
         }

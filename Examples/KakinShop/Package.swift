@@ -28,7 +28,11 @@ let package = Package(
         // Foundation, Observation and the SDK: no SwiftUI, so it builds and is tested on Linux.
         .target(
             name: "KakinShopModel",
-            dependencies: [.product(name: "KakinSDK", package: kakinFolder)],
+            dependencies: [
+                .product(name: "KakinSDK", package: kakinFolder),
+                // The server's answer types (its catalog), which the SDK shares with the server.
+                .product(name: "KakinWire", package: kakinFolder),
+            ],
             swiftSettings: swiftSettings
         ),
         // Runs the model against the root's `kakin serve` (KAKIN_EXECUTABLE, by default the root's

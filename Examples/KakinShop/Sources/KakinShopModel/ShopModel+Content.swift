@@ -1,5 +1,6 @@
 public import Foundation
 public import Kakin
+import KakinWire
 
 /// One product with hosted content, as the downloads screen lists it.
 public struct ContentItem: Identifiable, Hashable, Sendable {
@@ -92,22 +93,32 @@ extension ShopModel {
         }
     }
 
-    /// Makes the download manager, has the SDK download a product's content after the server
-    /// acknowledged its purchase and before finishing it, and follows every download's events.
-    func connectDownloads(_ store: KakinStore, _ configuration: ShopConfiguration) async {
-        let manager = DownloadManager(
-            directory: configuration.contentDirectory, chunkSize: configuration.contentChunkSize)
-        downloadManager = manager
-        let server = store.server
-        await store.payments.enableDownloads(manager) { [weak self] transaction in
-            guard let self, await self.contentProductIDs.contains(transaction.productID) else { return nil }
-            // Asked again at each attempt, so a retry carries a fresh customer token.
-            let (url, headers) = try await server.contentRequest(
-                productID: transaction.productID, appUserID: await store.appUserID)
+    /// The products whose grants in the server's catalog include hosted content.
+    nonisolated static func contentProducts(of catalog: CatalogAnswer) -> Set<String> {
+        Set(catalog.products.filter { $0.grants.contains { $0.content == true } }.map(\.productId))
+    }
+
+    /// What the SDK downloads after the server acknowledged a purchase and before finishing it:
+    /// the content the purchase server hosts for products that carry some, asked for the user the
+    /// purchase was delivered for (again at each attempt, so a retry carries a fresh customer
+    /// token). The first delivery of a launch comes before the shop read the catalog: then the
+    /// catalog is asked here.
+    func hostedContent(_ manager: DownloadManager, locale: String) -> KakinStore.HostedContent {
+        KakinStore.HostedContent(downloads: manager) { [weak self] transaction, appUserID, server in
+            var products = await self?.contentProductIDs ?? []
+            if products.isEmpty { products = Self.contentProducts(of: try await server.catalog(locale: locale)) }
+            guard products.contains(transaction.productID) else { return nil }
+            let (url, headers) = try await server.contentRequest(productID: transaction.productID, appUserID: appUserID)
             return ContentRequest(
                 productID: transaction.productID, url: url, headers: headers, transactionID: transaction.id)
         }
-        // Subscribed before anything can start, so no event is missed.
+    }
+
+    /// Keeps the download manager and follows every download's events.
+    func followDownloads(_ manager: DownloadManager) async {
+        downloadManager = manager
+        // Subscribed before the shop starts any download; what the launch's first deliveries
+        // downloaded already is in the snapshot below.
         let events = await manager.events()
         for download in await manager.downloads() { downloads[download.productID] = download }
         downloadEvents = Task { [weak self] in

@@ -79,15 +79,21 @@ public final class ShopModel {
         await shutdown()
         phase = .configuring
         self.configuration = configuration
+        // The downloads are named in the store's configuration, so that a purchase an earlier
+        // launch left unacknowledged gets its content in the launch's first delivery too.
+        let manager = DownloadManager(
+            directory: configuration.contentDirectory, chunkSize: configuration.contentChunkSize)
+        var storeConfiguration = configuration.store
+        storeConfiguration.hostedContent = hostedContent(manager, locale: configuration.catalogLocale)
         let store: KakinStore
         do {
-            store = try await KakinStore.configure(configuration.store, backend: backend)
+            store = try await KakinStore.configure(storeConfiguration, backend: backend)
         } catch {
             phase = .unavailable("\(error)")
             return
         }
         self.store = store
-        await connectDownloads(store, configuration)
+        await followDownloads(manager)
         await loadProducts()
         phase = .ready
     }
@@ -105,8 +111,7 @@ public final class ShopModel {
             // The session learns from the catalog which entitlement each product unlocks, for
             // offline entitlements before any purchase was answered.
             let catalog = try await store.session.refreshCatalog(locale: configuration.catalogLocale)
-            contentProductIDs = Set(
-                catalog.products.filter { $0.grants.contains { $0.content == true } }.map(\.productId))
+            contentProductIDs = Self.contentProducts(of: catalog)
             if configuration.productIDs == nil { identifiers = catalog.products.map(\.productId) }
         } catch {
             if configuration.productIDs == nil {

@@ -96,6 +96,9 @@ struct LiveStack {
             customerToken: customerToken)
     }
 
+    /// A client of a server address where nothing listens: the server is down.
+    func unreachableClient() -> KakinServerClient { client(URL(string: "http://127.0.0.1:1")!) }
+
     /// The app's backend: signs a customer token for whoever asks, valid for `lifetime` seconds
     /// from the stack's clock, and counts who it signed for.
     final class Backend: Sendable {

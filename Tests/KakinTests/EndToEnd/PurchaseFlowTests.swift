@@ -135,10 +135,7 @@ import Testing
             _ = try await stack.engine.createTester(name: "d@example.com", id: "down")
             let directory = stack.directory.appendingPathComponent("down")
             let backend = SandboxBackend(baseURL: sandboxURL, testerID: "down", pollSeconds: 1)
-            // A server address where nothing listens.
-            let unreachable = KakinServerClient(
-                baseURL: URL(string: "http://127.0.0.1:1")!, bundleID: LiveStack.bundleID, publishableKey: "pk_test",
-                serverKey: stack.serverKey.publicKey)
+            let unreachable = stack.unreachableClient()
             let offline = try await PaymentManager(
                 backend: backend, server: unreachable, appUserID: "dave", storageDirectory: directory)
             let product = try #require(
@@ -210,9 +207,7 @@ extension PurchaseFlowTests {
             _ = try await stack.engine.createTester(name: "f@example.com", id: "left")
             let directory = stack.directory.appendingPathComponent("left")
             let backend = SandboxBackend(baseURL: sandboxURL, testerID: "left", pollSeconds: 1)
-            let unreachable = KakinServerClient(
-                baseURL: URL(string: "http://127.0.0.1:1")!, bundleID: LiveStack.bundleID, publishableKey: "pk_test",
-                serverKey: stack.serverKey.publicKey)
+            let unreachable = stack.unreachableClient()
             let offline = try await PaymentManager(
                 backend: backend, server: unreachable, appUserID: "fumi", storageDirectory: directory)
             let product = try #require(try await offline.products(for: ["com.example.kakin.soundPack"]).products.first)

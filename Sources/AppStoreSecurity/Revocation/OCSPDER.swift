@@ -2,16 +2,11 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The DER of OCSP messages (RFC 6960 §4.1 and §4.2), read and written with swift-asn1.
+/// The DER of OCSP messages (RFC 6960 §4.1 and §4.2), read with swift-asn1: the responses a
+/// revocation check gets back, and the `CertID`s and nonces both kinds of message carry. Writing
+/// messages is a responder's job, and lives with the sandbox's responder in AppStoreTesting.
 ///
 /// ```
-/// OCSPRequest     ::= SEQUENCE { tbsRequest TBSRequest, optionalSignature [0] EXPLICIT Signature OPTIONAL }
-/// TBSRequest      ::= SEQUENCE { version [0] EXPLICIT Version DEFAULT v1,
-///                                requestorName [1] EXPLICIT GeneralName OPTIONAL,
-///                                requestList SEQUENCE OF Request,
-///                                requestExtensions [2] EXPLICIT Extensions OPTIONAL }
-/// Request         ::= SEQUENCE { reqCert CertID, singleRequestExtensions [0] EXPLICIT Extensions OPTIONAL }
-///
 /// OCSPResponse    ::= SEQUENCE { responseStatus ENUMERATED, responseBytes [0] EXPLICIT ResponseBytes OPTIONAL }
 /// ResponseBytes   ::= SEQUENCE { responseType OBJECT IDENTIFIER, response OCTET STRING }
 /// BasicOCSPResponse ::= SEQUENCE { tbsResponseData ResponseData, signatureAlgorithm AlgorithmIdentifier,
@@ -26,81 +21,26 @@ import X509
 /// CertStatus      ::= CHOICE { good [0] IMPLICIT NULL, revoked [1] IMPLICIT RevokedInfo, unknown [2] IMPLICIT NULL }
 /// RevokedInfo     ::= SEQUENCE { revocationTime GeneralizedTime, revocationReason [0] EXPLICIT CRLReason OPTIONAL }
 /// ```
-enum OCSPDER {
+package enum OCSPDER {
     /// id-pkix-ocsp-nonce.
-    static let nonceOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 2]
+    package static let nonceOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 2]
     /// id-pkix-ocsp-basic.
-    static let basicResponseOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 1]
+    package static let basicResponseOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 1]
 
-    static func tag(_ number: UInt) -> ASN1Identifier {
+    /// The context-specific tag `[number]`.
+    package static func tag(_ number: UInt) -> ASN1Identifier {
         ASN1Identifier(tagWithNumber: number, tagClass: .contextSpecific)
     }
 
-    static func malformed(_ reason: String) -> ASN1Error {
+    /// The error for bytes that are DER but not the OCSP structure expected.
+    package static func malformed(_ reason: String) -> ASN1Error {
         ASN1Error.invalidASN1Object(reason: reason)
-    }
-
-    // MARK: - Requests
-
-    static func request(_ node: ASN1Node) throws -> OCSPRequestMessage {
-        try DER.sequence(node, identifier: .sequence) { nodes in
-            guard let tbs = nodes.next() else { throw malformed("OCSPRequest has no TBSRequest") }
-            let request = try tbsRequest(tbs)
-            // A signature on the request is not checked.
-            _ = try DER.optionalExplicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { _ in () }
-            return request
-        }
-    }
-
-    static func tbsRequest(_ node: ASN1Node) throws -> OCSPRequestMessage {
-        try DER.sequence(node, identifier: .sequence) { nodes in
-            let version = try DER.decodeDefaultExplicitlyTagged(
-                &nodes, tagNumber: 0, tagClass: .contextSpecific, defaultValue: 0)
-            guard version == 0 else { throw malformed("OCSP request version \(version + 1) is not supported") }
-            _ = try DER.optionalExplicitlyTagged(&nodes, tagNumber: 1, tagClass: .contextSpecific) { _ in () }
-            guard let list = nodes.next() else { throw malformed("TBSRequest has no request list") }
-            let ids = try DER.sequence(list, identifier: .sequence) { requests in
-                var ids: [OCSPCertificateID] = []
-                while let request = requests.next() {
-                    ids.append(
-                        try DER.sequence(request, identifier: .sequence) { fields in
-                            guard let certID = fields.next() else { throw malformed("Request has no CertID") }
-                            let id = try certificateID(certID)
-                            _ = try DER.optionalExplicitlyTagged(&fields, tagNumber: 0, tagClass: .contextSpecific) {
-                                _ in ()
-                            }
-                            return id
-                        })
-                }
-                return ids
-            }
-            let extensions = try DER.optionalExplicitlyTagged(&nodes, tagNumber: 2, tagClass: .contextSpecific) {
-                try DER.sequence(of: Certificate.Extension.self, identifier: .sequence, rootNode: $0)
-            }
-            return OCSPRequestMessage(certificateIDs: ids, nonce: nonce(in: extensions))
-        }
-    }
-
-    static func serialize(_ request: OCSPRequestMessage, into coder: inout DER.Serializer) throws {
-        try coder.appendConstructedNode(identifier: .sequence) { coder in
-            try coder.appendConstructedNode(identifier: .sequence) { coder in
-                try coder.appendConstructedNode(identifier: .sequence) { coder in
-                    for id in request.certificateIDs {
-                        try coder.appendConstructedNode(identifier: .sequence) { coder in
-                            try serialize(id, into: &coder)
-                        }
-                    }
-                }
-                if let nonce = request.nonce {
-                    try serializeNonce(nonce, tag: 2, into: &coder)
-                }
-            }
-        }
     }
 
     // MARK: - CertID
 
-    static func certificateID(_ node: ASN1Node) throws -> OCSPCertificateID {
+    /// Reads a `CertID`; a hash other than SHA-1 or SHA-256 is refused.
+    package static func certificateID(_ node: ASN1Node) throws -> OCSPCertificateID {
         try DER.sequence(node, identifier: .sequence) { nodes in
             guard let algorithmNode = nodes.next() else { throw malformed("CertID has no hash algorithm") }
             let oid = try DER.sequence(algorithmNode, identifier: .sequence) { fields in
@@ -124,32 +64,11 @@ enum OCSPDER {
         }
     }
 
-    /// Writes the hash algorithm with NULL parameters, as OpenSSL and Python's `cryptography` do;
-    /// swift-certificates reads both forms as the same algorithm.
-    static func serialize(_ id: OCSPCertificateID, into coder: inout DER.Serializer) throws {
-        try coder.appendConstructedNode(identifier: .sequence) { coder in
-            try coder.appendConstructedNode(identifier: .sequence) { coder in
-                try coder.serialize(id.hashAlgorithm.oid)
-                try coder.serialize(ASN1Null())
-            }
-            try coder.serialize(ASN1OctetString(contentBytes: id.issuerNameHash[...]))
-            try coder.serialize(ASN1OctetString(contentBytes: id.issuerKeyHash[...]))
-            try coder.serialize(id.serialNumber.bytes)
-        }
-    }
-
     // MARK: - Nonce
 
-    static func nonce(in extensions: [Certificate.Extension]?) -> [UInt8]? {
+    /// The nonce extension's value among `extensions`, if any.
+    package static func nonce(in extensions: [Certificate.Extension]?) -> [UInt8]? {
         extensions?.first { $0.oid == nonceOID }.map { Array($0.value) }
-    }
-
-    static func serializeNonce(_ nonce: [UInt8], tag number: UInt, into coder: inout DER.Serializer) throws {
-        try coder.serialize(explicitlyTaggedWithTagNumber: number, tagClass: .contextSpecific) { coder in
-            try coder.appendConstructedNode(identifier: .sequence) { coder in
-                try coder.serialize(Certificate.Extension(oid: nonceOID, critical: false, value: nonce[...]))
-            }
-        }
     }
 
     // MARK: - Responses
@@ -257,91 +176,16 @@ enum OCSPDER {
                 nextUpdate: nextUpdate.map(OCSPTime.date))
         }
     }
-
-    static func serializeResponseData(
-        responderKeyHash: [UInt8], producedAt: Date, answers: [OCSPSingleAnswer], nonce: [UInt8]?,
-        into coder: inout DER.Serializer
-    ) throws {
-        try coder.appendConstructedNode(identifier: .sequence) { coder in
-            try coder.serialize(explicitlyTaggedWithTagNumber: 2, tagClass: .contextSpecific) { coder in
-                try coder.serialize(ASN1OctetString(contentBytes: responderKeyHash[...]))
-            }
-            try coder.serialize(OCSPTime.generalizedTime(producedAt))
-            try coder.appendConstructedNode(identifier: .sequence) { coder in
-                for answer in answers { try serialize(answer, into: &coder) }
-            }
-            if let nonce { try serializeNonce(nonce, tag: 1, into: &coder) }
-        }
-    }
-
-    static func serialize(_ answer: OCSPSingleAnswer, into coder: inout DER.Serializer) throws {
-        try coder.appendConstructedNode(identifier: .sequence) { coder in
-            try serialize(answer.certificateID, into: &coder)
-            switch answer.status {
-            case .good: ASN1Null().serialize(into: &coder, withIdentifier: tag(0))
-            case .revoked(let date):
-                try coder.appendConstructedNode(identifier: tag(1)) { coder in
-                    try coder.serialize(OCSPTime.generalizedTime(date))
-                }
-            case .unknown: ASN1Null().serialize(into: &coder, withIdentifier: tag(2))
-            }
-            try coder.serialize(OCSPTime.generalizedTime(answer.thisUpdate))
-            if let nextUpdate = answer.nextUpdate {
-                try coder.serialize(
-                    OCSPTime.generalizedTime(nextUpdate), explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific)
-            }
-        }
-    }
-
-    static func serializeSuccessfulResponse(
-        responseData: [UInt8], algorithm: Certificate.SignatureAlgorithm, signature: [UInt8],
-        certificates: [Certificate], into coder: inout DER.Serializer
-    ) throws {
-        var basic = DER.Serializer()
-        try basic.appendConstructedNode(identifier: .sequence) { coder in
-            coder.serializeRawBytes(responseData)
-            // ECDSA signature algorithms have no parameters (RFC 5758 §3.2).
-            try coder.appendConstructedNode(identifier: .sequence) { coder in
-                try coder.serialize(algorithm == .ecdsaWithSHA384 ? ecdsaWithSHA384 : ecdsaWithSHA256)
-            }
-            try coder.serialize(ASN1BitString(bytes: signature[...]))
-            if !certificates.isEmpty {
-                try coder.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) { coder in
-                    try coder.serializeSequenceOf(certificates)
-                }
-            }
-        }
-        try coder.appendConstructedNode(identifier: .sequence) { coder in
-            try OCSPResponseMessage.Status.successful.rawValue.serialize(into: &coder, withIdentifier: .enumerated)
-            try coder.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) { coder in
-                try coder.appendConstructedNode(identifier: .sequence) { coder in
-                    try coder.serialize(basicResponseOID)
-                    try coder.serialize(ASN1OctetString(contentBytes: basic.serializedBytes[...]))
-                }
-            }
-        }
-    }
-
-    static let ecdsaWithSHA256: ASN1ObjectIdentifier = [1, 2, 840, 10045, 4, 3, 2]
-    static let ecdsaWithSHA384: ASN1ObjectIdentifier = [1, 2, 840, 10045, 4, 3, 3]
 }
 
-/// Dates as OCSP writes them: GeneralizedTime in UTC, whole seconds (RFC 5280 §4.1.2.5.2).
-enum OCSPTime {
-    private static let calendar: Calendar = {
+/// Dates as OCSP carries them: GeneralizedTime in UTC, whole seconds (RFC 5280 §4.1.2.5.2).
+package enum OCSPTime {
+    /// The Gregorian calendar in UTC, in which OCSP times are read and written.
+    package static let calendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .gmt
         return calendar
     }()
-
-    /// `date`, rounded down to the second.
-    static func generalizedTime(_ date: Date) throws -> GeneralizedTime {
-        let whole = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
-        return try GeneralizedTime(
-            year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1, hours: parts.hour ?? 0,
-            minutes: parts.minute ?? 0, seconds: parts.second ?? 0, fractionalSeconds: 0)
-    }
 
     static func date(_ time: GeneralizedTime) -> Date {
         let parts = DateComponents(

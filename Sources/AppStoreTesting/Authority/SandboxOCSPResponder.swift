@@ -1,4 +1,4 @@
-public import AppStoreSecurity
+package import AppStoreSecurity
 public import Foundation
 import X509
 
@@ -44,7 +44,7 @@ public struct SandboxOCSPResponder: Sendable {
     /// One response carries one signature, so it answers the `CertID`s whose issuer is the
     /// issuer of the first `CertID` this authority knows; the others are left out, as RFC 6960
     /// allows.
-    public func response(to request: OCSPRequestMessage, at now: Date) -> [UInt8] {
+    package func response(to request: OCSPRequestMessage, at now: Date) -> [UInt8] {
         let issuers = authority.ocspIssuers
         guard
             let signer = request.certificateIDs.lazy.compactMap({ id in
@@ -75,7 +75,7 @@ public struct SandboxOCSPResponder: Sendable {
 
     /// The status the responder gives a certificate issued by `issuer`, or `nil` when `issuer`
     /// is not one of the authority's.
-    public func status(of certificate: Certificate, issuedBy issuer: Certificate) -> OCSPCertificateStatus? {
+    package func status(of certificate: Certificate, issuedBy issuer: Certificate) -> OCSPCertificateStatus? {
         let id = OCSPCertificateID(certificate: certificate, issuer: issuer)
         guard authority.ocspIssuers.contains(where: { id.names(issuer: $0.certificate) }) else { return nil }
         guard

@@ -118,7 +118,7 @@ public struct ReconciliationCounts: Codable, Hashable, Sendable {
     /// Nothing done yet.
     public init() {}
 
-    /// The counts in the order ``columns`` names them.
+    /// The counts, in the order they are declared.
     var values: [Int] {
         [
             notificationsRead, notificationsNew, subscriptionsChecked, historiesRead, transactionsSeen,
@@ -126,18 +126,12 @@ public struct ReconciliationCounts: Codable, Hashable, Sendable {
         ]
     }
 
-    /// Counts read in the order ``columns`` names them.
+    /// Counts given in the order they are declared.
     init(values: [Int]) {
         (notificationsRead, notificationsNew, subscriptionsChecked) = (values[0], values[1], values[2])
         (historiesRead, transactionsSeen, transactionsRecorded) = (values[3], values[4], values[5])
         transactionsRevoked = values[6]
     }
-
-    /// The columns of `reconciliation_runs` that keep the counts.
-    static let columns = [
-        "notifications_read", "notifications_new", "subscriptions_checked", "histories_read", "transactions_seen",
-        "transactions_recorded", "transactions_revoked",
-    ]
 
     /// Both counts added up.
     public static func + (lhs: Self, rhs: Self) -> Self {

@@ -23,33 +23,6 @@ enum LedgerSchema {
     /// Name of the table that lists applied migrations.
     static let migrationsTable = "migrations"
 
-    /// Every migration, oldest first. Append only.
-    /// The columns of `reconciliation_runs` that a run's record is read from.
-    static let reconciliationColumns =
-        (["id", "bundle_id", "state", "started_at", "updated_at", "finished_at", "failure"]
-        + ReconciliationCounts.columns).joined(separator: ", ")
-
-    /// The page of subscriptions whose period ended with nothing recorded since
-    /// (`LedgerStore.lapsedSubscriptions`), with its seven parameters written by `placeholder`
-    /// (1-based): app, environment, from, end, from again, the cursor's transaction ID, limit.
-    static func lapsedSubscriptionsQuery(placeholder: (Int) -> String) -> String {
-        """
-        SELECT t.original_transaction_id, t.transaction_id, t.expires_date FROM transactions t
-        WHERE t.bundle_id = \(placeholder(1)) AND t.environment = \(placeholder(2))
-          AND t.expires_date >= \(placeholder(3)) AND t.expires_date < \(placeholder(4))
-          AND (t.expires_date > \(placeholder(5)) OR t.transaction_id > \(placeholder(6)))
-          AND t.revocation_date IS NULL
-          AND NOT EXISTS (
-              SELECT 1 FROM transactions later
-              WHERE later.original_transaction_id = t.original_transaction_id AND later.expires_date > t.expires_date)
-          AND NOT EXISTS (
-              SELECT 1 FROM subscription_renewals r
-              WHERE r.bundle_id = t.bundle_id AND r.original_transaction_id = t.original_transaction_id
-                AND r.signed_date >= t.expires_date)
-        ORDER BY t.expires_date, t.transaction_id LIMIT \(placeholder(7))
-        """
-    }
-
     /// Whether the app's ledger has seen the anonymous customer (column `seen`): an alias row, a
     /// transaction, a balance, a ledger line or an app download of theirs. Its two parameters are
     /// written `app` and `customer`; each index it reads starts with the bundle ID and the customer
@@ -64,6 +37,7 @@ enum LedgerSchema {
         """
     }
 
+    /// Every migration, oldest first. Append only.
     static let migrations: [LedgerMigration] = [
         LedgerMigration(id: "0001_ledger") { dialect in
             [

@@ -83,10 +83,10 @@ extension PostgresLedger {
                 if moved > 0 { outcome.transferredFrom = owner }
             }
             if outcome.recorded == .recorded, let request = change.appleRequestOnRecord {
-                _ = try await Self.insert(request, on: connection)
+                _ = try await connection.rows(AppleRequestRow.insert(request).postgresQuery)
             }
             if outcome.transferredFrom != nil, let request = change.appleRequestOnTransfer {
-                _ = try await Self.insert(request, on: connection)
+                _ = try await connection.rows(AppleRequestRow.insert(request).postgresQuery)
             }
             if let revoked = transaction.revocationDate {
                 try await writes.flush(on: connection)

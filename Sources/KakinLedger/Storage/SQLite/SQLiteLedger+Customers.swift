@@ -5,22 +5,6 @@ import GRDB
 extension SQLiteLedger {
     /// Stores a notification once (`ON CONFLICT (notification_uuid) DO NOTHING`); `false` when its
     /// UUID was stored before. Committed when it returns.
-    public func recordNotification(
-        uuid: String, type: String, subtype: String?, bundleID: String, transactionID: String?, signedPayload: String,
-        receivedAt: Date
-    ) async throws -> Bool {
-        try await write { db in
-            try db.run(
-                """
-                INSERT INTO notifications
-                    (notification_uuid, type, subtype, bundle_id, transaction_id, signed_payload, received_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (notification_uuid) DO NOTHING
-                """,
-                [uuid, type, subtype, bundleID, transactionID, signedPayload, LedgerTime.milliseconds(receivedAt)]) > 0
-        }
-    }
-
     public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
         try await read { db in
             let customer: StatementArguments = [bundleID, appUserID]
@@ -180,10 +164,6 @@ extension SQLiteLedger {
             }
             return CustomerAliasOutcome.aliased(move)
         }
-    }
-
-    public func aliasedCustomer(bundleID: String, anonymousID: String) async throws -> String? {
-        try await read { db in try Self.aliasTarget(bundleID: bundleID, anonymousID: anonymousID, db) }
     }
 
     private static func aliasTarget(bundleID: String, anonymousID: String, _ db: Database) throws -> String? {

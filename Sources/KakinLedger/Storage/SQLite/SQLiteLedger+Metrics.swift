@@ -12,22 +12,6 @@ extension SQLiteLedger {
             """, [bundleID, originalTransactionID])
     }
 
-    /// Keeps a grace period Apple reported for a subscription (with the expiry of the period whose
-    /// renewal failed, once one report names it), and marks it for the metrics job.
-    static func recordGrace(
-        bundleID: String, _ originalTransactionID: String, expiresAt: Int64, periodExpiresAt: Int64?, _ db: Database
-    ) throws {
-        let added = try db.run(
-            """
-            INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at, period_expires_at)
-            VALUES (?, ?, ?, ?)
-            ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO UPDATE SET
-                period_expires_at = excluded.period_expires_at
-            WHERE metric_grace.period_expires_at IS NULL AND excluded.period_expires_at IS NOT NULL
-            """, [bundleID, originalTransactionID, expiresAt, periodExpiresAt])
-        if added > 0 { try markForMetrics(bundleID: bundleID, originalTransactionID, db) }
-    }
-
     public func updateMetrics(limit: Int) async throws -> Int {
         try await write { db in try Self.updateMetrics(limit: limit, db) }
     }

@@ -40,10 +40,10 @@ extension SQLiteLedger {
                 if moved > 0 { outcome.transferredFrom = owner }
             }
             if case .recorded = outcome.recorded, let request = change.appleRequestOnRecord {
-                try Self.insert(request, db)
+                _ = try db.rows(AppleRequestRow.insert(request))
             }
             if outcome.transferredFrom != nil, let request = change.appleRequestOnTransfer {
-                try Self.insert(request, db)
+                _ = try db.rows(AppleRequestRow.insert(request))
             }
             if let revoked = transaction.revocationDate {
                 outcome.revoked = try Self.revoke(

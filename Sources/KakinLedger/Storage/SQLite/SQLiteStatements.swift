@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+
+/// SQLite's side of the statements defined once: rendered with `?` placeholders, kept prepared,
+/// writes through the group commit.
+extension SQLiteLedger: StatementEngine {
+    func read<R: Decodable & Sendable>(_ statement: LedgerSQL, as type: R.Type) async throws -> [R] {
+        try await read { db in try SQLiteRows(rows: db.rows(statement)).decode(R.self) }
+    }
+
+    func perform<Output: Sendable>(for customer: String?, _ transaction: LedgerTransaction<Output>) async throws
+        -> Output
+    {
+        try await write { db in try Self.perform(transaction, db) }
+    }
+
+    /// Runs a transaction's statements in the write open on `db`.
+    static func perform<Output: Sendable>(_ transaction: LedgerTransaction<Output>, _ db: Database) throws -> Output {
+        var step = transaction
+        while true {
+            switch step {
+            case .done(let output): return output
+            case .run(let statements, let then):
+                step = try then(try statements.map { SQLiteRows(rows: try db.rows($0)) })
+            }
+        }
+    }
+}
+
+extension Database {
+    /// The rows of a statement defined once, kept prepared.
+    func rows(_ statement: LedgerSQL) throws -> [Row] {
+        let (sql, values) = statement.rendered(for: .sqlite)
+        return try Row.fetchAll(cachedStatement(sql: sql), arguments: StatementArguments(values.map(\.databaseValue)))
+    }
+}
+
+extension LedgerValue {
+    /// The value as GRDB binds it.
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .integer(let value): value.databaseValue
+        case .text(let value): value.databaseValue
+        case .bytes(let value): value.databaseValue
+        }
+    }
+}
+
+/// Rows SQLite returned.
+struct SQLiteRows: LedgerRowSet {
+    let rows: [Row]
+    var count: Int { rows.count }
+
+    func decode<R: Decodable>(_ type: R.Type) throws -> [R] {
+        try rows.map { try DecodedRow<R>(row: $0).value }
+    }
+}
+
+/// A row decoded by GRDB's decoder for records (`FetchableRecord` with `Decodable`).
+private struct DecodedRow<Value: Decodable>: FetchableRecord, Decodable {
+    var value: Value
+
+    init(from decoder: any Decoder) throws {
+        value = try Value(from: decoder)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// A value bound to a statement, in the few types the ledger's columns hold.
+enum LedgerValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case bytes(Data)
+}
+
+/// A Swift value a statement can bind.
+protocol LedgerBindable {
+    /// The value as the statement binds it.
+    var ledgerValue: LedgerValue { get }
+}
+
+extension String: LedgerBindable {
+    var ledgerValue: LedgerValue { .text(self) }
+}
+
+extension Int64: LedgerBindable {
+    var ledgerValue: LedgerValue { .integer(self) }
+}
+
+extension Int: LedgerBindable {
+    var ledgerValue: LedgerValue { .integer(Int64(self)) }
+}
+
+extension Data: LedgerBindable {
+    var ledgerValue: LedgerValue { .bytes(self) }
+}
+
+extension Date: LedgerBindable {
+    /// An instant binds as the ledger stores it: milliseconds since 1970 (``LedgerTime``).
+    var ledgerValue: LedgerValue { .integer(LedgerTime.milliseconds(self)) }
+}
+
+extension Optional: LedgerBindable where Wrapped: LedgerBindable {
+    var ledgerValue: LedgerValue { self?.ledgerValue ?? .null }
+}
+
+/// One SQL statement, written once for both engines.
+///
+/// Values are interpolated as binds (`\(bundleID)`), never as text; each engine renders them its
+/// own way (`?` for SQLite, `$1…` for PostgreSQL), and the few words the two engines spell
+/// differently are named (``LedgerSQLDialect/Word``). Text known at compile time (a column list)
+/// goes in with `\(unescaped:)`; an optional equality filter with `\(where:)`; an `IN` list with
+/// `\(list:)`.
+struct LedgerSQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    enum Part: Sendable, Hashable {
+        case text(String)
+        case value(LedgerValue)
+        case word(LedgerSQLDialect.Word)
+    }
+
+    private(set) var parts: [Part]
+
+    init(stringLiteral value: String) {
+        parts = [.text(value)]
+    }
+
+    init(stringInterpolation: StringInterpolation) {
+        parts = stringInterpolation.parts
+    }
+
+    struct StringInterpolation: StringInterpolationProtocol {
+        fileprivate var parts: [Part] = []
+
+        init(literalCapacity: Int, interpolationCount: Int) {
+            parts.reserveCapacity(interpolationCount * 2 + 1)
+        }
+
+        mutating func appendLiteral(_ literal: String) {
+            guard !literal.isEmpty else { return }
+            parts.append(.text(literal))
+        }
+
+        /// A bound value.
+        mutating func appendInterpolation(_ value: some LedgerBindable) {
+            parts.append(.value(value.ledgerValue))
+        }
+
+        /// A bound value that may be `NULL`.
+        mutating func appendInterpolation<Value: LedgerBindable>(_ value: Value?) {
+            parts.append(.value(value.ledgerValue))
+        }
+
+        /// Text written into the statement as it is: column lists and other constants, never input.
+        mutating func appendInterpolation(unescaped text: String) {
+            parts.append(.text(text))
+        }
+
+        /// A word the engines spell differently.
+        mutating func appendInterpolation(_ word: LedgerSQLDialect.Word) {
+            parts.append(.word(word))
+        }
+
+        /// Another statement's parts, in place.
+        mutating func appendInterpolation(_ fragment: LedgerSQL) {
+            parts.append(contentsOf: fragment.parts)
+        }
+
+        /// The values of an `IN (…)` list, one bind each; an empty list is `NULL` (which matches nothing).
+        mutating func appendInterpolation(list values: [some LedgerBindable]) {
+            guard !values.isEmpty else { return parts.append(.text("NULL")) }
+            for (index, value) in values.enumerated() {
+                if index > 0 { parts.append(.text(", ")) }
+                parts.append(.value(value.ledgerValue))
+            }
+        }
+
+        /// `WHERE` with an equality for each column whose value is given, or nothing when none is.
+        mutating func appendInterpolation(where filters: KeyValuePairs<String, String?>) {
+            var first = true
+            for (column, value) in filters {
+                guard let value else { continue }
+                parts.append(.text(first ? "WHERE \(column) = " : " AND \(column) = "))
+                parts.append(.value(.text(value)))
+                first = false
+            }
+        }
+    }
+
+    /// The statement's text for `dialect`, with its binds in order.
+    func rendered(for dialect: LedgerSQLDialect) -> (sql: String, values: [LedgerValue]) {
+        var sql = ""
+        var values: [LedgerValue] = []
+        for part in parts {
+            switch part {
+            case .text(let text): sql += text
+            case .word(let word): sql += dialect.spelling(word)
+            case .value(let value):
+                values.append(value)
+                sql += dialect == .sqlite ? "?" : "$\(values.count)"
+            }
+        }
+        return (sql, values)
+    }
+
+    /// The statement as SQLite reads it, for messages and tests.
+    var description: String { rendered(for: .sqlite).sql }
+}
+
+extension LedgerSQLDialect {
+    /// A word of a statement that the two engines spell differently.
+    enum Word: Sendable, Hashable {
+        /// The larger of two values (`MAX(a, b)` / `GREATEST(a, b)`), followed by its parentheses.
+        case greatest
+        /// After a `SELECT` that picks rows to claim: rows another transaction holds are passed
+        /// over (PostgreSQL's `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time and
+        /// needs nothing.
+        case skipLocked
+    }
+
+    /// How this engine spells `word`.
+    func spelling(_ word: Word) -> String {
+        switch (word, self) {
+        case (.greatest, .sqlite): "MAX"
+        case (.greatest, .postgresql): "GREATEST"
+        case (.skipLocked, .sqlite): ""
+        case (.skipLocked, .postgresql): "FOR UPDATE SKIP LOCKED"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The rows a statement returned, decoded by the engine that read them into types whose coding
+/// keys are the columns.
+protocol LedgerRowSet {
+    /// How many rows there are (with `RETURNING`, how many the statement changed).
+    var count: Int { get }
+    /// Every row as `R`.
+    func decode<R: Decodable>(_ type: R.Type) throws -> [R]
+}
+
+extension LedgerRowSet {
+    var isEmpty: Bool { count == 0 }
+
+    /// The first row as `R`, if any.
+    func first<R: Decodable>(_ type: R.Type) throws -> R? {
+        try decode(type).first
+    }
+}
+
+/// A write transaction, decided by the ledger's own code and executed by either engine: run
+/// some statements, in order, then decide from the rows they returned what comes next, until
+/// it is done. Everything runs in one database transaction; a throw rolls all of it back.
+indirect enum LedgerTransaction<Output: Sendable>: Sendable {
+    /// Runs the statements, then goes on with what `then` makes of their rows.
+    case run([LedgerSQL], then: @Sendable ([any LedgerRowSet]) throws -> LedgerTransaction<Output>)
+    /// The transaction's answer; it commits.
+    case done(Output)
+}
+
+/// A column read as `value` (`SELECT … AS value`), for statements that return one.
+struct LedgerColumn<Value: Decodable & Sendable>: Decodable, Sendable {
+    var value: Value
+}
+
+/// What the two engines do for the statements defined once (``LedgerSQL``): read one on any
+/// connection, and run a write transaction (``LedgerTransaction``) as their writes run.
+protocol StatementEngine: Sendable {
+    /// The rows of one statement, read on any connection, as `R`.
+    func read<R: Decodable & Sendable>(_ statement: LedgerSQL, as type: R.Type) async throws -> [R]
+
+    /// Runs `transaction` as one write transaction, durable when it returns. `customer` names the
+    /// customer it writes for, when it writes for one: an engine with several writers keeps one
+    /// customer's writes on one of them.
+    func perform<Output: Sendable>(for customer: String?, _ transaction: LedgerTransaction<Output>) async throws
+        -> Output
+}
+
+extension StatementEngine {
+    /// The value of the first row's `value` column, if there is a row.
+    func value<Value: Decodable & Sendable>(_ statement: LedgerSQL, as type: Value.Type) async throws -> Value? {
+        try await read(statement, as: LedgerColumn<Value>.self).first?.value
+    }
+
+    /// Runs one statement as a write; the number of rows it returned (with `RETURNING`, the rows it changed).
+    @discardableResult
+    func write(for customer: String? = nil, _ statement: LedgerSQL) async throws -> Int {
+        try await perform(for: customer, .run([statement]) { .done($0[0].count) })
+    }
+
+    /// Runs one statement as a write; its rows as `R`.
+    func write<R: Decodable & Sendable>(
+        for customer: String? = nil, _ statement: LedgerSQL, returning type: R.Type
+    ) async throws -> [R] {
+        try await perform(for: customer, .run([statement]) { .done(try $0[0].decode(R.self)) })
+    }
+}

@@ -8,7 +8,10 @@ import KakinWire
 /// whole rows list their columns from ``columns``, in this order, and a test checks the list
 /// against the table each migration builds. Adding a column means a migration, a property here
 /// and the statements that use it.
-struct TransactionRow: Codable, Hashable, Sendable {
+struct TransactionRow: LedgerRecord, Hashable {
+    static let table = "transactions"
+    typealias Columns = CodingKeys
+
     var transactionID: String
     var originalTransactionID: String
     var bundleID: String
@@ -62,9 +65,6 @@ struct TransactionRow: Codable, Hashable, Sendable {
         case currency
         case revocationReversedAt = "revocation_reversed_at"
     }
-
-    /// Every column, in declaration order.
-    static let columns = CodingKeys.allCases.map(\.rawValue)
 
     /// The columns as a `SELECT` lists them; without the signed JWS (a few kilobytes a row) it is
     /// read as `NULL`. `table` qualifies each column (`t.` for `t.transaction_id`).

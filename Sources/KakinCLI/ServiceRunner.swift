@@ -4,6 +4,7 @@ import Hummingbird
 import KakinServer
 import KakinLedger
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// How the long-running commands (`serve`, `server`) start and stop: one `ServiceGroup` that
@@ -35,15 +36,12 @@ enum ServiceRunner {
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            fail("cannot listen on \(addresses.joined(separator: " or ")): the address is already in use")
+        } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+            fail("cannot listen on \(addresses.joined(separator: " or ")): no such local address")
         } catch {
-            let text = "\(error)"
-            if text.contains("Address already in use") || text.contains("EADDRINUSE") || text.contains("errno: 98") {
-                fail("cannot listen on \(addresses.joined(separator: " or ")): the address is already in use")
-            }
-            if text.contains("Cannot assign requested address") || text.contains("errno: 99") {
-                fail("cannot listen on \(addresses.joined(separator: " or ")): no such local address")
-            }
-            fail("the server stopped: \(text)")
+            fail("the server stopped: \(error)")
         }
     }
 

@@ -78,6 +78,9 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     public let cause: String?
     /// How long to wait before trying again, when the server knows (`Retry-After`).
     public let retryAfterSeconds: Int?
+    /// The ledger's own code when the failure is a `LedgerStoreError`, kept typed so that the
+    /// server tells a full disk from other refusals by the code, not by the text of `cause`.
+    var ledgerCode: LedgerStoreError.Code?
 
     /// Creates an error from its code and message, with the details that apply to it.
     public init(
@@ -156,6 +159,7 @@ extension ServerError {
                 self.init(.storageUnavailable, error.message, cause: "\(error.code)")
             default: self.init(.internalError, "\(error)")
             }
+            ledgerCode = error.code
         case let error as AppStoreSecurityError:
             self.init(verification: error)
         case let error as any HTTPResponseError where Self.codes[error.status.code] != nil:

@@ -86,7 +86,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if failure.code == .verificationFailed {
                 metrics.verificationFailure(cause: failure.cause ?? "unknown")
             }
-            if failure.cause == "\(LedgerStoreError.Code.diskFull)" { metrics.ledgerDiskFull() }
+            if failure.ledgerCode == .diskFull { metrics.ledgerDiskFull() }
             if failure.code == .internalError {
                 logger.error(
                     "internal error", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "unmatched")"])

@@ -510,73 +510,9 @@ extension PostgresLedger {
 
     // MARK: Spends
 
-    /// Spends currency: the ledger line under the key `spend:<bundleID>:<idempotencyKey>` first (`ON
-    /// CONFLICT DO NOTHING`: a retry finds the same spend, or a reuse is refused), then `UPDATE
-    /// balances … WHERE amount >= $1`; when the balance does not cover it, the job is rolled back,
-    /// line included, and the key stays free.
-    public func spend(
-        bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
-    ) async throws -> SpendOutcome {
-        try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
-        let key = LedgerRules.spendKey(bundleID: bundleID, idempotencyKey: idempotencyKey)
-        let now = ms(date)
-        let balance: PostgresQuery =
-            """
-            SELECT amount FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
-              AND currency = \(currency)
-            """
-        do {
-            return try await write(for: appUserID) { connection -> SpendOutcome in
-                let entry = try await connection.rows(
-                    """
-                    INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
-                    VALUES ('spend', \(bundleID), \(appUserID), \(currency), \(-amount), NULL, \(key), 0, \(now))
-                    ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
-                    """)
-                guard !entry.isEmpty else {
-                    let earlier = try await connection.rows(
-                        """
-                        SELECT kind, bundle_id, app_user_id, currency, amount FROM ledger_entries
-                        WHERE idempotency_key = \(key)
-                        """
-                    ).first?.decode((String, String, String, String, Int64).self)
-                    guard let earlier, earlier == ("spend", bundleID, appUserID, currency, -amount) else {
-                        throw LedgerStoreError(
-                            .idempotencyKeyReused, "the key '\(idempotencyKey)' was used for another spend of this app")
-                    }
-                    return .alreadySpent(balance: try await connection.rows(balance).first?.decode(Int64.self) ?? 0)
-                }
-                let updated = try await connection.rows(
-                    """
-                    UPDATE balances SET amount = amount - \(amount)
-                    WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) AND currency = \(currency)
-                      AND amount >= \(amount)
-                    RETURNING amount
-                    """)
-                guard let left = try updated.first?.decode(Int64.self) else {
-                    throw InsufficientBalance(
-                        balance: try await connection.rows(balance).first?.decode(Int64.self) ?? 0)
-                }
-                try await Self.appendEvent(
-                    LedgerEventType.balanceSpent, bundleID: bundleID, appUserID: appUserID,
-                    payload: BalanceEventPayload(
-                        currency: currency, amount: -amount, balance: left, idempotencyKey: key),
-                    at: now, on: connection)
-                return .spent(balance: left)
-            }
-        } catch let refused as InsufficientBalance {
-            return .insufficientBalance(balance: refused.balance)
-        }
-    }
-
     /// The columns of `ledger_entries` that its statements write and read, in this order.
     static let entryColumns =
         "kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at"
-
-    /// Thrown inside a spend's job to roll it back when the balance does not cover it.
-    private struct InsufficientBalance: Error {
-        let balance: Int64
-    }
 }
 
 /// The events and credits of a group's ingests, written together when something needs them in

@@ -8,6 +8,15 @@ extension PostgresLedger: StatementEngine {
         try await PostgresRows(rows: rows(statement.postgresQuery)).decode(R.self)
     }
 
+    func snapshot<Output: Sendable>(_ transaction: LedgerTransaction<Output>) async throws -> Output {
+        try await read { connection in
+            try await connection.withTransaction(logger: Self.quiet) { connection in
+                _ = try await connection.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return try await Self.perform(transaction, on: connection)
+            }
+        }
+    }
+
     func perform<Output: Sendable>(for customer: String?, _ transaction: LedgerTransaction<Output>) async throws
         -> Output
     {

@@ -31,63 +31,6 @@ extension SQLiteLedger {
         let balance: Int64
     }
 
-    /// Spends in one write: the ledger line goes in first under the unique key
-    /// `spend:<bundleID>:<idempotencyKey>` (already there: a retry, answered with the balance now), then
-    /// `UPDATE balances … WHERE amount >= ?` lowers the balance only if it covers the amount;
-    /// otherwise the write is rolled back, line included, and the key stays free.
-    public func spend(
-        bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
-    ) async throws -> SpendOutcome {
-        try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
-        let key = LedgerRules.spendKey(bundleID: bundleID, idempotencyKey: idempotencyKey)
-        let now = LedgerTime.milliseconds(date)
-        do {
-            return try await write { db in
-                let inserted = try db.run(
-                    """
-                    INSERT INTO ledger_entries
-                        (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall,
-                         created_at)
-                    VALUES ('spend', ?, ?, ?, ?, NULL, ?, 0, ?)
-                    ON CONFLICT (idempotency_key) DO NOTHING
-                    """, [bundleID, appUserID, currency, -amount, key, now])
-                guard inserted > 0 else {
-                    let earlier = try db.row(
-                        "SELECT \(Self.ledgerColumns) FROM ledger_entries WHERE idempotency_key = ?", [key]
-                    ).map(Self.ledgerEntry)
-                    guard let earlier, earlier.kind == .spend, earlier.bundleID == bundleID,
-                        earlier.appUserID == appUserID, earlier.currency == currency, earlier.amount == -amount
-                    else {
-                        throw LedgerStoreError(
-                            .idempotencyKeyReused, "the key '\(idempotencyKey)' was used for another spend of this app")
-                    }
-                    return .alreadySpent(
-                        balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
-                }
-                guard
-                    let updated = try db.row(
-                        """
-                        UPDATE balances SET amount = amount - ?
-                        WHERE bundle_id = ? AND app_user_id = ? AND currency = ? AND amount >= ?
-                        RETURNING amount
-                        """, [amount, bundleID, appUserID, currency, amount])
-                else {
-                    throw InsufficientBalance(
-                        balance: try Self.balance(bundleID: bundleID, appUserID: appUserID, currency: currency, db))
-                }
-                let balance: Int64 = try updated.value("amount")
-                try Self.appendEvent(
-                    LedgerEventType.balanceSpent, bundleID: bundleID, appUserID: appUserID,
-                    payload: BalanceEventPayload(
-                        currency: currency, amount: -amount, balance: balance, idempotencyKey: key),
-                    at: now, db)
-                return SpendOutcome.spent(balance: balance)
-            }
-        } catch let refused as InsufficientBalance {
-            return .insufficientBalance(balance: refused.balance)
-        }
-    }
-
     // MARK: Aliases
 
     /// Aliases an anonymous customer in one write (see ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)``):

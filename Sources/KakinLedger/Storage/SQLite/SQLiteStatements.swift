@@ -8,6 +8,10 @@ extension SQLiteLedger: StatementEngine {
         try await read { db in try SQLiteRows(rows: db.rows(statement)).decode(R.self) }
     }
 
+    func snapshot<Output: Sendable>(_ transaction: LedgerTransaction<Output>) async throws -> Output {
+        try await read { db in try Self.perform(transaction, db) }
+    }
+
     func perform<Output: Sendable>(for customer: String?, _ transaction: LedgerTransaction<Output>) async throws
         -> Output
     {

@@ -9,9 +9,13 @@ protocol LedgerRecord: Codable, Sendable {
     associatedtype Columns: CodingKey & CaseIterable & RawRepresentable<String>
     /// The table the record is a row of.
     static var table: String { get }
+    /// The columns the database fills in on insert (a generated key), left out of `\(insert:)`.
+    static var generatedColumns: Set<String> { get }
 }
 
 extension LedgerRecord {
+    static var generatedColumns: Set<String> { [] }
+
     /// Every column, in declaration order.
     static var columns: [String] { Columns.allCases.map(\.rawValue) }
 
@@ -32,8 +36,9 @@ extension LedgerSQL.StringInterpolation {
     /// `table (columns…) VALUES (binds…)` for a whole row, as `INSERT INTO \(insert: row)` writes it.
     mutating func appendInterpolation<Record: LedgerRecord>(insert record: Record) throws {
         let values = try record.values()
-        appendInterpolation(unescaped: "\(Record.table) (\(Record.selection())) VALUES (")
-        for (index, column) in Record.columns.enumerated() {
+        let columns = Record.columns.filter { !Record.generatedColumns.contains($0) }
+        appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) VALUES (")
+        for (index, column) in columns.enumerated() {
             if index > 0 { appendLiteral(", ") }
             appendInterpolation(values[column] ?? .null)
         }

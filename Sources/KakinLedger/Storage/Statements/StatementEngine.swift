@@ -39,6 +39,10 @@ protocol StatementEngine: Sendable {
     /// The rows of one statement, read on any connection, as `R`.
     func read<R: Decodable & Sendable>(_ statement: LedgerSQL, as type: R.Type) async throws -> [R]
 
+    /// Runs `transaction`, which only reads, on one snapshot of the database: its statements see
+    /// the same committed state.
+    func snapshot<Output: Sendable>(_ transaction: LedgerTransaction<Output>) async throws -> Output
+
     /// Runs `transaction` as one write transaction, durable when it returns. `customer` names the
     /// customer it writes for, when it writes for one: an engine with several writers keeps one
     /// customer's writes on one of them.

@@ -1,0 +1,160 @@
+public import Foundation
+
+/// A row of `ledger_entries`: one currency movement (a credit, a spend or a clawback).
+struct LedgerEntryRow: LedgerRecord {
+    static let table = "ledger_entries"
+    static let generatedColumns: Set<String> = ["id"]
+    typealias Columns = CodingKeys
+
+    var id: Int64?
+    var idempotencyKey: String
+    var kind: String
+    var bundleID: String
+    var appUserID: String
+    var currency: String
+    var amount: Int64
+    var transactionID: String?
+    var shortfall: Int64
+    var createdAt: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id
+        case idempotencyKey = "idempotency_key"
+        case kind
+        case bundleID = "bundle_id"
+        case appUserID = "app_user_id"
+        case currency, amount
+        case transactionID = "transaction_id"
+        case shortfall
+        case createdAt = "created_at"
+    }
+
+    func entry() throws -> LedgerEntry {
+        guard let kind = LedgerEntry.Kind(rawValue: kind) else {
+            throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kind)'")
+        }
+        return LedgerEntry(
+            kind: kind, bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount,
+            transactionID: transactionID, idempotencyKey: idempotencyKey, shortfall: shortfall,
+            createdAt: LedgerTime.date(createdAt))
+    }
+}
+
+/// A row of `balances`: what a customer holds of one currency.
+struct BalanceRow: LedgerRecord {
+    static let table = "balances"
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    var appUserID: String
+    var currency: String
+    var amount: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case appUserID = "app_user_id"
+        case currency, amount
+    }
+
+    /// The balance of one currency, as `value`.
+    static func amount(bundleID: String, appUserID: String, currency: String) -> LedgerSQL {
+        """
+        SELECT amount AS value FROM balances
+        WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) AND currency = \(currency)
+        """
+    }
+}
+
+/// A row of `events`: one outbox event, delivered to every webhook endpoint.
+enum EventStatements {
+    /// Appends an outbox event (naming an anonymous customer redacted), and marks the purchase it
+    /// changes, if any, for the metrics job.
+    static func append(
+        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at date: Int64
+    ) -> [LedgerSQL] {
+        var statements: [LedgerSQL] = [
+            """
+            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
+            VALUES (\(type), \(bundleID), \(appUserID.map(CustomerIDRedaction.redacted)), \(payload.json), \(date))
+            """
+        ]
+        if let purchase = payload.changedPurchase {
+            statements.append(
+                """
+                INSERT INTO metric_pending (bundle_id, original_transaction_id) VALUES (\(bundleID), \(purchase))
+                \(unescaped: MetricStatements.markConflict)
+                """)
+        }
+        return statements
+    }
+}
+
+/// Spends, the same statements on both engines.
+extension StatementEngine {
+    /// Spends in one write: the `spend` line is inserted under the app's spend key first (`ON
+    /// CONFLICT DO NOTHING`: a key seen before answers `alreadySpent`, or is refused when it named
+    /// another spend), then `UPDATE balances … WHERE amount >= …` lowers the balance only if it
+    /// covers the amount; otherwise the write is rolled back, line included, and the key stays free.
+    public func spend(
+        bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String, at date: Date
+    ) async throws -> SpendOutcome {
+        try LedgerRules.validateSpend(amount: amount, idempotencyKey: idempotencyKey)
+        let key = LedgerRules.spendKey(bundleID: bundleID, idempotencyKey: idempotencyKey)
+        let now = LedgerTime.milliseconds(date)
+        let line = LedgerEntryRow(
+            id: nil, idempotencyKey: key, kind: LedgerEntry.Kind.spend.rawValue, bundleID: bundleID,
+            appUserID: appUserID, currency: currency, amount: -amount, transactionID: nil, shortfall: 0, createdAt: now)
+        let balance = BalanceRow.amount(bundleID: bundleID, appUserID: appUserID, currency: currency)
+        do {
+            return try await perform(
+                for: appUserID,
+                .run([try "INSERT INTO \(insert: line) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"]) { rows in
+                    guard !rows[0].isEmpty else {
+                        return .run([
+                            """
+                            SELECT \(unescaped: LedgerEntryRow.selection()) FROM ledger_entries
+                            WHERE idempotency_key = \(key)
+                            """,
+                            balance,
+                        ]) { rows in
+                            let earlier = try rows[0].first(LedgerEntryRow.self)
+                            guard let earlier, earlier.kind == line.kind, earlier.bundleID == bundleID,
+                                earlier.appUserID == appUserID, earlier.currency == currency, earlier.amount == -amount
+                            else {
+                                throw LedgerStoreError(
+                                    .idempotencyKeyReused,
+                                    "the key '\(idempotencyKey)' was used for another spend of this app")
+                            }
+                            return .done(.alreadySpent(balance: try rows[1].first(LedgerColumn<Int64>.self)?.value ?? 0))
+                        }
+                    }
+                    return .run([
+                        """
+                        UPDATE balances SET amount = amount - \(amount)
+                        WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) AND currency = \(currency)
+                          AND amount >= \(amount)
+                        RETURNING amount AS value
+                        """,
+                        balance,
+                    ]) { rows in
+                        guard let left = try rows[0].first(LedgerColumn<Int64>.self)?.value else {
+                            throw InsufficientBalance(balance: try rows[1].first(LedgerColumn<Int64>.self)?.value ?? 0)
+                        }
+                        let event = EventStatements.append(
+                            LedgerEventType.balanceSpent, bundleID: bundleID, appUserID: appUserID,
+                            payload: BalanceEventPayload(
+                                currency: currency, amount: -amount, balance: left, idempotencyKey: key),
+                            at: now)
+                        return .run(event) { _ in .done(.spent(balance: left)) }
+                    }
+                })
+        } catch let refused as InsufficientBalance {
+            return .insufficientBalance(balance: refused.balance)
+        }
+    }
+}
+
+/// Thrown inside a spend's write to roll it back when the balance does not cover it.
+private struct InsufficientBalance: Error {
+    let balance: Int64
+}

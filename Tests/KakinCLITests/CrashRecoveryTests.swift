@@ -34,15 +34,7 @@ import Testing
             engine = try ExampleSandbox.engine(catalog: catalog, authority: authority, clock: SandboxClock())
             store = try SQLiteLedger(path: nil)
             try await store.migrate()
-            service = PurchaseService(
-                store: store,
-                apps: [
-                    AppConfiguration(
-                        bundleID: ExampleApp.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                        sandboxRoots: [authority.root], publicKey: "pk_test", secretKey: "sk_test")
-                ],
-                grants: try GrantsCatalog.load(
-                    from: Data(contentsOf: examples.appendingPathComponent("Kakin.grants.json"))))
+            service = PurchaseService.example(store: store, root: authority.root, grants: try ExampleApp.grants())
             let configuration = try JSONDecoder().decode(
                 StoreKitConfiguration.self, from: Data(contentsOf: examples.appendingPathComponent("Kakin.storekit")))
             server = KakinServerHTTP(
@@ -52,14 +44,8 @@ import Testing
 
         /// Runs `body` with both services listening; `demo` runs one app process to its end.
         func run(_ body: @escaping @Sendable (_ demo: Demo) async throws -> Void) async throws {
-            let sandboxApp = Application(
-                router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            let serverApp = Application(
-                router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            try await sandboxApp.test(.live) { sandboxClient in
-                try await serverApp.test(.live) { serverClient in
-                    try await body(Demo(sandboxPort: sandboxClient.port!, serverPort: serverClient.port!))
-                }
+            try await withLiveSandboxAndServer(sandbox: sandbox, server: server) { sandboxPort, serverPort in
+                try await body(Demo(sandboxPort: sandboxPort, serverPort: serverPort))
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import Testing
 
 @testable import KakinCLI

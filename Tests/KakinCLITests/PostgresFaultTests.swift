@@ -1,4 +1,5 @@
 import Foundation
+import KakinTestSupport
 import Synchronization
 import Logging
 import PostgresNIO

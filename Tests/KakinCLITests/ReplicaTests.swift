@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KakinTestSupport
 import Synchronization
 import PostgresNIO
 import Testing

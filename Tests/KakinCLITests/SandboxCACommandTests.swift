@@ -1,6 +1,7 @@
 import AppStoreSecurity
 import AppStoreTesting
 import Foundation
+import KakinTestSupport
 import StoreSandbox
 import Testing
 

@@ -1,6 +1,7 @@
 import AppStoreSecurity
 import ArgumentParser
 import Foundation
+import KakinTestSupport
 import Testing
 
 @testable import KakinCLI

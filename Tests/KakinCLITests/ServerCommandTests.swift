@@ -335,7 +335,7 @@ import Testing
         let body = #"{"signedPayload": "not.a.notification"}"#
         let connection = try RawConnection(port: port)
         // Half a notification is in flight when SIGTERM arrives; the rest follows.
-        connection.send(
+        try connection.send(
             "POST /v1/notifications/apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + String(body.prefix(10)))
         _ = try await exchange("GET", "\(url)/health")
@@ -348,7 +348,7 @@ import Testing
             if !refusing { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(refusing)
-        connection.send(String(body.dropFirst(10)))
+        try connection.send(String(body.dropFirst(10)))
         let answer = connection.receiveAll()
         #expect(answer.hasPrefix("HTTP/1.1 422"), "the request in flight is answered: \(answer)")
         #expect(server.exitStatus() == 0)

@@ -61,7 +61,7 @@ struct FourAppDeployment: Sendable {
                 app(Self.appB, appleID: 2, publicKey: "pk_b", secretKey: "sk_app_b_0123456789", api: true),
                 app(Self.appC, appleID: 3, publicKey: "pk_shared", secretKey: Self.sharedSecret, api: false),
                 app(Self.appD, appleID: 4, publicKey: "pk_shared", secretKey: Self.sharedSecret, api: false),
-            ], grants: try GrantsCatalog.load(from: Data(contentsOf: ExampleApp.grantsFile)), exchange: exchange,
+            ], grants: try ExampleApp.grants(), exchange: exchange,
             now: { clock.now() })
         self.service = service
         func buy(_ engine: SandboxEngine, _ bundleID: String, as user: String) async throws -> String {

@@ -79,20 +79,15 @@ public struct ServerFixture: Sendable {
         self.policy = policy
         self.receipts = receipts
         self.transferPolicy = transferPolicy
-        let grants = try GrantsCatalog.load(
-            from: Data(contentsOf: ExampleApp.grantsFile))
-        service = PurchaseService(
-            store: store,
-            apps: [
-                AppConfiguration(
-                    bundleID: Self.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                    sharedSecret: "secret",
-                    verifyReceiptProductionURL: URL(string: "http://sandbox.invalid/production/verifyReceipt")!,
-                    verifyReceiptSandboxURL: URL(string: "http://sandbox.invalid/verifyReceipt")!,
-                    transferPolicy: transferPolicy)
-            ], grants: grants, clawbackPolicy: policy,
-            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() })
+        service = PurchaseService.example(
+            store: store, root: Self.authority.root, grants: try ExampleApp.grants(), clawbackPolicy: policy,
+            verifyReceiptClient: receipts ?? EngineVerifyReceiptClient(engine: engine), now: { clock.now() }
+        ) { app in
+            app.sharedSecret = "secret"
+            app.verifyReceiptProductionURL = URL(string: "http://sandbox.invalid/production/verifyReceipt")!
+            app.verifyReceiptSandboxURL = URL(string: "http://sandbox.invalid/verifyReceipt")!
+            app.transferPolicy = transferPolicy
+        }
         http = KakinServerHTTP(service: service, signingKey: serverKey)
     }
 

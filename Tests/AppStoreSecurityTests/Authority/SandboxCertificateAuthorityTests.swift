@@ -197,15 +197,15 @@ import AppStoreTesting
             print(t.productId, t.transactionId, n.rawNotificationType)
             """
         let rootBase64 = Data(authority.root.derBytes).base64EncodedString()
-        let result = try ApplePythonLibrary.run(
-            script: script, arguments: [rootBase64, signedTransaction, signedNotification])
+        let result = try Python.run(
+            script, arguments: [rootBase64, signedTransaction, signedNotification])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("com.example.kakin.removeAd 2000000123 TEST"), "\(result.output)")
 
         // And it refuses the same data under another root, as ours does.
         let foreign = Data(TestAuthority.foreign.root.derBytes).base64EncodedString()
-        let refused = try ApplePythonLibrary.run(
-            script: script, arguments: [foreign, signedTransaction, signedNotification])
+        let refused = try Python.run(
+            script, arguments: [foreign, signedTransaction, signedNotification])
         #expect(refused.status != 0)
     }
 }

@@ -250,8 +250,8 @@ import Testing
                   int(response.next_update_utc.timestamp()), echoed.hex())
             print("unsuccessful", ocsp.load_der_ocsp_response(bytes.fromhex(sys.argv[4])).response_status.name)
             """
-        let result = try ApplePythonLibrary.run(
-            script: script,
+        let result = try Python.run(
+            script,
             arguments: [
                 request.hex, response.hex, intermediate.derBytes.hex,
                 OCSPResponseMessage.unsuccessful(.malformedRequest).hex,

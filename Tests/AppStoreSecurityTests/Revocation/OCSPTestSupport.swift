@@ -59,15 +59,6 @@ enum OCSPCheck {
     }
 }
 
-/// Python's `cryptography` (the library Apple's Python verifier uses for OCSP), when installed.
-enum PythonCryptography {
-    static let available: Bool = {
-        (try? ApplePythonLibrary.run(script: "import cryptography.x509.ocsp", arguments: []))?.status == 0
-    }()
-
-    static let skipMessage: Comment = "python3 with the cryptography package is not installed; skipped"
-}
-
 extension Array where Element == UInt8 {
     var hex: String { map { String(format: "%02x", $0) }.joined() }
 }

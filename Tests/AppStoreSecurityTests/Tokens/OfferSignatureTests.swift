@@ -1,6 +1,7 @@
 import AppStoreSecurity
 import Crypto
 import Foundation
+import KakinTestSupport
 import Testing
 
 /// Offer signatures: what Kakin signs verifies, tampering is caught, and Apple's own library
@@ -89,8 +90,8 @@ import Testing
         let nonce = UUID()
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970 * 1000)
-        let result = try ApplePythonLibrary.run(
-            script: script,
+        let result = try Python.run(
+            script,
             arguments: [Self.key.pemRepresentation, Self.issuer, token, nonce.uuidString, String(timestamp)])
         #expect(result.status == 0, "\(result.output)")
         let lines = result.output.split(separator: "\n").map(String.init)

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import KakinTestSupport
 import Synchronization
 
 /// A PostgreSQL cluster of one test's own, made as `scripts/postgres` makes the shared one:

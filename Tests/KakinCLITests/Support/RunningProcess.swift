@@ -1,4 +1,5 @@
 import Foundation
+import KakinTestSupport
 import Synchronization
 import Testing
 
@@ -107,67 +108,6 @@ func exchange(
     let (data, response) = try await URLSession.shared.data(for: request)
     let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, object, data)
-}
-
-/// A loopback port free right now (bound, read and released).
-func freePort() throws -> Int {
-    let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-        }
-    }
-    guard bound else { throw CancellationError() }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
-/// A raw TCP connection to a local server, to send a request in pieces.
-struct RawConnection: ~Copyable {
-    let socket: Int32
-
-    init(port: Int) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(socket)
-            throw CancellationError()
-        }
-    }
-
-    deinit { close(socket) }
-
-    func send(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }
-    }
-
-    /// Everything the server sends until it closes the connection or stops for 20 seconds.
-    func receiveAll() -> String {
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
 }
 
 /// A browser's request to the dashboard, without following redirects or keeping cookies: the

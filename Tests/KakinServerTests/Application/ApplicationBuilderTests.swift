@@ -7,11 +7,8 @@ import Hummingbird
 import HummingbirdTesting
 import KakinServer
 import KakinLedger
+import KakinTestSupport
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @Suite struct ApplicationBuilderTests {
     static func configuration(_ directory: URL) -> ServerConfiguration {
@@ -61,51 +58,18 @@ import Glibc
     }
 
     /// Opens a connection, sends half a request, and reports whether the server closed it
-    /// (a read returning end-of-file) before the socket's own 10-second receive timeout.
+    /// (a read meeting its end) before the connection's own 10-second receive timeout.
     static func stalledConnectionIsClosed(port: Int) throws -> Bool {
-        guard let socket = openSocket(port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") else {
+        guard let connection = openSocket(port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") else {
             return false
         }
-        defer { close(socket) }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        return received == 0
+        return connection.isClosedByServer()
     }
 
-    /// A connected TCP socket to 127.0.0.1:`port` that has sent `bytes`, with a 10-second receive timeout.
-    static func openSocket(port: Int, sending bytes: String) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(socket)
-            return nil
-        }
-        let data = Array(bytes.utf8)
-        _ = data.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
-        return socket
-    }
-
-    /// What the server sends on `socket` until it closes it or 10 s pass.
-    static func readAll(_ socket: Int32) -> String {
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-            if String(decoding: received, as: UTF8.self).contains("\r\n\r\n"), count < buffer.count { break }
-        }
-        return String(decoding: received, as: UTF8.self)
+    /// A connection to 127.0.0.1:`port` that has sent `bytes`, with a 10-second receive timeout.
+    static func openSocket(port: Int, sending bytes: String) -> RawConnection? {
+        guard let connection = try? RawConnection(port: port, receiveTimeout: 10) else { return nil }
+        return (try? connection.send(bytes)) == nil ? nil : connection
     }
 
     @Test func stalledConnectionsBeyondTheCapMakeRoomAndARequestInProgressIsKept() async throws {
@@ -131,8 +95,7 @@ import Glibc
                     if let first = Self.openSocket(
                         port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                     {
-                        _ = Self.readAll(first)
-                        close(first)
+                        _ = first.receiveAll()
                     }
                     // Forty clients that connect and stall, far beyond the cap of 16.
                     let stalled = (0..<40).compactMap { _ in
@@ -141,19 +104,16 @@ import Glibc
                     // /health still answers: its connection made room for itself.
                     let health = Self.openSocket(
                         port: port, sending: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                    let healthAnswer = health.map { Self.readAll($0) } ?? ""
+                    let healthAnswer = health?.receiveAll() ?? ""
                     // The request in progress was kept: the rest of its body gets it an answer.
                     var busyAnswer = ""
-                    if let busy {
-                        let rest = Array(body.dropFirst(10).utf8)
-                        _ = rest.withUnsafeBytes { send(busy, $0.baseAddress, $0.count, 0) }
-                        busyAnswer = Self.readAll(busy)
-                        close(busy)
+                    if let busy, (try? busy.send(String(body.dropFirst(10)))) != nil {
+                        busyAnswer = (try? busy.receive(until: "\r\n\r\n")) ?? ""
                     }
                     let metrics = Self.openSocket(
                         port: port, sending: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                    let metricsAnswer = metrics.map { Self.readAll($0) } ?? ""
-                    for socket in stalled + [health, metrics].compactMap({ $0 }) { close(socket) }
+                    let metricsAnswer = metrics?.receiveAll() ?? ""
+                    withExtendedLifetime(stalled) {}
                     continuation.resume(returning: (healthAnswer, busyAnswer, metricsAnswer))
                 }
             }

@@ -16,18 +16,16 @@ import Testing
         _ fixture: ServerFixture, access: ServerAPIAccess?, policy: ConsumptionPolicy?,
         transferPolicy: TransferPolicy = .keepWithOriginal, setsTokens: Bool = false
     ) throws -> PurchaseService {
-        let grants = try GrantsCatalog.load(
-            from: Data(contentsOf: ServerFixture.catalogFile.appendingPathComponent("Kakin.grants.json")))
         let clock = fixture.clock
-        return PurchaseService(
-            store: fixture.store,
-            apps: [
-                AppConfiguration(
-                    bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                    sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                    transferPolicy: transferPolicy, serverAPI: access, consumption: policy,
-                    setsAppAccountTokens: setsTokens)
-            ], grants: grants, now: { clock.now() })
+        return PurchaseService.example(
+            store: fixture.store, root: ServerFixture.authority.root, grants: try ExampleApp.grants(),
+            now: { clock.now() }
+        ) { app in
+            app.transferPolicy = transferPolicy
+            app.serverAPI = access
+            app.consumption = policy
+            app.setsAppAccountTokens = setsTokens
+        }
     }
 
     /// The customer asks the sandbox for a refund; its CONSUMPTION_REQUEST reaches `service`.

@@ -50,14 +50,9 @@ import Testing
         payload.appTransactionID = nil
         let withoutID = payload
         try await fixture.withServerAPI { access in
-            let service = PurchaseService(
-                store: fixture.store,
-                apps: [
-                    AppConfiguration(
-                        bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                        sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                        serverAPI: access)
-                ], now: { fixture.clock.now() })
+            let service = PurchaseService.example(
+                store: fixture.store, root: ServerFixture.authority.root, now: { fixture.clock.now() }
+            ) { $0.serverAPI = access }
             let app = try service.app(ServerFixture.bundleID)
             #expect(await service.customerOfAppDownload(withoutID, app: app, environment: .sandbox) == "user-1")
         }

@@ -23,14 +23,10 @@ import Testing
         _ fixture: ServerFixture, revocation: RevocationMode, access: ServerAPIAccess?
     ) -> PurchaseService {
         let clock = fixture.clock
-        return PurchaseService(
-            store: fixture.store,
-            apps: [
-                AppConfiguration(
-                    bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                    sandboxRoots: [ServerFixture.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                    serverAPI: access, revocation: revocation)
-            ], now: { clock.now() })
+        return PurchaseService.example(store: fixture.store, root: ServerFixture.authority.root, now: { clock.now() }) {
+            $0.serverAPI = access
+            $0.revocation = revocation
+        }
     }
 
     /// A purchase signed by the short-lived leaf at the time of purchase, then 40 days of offline.

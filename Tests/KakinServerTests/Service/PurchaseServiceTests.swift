@@ -72,13 +72,8 @@ import Testing
         // answer: the same customer posting them again is a duplicate, anyone else is refused.
         func service(environments: Set<AppStoreEnvironment>) throws -> PurchaseService {
             let root = try SandboxCertificateAuthority.generate(now: ServerFixture.start).root
-            return PurchaseService(
-                store: fixture.store,
-                apps: [
-                    AppConfiguration(
-                        bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID, environments: environments,
-                        sandboxRoots: [root], publicKey: "pk_test", secretKey: "sk_test")
-                ], now: { fixture.clock.now() })
+            return PurchaseService.example(
+                store: fixture.store, root: root, environments: environments, now: { fixture.clock.now() })
         }
         let otherRoot = try service(environments: [.sandbox])
         let again = try await otherRoot.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "user-1")

@@ -51,40 +51,27 @@ struct LiveStack {
                 apiKeys: [.init(keyID: Self.offerKeyID, issuerID: Self.issuerID, publicKey: Self.offerKey.publicKey)]))
         store = try SQLiteLedger(path: nil)
         try await store.migrate()
-        let grants = try GrantsCatalog.load(
-            from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.grants.json")))
-        let service = PurchaseService(
-            store: store,
-            apps: [
-                AppConfiguration(
-                    bundleID: Self.bundleID, appAppleID: ExampleApp.appAppleID, environments: [.sandbox],
-                    sandboxRoots: [Self.authority.root], publicKey: "pk_test", secretKey: "sk_test",
-                    catalog: try StoreKitConfiguration.load(
-                        from: Data(contentsOf: Self.examples.appendingPathComponent("Kakin.storekit"))),
-                    transferPolicy: transferPolicy,
-                    serverAPI: ServerAPIAccess(
-                        baseURL: URL(string: "http://127.0.0.1:9")!, keyID: Self.offerKeyID, issuerID: Self.issuerID,
-                        privateKey: Self.offerKey),
-                    offers: OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers]),
-                    customerTokens: requiringCustomerTokens
-                        ? CustomerTokenPolicy(secret: Self.customerTokenSecret, required: true) : nil)
-            ], grants: grants, now: { clock.now() })
+        let storeKit = try StoreKitConfiguration.load(from: Data(contentsOf: ExampleApp.storeKitFile))
+        let service = PurchaseService.example(
+            store: store, root: Self.authority.root, grants: try ExampleApp.grants(), now: { clock.now() }
+        ) { app in
+            app.catalog = storeKit
+            app.transferPolicy = transferPolicy
+            app.serverAPI = ServerAPIAccess(
+                baseURL: URL(string: "http://127.0.0.1:9")!, keyID: Self.offerKeyID, issuerID: Self.issuerID,
+                privateKey: Self.offerKey)
+            app.offers = OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers])
+            app.customerTokens =
+                requiringCustomerTokens ? CustomerTokenPolicy(secret: Self.customerTokenSecret, required: true) : nil
+        }
         server = KakinServerHTTP(service: service, signingKey: serverKey)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")
     }
 
     /// Runs `body` with both services listening; passes their base URLs.
     func run(_ body: @escaping @Sendable (_ sandboxURL: URL, _ serverURL: URL) async throws -> Void) async throws {
-        let sandboxApp = Application(
-            router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        let serverApp = Application(
-            router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await sandboxApp.test(.live) { sandboxClient in
-            try await serverApp.test(.live) { serverClient in
-                try await body(
-                    URL(string: "http://127.0.0.1:\(sandboxClient.port!)")!,
-                    URL(string: "http://127.0.0.1:\(serverClient.port!)")!)
-            }
+        try await withLiveSandboxAndServer(sandbox: sandbox, server: server) { sandboxPort, serverPort in
+            try await body(URL(string: "http://127.0.0.1:\(sandboxPort)")!, URL(string: "http://127.0.0.1:\(serverPort)")!)
         }
         try? await store.shutdown()
         try? FileManager.default.removeItem(at: directory)

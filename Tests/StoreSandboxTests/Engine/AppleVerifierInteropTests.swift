@@ -9,25 +9,7 @@ import Testing
 /// Apple's own App Store Server Library (Python), given the sandbox root, accepts every kind of
 /// signed data the sandbox emits. Skipped, with a message, when the library is not installed.
 @Suite struct AppleVerifierInteropTests {
-    static let available: Bool = (try? python("import appstoreserverlibrary", []))?.status == 0
-
-    static func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
-    @Test(
-        .enabled(
-            if: available,
-            "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"))
+    @Test(.enabled(if: ApplePythonLibrary.available, ApplePythonLibrary.skipMessage))
     func applesVerifierAcceptsEverythingTheSandboxSigns() async throws {
         // Real time: Apple's verifier checks the chain at the signing date against its own clock rules.
         let now = Date()
@@ -55,17 +37,14 @@ import Testing
             a = verifier.verify_and_decode_app_transaction(sys.argv[5])
             print(t.productId, r.autoRenewProductId, n.rawNotificationType, a.bundleId)
             """
-        let result = try Self.python(
+        let result = try Python.run(
             script,
-            [Data(authority.root.derBytes).base64EncodedString(), transaction, renewal, notification, appTransaction])
+            arguments: [Data(authority.root.derBytes).base64EncodedString(), transaction, renewal, notification, appTransaction])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("monthly monthly SUBSCRIBED com.example.kakin"), "\(result.output)")
     }
 
-    @Test(
-        .enabled(
-            if: available,
-            "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"))
+    @Test(.enabled(if: ApplePythonLibrary.available, ApplePythonLibrary.skipMessage))
     func applesVerifierDecodesProratedRefundsAndCommitmentPlans() async throws {
         let now = Date()
         let authority = try SandboxCertificateAuthority.generate(now: now)
@@ -97,9 +76,9 @@ import Testing
             k = i.commitmentInfo
             print("renewal", i.renewalBillingPlanType.value, k.commitmentAutoRenewStatus.value, k.commitmentRenewalBillingPlanType.value, k.commitmentRenewalDate, k.commitmentRenewalPrice, k.commitmentAutoRenewProductId)
             """
-        let result = try Self.python(
+        let result = try Python.run(
             script,
-            [
+            arguments: [
                 Data(authority.root.derBytes).base64EncodedString(), try signer.signTransaction(refunded, at: now),
                 try signer.signTransaction(monthly, at: now),
                 try signer.signRenewalInfo(try await engine.renewalInfo(originalTransactionID: monthly.id), at: now),

@@ -26,30 +26,16 @@ import Testing
                 print("refused", e.status.name)
         """
 
-    /// Runs Python without holding a thread of the test's executor while it waits: the sandbox
-    /// answering its OCSP requests runs in the same process.
+    /// Runs the script without holding a thread of the test's executor while it waits: the
+    /// sandbox answering its OCSP requests runs in the same process.
     static func python(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"]) { _, new in new }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { _ in
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        try await Python.launch(
+            script, arguments: arguments,
+            environment: ["NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"]
+        ).output
     }
 
-    @Test(
-        .enabled(
-            if: AppleVerifierInteropTests.available,
-            "Apple's app-store-server-library for Python is not installed (scripts/bootstrap installs it); skipped"))
+    @Test(.enabled(if: ApplePythonLibrary.available, ApplePythonLibrary.skipMessage))
     func applesOnlineChecksFollowTheSandboxsRevocations() async throws {
         // Real time: Apple's verifier checks certificates and OCSP answers against its own clock.
         let now = Date()

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import KakinServer
-public import KakinLedger
+import KakinLedger
 
 extension ServerDependencies {
     /// Adds the operators' dashboard at `/dashboard` to the server `buildApplication(configuration:dependencies:)`

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The app user IDs the SDK makes for customers who have not signed in: `$kakin_anon_` followed by
 /// 32 lowercase hexadecimal digits (a random UUID without its dashes).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The body of `POST /v1/customers/{user}/offers/sign`: what the app wants to sell with a
 /// server-signed offer.

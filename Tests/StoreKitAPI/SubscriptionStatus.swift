@@ -2,7 +2,7 @@
 // themselves, as Apple declares them. The backend does not read a status; the aliases are here
 // because they share names with Kakin's own types, and the backend must compile beside them.
 // Apple's documentation: https://developer.apple.com/documentation/storekit/product/subscriptioninfo/status-swift.struct
-public import Foundation
+import Foundation
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
 extension Product.SubscriptionInfo {

@@ -1,4 +1,4 @@
-public import AppStoreSecurity
+import AppStoreSecurity
 public import Crypto
 public import Foundation
 public import X509

@@ -1,4 +1,4 @@
-public import AppStoreSecurity
+import AppStoreSecurity
 import Crypto
 public import Foundation
 import SwiftASN1

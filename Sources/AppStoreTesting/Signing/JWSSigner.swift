@@ -1,4 +1,4 @@
-public import AppStoreSecurity
+import AppStoreSecurity
 public import Foundation
 
 /// Signs payloads the way the App Store does: ES256, compact serialization, and a header of exactly

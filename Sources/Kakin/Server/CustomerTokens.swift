@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import KakinWire
 
 /// Gets a customer token for an identified customer: a short-lived token the app's own backend

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Which apps a dashboard session opens: every app (signed in with the deployment's operator
 /// key), or the apps whose secret key signed it in.

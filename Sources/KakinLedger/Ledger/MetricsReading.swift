@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
 
 /// A row of the subscription metrics' daily rollup: what an app's transactions of one product,

@@ -1,7 +1,7 @@
 public import AppStoreModels
 public import AppStoreSecurity
 public import Foundation
-public import KakinLedger
+import KakinLedger
 public import X509
 
 /// What happens when a customer restores a purchase that the ledger already gives to another

@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import Foundation
-public import KakinLedger
+import KakinLedger
 
 /// Which customers the server signs an offer for.
 public enum OfferEligibilityRule: String, Codable, Hashable, Sendable, CaseIterable {

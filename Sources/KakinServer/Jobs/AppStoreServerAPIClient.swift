@@ -1,7 +1,7 @@
-public import AppStoreModels
+import AppStoreModels
 import AppStoreSecurity
-public import Foundation
-public import KakinLedger
+import Foundation
+import KakinLedger
 import Synchronization
 
 /// Requests to the App Store Server API for one app: a fresh bearer token per request, the

@@ -1,5 +1,5 @@
 public import Foundation
-public import KakinLedger
+import KakinLedger
 import KakinWire
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,4 @@
-public import CoreMetrics
+import CoreMetrics
 import Foundation
 import KakinLedger
 public import Prometheus

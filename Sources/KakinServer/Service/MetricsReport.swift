@@ -1,6 +1,6 @@
 public import AppStoreModels
-public import Foundation
-public import KakinLedger
+import Foundation
+import KakinLedger
 
 /// A figure a subscription business reads from its ledger (see <doc:Metrics> for what each counts).
 public enum SubscriptionMetric: String, CaseIterable, Sendable, Codable {

@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 public import KakinLedger
 import KakinWire
 

@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import Foundation
-public import KakinLedger
+import KakinLedger
 import KakinWire
 
 #if canImport(FoundationNetworking)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension SandboxCatalog {
     /// The monthly plan with a 12-month commitment of `productID` in the storefront with

@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 extension SandboxCatalog {
     /// What the purchase engine needs to sell `productID` in the storefront with `countryCode`:

@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
 
 /// A subscription sold on a monthly plan with a 12-month commitment, in one storefront: what the

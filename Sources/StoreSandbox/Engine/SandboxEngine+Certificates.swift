@@ -1,4 +1,4 @@
-public import AppStoreSecurity
+import AppStoreSecurity
 public import AppStoreTesting
 import Foundation
 import Synchronization

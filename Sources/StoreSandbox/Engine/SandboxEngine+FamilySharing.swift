@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 /// Family Sharing: a purchase shared with a member of the buyer's family.
 extension SandboxEngine {

@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 
 extension SandboxEngine {
     /// Request a Test Notification: queues a signed TEST notification for delivery now and returns

@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import AppStoreSecurity
 import Crypto
 public import Foundation

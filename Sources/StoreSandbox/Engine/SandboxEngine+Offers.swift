@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 /// Win-back offers and offer codes.
 extension SandboxEngine {

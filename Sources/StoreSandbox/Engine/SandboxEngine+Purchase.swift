@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import AppStoreSecurity
-public import Foundation
+import Foundation
 
 extension SandboxEngine {
     /// The largest quantity of a consumable one payment may buy, as StoreKit allows.

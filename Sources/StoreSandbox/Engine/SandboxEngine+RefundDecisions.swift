@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 
 /// How the sandbox's App Store decides a refund request.
 public enum RefundDecisionRule: String, Codable, Hashable, Sendable, CaseIterable {

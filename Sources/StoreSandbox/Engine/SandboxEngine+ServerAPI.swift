@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 
 /// The data behind the App Store Server API: history, statuses and refunds of one customer,
 /// found from any of their transaction IDs, with Apple's paging (20 per page, an opaque revision).

@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 
 /// The StoreKit APIs whose failure a test can simulate, as Xcode's
 /// `SKTestSession.setSimulatedError(_:forAPI:)` offers.

@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 
 extension SandboxEngine {
     /// How long Apple keeps retrying a failed renewal before the subscription expires.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The device's stream of transaction updates (StoreKit's `Transaction.updates`): every new or
 /// changed transaction (purchases, approvals of deferred purchases, renewals, refunds, upgrades),

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An offer code a customer can redeem (App Store Connect's custom and one-time codes): the code
 /// the customer types, and the product offer it unlocks.

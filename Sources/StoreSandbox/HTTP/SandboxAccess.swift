@@ -1,5 +1,5 @@
-public import Crypto
-public import Foundation
+import Crypto
+import Foundation
 public import Hummingbird
 import KakinHTTP
 public import NIOCore

@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Foundation
+import Foundation
 import Synchronization
 
 /// The App Store Server API's request limits as the sandbox enforces them: per endpoint, a number

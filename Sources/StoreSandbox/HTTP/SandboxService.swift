@@ -1,6 +1,6 @@
-public import AppStoreModels
+import AppStoreModels
 public import AppStoreSecurity
-public import Foundation
+import Foundation
 public import Hummingbird
 import KakinHTTP
 

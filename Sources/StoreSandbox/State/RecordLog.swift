@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A record kept in a ``RecordLog``: how it is found by key and by the groups it belongs to.
 public protocol LoggedRecord: Codable, Hashable, Sendable {

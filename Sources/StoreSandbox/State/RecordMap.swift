@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A dictionary from string keys to values that remembers which keys changed since the last
 /// save, so a store writes only those rows.

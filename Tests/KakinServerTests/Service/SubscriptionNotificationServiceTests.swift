@@ -86,7 +86,7 @@ import Testing
         let event = try #require(try await fixture.engine.takeEvents().first)
         var payload = try await fixture.engine.notificationPayload(for: event)
         // Renewal info signed by a key Apple's chain does not vouch for.
-        let stranger = try SandboxSigner(
+        let stranger = SandboxSigner(
             authority: try SandboxCertificateAuthority.generate(now: ServerFixture.start),
             bundleID: ServerFixture.bundleID, appAppleID: ExampleApp.appAppleID)
         payload.data?.signedRenewalInfo = try stranger.signRenewalInfo(

@@ -1,5 +1,5 @@
 public import Foundation
-public import Kakin
+import Kakin
 
 /// The App Store's own sheets: managing subscriptions and redeeming offer codes. The model holds
 /// the intent (a flag the view binds its sheet to) and what happens when the sheet closes; the

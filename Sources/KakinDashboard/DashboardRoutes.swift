@@ -1,7 +1,7 @@
 public import Crypto
 public import Foundation
 public import KakinServer
-import KakinLedger
+public import KakinLedger
 import HTTPTypes
 public import Hummingbird
 import Logging
@@ -85,9 +85,10 @@ public struct DashboardRoutes: Sendable {
                 "dashboard.operatorKey must differ from every app's keys: it opens every app, an app's key its own")
         }
         self.operatorKey = operatorKey
+        let throttle = signInThrottle ?? SignInThrottle(service: service, logger: logger, now: now)
         self.sessions = DashboardSessions(
-            service: service, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
-        self.throttle = signInThrottle ?? SignInThrottle(service: service, logger: logger, now: now)
+            ledger: throttle.ledger, lifetime: TimeInterval(configuration.sessionSeconds), formKey: formKey, now: now)
+        self.throttle = throttle
         var library = MustacheLibrary()
         // Each page's template is rendered inside `{{#page}}`, so the session's `csrf` (one level up)
         // is found from every form, however deep in a list it is.

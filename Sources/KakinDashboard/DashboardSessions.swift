@@ -22,7 +22,8 @@ struct DashboardSessions: Sendable {
         let expires: Date
     }
 
-    let service: PurchaseService
+    /// Where sessions and used forms are kept: the ledger every server shares.
+    let ledger: any SessionLedger
     let lifetime: TimeInterval
     let formLifetime: TimeInterval = 3600
     let formKey: SymmetricKey
@@ -34,7 +35,7 @@ struct DashboardSessions: Sendable {
         let session = Session(
             token: Self.randomToken(), csrf: Self.randomToken(), scope: scope,
             expires: current.addingTimeInterval(lifetime))
-        _ = try await service.insertDashboardToken(
+        _ = try await ledger.insertDashboardToken(
             digest: Self.digest(session.token), kind: .session, csrf: session.csrf, scope: scope,
             expires: session.expires, now: current)
         return session
@@ -44,7 +45,7 @@ struct DashboardSessions: Sendable {
     /// opens: it opens nothing, so it signs in again).
     func session(_ token: String) async throws -> Session? {
         guard token.utf8.count == 64,
-            let found = try await service.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
+            let found = try await ledger.dashboardToken(digest: Self.digest(token), kind: .session, now: now()),
             let csrf = found.csrf, let scope = found.scope
         else { return nil }
         return Session(token: token, csrf: csrf, scope: scope, expires: found.expires)
@@ -52,7 +53,7 @@ struct DashboardSessions: Sendable {
 
     /// Ends a session (sign out), on every server.
     func end(_ token: String) async throws {
-        try await service.deleteDashboardToken(digest: Self.digest(token))
+        try await ledger.deleteDashboardToken(digest: Self.digest(token))
     }
 
     /// A new sign-in form's token: `<expiry>.<random>.<HMAC>`.
@@ -71,8 +72,8 @@ struct DashboardSessions: Sendable {
         let current = now()
         let expires = Date(timeIntervalSince1970: TimeInterval(expiry))
         guard expires > current else { return false }
-        return try await service.insertDashboardToken(
-            digest: Self.digest(token), kind: .usedSignInForm, csrf: nil, expires: expires, now: current)
+        return try await ledger.insertDashboardToken(
+            digest: Self.digest(token), kind: .usedSignInForm, csrf: nil, scope: nil, expires: expires, now: current)
     }
 
     /// The HMAC-SHA256 of a sign-in form token's body, in hex.

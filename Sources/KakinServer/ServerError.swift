@@ -152,7 +152,7 @@ extension ServerError {
             self = error
         case let error as LedgerStoreError:
             switch error.code {
-            case .invalidArgument: self.init(.invalidRequest, error.message)
+            case .invalidArgument: self.init(.invalidRequest, error.message, cause: error.cause)
             case .idempotencyKeyReused, .contentVersionConflict, .inUse:
                 self.init(.conflict, error.message, cause: "\(error.code)")
             case .unavailable, .inconsistentState, .diskFull:

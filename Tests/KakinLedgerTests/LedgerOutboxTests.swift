@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KakinTestSupport
 import Testing
@@ -114,93 +113,6 @@ struct LedgerOutboxTests {
         }
     }
 
-    @Test("deliveries are tracked per endpoint with retry times", arguments: StoreKind.backends)
-    func deliveries(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            for index in 0..<3 {
-                _ = try await store.record(Fixture.transaction("t\(index)", user: "alice"), grants: [])
-            }
-            let a = "https://a.example/hook"
-            let b = "https://b.example/hook"
-            let all = try await store.dueEvents(endpoint: a, now: Fixture.at(0), limit: 10)
-            #expect(all.count == 3)
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0.01), limit: 2) == Array(all.prefix(2)))
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(0.02), limit: 0).isEmpty)
-
-            try await store.markDelivery(
-                eventID: all[0].id, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
-            try await store.markDelivery(
-                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: Fixture.at(61))
-            try await store.markDelivery(
-                eventID: all[2].id, endpoint: a, delivered: false, at: Fixture.at(1), retryAt: nil)
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(60), limit: 10).isEmpty)
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(61), limit: 10) == [all[1]])
-            #expect(try await store.dueEvents(endpoint: b, now: Fixture.at(0), limit: 10) == all)
-
-            // A second failure moves the retry; a success ends it; a late failure report changes nothing.
-            try await store.markDelivery(
-                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(61), retryAt: Fixture.at(181))
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(120), limit: 10).isEmpty)
-            try await store.markDelivery(
-                eventID: all[1].id, endpoint: a, delivered: true, at: Fixture.at(181), retryAt: nil)
-            try await store.markDelivery(
-                eventID: all[1].id, endpoint: a, delivered: false, at: Fixture.at(182), retryAt: Fixture.at(183))
-            #expect(try await store.dueEvents(endpoint: a, now: Fixture.at(1000), limit: 10).isEmpty)
-
-            await #expect(throws: (any Error).self) {
-                try await store.markDelivery(
-                    eventID: 999, endpoint: a, delivered: true, at: Fixture.at(1), retryAt: nil)
-            }
-        }
-    }
-
-    @Test("an event that keeps failing holds back no other, and the backlog counts what is left", arguments: StoreKind.backends)
-    func failingEventHoldsNothingBack(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            let endpoint = "https://a.example/hook"
-            func record(_ range: Range<Int>) async throws {
-                for index in range {
-                    _ = try await store.record(Fixture.transaction("t\(index)", user: "alice"), grants: [])
-                }
-            }
-            func deliver(_ events: [LedgerEvent], at seconds: TimeInterval) async throws {
-                try await store.markDeliveries(
-                    events.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(seconds), retryAt: nil) },
-                    endpoint: endpoint)
-            }
-            try await record(0..<5)
-            let first = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(0), limit: 10)
-            #expect(first.count == 5)
-            try await store.markDelivery(
-                eventID: first[0].id, endpoint: endpoint, delivered: false, at: Fixture.at(1), retryAt: Fixture.at(1000))
-            try await deliver(Array(first.dropFirst()), at: 1)
-            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 1)
-
-            // Events written after the failure are taken oldest first, a batch at a time.
-            try await record(5..<8)
-            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 4)
-            let next = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(10), limit: 2)
-            #expect(next.count == 2)
-            #expect(next.allSatisfy { $0.id > first[4].id })
-            #expect(next.map(\.id) == next.map(\.id).sorted())
-            try await deliver(next, at: 11)
-            let last = try await store.dueEvents(endpoint: endpoint, now: Fixture.at(20), limit: 10)
-            #expect(last.count == 1)
-            #expect(last.allSatisfy { $0.id > next[1].id })
-            try await deliver(last, at: 21)
-            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 1)
-            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(999), limit: 10).isEmpty)
-
-            // The failed event comes back at its retry time, alone.
-            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(1000), limit: 10) == [first[0]])
-            try await deliver([first[0]], at: 1001)
-            #expect(try await store.undeliveredEventCount(endpoint: endpoint) == 0)
-            #expect(try await store.dueEvents(endpoint: endpoint, now: Fixture.at(2000), limit: 10).isEmpty)
-            // Another endpoint still gets every event.
-            #expect(try await store.dueEvents(endpoint: "https://b.example/hook", now: Fixture.at(0), limit: 20).count == 8)
-        }
-    }
-
     @Test(
         "a notification is recorded once per UUID, also when it arrives many times at once",
         arguments: StoreKind.allCases)
@@ -216,41 +128,6 @@ struct LedgerOutboxTests {
                 try await store.recordNotification(
                     uuid: "n-0", type: "REFUND", subtype: "x", bundleID: Fixture.bundleID, transactionID: nil,
                     signedPayload: "jws", receivedAt: Fixture.at(99)) == false)
-        }
-    }
-
-    @Test("content versions are kept and the last upload is the latest", arguments: StoreKind.backends)
-    func contentPackages(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            func package(_ version: String, _ bytes: Data, at seconds: TimeInterval) -> ContentPackage {
-                ContentPackage(
-                    bundleID: Fixture.bundleID, productID: "level-pack", version: version,
-                    sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(),
-                    size: Int64(bytes.count), uploadedAt: Fixture.at(seconds))
-            }
-            #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack") == nil)
-            let v1 = Data("version one".utf8)
-            let v2 = Data(repeating: 7, count: 100_000)
-            try await store.putContent(package("1.0", v1, at: 0), bytes: v1)
-            try await store.putContent(package("1.1", v2, at: 10), bytes: v2)
-            try await store.putContent(package("1.0", v1, at: 20), bytes: v1)
-            let latest = try #require(
-                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack"))
-            #expect(latest.0 == package("1.1", v2, at: 10))
-            #expect(latest.1 == v2)
-
-            await #expect(throws: LedgerStoreError(.contentVersionConflict)) {
-                try await store.putContent(package("1.0", v2, at: 30), bytes: v2)
-            }
-            await #expect(throws: LedgerStoreError(.invalidArgument)) {
-                try await store.putContent(package("2.0", v1, at: 30), bytes: v2)
-            }
-            await #expect(throws: LedgerStoreError(.invalidArgument)) {
-                try await store.putContent(package("2.0", Data(), at: 30), bytes: Data())
-            }
-            #expect(
-                try await store.latestContent(bundleID: Fixture.bundleID, productID: "level-pack")?.0.version == "1.1")
-            #expect(try await store.latestContent(bundleID: Fixture.bundleID, productID: "other") == nil)
         }
     }
 
@@ -304,23 +181,6 @@ struct LedgerOutboxTests {
         }
         try await withLedgerStore(.memory) { store async throws in
             #expect(try await store.transaction(id: "t1") == nil)
-        }
-    }
-
-    @Test("the notification history checkpoint of each app and environment only moves forward", arguments: StoreKind.backends)
-    func notificationCheckpoints(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == nil)
-            try await store.advanceNotificationCheckpoint(
-                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(100), at: Fixture.at(101))
-            try await store.advanceNotificationCheckpoint(
-                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(50), at: Fixture.at(102))
-            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == Fixture.at(100))
-            try await store.advanceNotificationCheckpoint(
-                bundleID: Fixture.bundleID, environment: .sandbox, to: Fixture.at(200), at: Fixture.at(201))
-            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .sandbox) == Fixture.at(200))
-            #expect(try await store.notificationCheckpoint(bundleID: Fixture.bundleID, environment: .production) == nil)
-            #expect(try await store.notificationCheckpoint(bundleID: "com.example.other", environment: .sandbox) == nil)
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import KakinLedger
 
-extension LedgerStore {
+extension OutboxLedger {
     /// The events due for `endpoint` at `now`, taken as a sender takes them but leased for one
     /// millisecond only: a look a millisecond later sees them again unless a delivery was recorded.
     public func dueEvents(endpoint: String, now: Date, limit: Int) async throws -> [LedgerEvent] {
@@ -10,7 +10,7 @@ extension LedgerStore {
             endpoint: endpoint, now: now, limit: limit, leaseUntil: now.addingTimeInterval(0.001))
     }
 
-    /// Records one delivery attempt (``LedgerStore/markDeliveries(_:endpoint:)`` with one).
+    /// Records one delivery attempt (``OutboxLedger/markDeliveries(_:endpoint:)`` with one).
     public func markDelivery(eventID: Int64, endpoint: String, delivered: Bool, at date: Date, retryAt: Date?) async throws {
         try await markDeliveries(
             [DeliveryAttempt(eventID: eventID, delivered: delivered, at: date, retryAt: retryAt)], endpoint: endpoint)

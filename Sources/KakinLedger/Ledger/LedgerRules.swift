@@ -13,21 +13,30 @@ package enum LedgerRules {
         _ = try credits(of: change.transaction, grants: change.grants, quantity: change.transaction.quantity)
     }
 
-    /// Checks an alias: `anonymousID` must be an anonymous customer's, `appUserID` an identified one's.
+    /// Checks an alias: `anonymousID` must be an anonymous ID exactly as the SDK makes it (cause
+    /// `notAnonymous`), `appUserID` an identified customer's (cause `anonymousTarget`).
     package static func validateAlias(_ anonymousID: String, to appUserID: String) throws {
-        guard AnonymousAppUserID.isAnonymous(anonymousID) else {
-            throw LedgerStoreError(.invalidArgument, "\(anonymousID) is not an anonymous customer")
+        guard AnonymousAppUserID.isWellFormed(anonymousID) else {
+            throw LedgerStoreError(
+                .invalidArgument, "only an anonymous customer (\(AnonymousAppUserID.prefix)…) can become another",
+                cause: "notAnonymous")
         }
         guard !appUserID.isEmpty, !AnonymousAppUserID.isAnonymous(appUserID) else {
-            throw LedgerStoreError(.invalidArgument, "an alias names an identified customer, not '\(appUserID)'")
+            throw LedgerStoreError(
+                .invalidArgument, "an alias names an identified customer, not '\(appUserID)'", cause: "anonymousTarget")
         }
     }
 
-    /// Checks a spend: a positive amount, and a key that makes it happen once.
+    /// The longest idempotency key a spend takes, in characters.
+    package static let spendKeyLimit = 200
+
+    /// Checks a spend: a positive amount, and a key of 1 to ``spendKeyLimit`` characters that
+    /// makes it happen once.
     package static func validateSpend(amount: Int64, idempotencyKey: String) throws {
         guard amount > 0 else { throw LedgerStoreError(.invalidArgument, "a spend amount must be positive") }
-        guard !idempotencyKey.isEmpty else {
-            throw LedgerStoreError(.invalidArgument, "a spend needs an idempotency key")
+        guard !idempotencyKey.isEmpty, idempotencyKey.count <= spendKeyLimit else {
+            throw LedgerStoreError(
+                .invalidArgument, "a spend needs an idempotency key of 1 to \(spendKeyLimit) characters")
         }
     }
 

@@ -50,11 +50,15 @@ public struct LedgerStoreError: Error, Hashable, Sendable, CustomStringConvertib
     public let code: Code
     /// A sentence saying what went wrong, for a developer.
     public let message: String
+    /// Which rule the request broke, as a stable word a program can switch on (such as
+    /// `notAnonymous`); `nil` when the code says enough. It does not take part in equality.
+    public let cause: String?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String = "") {
+    public init(_ code: Code, _ message: String = "", cause: String? = nil) {
         self.code = code
         self.message = message
+        self.cause = cause
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }

@@ -35,7 +35,9 @@ import Synchronization
 public final class SignInThrottle: Sendable {
     /// What counts a failure, and how long each waits.
     public let policy: SignInThrottlePolicy
-    let service: PurchaseService
+    /// Where failures are counted: the ledger every server shares (the dashboard keeps its
+    /// sessions there too).
+    public let ledger: any SessionLedger
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -52,24 +54,33 @@ public final class SignInThrottle: Sendable {
         case api
     }
 
-    /// Creates a throttle whose counts `service` keeps in its ledger, so that every server sharing
-    /// the ledger refuses the same subjects. `now` is the clock of waits and failures.
+    /// Creates a throttle whose counts `ledger` keeps, so that every server sharing the ledger
+    /// refuses the same subjects. `now` is the clock of waits and failures.
     public init(
-        service: PurchaseService, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
+        ledger: any SessionLedger, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
         metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.service = service
+        self.ledger = ledger
         self.policy = policy
         self.metrics = metrics
         self.logger = logger
         self.now = now
     }
 
+    /// A throttle whose counts the ledger of `service` keeps (its ``PurchaseService/sessions``).
+    public convenience init(
+        service: PurchaseService, policy: SignInThrottlePolicy = SignInThrottlePolicy(),
+        metrics: ServerMetrics = ServerMetrics(), logger: Logger = KakinServerHTTP.quietLogger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(ledger: service.sessions, policy: policy, metrics: metrics, logger: logger, now: now)
+    }
+
     /// Until when one of `subjects` must wait, as the ledger says now (`nil`: none waits). Ask it
     /// of addresses: an account's wait only says that its addresses get no free attempts.
     public func lockedUntil(_ subjects: [SignInSubject]) async throws -> Date? {
-        let until = try await service.signInLockedUntil(subjects, now: now())
+        let until = try await ledger.signInLockedUntil(subjects, now: now())
         if let until {
             learn(subjects, until: until)
         } else {
@@ -113,7 +124,7 @@ public final class SignInThrottle: Sendable {
         for subject in accounts + subjects.filter({ !accounts.contains($0) }) {
             do {
                 let isAccount = accounts.contains(subject)
-                let count = try await service.recordSignInFailure(
+                let count = try await ledger.recordSignInFailure(
                     subject, policy: attacked && !isAccount ? policy.withoutFreeSourceAttempts : policy, now: current)
                 counts.append("\(subject.key)=\(count.failures)")
                 if isAccount {
@@ -151,7 +162,7 @@ public final class SignInThrottle: Sendable {
     /// A right secret from `source`: its failures are forgotten.
     public func succeeded(source: SignInSubject) async {
         learned.withLock { $0[source] = nil }
-        do { try await service.clearSignInFailures(source) } catch {
+        do { try await ledger.clearSignInFailures(source) } catch {
             logger.error("failed sign-ins could not be cleared", metadata: ["subject": "\(source)", "error": "\(error)"])
         }
     }

@@ -60,7 +60,7 @@ public func buildApplication(
         for warning in app.securityWarnings { logger.warning("\(warning)", metadata: ["bundle_id": "\(app.bundleID)"]) }
     }
     let throttle = SignInThrottle(
-        service: parts.service, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
+        ledger: store, policy: configuration.signInThrottle, metrics: dependencies.metrics, logger: logger,
         now: dependencies.now)
     let http = KakinServerHTTP(
         service: parts.service, signingKey: parts.serverKey, reconciliations: parts.reconciliations,
@@ -134,7 +134,7 @@ public func buildApplication(
             })
     }
     if parts.service.apps.values.contains(where: { $0.serverAPI != nil }) {
-        let sender = AppleRequestSender(service: parts.service)
+        let sender = AppleRequestSender(service: parts.service, calls: store)
         services.append(
             PeriodicJob(
                 name: "calls to the App Store Server API", every: .seconds(configuration.appleRequestIntervalSeconds),
@@ -211,18 +211,20 @@ struct ServerParts {
             apps.append(try appConfiguration(app, index: index, server: configuration))
         }
         let store = try await openStore(configuration, logger: dependencies.logger)
+        // Each part is given the roles of the one ledger that it uses.
         var service = PurchaseService(
-            store: store, apps: apps, clawbackPolicy: configuration.clawbackPolicy,
-            verifyReceiptClient: dependencies.verifyReceiptClient, exchange: dependencies.exchange,
-            ocspTransport: dependencies.ocspTransport, now: dependencies.now,
+            purchases: store, customers: store, balances: store, appleCalls: store, figures: store, outbox: store,
+            upkeep: store, sessions: store, apps: apps, grants: GrantsCatalog(), productTypes: [:],
+            clawbackPolicy: configuration.clawbackPolicy, verifyReceiptClient: dependencies.verifyReceiptClient,
+            exchange: dependencies.exchange, ocspTransport: dependencies.ocspTransport, now: dependencies.now,
             metrics: dependencies.metrics, logger: dependencies.logger)
         service.currencyRates = configuration.currencyRates
-        let reconciler = Reconciler(service: service, exchange: dependencies.exchange)
+        let reconciler = Reconciler(service: service, runs: store, exchange: dependencies.exchange)
         return ServerParts(
             store: store, serverKey: serverKey, service: service, reconciler: reconciler,
             reconciliations: ReconciliationRunner(reconciler: reconciler),
             webhooks: WebhookDispatcher(
-                store: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
+                outbox: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
                 leaseDuration: TimeInterval(configuration.webhookLeaseSeconds), now: dependencies.now))
     }
 

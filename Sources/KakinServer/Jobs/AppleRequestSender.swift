@@ -1,4 +1,4 @@
-import AppStoreModels
+public import AppStoreModels
 public import Foundation
 public import KakinLedger
 
@@ -31,8 +31,10 @@ public struct AppleRequestSender: Sendable {
         }
     }
 
-    /// The service whose ledger holds the calls, and whose apps' keys make them.
+    /// The service whose apps' keys make the calls, and whose ledger answers what they say.
     public let service: PurchaseService
+    /// Where the calls owed are kept.
+    public let calls: any AppleCallLedger
     /// How long a server holds the calls it took.
     public let leaseDuration: TimeInterval
     /// The first wait after a failure worth retrying; each further failure doubles it.
@@ -40,27 +42,38 @@ public struct AppleRequestSender: Sendable {
     /// The longest wait between two attempts.
     public let maximumRetry: TimeInterval
 
-    /// Creates a sender over `service`.
+    /// Creates a sender of the calls `calls` holds, made for the apps of `service`.
+    public init(
+        service: PurchaseService, calls: any AppleCallLedger, leaseDuration: TimeInterval = 120,
+        firstRetry: TimeInterval = 30, maximumRetry: TimeInterval = 3600
+    ) {
+        self.service = service
+        self.calls = calls
+        self.leaseDuration = leaseDuration
+        self.firstRetry = firstRetry
+        self.maximumRetry = maximumRetry
+    }
+
+    /// Creates a sender of the calls the ledger of `service` holds (``PurchaseService/appleCalls``).
     public init(
         service: PurchaseService, leaseDuration: TimeInterval = 120, firstRetry: TimeInterval = 30,
         maximumRetry: TimeInterval = 3600
     ) {
-        self.service = service
-        self.leaseDuration = leaseDuration
-        self.firstRetry = firstRetry
-        self.maximumRetry = maximumRetry
+        self.init(
+            service: service, calls: service.appleCalls, leaseDuration: leaseDuration, firstRetry: firstRetry,
+            maximumRetry: maximumRetry)
     }
 
     /// Makes every call due now, up to `limit`.
     @discardableResult
     public func sendDue(limit: Int = 50) async throws -> Report {
         let now = service.now()
-        let due = try await service.store.claimDueAppleRequests(
+        let due = try await calls.claimDueAppleRequests(
             now: now, limit: limit, leaseUntil: now.addingTimeInterval(leaseDuration))
         var report = Report()
         for request in due {
             let outcome = await send(request, at: now)
-            try await service.store.finishAppleRequest(
+            try await calls.finishAppleRequest(
                 request.id, state: outcome.state, sentBody: outcome.body, error: outcome.error,
                 retryAt: outcome.retryAt, at: now)
             switch outcome.state {
@@ -165,14 +178,14 @@ enum ConsumptionFacts {
     static func request(
         for transactionID: String, app: AppConfiguration, policy: ConsumptionPolicy, service: PurchaseService, now: Date
     ) async throws -> ConsumptionRequest {
-        let transaction = try await service.store.transaction(id: transactionID)
+        let transaction = try await service.transaction(id: transactionID)
         var delivered = false
         var consumption: Int?
         if let transaction, let owner = transaction.appUserID {
             delivered = true
             switch transaction.productType {
             case .consumable:
-                let customer = try await service.store.customer(bundleID: app.bundleID, appUserID: owner)
+                let customer = try await service.customer(bundleID: app.bundleID, appUserID: owner)
                 // What the purchase credited, not what a reversed refund gave back of it.
                 let credits = customer.ledger.filter {
                     $0.kind == .credit && $0.transactionID == transactionID

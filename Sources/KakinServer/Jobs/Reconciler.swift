@@ -1,5 +1,5 @@
 public import AppStoreModels
-import AppStoreSecurity
+public import AppStoreSecurity
 import Crypto
 public import Foundation
 public import KakinLedger
@@ -76,19 +76,36 @@ public struct Reconciler: Sendable {
 
     /// The service whose ledger is reconciled and through which transactions are recorded.
     public let service: PurchaseService
+    /// Where the runs and the checkpoints in Apple's notification history are kept.
+    public let runs: any LedgerOperations
     /// API access by bundle ID, over what the apps' configurations say.
     public let access: [String: ServerAPIAccess]
     /// Carries the requests to the App Store Server API.
     public let exchange: any HTTPExchange
 
-    /// Creates a reconciler over `service`.
+    /// Creates a reconciler over `service`, keeping its runs and checkpoints in `runs`.
+    public init(
+        service: PurchaseService, runs: any LedgerOperations, access: [String: ServerAPIAccess] = [:],
+        exchange: any HTTPExchange = URLSessionExchange()
+    ) {
+        self.service = service
+        self.runs = runs
+        self.access = access
+        self.exchange = exchange
+    }
+
+    /// Creates a reconciler over `service`, keeping its runs and checkpoints in the service's ledger
+    /// (``PurchaseService/upkeep``).
     public init(
         service: PurchaseService, access: [String: ServerAPIAccess] = [:],
         exchange: any HTTPExchange = URLSessionExchange()
     ) {
-        self.service = service
-        self.access = access
-        self.exchange = exchange
+        self.init(service: service, runs: service.upkeep, access: access, exchange: exchange)
+    }
+
+    /// A run by its ID, as it stands.
+    public func run(id: Int64) async throws -> ReconciliationRun? {
+        try await runs.reconciliationRun(id: id)
     }
 
     /// How long a run may go without bringing its counts up to date before the next run of its
@@ -115,7 +132,7 @@ public struct Reconciler: Sendable {
     /// (unknown, or no App Store Server API key).
     public func start(bundleID: String) async throws -> (run: ReconciliationRun, isNew: Bool) {
         _ = try configuration(of: bundleID)
-        return try await service.store.startReconciliation(
+        return try await runs.startReconciliation(
             bundleID: bundleID, at: service.now(), abandonedAfter: Self.abandonedAfter)
     }
 
@@ -124,7 +141,7 @@ public struct Reconciler: Sendable {
     public func carryOut(_ run: ReconciliationRun) async -> ReconciliationRun {
         // What stopped it is recorded with the run.
         _ = try? await perform(run)
-        return (try? await service.store.reconciliationRun(id: run.id)) ?? run
+        return (try? await runs.reconciliationRun(id: run.id)) ?? run
     }
 
     /// The app and a client of the App Store Server API with its key; throws when the app cannot
@@ -147,7 +164,7 @@ public struct Reconciler: Sendable {
             record.finishedAt = state == .running ? nil : record.updatedAt
             record.failure = failure
             record.counts = report
-            try await service.store.updateReconciliation(record)
+            try await runs.updateReconciliation(record)
         }
         do {
             let (app, client) = try configuration(of: run.bundleID)
@@ -174,7 +191,7 @@ public struct Reconciler: Sendable {
     ) async throws {
         let end = service.now()
         let oldest = end.addingTimeInterval(-Double(Self.notificationHistoryDays) * 86_400 + 60)
-        let checkpoint = try await service.store.notificationCheckpoint(bundleID: app.bundleID, environment: environment)
+        let checkpoint = try await runs.notificationCheckpoint(bundleID: app.bundleID, environment: environment)
         // Without a checkpoint the run reads all Apple keeps, as a first run does.
         let from = checkpoint.map { min($0, since ?? $0) }
         let start = max(oldest, from?.addingTimeInterval(-Self.notificationOverlap) ?? oldest)
@@ -185,7 +202,7 @@ public struct Reconciler: Sendable {
         try await checkLapsedSubscriptions(
             app: app, environment: environment, from: start, to: end, client: client, covered: &covered,
             report: &report, progress: progress)
-        try await service.store.advanceNotificationCheckpoint(
+        try await runs.advanceNotificationCheckpoint(
             bundleID: app.bundleID, environment: environment, to: end, at: service.now())
     }
 
@@ -219,7 +236,7 @@ public struct Reconciler: Sendable {
                 }
                 // The notification was verified as it was handled: its purchase is read from it as is.
                 guard let named = Self.namedPurchase(signed), !covered.contains(named.originalTransactionID),
-                    try await service.store.transaction(id: named.originalTransactionID) == nil
+                    try await service.transaction(id: named.originalTransactionID) == nil
                 else { continue }
                 try await walkHistory(
                     of: PurchaseInHistory(
@@ -251,7 +268,7 @@ public struct Reconciler: Sendable {
     ) async throws {
         var cursor: LapsedSubscription?
         while true {
-            let lapsed = try await service.store.lapsedSubscriptions(
+            let lapsed = try await service.lapsedSubscriptions(
                 bundleID: app.bundleID, environment: environment, endedFrom: start, before: end, after: cursor,
                 limit: Self.lapsedPage)
             guard let last = lapsed.last else { return }
@@ -356,7 +373,7 @@ public struct Reconciler: Sendable {
         if let renewal = SubscriptionRenewal(
             bundleID: app.bundleID, status: item.status, renewalInfo: info, receivedAt: service.now())
         {
-            _ = try await service.store.recordRenewal(renewal)
+            try await service.recordRenewal(renewal)
         }
     }
 

@@ -34,7 +34,7 @@ public actor ReconciliationRunner {
     /// it); `nil` for an unknown run.
     public func wait(for id: Int64) async throws -> ReconciliationRun? {
         if let task = tasks[id] { return await task.value }
-        return try await reconciler.service.store.reconciliationRun(id: id)
+        return try await reconciler.run(id: id)
     }
 
     /// Stops the runs going on here and waits until each has recorded its end (as failed, at its

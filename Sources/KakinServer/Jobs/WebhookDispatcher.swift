@@ -22,14 +22,14 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// their attempts recorded together once the batch is done.
 ///
 /// Several servers sharing one database can all run it: each run leases the events it takes
-/// (`LedgerStore/claimDueEvents(endpoint:now:limit:leaseUntil:)`), so each event is sent by one
+/// (`OutboxLedger/claimDueEvents(endpoint:now:limit:leaseUntil:)`), so each event is sent by one
 /// server, once, in the normal case. When a server dies holding a lease, the lease expires after
 /// ``leaseDuration`` and another server sends the event.
 ///
 /// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 public struct WebhookDispatcher: Sendable {
-    /// The ledger whose outbox holds the events.
-    public let store: any LedgerStore
+    /// The ledger's outbox, which holds the events.
+    public let outbox: any OutboxLedger
     /// Where every event is posted.
     public let endpoints: [WebhookEndpoint]
     /// Carries the posts.
@@ -47,12 +47,12 @@ public struct WebhookDispatcher: Sendable {
 
     /// Creates a dispatcher; each value defaults to the one described on its property.
     public init(
-        store: any LedgerStore, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
+        outbox: any OutboxLedger, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
         retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300, concurrency: Int = 8,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.concurrency = concurrency
-        self.store = store
+        self.outbox = outbox
         self.endpoints = endpoints
         self.exchange = exchange
         self.retryDelay = retryDelay
@@ -87,7 +87,7 @@ public struct WebhookDispatcher: Sendable {
     ) async throws -> (delivered: Int, claimed: Int) {
         let claimed = now()
         let leaseUntil = claimed.addingTimeInterval(leaseDuration)
-        let events = try await store.claimDueEvents(
+        let events = try await outbox.claimDueEvents(
             endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
         let attempts = await withTaskGroup(of: (LedgerEvent, DeliveryAttempt)?.self) { group in
             var attempts: [(LedgerEvent, DeliveryAttempt)] = []
@@ -105,7 +105,7 @@ public struct WebhookDispatcher: Sendable {
             }
             return attempts
         }
-        try await store.markDeliveries(attempts.map(\.1), endpoint: endpoint.url.absoluteString)
+        try await outbox.markDeliveries(attempts.map(\.1), endpoint: endpoint.url.absoluteString)
         var delivered = 0
         for (event, attempt) in attempts where attempt.delivered {
             delivered += 1
@@ -139,7 +139,7 @@ public struct WebhookDispatcher: Sendable {
     public func backlog() async throws -> Int {
         var total = 0
         for endpoint in endpoints {
-            total += try await store.undeliveredEventCount(endpoint: endpoint.url.absoluteString)
+            total += try await outbox.undeliveredEventCount(endpoint: endpoint.url.absoluteString)
         }
         return total
     }

@@ -8,7 +8,7 @@ import KakinWire
 extension PurchaseService {
     /// Makes the anonymous customer `anonymousID` an alias of the identified customer `appUserID`
     /// of `bundleID` and moves the anonymous customer's purchases and balances to them, in one
-    /// database transaction (`LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)`).
+    /// database transaction (`CustomerLedger/alias(bundleID:anonymousID:to:transfersOwnership:at:)`).
     /// Purchases another identified customer holds part of move from that customer only under the
     /// app's ``TransferPolicy/transferToNewUser``. Idempotent: the same call again changes nothing.
     ///
@@ -20,19 +20,10 @@ extension PurchaseService {
         bundleID: String, anonymousID: String, to appUserID: String
     ) async throws(ServerError) -> CustomerAliasMove {
         let app = try app(bundleID)
-        guard AnonymousAppUserID.isWellFormed(anonymousID) else {
-            throw ServerError(
-                .invalidRequest, "only an anonymous customer (\(AnonymousAppUserID.prefix)…) can become another",
-                cause: "notAnonymous")
-        }
-        guard !AnonymousAppUserID.isAnonymous(appUserID) else {
-            throw ServerError(
-                .invalidRequest, "appUserId must name an identified customer, not an anonymous one",
-                cause: "anonymousTarget")
-        }
         let outcome: CustomerAliasOutcome
         do {
-            outcome = try await store.alias(
+            // The ledger checks both IDs (``LedgerStoreError/cause`` says which one it refused).
+            outcome = try await customers.alias(
                 bundleID: app.bundleID, anonymousID: anonymousID, to: appUserID,
                 transfersOwnership: app.transferPolicy == .transferToNewUser, at: now())
             // An upload for the anonymous ID can commit while the alias's transaction runs, after
@@ -40,7 +31,7 @@ extension PurchaseService {
             // replicas write concurrently). Such a row committed before this second pass starts,
             // so the pass moves it; a row committed later finds the alias itself (`followAlias`).
             if case .aliased(let move) = outcome, move.created {
-                let late = try await store.alias(
+                let late = try await customers.alias(
                     bundleID: app.bundleID, anonymousID: anonymousID, to: appUserID,
                     transfersOwnership: app.transferPolicy == .transferToNewUser, at: now())
                 if case .aliased(let lateMove) = late, lateMove.changedAnything {
@@ -79,7 +70,7 @@ extension PurchaseService {
     public func customerID(_ appUserID: String, bundleID: String) async throws(ServerError) -> String {
         guard AnonymousAppUserID.isAnonymous(appUserID) else { return appUserID }
         do {
-            return try await store.aliasedCustomer(bundleID: bundleID, anonymousID: appUserID) ?? appUserID
+            return try await customers.aliasedCustomer(bundleID: bundleID, anonymousID: appUserID) ?? appUserID
         } catch { throw ServerError(error) }
     }
 
@@ -90,7 +81,7 @@ extension PurchaseService {
     func followAlias(of appUserID: String, bundleID: String) async throws(ServerError) -> String? {
         guard AnonymousAppUserID.isAnonymous(appUserID) else { return nil }
         let target: String?
-        do { target = try await store.aliasedCustomer(bundleID: bundleID, anonymousID: appUserID) } catch {
+        do { target = try await customers.aliasedCustomer(bundleID: bundleID, anonymousID: appUserID) } catch {
             throw ServerError(error)
         }
         guard let target else { return nil }

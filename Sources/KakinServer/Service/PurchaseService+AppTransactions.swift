@@ -1,7 +1,7 @@
 public import AppStoreModels
 import AppStoreSecurity
-import Foundation
-import KakinLedger
+public import Foundation
+public import KakinLedger
 
 /// App downloads and their customers: the SDK reports the app transaction of the install a
 /// customer uses, and a transaction that reaches the server without an owner (a notification about
@@ -22,7 +22,7 @@ extension PurchaseService {
             throw ServerError(.verificationFailed, "the app transaction has no appTransactionId", cause: "malformedInput")
         }
         do {
-            try await store.linkAppTransaction(
+            try await customers.linkAppTransaction(
                 bundleID: app.bundleID, appTransactionID: appTransactionID, appUserID: appUserID,
                 environment: environment, at: now())
         } catch { throw ServerError(error) }
@@ -73,6 +73,6 @@ extension PurchaseService {
             }
         }
         guard let appTransactionID else { return nil }
-        return try? await store.appTransactionCustomer(bundleID: app.bundleID, appTransactionID: appTransactionID)
+        return try? await customers.appTransactionCustomer(bundleID: app.bundleID, appTransactionID: appTransactionID)
     }
 }

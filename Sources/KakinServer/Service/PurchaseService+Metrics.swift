@@ -1,5 +1,5 @@
-import Foundation
-import KakinLedger
+public import Foundation
+public import KakinLedger
 import ServiceLifecycle
 
 /// The subscription metrics: kept up to date by a job, read from the ledger's rollups.
@@ -12,7 +12,7 @@ extension PurchaseService {
     public func updateMetrics(batch: Int = 100, step: (Int) -> Void = { _ in }) async throws -> Int {
         var total = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let done = try await store.updateMetrics(limit: batch)
+            let done = try await figures.updateMetrics(limit: batch)
             guard done > 0 else { return total }
             step(done)
             total += done
@@ -37,13 +37,13 @@ extension PurchaseService {
             throw ServerError(.invalidRequest, "the range ends before it starts")
         }
         let now = now()
-        let reading = try await store.metrics(
+        let reading = try await figures.metrics(
             bundleID: query.bundleID, environment: query.environment, days: query.from...query.through, now: now)
         let report = MetricsReport(
             query: query, reading: reading, now: now, rates: currencyRates, smallBusiness: app.smallBusinessProgram)
         var churned: [[MetricCount]] = []
         if metrics.contains(.churn) {
-            churned = try await store.churnedSubscriptions(
+            churned = try await figures.churnedSubscriptions(
                 bundleID: query.bundleID, environment: query.environment, periods: report.churnPeriods)
         }
         var answers: [SubscriptionMetric: MetricAnswer] = [:]

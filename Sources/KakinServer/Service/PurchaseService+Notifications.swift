@@ -1,6 +1,6 @@
 public import AppStoreModels
 import AppStoreSecurity
-import Foundation
+public import Foundation
 public import KakinLedger
 
 extension PurchaseService {
@@ -22,7 +22,7 @@ extension PurchaseService {
     /// only when its `signedDate` is later than the stored revocation's date (Apple's
     /// `revocationDate`), and the ledger keeps the latest reversal's `signedDate`, so a refund
     /// dated no later than it (the reversed refund, delivered again or late) does not revoke
-    /// again, while a refund dated after it revokes again (`LedgerStore.reinstate(transactionID:reversedAt:grants:)`).
+    /// again, while a refund dated after it revokes again (`PurchaseLedger.reinstate(transactionID:reversedAt:grants:)`).
     public func receiveNotification(_ body: ResponseBodyV2) async throws -> NotificationOutcome {
         guard let signedPayload = body.signedPayload, !signedPayload.isEmpty else {
             throw ServerError(.invalidRequest, "the body has no signedPayload")
@@ -59,9 +59,9 @@ extension PurchaseService {
             var record = try Self.record(
                 from: payload, jws: signedTransaction, appUserID: nil, source: .notification, at: now())
             // A purchase no app uploaded yet: its customer, when its app download was linked to one.
-            var ownerless = try await store.transaction(id: record.originalTransactionID)?.appUserID == nil
+            var ownerless = try await purchases.transaction(id: record.originalTransactionID)?.appUserID == nil
             if ownerless, record.transactionID != record.originalTransactionID {
-                ownerless = try await store.transaction(id: record.transactionID)?.appUserID == nil
+                ownerless = try await purchases.transaction(id: record.transactionID)?.appUserID == nil
             }
             if ownerless {
                 record.appUserID = await customerOfAppDownload(payload, app: app, environment: environment)
@@ -76,7 +76,7 @@ extension PurchaseService {
             if type == .refundReversed {
                 // The signed transaction no longer carries the revocation: the ledger reinstates
                 // what it revoked, when the reversal is the later of the two.
-                let reinstated = try await store.reinstate(
+                let reinstated = try await purchases.reinstate(
                     transactionID: record.transactionID, reversedAt: notification.signedDate ?? now(),
                     grants: grants(for: record.productID, of: app))
                 if reinstated { ledgerEvent("transaction.reinstated", record, source: record.source.rawValue) }
@@ -92,7 +92,7 @@ extension PurchaseService {
                 uuid: uuid, transactionID: transactionID, app: app, environment: environment,
                 reason: notification.data?.consumptionRequestReason?.rawValue)
         }
-        let isNew = try await store.recordNotification(
+        let isNew = try await purchases.recordNotification(
             uuid: uuid, type: type.rawValue, subtype: notification.subtype?.rawValue, bundleID: bundleID,
             transactionID: transactionID, signedPayload: signedPayload, receivedAt: now())
         return isNew ? .processed(type) : .duplicate
@@ -121,7 +121,7 @@ extension PurchaseService {
         if let periodExpiresAt, periodExpiresAt <= (notification.signedDate ?? renewal.signedDate) {
             renewal.periodExpiresAt = periodExpiresAt
         }
-        if try await store.recordRenewal(renewal) {
+        if try await purchases.recordRenewal(renewal) {
             metrics?.ledgerEvent("subscription.renewal")
             logger.info(
                 "ledger",
@@ -148,11 +148,19 @@ extension PurchaseService {
         } else if app.consumption?.customersConsented != true {
             skip = "the app's customers did not consent (consumption.customersConsented)"
         }
-        let recorded = try await store.recordAppleRequest(
+        let recorded = try await appleCalls.recordAppleRequest(
             AppleRequestRecord(
                 id: uuid, kind: .consumptionInformation, bundleID: app.bundleID, transactionID: transactionID,
                 environment: environment, detail: reason, requestedAt: now, state: skip == nil ? .pending : .skipped,
                 nextAttemptAt: now, lastError: skip, finishedAt: skip == nil ? nil : now))
         if recorded, skip != nil { metrics?.appleRequest(kind: "consumptionInformation", outcome: "skipped") }
+    }
+
+    /// Stores the renewal state Apple gave for a subscription outside a notification (a status
+    /// reconciliation asked for), unless the ledger holds what Apple signed at the same moment or
+    /// later; whether the stored state changed.
+    @discardableResult
+    public func recordRenewal(_ renewal: SubscriptionRenewal) async throws -> Bool {
+        try await purchases.recordRenewal(renewal)
     }
 }

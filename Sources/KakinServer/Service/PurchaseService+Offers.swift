@@ -1,7 +1,7 @@
-import AppStoreModels
+public import AppStoreModels
 import AppStoreSecurity
-import Foundation
-import KakinLedger
+public import Foundation
+public import KakinLedger
 public import KakinWire
 
 /// Offer signing: promotional offers and introductory-offer eligibilities, signed for one
@@ -148,7 +148,7 @@ extension PurchaseService {
             } catch { throw ServerError(.internalError, "the eligibility cannot be signed: \(error)") }
         }
         do {
-            try await store.recordOfferSignature(
+            try await appleCalls.recordOfferSignature(
                 OfferSignatureRecord(
                     nonce: answer.nonce, bundleID: app.bundleID, appUserID: appUserID, productID: request.productId,
                     offerID: answer.offerId,
@@ -174,7 +174,7 @@ extension PurchaseService {
         // Only now are the customer's linked app transactions read.
         let linked: [String]
         do {
-            linked = try await store.appTransactions(bundleID: app.bundleID, appUserID: appUserID).map(\.appTransactionID)
+            linked = try await customers.appTransactions(bundleID: app.bundleID, appUserID: appUserID).map(\.appTransactionID)
         } catch { throw ServerError(error) }
         guard let asked else { return linked.first }
         guard linked.contains(asked) else {

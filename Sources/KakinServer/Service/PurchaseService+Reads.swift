@@ -1,3 +1,4 @@
+public import AppStoreModels
 public import Foundation
 public import KakinLedger
 
@@ -8,13 +9,13 @@ extension PurchaseService {
     public func transactions(
         bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
     ) async throws -> [RecordedTransaction] {
-        try await store.transactions(bundleID: bundleID, appUserID: appUserID, limit: limit, after: cursor)
+        try await customers.transactions(bundleID: bundleID, appUserID: appUserID, limit: limit, after: cursor)
     }
 
     /// An app's figures for the UTC days numbered `days`, as the ledger keeps them with each
     /// write, and its subscriptions active before them and at `now`.
     public func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod {
-        try await store.dailyFigures(bundleID: bundleID, days: days, now: now)
+        try await figures.dailyFigures(bundleID: bundleID, days: days, now: now)
     }
 
     /// Customers whose app user ID starts with `query`, or who own a transaction with that ID; of
@@ -22,7 +23,7 @@ extension PurchaseService {
     public func findCustomers(
         matching query: String, limit: Int, bundleID: String? = nil
     ) async throws -> [CustomerMatch] {
-        try await store.findCustomers(matching: query, limit: limit, bundleID: bundleID)
+        try await customers.findCustomers(matching: query, limit: limit, bundleID: bundleID)
     }
 
     /// What happened around a customer, or around every customer when `appUserID` is `nil`:
@@ -33,10 +34,10 @@ extension PurchaseService {
         notifications: [ReceivedNotification], deliveries: [WebhookDelivery],
         downloads: [(appTransactionID: String, linkedAt: Date)]
     ) {
-        let notifications = try await store.receivedNotifications(bundleID: bundleID, appUserID: appUserID, limit: limit)
-        let deliveries = try await store.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: limit)
+        let notifications = try await purchases.receivedNotifications(bundleID: bundleID, appUserID: appUserID, limit: limit)
+        let deliveries = try await outbox.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: limit)
         guard let bundleID, let appUserID else { return (notifications, deliveries, []) }
-        return (notifications, deliveries, try await store.appTransactions(bundleID: bundleID, appUserID: appUserID))
+        return (notifications, deliveries, try await customers.appTransactions(bundleID: bundleID, appUserID: appUserID))
     }
 
     /// The server's own work: the newest `runs` reconciliation runs, and the newest `limit` calls
@@ -45,19 +46,40 @@ extension PurchaseService {
         runs: [ReconciliationRun], calls: [AppleRequestRecord], offers: [OfferSignatureRecord]
     ) {
         (
-            try await store.reconciliationRuns(bundleID: bundleID, limit: runs),
-            try await store.appleRequests(bundleID: bundleID, limit: limit),
-            try await store.offerSignatures(bundleID: bundleID, limit: limit)
+            try await upkeep.reconciliationRuns(bundleID: bundleID, limit: runs),
+            try await appleCalls.appleRequests(bundleID: bundleID, limit: limit),
+            try await appleCalls.offerSignatures(bundleID: bundleID, limit: limit)
         )
+    }
+
+    /// A reconciliation run by its ID.
+    public func reconciliationRun(id: Int64) async throws -> ReconciliationRun? {
+        try await upkeep.reconciliationRun(id: id)
+    }
+
+    /// A recorded transaction by its ID.
+    public func transaction(id: String) async throws -> RecordedTransaction? {
+        try await purchases.transaction(id: id)
+    }
+
+    /// A page of an app's subscriptions in one environment whose period ended at or after `start`
+    /// and before `end` with nothing recorded since, strictly after `cursor`
+    /// (``KakinLedger/PurchaseLedger/lapsedSubscriptions(bundleID:environment:endedFrom:before:after:limit:)``).
+    public func lapsedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, endedFrom start: Date, before end: Date,
+        after cursor: LapsedSubscription?, limit: Int
+    ) async throws -> [LapsedSubscription] {
+        try await purchases.lapsedSubscriptions(
+            bundleID: bundleID, environment: environment, endedFrom: start, before: end, after: cursor, limit: limit)
     }
 
     /// Stores a content package's bytes and metadata.
     public func putContent(_ package: ContentPackage, bytes: Data) async throws {
-        try await store.putContent(package, bytes: bytes)
+        try await upkeep.putContent(package, bytes: bytes)
     }
 
     /// The latest version of a product's content package and its bytes.
     public func latestContent(bundleID: String, productID: String) async throws -> (ContentPackage, Data)? {
-        try await store.latestContent(bundleID: bundleID, productID: productID)
+        try await upkeep.latestContent(bundleID: bundleID, productID: productID)
     }
 }

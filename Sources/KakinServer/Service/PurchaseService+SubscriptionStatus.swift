@@ -14,7 +14,7 @@ extension PurchaseService {
         let latest = EntitlementRules.latestSubscriptionTransactions(candidates)
         let lapsed = candidates.filter { latest.contains($0.transactionID) && $0.revocationDate == nil }
         guard !lapsed.isEmpty else { return false }
-        let renewals = try await store.subscriptionRenewals(
+        let renewals = try await purchases.subscriptionRenewals(
             bundleID: app.bundleID, originalTransactionIDs: lapsed.map(\.originalTransactionID))
         return lapsed.contains { EntitlementRules.isActive($0, renewal: renewals[$0.originalTransactionID], at: now) }
     }

@@ -12,8 +12,23 @@ public import Logging
 /// the certificate chain of Apple's signing leaf is checked once (and, with revocation checks,
 /// again when its OCSP answers run out) and then served from the cache.
 public struct PurchaseService: Sendable {
-    /// The ledger: transactions, balances, events and content.
-    public let store: any LedgerStore
+    /// The purchases: recorded once, with what they grant, and the answers uploads get.
+    public let purchases: any PurchaseLedger
+    /// The customers, the anonymous customers they were, and their app downloads.
+    public let customers: any CustomerLedger
+    /// The balances currency is spent from.
+    public let balances: any BalanceLedger
+    /// The offer signatures given out and the calls owed to Apple.
+    public let appleCalls: any AppleCallLedger
+    /// The daily figures and the subscription metrics.
+    public let figures: any MetricsLedger
+    /// The webhooks outbox, read for a customer's activity.
+    public let outbox: any OutboxLedger
+    /// The ledger's health, its hosted content and its reconciliation runs.
+    public let upkeep: any LedgerOperations
+    /// The dashboard's sessions and the failed sign-ins, which the access checks built over this
+    /// service (``SignInThrottle``, the dashboard's sessions) keep.
+    public let sessions: any SessionLedger
     /// The apps served, by bundle ID.
     public let apps: [String: AppConfiguration]
     /// Grants for apps that have none of their own.
@@ -43,8 +58,8 @@ public struct PurchaseService: Sendable {
         var environment: AppStoreEnvironment
     }
 
-    /// Creates the service and builds the verifier of each app and accepted environment, with its
-    /// revocation check (through `ocspTransport`). When two apps share a bundle ID, the first is kept.
+    /// Creates the service over one ledger that plays every role (see
+    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:)``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
@@ -55,7 +70,32 @@ public struct PurchaseService: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
         logger: Logger = KakinServerHTTP.quietLogger
     ) {
-        self.store = store
+        self.init(
+            purchases: store, customers: store, balances: store, appleCalls: store, figures: store, outbox: store,
+            upkeep: store, sessions: store, apps: apps, grants: grants, productTypes: productTypes,
+            clawbackPolicy: clawbackPolicy, verifyReceiptClient: verifyReceiptClient, exchange: exchange,
+            ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger)
+    }
+
+    /// Creates the service over the roles of the ledger it uses, and builds the verifier of each
+    /// app and accepted environment, with its revocation check (through `ocspTransport`). When two
+    /// apps share a bundle ID, the first is kept.
+    public init(
+        purchases: any PurchaseLedger, customers: any CustomerLedger, balances: any BalanceLedger,
+        appleCalls: any AppleCallLedger, figures: any MetricsLedger, outbox: any OutboxLedger,
+        upkeep: any LedgerOperations, sessions: any SessionLedger, apps: [AppConfiguration],
+        grants: GrantsCatalog, productTypes: [String: ProductType], clawbackPolicy: ClawbackPolicy,
+        verifyReceiptClient: any VerifyReceiptClient, exchange: any HTTPExchange, ocspTransport: any OCSPTransport,
+        now: @escaping @Sendable () -> Date, metrics: ServerMetrics?, logger: Logger
+    ) {
+        self.purchases = purchases
+        self.customers = customers
+        self.balances = balances
+        self.appleCalls = appleCalls
+        self.figures = figures
+        self.outbox = outbox
+        self.upkeep = upkeep
+        self.sessions = sessions
         self.metrics = metrics
         self.logger = logger
         self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -184,7 +224,7 @@ public struct PurchaseService: Sendable {
         _ jws: String, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?,
         signedAppTransaction: String? = nil
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?) {
-        // The digest is taken once: for the lookup, and for the row.
+        // The ledger's key of these bytes is taken once, for the lookup and for the ingest.
         let digest = SignedDigest(jws)
         if let answer = try await seenBefore(digest, app: app, appUserID: appUserID, summarizing: summarizing) {
             return answer
@@ -213,19 +253,14 @@ public struct PurchaseService: Sendable {
     private static let unchanged = IngestOutcome(isNew: false, revoked: false, transferredFrom: nil)
 
     /// The answer to an upload whose exact bytes are recorded for this customer already (nothing
-    /// changes), or `nil`. The owner's summary is read with the lookup; when the answer needs
-    /// recent transactions or their JWS, the caller reads it instead.
+    /// changes), or `nil`: the ledger finds the bytes and reads the owner's summary as asked.
     private func seenBefore(
         _ digest: SignedDigest, app: AppConfiguration, appUserID: String, summarizing: (recent: Int, withJWS: Bool)?
     ) async throws -> (outcome: IngestOutcome, summary: CustomerSummary?)? {
-        if let summarizing, summarizing.recent == 0, !summarizing.withJWS {
-            // The answer the SDK asks for: a store may find the duplicate and read its answer at once.
-            guard let (known, summary) = try await store.signedTransactionAndSummary(digest: digest),
-                isAcceptedDuplicate(known, app: app, appUserID: appUserID)
-            else { return nil }
-            return (Self.unchanged, summary)
-        }
-        return try await isKnownDuplicate(digest, app: app, appUserID: appUserID) ? (Self.unchanged, nil) : nil
+        guard let (known, summary) = try await purchases.recordedUpload(digest: digest, summary: summarizing),
+            isAcceptedDuplicate(known, app: app, appUserID: appUserID)
+        else { return nil }
+        return (Self.unchanged, summary)
     }
 
     /// Whether exactly these signed bytes are already recorded for this customer of this app, in
@@ -233,7 +268,7 @@ public struct PurchaseService: Sendable {
     /// Bytes the ledger stored passed verification when they arrived, and the same bytes verify
     /// the same way, so a client posting a transaction again costs one indexed read.
     func isKnownDuplicate(_ digest: SignedDigest, app: AppConfiguration, appUserID: String) async throws -> Bool {
-        guard let known = try await store.signedTransaction(digest: digest) else { return false }
+        guard let known = try await purchases.signedTransaction(digest: digest) else { return false }
         return isAcceptedDuplicate(known, app: app, appUserID: appUserID)
     }
 
@@ -292,7 +327,7 @@ public struct PurchaseService: Sendable {
             app.setsAppAccountTokens && app.serverAPI != nil ? appAccountTokenRequest(of: owner, on: record, app: app) : nil
         }
         func ingested(transferring: Bool) async throws -> LedgerIngestOutcome {
-            try await store.ingest(
+            try await purchases.ingest(
                 LedgerIngest(
                     record, signedDigest: signedDigest, grants: grants(for: record.productID, of: app),
                     transfersOwnership: transferring, clawbackPolicy: clawbackPolicy, summary: summarizing,
@@ -386,7 +421,7 @@ public struct PurchaseService: Sendable {
     /// The customer's whole state now, entitlements derived.
     public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
         let app = try app(bundleID)
-        var state = try await store.customer(bundleID: bundleID, appUserID: appUserID)
+        var state = try await customers.customer(bundleID: bundleID, appUserID: appUserID)
         state.entitlements = EntitlementRules.entitlements(
             transactions: state.transactions, grants: app.grants ?? grants,
             renewals: try await renewals(of: state.transactions, app: app), at: now())
@@ -405,7 +440,7 @@ public struct PurchaseService: Sendable {
     public func customerSummary(
         app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool = true
     ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
-        let summary = try await store.customerSummary(
+        let summary = try await purchases.customerSummary(
             bundleID: app.bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
         return (summary, try await entitlements(of: summary, app: app))
     }
@@ -430,23 +465,22 @@ public struct PurchaseService: Sendable {
             }
         }
         guard !subscriptions.isEmpty else { return [:] }
-        return try await store.subscriptionRenewals(
+        return try await purchases.subscriptionRenewals(
             bundleID: app.bundleID, originalTransactionIDs: subscriptions.map(\.originalTransactionID))
     }
 
-    /// Spends currency, once per idempotency key, never below zero.
+    /// Spends currency, once per idempotency key, never below zero. The ledger checks the amount
+    /// and the key: what it refuses is 400 `invalidRequest`.
     public func spend(
         bundleID: String, appUserID: String, currency: String, amount: Int64, idempotencyKey: String
     ) async throws -> SpendOutcome {
         _ = try app(bundleID)
-        guard amount > 0 else { throw ServerError(.invalidRequest, "amount must be positive") }
-        guard !idempotencyKey.isEmpty, idempotencyKey.count <= 200 else {
-            throw ServerError(.invalidRequest, "an idempotency key of 1 to 200 characters is required")
-        }
-        let outcome = try await store.spend(
-            bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount,
-            idempotencyKey: idempotencyKey,
-            at: now())
+        let outcome: SpendOutcome
+        do {
+            outcome = try await balances.spend(
+                bundleID: bundleID, appUserID: appUserID, currency: currency, amount: amount,
+                idempotencyKey: idempotencyKey, at: now())
+        } catch let error as LedgerStoreError where error.code == .invalidArgument { throw ServerError(error) }
         if case .spent(let balance) = outcome {
             metrics?.ledgerEvent("balance.spent")
             logger.info(

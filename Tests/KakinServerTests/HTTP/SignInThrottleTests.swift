@@ -42,40 +42,6 @@ import Testing
 @Suite struct SignInThrottleStoreTests {
     static let policy = SignInThrottlePolicy(sourceAttempts: 2, firstWaitSeconds: 10, maxWaitSeconds: 60, windowSeconds: 300)
 
-    @Test(arguments: StoreKind.backends)
-    func failuresAreCountedWaitsGrowAndQuietSubjectsAreForgotten(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            let start = Date(timeIntervalSince1970: 1_790_000_000)
-            let source = SignInSubject.source("203.0.113.7")
-            var counts: [SignInFailureCount] = []
-            for second in 0..<4 {
-                counts.append(
-                    try await store.recordSignInFailure(source, policy: Self.policy, now: start + Double(second)))
-            }
-            #expect(counts.map(\.failures) == [1, 2, 3, 4])
-            // The third failure waits 10 s, the fourth 20 s.
-            #expect(counts[1].lockedUntil <= start + 1)
-            #expect(counts[2].lockedUntil == start + 2 + 10)
-            #expect(counts[3].lockedUntil == start + 3 + 20)
-            #expect(try await store.signInLockedUntil([source, .dashboard], now: start + 4) == start + 23)
-            #expect(try await store.signInLockedUntil([source], now: start + 23) == nil)
-            #expect(try await store.signInLockedUntil([.source("198.51.100.1")], now: start + 4) == nil)
-
-            // Quiet for the window after the wait ended: counting starts again.
-            let later = start + 23 + 301
-            #expect(try await store.recordSignInFailure(source, policy: Self.policy, now: later).failures == 1)
-            // Not quiet long enough: the count goes on.
-            _ = try await store.recordSignInFailure(.dashboard, policy: Self.policy, now: later)
-            #expect(try await store.recordSignInFailure(.dashboard, policy: Self.policy, now: later + 299).failures == 2)
-
-            #expect(Set(try await store.signInFailures().map(\.subject)) == [source, .dashboard])
-            #expect(try await store.clearSignInFailures(source) == 1)
-            #expect(try await store.signInFailures().map(\.subject) == [.dashboard])
-            #expect(try await store.clearSignInFailures(nil) == 1)
-            #expect(try await store.signInFailures().isEmpty)
-        }
-    }
-
     @Test(.enabled(if: PostgresTestDatabase.url != nil, Comment(rawValue: PostgresTestDatabase.skipMessage)))
     func serversSharingADatabaseCountTogether() async throws {
         try await PostgresTestDatabase.withSchema { schema in

@@ -58,7 +58,7 @@ import Testing
             #expect(sent.customerConsented == true && sent.deliveryStatus == .delivered)
             #expect(sent.consumptionPercentage == 30_000, "30 of the 100 points credited were spent")
             #expect(sent.refundPreference == .decline)
-            let recorded = try await service.store.appleRequests(bundleID: nil, limit: 10)
+            let recorded = try await service.appleCalls.appleRequests(bundleID: nil, limit: 10)
                 .filter { $0.kind == .consumptionInformation }
             #expect(recorded.map(\.state) == [.sent] && recorded.first?.attempts == 1)
 
@@ -78,7 +78,7 @@ import Testing
             try await requestRefund(fixture, points.id, service: service)
             #expect(try await AppleRequestSender(service: service).sendDue() == .init())
             #expect(await fixture.engine.snapshot.consumptionReports[points.id] == nil)
-            let recorded = try await service.store.appleRequests(bundleID: nil, limit: 10)
+            let recorded = try await service.appleCalls.appleRequests(bundleID: nil, limit: 10)
                 .filter { $0.kind == .consumptionInformation }
             #expect(recorded.map(\.state) == [.skipped])
         }
@@ -100,7 +100,7 @@ import Testing
         #expect(try await reporter.sendDue() == .init(), "not due again before its wait")
         fixture.clock.advance(by: 31)
         #expect(try await reporter.sendDue().retried == 1)
-        let waiting = try #require(try await service.store.appleRequests(bundleID: nil, limit: 1).first)
+        let waiting = try #require(try await service.appleCalls.appleRequests(bundleID: nil, limit: 1).first)
         #expect(waiting.attempts == 2 && waiting.state == .pending)
         #expect(waiting.nextAttemptAt == fixture.clock.now().addingTimeInterval(60), "the wait doubled")
         fixture.clock.advance(by: 13 * 3600)
@@ -122,7 +122,7 @@ import Testing
             #expect(try await reporter.sendDue().retried == 1)
             let now = fixture.clock.now().timeIntervalSince1970
             let windowEnd = Date(timeIntervalSince1970: ((now / 3600).rounded(.down) + 1) * 3600)
-            let waiting = try #require(try await service.store.appleRequests(bundleID: nil, limit: 1).first)
+            let waiting = try #require(try await service.appleCalls.appleRequests(bundleID: nil, limit: 1).first)
             #expect(waiting.state == .pending && waiting.lastError?.contains("4290000") == true)
             #expect(waiting.nextAttemptAt >= windowEnd, "not before the sandbox takes requests again")
             #expect(waiting.nextAttemptAt <= windowEnd.addingTimeInterval(1))

@@ -40,7 +40,7 @@ actor RecordingExchange: HTTPExchange {
         let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
         let clock = fixture.clock
         let dispatcher = WebhookDispatcher(
-            store: fixture.store, endpoints: [endpoint], exchange: exchange, retryDelay: 60, now: { clock.now() })
+            outbox: fixture.store, endpoints: [endpoint], exchange: exchange, retryDelay: 60, now: { clock.now() })
 
         let backlog = try await dispatcher.backlog()
         #expect(backlog >= 2, "the backlog counts what is not delivered yet")
@@ -80,7 +80,7 @@ actor RecordingExchange: HTTPExchange {
         let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
         let clock = fixture.clock
         let exchange = RecordingExchange(failures: 0)
-        let dispatcher = WebhookDispatcher(store: fixture.store, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
+        let dispatcher = WebhookDispatcher(outbox: fixture.store, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
         let waiting = try await dispatcher.backlog()
         #expect(waiting >= 140, "a recorded and a credited event per purchase")
         clock.advance(by: 2)
@@ -97,7 +97,7 @@ actor RecordingExchange: HTTPExchange {
             _ = try await fixture.service.submitTransaction(jws, bundleID: ServerFixture.bundleID, appUserID: "late-\(index)")
         }
         let failing = RecordingExchange(failures: 1_000)
-        let down = WebhookDispatcher(store: fixture.store, endpoints: [endpoint], exchange: failing, now: { clock.now() })
+        let down = WebhookDispatcher(outbox: fixture.store, endpoints: [endpoint], exchange: failing, now: { clock.now() })
         #expect(try await down.deliverDue(limit: 10) == 0)
         #expect(await failing.received.count == 10)
         try await fixture.store.shutdown()

@@ -140,6 +140,26 @@ extension PurchaseLedger {
     public func signedTransaction(digest: SignedDigest) async throws -> KnownSignedTransaction? {
         try await signedTransactionAndSummary(digest: digest)?.known
     }
+
+    /// The transaction recorded with exactly these signed bytes and, when `summary` asks for one
+    /// and the transaction has an owner, the owner's summary with the `recent` newest transactions
+    /// (their JWS when `withJWS`): what answering an upload of bytes seen before takes. The
+    /// summary an app's upload asks for (no recent transactions, no JWS) is read from the lookup's
+    /// own snapshot (``signedTransactionAndSummary(digest:)``); a larger one is read after it.
+    /// `nil` when no transaction was recorded with these bytes.
+    public func recordedUpload(
+        digest: SignedDigest, summary: (recent: Int, withJWS: Bool)?
+    ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
+        guard let summary else { return try await signedTransaction(digest: digest).map { ($0, nil) } }
+        if summary.recent == 0, !summary.withJWS { return try await signedTransactionAndSummary(digest: digest) }
+        guard let known = try await signedTransaction(digest: digest) else { return nil }
+        guard let owner = known.appUserID else { return (known, nil) }
+        return (
+            known,
+            try await customerSummary(
+                bundleID: known.bundleID, appUserID: owner, recent: summary.recent, withJWS: summary.withJWS)
+        )
+    }
 }
 
 /// The SHA-256 of a signed JWS's bytes.

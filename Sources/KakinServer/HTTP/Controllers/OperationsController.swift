@@ -174,7 +174,7 @@ struct AdminController: RouteController {
                 throw ServerError(.invalidRequest, "a run's ID is a positive integer, not '\(text)'")
             }
             // A run of an app the key does not open is answered as unknown.
-            guard let run = try await service.store.reconciliationRun(id: id), caller.bundleIDs.contains(run.bundleID)
+            guard let run = try await service.reconciliationRun(id: id), caller.bundleIDs.contains(run.bundleID)
             else { throw ServerError(.notFound, "no reconciliation run \(id) of this key's apps") }
             return JSONBody.response(run)
         }

@@ -1,0 +1,93 @@
+import AppStoreModels
+import Foundation
+import KakinLedger
+import KakinServer
+import KakinTestSupport
+import StoreSandbox
+import Testing
+
+/// The jobs over the in-memory implementations of the ledger's roles they keep their state in:
+/// the webhooks outbox, the calls owed to Apple, reconciliation's runs.
+@Suite struct JobsOverInMemoryRolesTests {
+    @Test("webhooks: a failed delivery waits for its retry, then everything is delivered once")
+    func webhooksRetryAndDeliverOnce() async throws {
+        let clock = SandboxClock.manual(at: ServerFixture.start)
+        let outbox = InMemoryOutboxLedger()
+        await outbox.append(type: "transaction.recorded", bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
+        await outbox.append(type: "balance.credited", bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
+        let exchange = RecordingExchange(failures: 1)
+        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
+        let dispatcher = WebhookDispatcher(
+            outbox: outbox, endpoints: [endpoint], exchange: exchange, retryDelay: 60, now: { clock.now() })
+
+        #expect(try await dispatcher.backlog() == 2)
+        #expect(try await dispatcher.deliverDue() == 1, "the first post failed")
+        #expect(try await dispatcher.backlog() == 1)
+        #expect(try await dispatcher.deliverDue() == 0, "the failed one waits for its retry time")
+        clock.advance(by: 60)
+        #expect(try await dispatcher.deliverDue() == 1)
+        #expect(try await dispatcher.deliverDue() == 0, "nothing sent twice")
+        #expect(try await dispatcher.backlog() == 0)
+        #expect(await exchange.received.count == 3)
+        let delivered = try await outbox.webhookDeliveries(bundleID: nil, appUserID: "user-1", limit: 10)
+        #expect(delivered.count == 2 && delivered.allSatisfy { $0.deliveredAt != nil })
+    }
+
+    @Test("a call Apple cannot take is tried again with a doubling wait until its window closes")
+    func appleCallsBackOff() async throws {
+        try await withLedgerStore(.memory) { store in
+            let clock = SandboxClock.manual(at: ServerFixture.start)
+            // An API host that refuses connections: every attempt fails in a way worth retrying.
+            let unreachable = ServerAPIAccess(
+                baseURL: URL(string: "http://127.0.0.1:9")!, keyID: "KEY", issuerID: "issuer", privateKey: .init())
+            let service = PurchaseService.example(
+                store: store, root: ServerFixture.authority.root, now: { clock.now() }
+            ) { app in
+                app.serverAPI = unreachable
+                app.consumption = ConsumptionPolicy(customersConsented: true)
+            }
+            let calls = InMemoryAppleCallLedger()
+            #expect(
+                try await calls.recordAppleRequest(
+                    AppleRequestRecord(
+                        id: "notification-1", kind: .consumptionInformation, bundleID: ServerFixture.bundleID,
+                        transactionID: "2000000000000001", environment: .sandbox, detail: "1",
+                        requestedAt: clock.now(), nextAttemptAt: clock.now())))
+            let sender = AppleRequestSender(service: service, calls: calls)
+            #expect(try await sender.sendDue().retried == 1)
+            #expect(try await sender.sendDue() == .init(), "not due again before its wait")
+            clock.advance(by: 31)
+            #expect(try await sender.sendDue().retried == 1)
+            let waiting = try #require(try await calls.appleRequests(bundleID: nil, limit: 1).first)
+            #expect(waiting.attempts == 2 && waiting.state == .pending)
+            #expect(waiting.nextAttemptAt == clock.now().addingTimeInterval(60), "the wait doubled")
+            clock.advance(by: 13 * 3600)
+            #expect(try await sender.sendDue().failed == 1, "Apple's 12 hours are over")
+            #expect(try await calls.appleRequests(bundleID: nil, limit: 1).first?.state == .failed)
+        }
+    }
+
+    @Test("a reconciliation asked for while one of the app goes on is that run, not a second one")
+    func oneReconciliationAtATime() async throws {
+        try await withLedgerStore(.memory) { store in
+            let service = PurchaseService.example(
+                store: store, root: ServerFixture.authority.root,
+                configure: { app in
+                    app.serverAPI = ServerAPIAccess(
+                        baseURL: URL(string: "http://127.0.0.1:9")!, keyID: "KEY", issuerID: "issuer", privateKey: .init())
+                })
+            let runs = InMemoryLedgerOperations()
+            let reconciler = Reconciler(service: service, runs: runs)
+            let (first, isNew) = try await reconciler.start(bundleID: ServerFixture.bundleID)
+            #expect(isNew)
+            let (again, isNewAgain) = try await reconciler.start(bundleID: ServerFixture.bundleID)
+            #expect(!isNewAgain && again.id == first.id)
+            await #expect(throws: ServerError(.conflict, "")) {
+                try await reconciler.reconcile(bundleID: ServerFixture.bundleID)
+            }
+            #expect(try await reconciler.run(id: first.id)?.state == .running)
+            #expect(try await runs.reconciliationRuns(limit: 10).map(\.id) == [first.id])
+            await #expect(throws: ServerError(.unknownApp, "")) { try await reconciler.start(bundleID: "com.example.other") }
+        }
+    }
+}

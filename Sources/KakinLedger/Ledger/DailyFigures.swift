@@ -290,7 +290,7 @@ enum CustomerSearch {
     }
 
     /// Customers in the order found, each once; of one app only when `bundleID` is given.
-    struct Found {
+    struct Found: Sendable {
         private(set) var keys: [Key] = []
         private var seen = Set<Key>()
         /// The app whose customers are kept (`nil`: every app's).

@@ -1,52 +1,9 @@
 import AppStoreModels
-public import Foundation
+import Foundation
 import PostgresNIO
 
 /// What the ledger reads: transactions, summaries, and the dashboard's pages.
 extension PostgresLedger {
-    /// The customer's transactions (by purchase date), ledger lines (in the order written) and
-    /// balances, read in one `REPEATABLE READ` transaction, so from one snapshot.
-    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
-        try await read { connection in
-            try await connection.withTransaction(logger: Self.quiet) { connection in
-                _ = try await connection.rows("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                let transactions = try await connection.rows(
-                    """
-                    SELECT \(unescaped: TransactionRow.selection()) FROM transactions
-                    WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
-                    ORDER BY purchase_date, recorded_at, transaction_id
-                    """
-                ).map(Self.transaction)
-                let ledger = try await connection.rows(
-                    """
-                    SELECT \(unescaped: Self.entryColumns) FROM ledger_entries
-                    WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) ORDER BY id
-                    """
-                ).map { row in
-                    let (kind, bundle, user, currency, amount, transaction, key, shortfall, created) = try row.decode(
-                        (String, String, String, String, Int64, String?, String, Int64, Int64).self)
-                    guard let kind = LedgerEntry.Kind(rawValue: kind) else {
-                        throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kind)'")
-                    }
-                    return LedgerEntry(
-                        kind: kind, bundleID: bundle, appUserID: user, currency: currency, amount: amount,
-                        transactionID: transaction, idempotencyKey: key, shortfall: shortfall,
-                        createdAt: date(created))
-                }
-                var balances: [String: Int64] = [:]
-                for row in try await connection.rows(
-                    "SELECT currency, amount FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)"
-                ) {
-                    let (currency, amount) = try row.decode((String, Int64).self)
-                    balances[currency] = amount
-                }
-                return CustomerState(
-                    bundleID: bundleID, appUserID: appUserID, entitlements: [], balances: balances,
-                    transactions: transactions, ledger: ledger)
-            }
-        }
-    }
-
     public func customerSummary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
@@ -160,106 +117,6 @@ extension PostgresLedger {
             transactionID: found.transactionID, bundleID: found.bundleID, environment: found.environment,
             appUserID: found.appUserID)
         return (known, try found.appUserID.map { try Self.summary(parts, bundleID: found.bundleID, appUserID: $0) })
-    }
-
-    public func transactions(
-        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
-    ) async throws -> [RecordedTransaction] {
-        guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
-        guard limit > 0 else { return [] }
-        // Without a cursor, after the largest key there is.
-        let date = cursor.map { ms($0.purchaseDate) } ?? Int64.max
-        let id = cursor?.transactionID
-        return try await rows(
-            """
-            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
-            WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
-              AND (\(id)::TEXT IS NULL OR purchase_date < \(date)
-                   OR (purchase_date = \(date) AND transaction_id < \(id)))
-            ORDER BY purchase_date DESC, transaction_id DESC LIMIT \(Int64(limit))
-            """
-        ).map(Self.transaction)
-    }
-
-    public func transaction(id: String) async throws -> RecordedTransaction? {
-        try await rows(
-            "SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE transaction_id = \(id)"
-        ).first.map(Self.transaction)
-    }
-
-    public func receivedNotifications(
-        bundleID: String?, appUserID: String?, limit: Int
-    ) async throws -> [ReceivedNotification] {
-        // One customer's are found from their transactions, the newest of all from the
-        // notifications received last. Each filter is its own statement: the connections plan
-        // statements once for any value, and a filter that may be absent would keep an index out.
-        let query: PostgresQuery =
-            if let appUserID, let bundleID {
-                """
-                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
-                    t.app_user_id, t.revocation_date
-                FROM transactions t JOIN notifications n ON n.transaction_id = t.transaction_id
-                WHERE t.bundle_id = \(bundleID) AND t.app_user_id = \(appUserID)
-                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
-                """
-            } else if let appUserID {
-                """
-                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
-                    t.app_user_id, t.revocation_date
-                FROM transactions t JOIN notifications n ON n.transaction_id = t.transaction_id
-                WHERE t.app_user_id = \(appUserID)
-                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
-                """
-            } else {
-                """
-                SELECT n.notification_uuid, n.type, n.subtype, n.bundle_id, n.transaction_id, n.received_at,
-                    t.app_user_id, t.revocation_date
-                FROM notifications n LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
-                WHERE (\(bundleID)::TEXT IS NULL OR n.bundle_id = \(bundleID))
-                ORDER BY n.received_at DESC, n.notification_uuid LIMIT \(Int64(limit))
-                """
-            }
-        return try await rows(query).map { row in
-            let (uuid, type, subtype, bundle, transaction, received, user, revoked) = try row.decode(
-                (String, String, String?, String, String?, Int64, String?, Int64?).self)
-            return ReceivedNotification(
-                notificationUUID: uuid, type: type, subtype: subtype, bundleID: bundle, transactionID: transaction,
-                receivedAt: date(received), appUserID: user,
-                transactionRevocationDate: revoked.map(date))
-        }
-    }
-
-    public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
-        // Events name an anonymous customer redacted.
-        let appUserID = appUserID.map(CustomerIDRedaction.redacted)
-        // One customer's through the index by customer, in a statement of its own (see above).
-        let query: PostgresQuery =
-            if let appUserID, let bundleID {
-                """
-                SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
-                    d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
-                FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
-                WHERE e.bundle_id = \(bundleID) AND e.app_user_id = \(appUserID)
-                ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
-                """
-            } else {
-                """
-                SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
-                    d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
-                FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
-                WHERE (\(bundleID)::TEXT IS NULL OR e.bundle_id = \(bundleID))
-                  AND (\(appUserID)::TEXT IS NULL OR e.app_user_id = \(appUserID))
-                ORDER BY e.id DESC, d.endpoint LIMIT \(Int64(limit))
-                """
-            }
-        return try await rows(query).map { row in
-            let (id, type, bundle, user, created, endpoint, attempts, last, delivered, next) = try row.decode(
-                (Int64, String, String, String?, Int64, String?, Int?, Int64?, Int64?, Int64?).self)
-            return WebhookDelivery(
-                eventID: id, type: type, bundleID: bundle, appUserID: user, createdAt: date(created),
-                endpoint: endpoint, attempts: attempts ?? 0, lastAttemptAt: last.map(date),
-                deliveredAt: delivered.map(date), nextAttemptAt: next.map(date))
-        }
     }
 
     /// The transaction a `transactions` row records, its columns named as ``TransactionRow`` names them.

@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 import KakinWire
 
 /// A row of `offer_signatures`: an offer signature made for a customer, by its nonce.

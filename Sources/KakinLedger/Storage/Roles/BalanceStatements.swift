@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A row of `ledger_entries`: one currency movement (a credit, a spend or a clawback).
 struct LedgerEntryRow: LedgerRecord {

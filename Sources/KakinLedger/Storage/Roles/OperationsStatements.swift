@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 /// A row of `reconciliation_runs`: one reconciliation of an app, with its progress.
 struct ReconciliationRunRow: LedgerRecord {

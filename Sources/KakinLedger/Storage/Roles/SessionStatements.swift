@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A row of `dashboard_tokens`: a dashboard session or a used sign-in form, by its token's SHA-256.
 struct DashboardTokenRecord: LedgerRecord {

@@ -1,36 +1,8 @@
 public import Foundation
 import GRDB
 
-/// Customers: their state, aliases and spends; notifications and the webhooks outbox.
+/// Aliases and the webhooks outbox.
 extension SQLiteLedger {
-    /// Stores a notification once (`ON CONFLICT (notification_uuid) DO NOTHING`); `false` when its
-    /// UUID was stored before. Committed when it returns.
-    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
-        try await read { db in
-            let customer: StatementArguments = [bundleID, appUserID]
-            let transactions = try db.transactions(
-                """
-                SELECT \(TransactionRow.selection()) FROM transactions WHERE bundle_id = ? AND app_user_id = ?
-                ORDER BY purchase_date, recorded_at, transaction_id
-                """, customer)
-            let ledger = try db.rows(
-                "SELECT \(Self.ledgerColumns) FROM ledger_entries WHERE bundle_id = ? AND app_user_id = ? ORDER BY id",
-                customer
-            ).map(Self.ledgerEntry)
-            return CustomerState(
-                bundleID: bundleID, appUserID: appUserID, entitlements: [],
-                balances: try Self.balances(bundleID: bundleID, appUserID: appUserID, db), transactions: transactions,
-                ledger: ledger)
-        }
-    }
-
-    // MARK: Spends
-
-    /// Thrown inside a spend's write to roll it back when the balance does not cover it.
-    private struct InsufficientBalance: Error {
-        let balance: Int64
-    }
-
     // MARK: Aliases
 
     /// Aliases an anonymous customer in one write (see ``LedgerStore/alias(bundleID:anonymousID:to:transfersOwnership:at:)``):

@@ -479,15 +479,6 @@ extension SQLiteLedger {
             transactionCount: count)
     }
 
-    public func transactions(
-        bundleID: String, appUserID: String, limit: Int, after cursor: TransactionCursor?
-    ) async throws -> [RecordedTransaction] {
-        guard limit >= 0 else { throw LedgerStoreError(.invalidArgument, "limit must not be negative") }
-        return try await read { db in
-            try Self.page(bundleID: bundleID, appUserID: appUserID, limit: limit, before: cursor, withJWS: true, db)
-        }
-    }
-
     private static func page(
         bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, withJWS: Bool,
         _ db: Database
@@ -509,14 +500,6 @@ extension SQLiteLedger {
               AND (purchase_date < ? OR (purchase_date = ? AND transaction_id < ?))
             ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
             """, [bundleID, appUserID, date, date, cursor.transactionID, limit])
-    }
-
-    public func transaction(id: String) async throws -> RecordedTransaction? {
-        try await read { db in
-            try db.transactions(
-                "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?", [id]
-            ).first
-        }
     }
 
     public func signedTransactionAndSummary(

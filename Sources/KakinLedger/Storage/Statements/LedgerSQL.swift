@@ -150,6 +150,14 @@ extension LedgerSQLDialect {
         /// over (PostgreSQL's `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time and
         /// needs nothing.
         case skipLocked
+        /// An inner join whose left table is read first: SQLite's planner keeps a `CROSS JOIN`'s
+        /// order; PostgreSQL plans a `JOIN` from its statistics.
+        case joinInOrder
+        /// After a text expression: compared byte by byte (UTF-8), as a range of prefixes walking
+        /// an index needs (SQLite compares so by default; PostgreSQL's `COLLATE "C"`).
+        case bytewise
+        /// `LIKE` that ignores the case of letters (SQLite's `LIKE`, for ASCII letters; `ILIKE`).
+        case likeIgnoringCase
     }
 
     /// How this engine spells `word`.
@@ -159,6 +167,12 @@ extension LedgerSQLDialect {
         case (.greatest, .postgresql): "GREATEST"
         case (.skipLocked, .sqlite): ""
         case (.skipLocked, .postgresql): "FOR UPDATE SKIP LOCKED"
+        case (.joinInOrder, .sqlite): "CROSS JOIN"
+        case (.joinInOrder, .postgresql): "JOIN"
+        case (.bytewise, .sqlite): ""
+        case (.bytewise, .postgresql): " COLLATE \"C\""
+        case (.likeIgnoringCase, .sqlite): "LIKE"
+        case (.likeIgnoringCase, .postgresql): "ILIKE"
         }
     }
 }

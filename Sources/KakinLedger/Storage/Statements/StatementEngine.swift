@@ -28,6 +28,20 @@ indirect enum LedgerTransaction<Output: Sendable>: Sendable {
     case done(Output)
 }
 
+extension LedgerTransaction {
+    /// This transaction, then what `next` makes of its answer, in the same database transaction.
+    func then<Next: Sendable>(
+        _ next: @escaping @Sendable (Output) throws -> LedgerTransaction<Next>
+    ) -> LedgerTransaction<Next> {
+        switch self {
+        case .done(let value):
+            .run([]) { _ in try next(value) }
+        case .run(let statements, let step):
+            .run(statements) { rows in try step(rows).then(next) }
+        }
+    }
+}
+
 /// A column read as `value` (`SELECT … AS value`), for statements that return one.
 struct LedgerColumn<Value: Decodable & Sendable>: Decodable, Sendable {
     var value: Value

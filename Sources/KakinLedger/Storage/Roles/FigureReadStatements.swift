@@ -1,0 +1,172 @@
+import Foundation
+import AppStoreModels
+
+/// A row of `daily_figures`: one app's figures for a UTC day, product, currency and environment.
+struct DailyFiguresRow: Decodable, Sendable {
+    var day: Int
+    var product_id: String
+    var currency: String
+    var environment: String
+    var purchases: Int
+    var refunds: Int
+    var revenue: Int64
+    var subscription_starts: Int
+    var subscription_ends: Int
+}
+
+/// A customer found by the customers page, as one of its statements reads it.
+private struct CustomerKeyRow: Decodable, Sendable {
+    var bundle_id: String
+    var app_user_id: String?
+    var purchase_date: Int64?
+    var transaction_id: String?
+}
+
+/// A customer's count of transactions and newest purchase.
+private struct CustomerCountRow: Decodable, Sendable {
+    var bundle_id: String
+    var app_user_id: String
+    var n: Int64
+    var last: Int64?
+}
+
+/// Two sums of subscriptions started less ended.
+private struct ActiveSums: Decodable, Sendable {
+    var before: Int64
+    var through: Int64
+}
+
+/// The dashboard's bounded reads, the overview's figures and the customers page, the same
+/// statements on both engines.
+extension StatementEngine {
+    public func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod {
+        let moment = LedgerTime.milliseconds(now)
+        let today = DailyFigures.floorDivide(moment, DailyFigures.dayLength)
+        let tomorrow = (today + 1) * DailyFigures.dayLength
+        let (first, end) = (Int64(days.lowerBound), Int64(days.upperBound))
+        let environments = AppStoreEnvironment.knownValues.map(\.rawValue)
+        return try await snapshot(
+            .run([
+                """
+                SELECT day, product_id, currency, environment, purchases, refunds, revenue, subscription_starts,
+                    subscription_ends
+                FROM daily_figures WHERE bundle_id = \(bundleID) AND day >= \(first) AND day < \(end)
+                ORDER BY day, product_id, currency, environment
+                """,
+                """
+                SELECT CAST(COALESCE(SUM(CASE WHEN day < \(first) THEN subscription_starts - subscription_ends END), 0)
+                        AS BIGINT) AS before,
+                    CAST(COALESCE(SUM(CASE WHEN day <= \(today) THEN subscription_starts - subscription_ends END), 0)
+                        AS BIGINT) AS through
+                FROM daily_figures WHERE bundle_id = \(bundleID) AND day <= \(max(first - 1, today))
+                """,
+                """
+                SELECT COUNT(*) AS value FROM transactions
+                WHERE bundle_id = \(bundleID) AND environment IN (\(list: environments))
+                  AND expires_date > \(moment) AND expires_date < \(tomorrow)
+                  AND product_type = 'Auto-Renewable Subscription'
+                  AND (revocation_date IS NULL OR revocation_date > \(moment)) AND purchase_date < \(moment)
+                """,
+            ]) { rows in
+                let figures = try rows[0].decode(DailyFiguresRow.self).map {
+                    DailyFigures(
+                        day: $0.day, productID: $0.product_id, currency: $0.currency.isEmpty ? nil : $0.currency,
+                        environment: AppStoreEnvironment(rawValue: $0.environment), purchases: $0.purchases,
+                        refunds: $0.refunds, revenue: $0.revenue, subscriptionStarts: $0.subscription_starts,
+                        subscriptionEnds: $0.subscription_ends)
+                }
+                let sums = try rows[1].first(ActiveSums.self) ?? ActiveSums(before: 0, through: 0)
+                let endingLater = try rows[2].first(LedgerColumn<Int64>.self)?.value ?? 0
+                return .done(
+                    DailyFiguresPeriod(
+                        figures: figures, subscriptionsActiveBefore: Int(sums.before),
+                        subscriptionsActiveNow: Int(sums.through + endingLater)))
+            })
+    }
+
+    public func findCustomers(matching query: String, limit: Int, bundleID: String?) async throws -> [CustomerMatch] {
+        guard limit > 0 else { return [] }
+        let found: LedgerTransaction<CustomerSearch.Found>
+        if query.isEmpty {
+            found = Self.newestCustomers(limit: limit, found: CustomerSearch.Found(bundleID: bundleID), after: nil, read: 0)
+        } else {
+            // The range of lowercase IDs, compared byte by byte, walks the index by prefix; the
+            // LIKE that ignores case keeps its exact meaning.
+            found = .run([
+                """
+                SELECT bundle_id, app_user_id FROM transactions
+                WHERE transaction_id = \(query) AND app_user_id IS NOT NULL
+                UNION
+                SELECT bundle_id, app_user_id FROM transactions
+                WHERE original_transaction_id = \(query) AND app_user_id IS NOT NULL
+                """,
+                """
+                SELECT bundle_id, app_user_id FROM transactions
+                WHERE lower(app_user_id)\(.bytewise) >= lower(\(query))
+                  AND lower(app_user_id)\(.bytewise) < lower(\(query)) || \(CustomerSearch.last)
+                  AND app_user_id \(.likeIgnoringCase) \(LedgerSQLDialect.likePrefix(query)) ESCAPE '\\'
+                  \(bundleID.map { "AND bundle_id = \($0)" } ?? "" as LedgerSQL)
+                GROUP BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id
+                ORDER BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id LIMIT \(limit)
+                """,
+            ]) { rows in
+                var found = CustomerSearch.Found(bundleID: bundleID)
+                for row in try rows[0].decode(CustomerKeyRow.self) + rows[1].decode(CustomerKeyRow.self) {
+                    guard let owner = row.app_user_id else { continue }
+                    found.add(.init(bundleID: row.bundle_id, appUserID: owner))
+                }
+                return .done(found)
+            }
+        }
+        let counted: LedgerTransaction<[CustomerMatch]> = found.then { found in
+            guard found.count > 0 else { return .done([]) }
+            // One statement for every customer found, each counted through the index by customer.
+            var statement: LedgerSQL = ""
+            for (index, key) in found.keys.enumerated() {
+                statement = """
+                    \(statement)\(unescaped: index > 0 ? " UNION ALL " : "")SELECT \(key.bundleID) AS bundle_id, \
+                    \(key.appUserID) AS app_user_id, COUNT(*) AS n, MAX(purchase_date) AS last FROM transactions \
+                    WHERE bundle_id = \(key.bundleID) AND app_user_id = \(key.appUserID)
+                    """
+            }
+            return .run([statement]) { rows in
+                .done(
+                    try rows[0].decode(CustomerCountRow.self).map {
+                        CustomerMatch(
+                            bundleID: $0.bundle_id, appUserID: $0.app_user_id, transactionCount: Int($0.n),
+                            lastPurchaseDate: LedgerTime.date($0.last ?? 0))
+                    })
+            }
+        }
+        return CustomerSearch.ordered(try await snapshot(counted), limit: limit)
+    }
+
+    /// The owners of the newest purchases, newest first, walking the index by purchase date a page
+    /// at a time (passing purchases without an owner) until `limit` customers are found (or
+    /// ``CustomerSearch/scanLimit`` rows were read).
+    private static func newestCustomers(
+        limit: Int, found: CustomerSearch.Found, after cursor: (date: Int64, id: String)?, read: Int
+    ) -> LedgerTransaction<CustomerSearch.Found> {
+        guard found.count < limit, read < CustomerSearch.scanLimit else { return .done(found) }
+        let after: LedgerSQL = cursor.map { "AND (purchase_date, transaction_id) < (\($0.date), \($0.id))" } ?? ""
+        return .run([
+            """
+            SELECT bundle_id, app_user_id, purchase_date, transaction_id FROM transactions
+            WHERE app_user_id IS NOT NULL \(after)
+            ORDER BY purchase_date DESC, transaction_id DESC LIMIT \(CustomerSearch.page)
+            """
+        ]) { rows in
+            var found = found
+            let rows = try rows[0].decode(CustomerKeyRow.self)
+            for row in rows {
+                guard let owner = row.app_user_id else { continue }
+                found.add(.init(bundleID: row.bundle_id, appUserID: owner))
+                if found.count == limit { return .done(found) }
+            }
+            guard let last = rows.last, rows.count == CustomerSearch.page, let date = last.purchase_date,
+                let id = last.transaction_id
+            else { return .done(found) }
+            return newestCustomers(limit: limit, found: found, after: (date, id), read: read + rows.count)
+        }
+    }
+}

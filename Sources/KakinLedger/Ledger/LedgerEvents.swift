@@ -40,7 +40,10 @@ extension EventPayload {
 struct TransactionEventPayload: EventPayload {
     var transactionId: String
     var originalTransactionId: String
-    var changedPurchase: String? { originalTransactionId }
+    /// Whether the write keeps the transaction's metrics itself (``PurchaseMetricChanges``), so
+    /// the job need not work its purchase out again.
+    var metricsKeptInWrite = false
+    var changedPurchase: String? { metricsKeptInWrite ? nil : originalTransactionId }
     var productId: String
     var productType: String?
     var quantity: Int?
@@ -98,13 +101,19 @@ struct BalanceEventPayload: EventPayload {
 /// Body of `transaction.transferred` events; `from` and `to` redacted.
 struct TransferEventPayload: EventPayload {
     var originalTransactionId: String
-    var changedPurchase: String? { originalTransactionId }
+    /// Whether the write keeps the moved transactions' metrics itself (``PurchaseMetricChanges``).
+    var metricsKeptInWrite: Bool
+    var changedPurchase: String? { metricsKeptInWrite ? nil : originalTransactionId }
     var from: String
     var to: String
     var transactionIds: [String]
 
-    init(originalTransactionId: String, from: String, to: String, transactionIds: [String]) {
+    init(
+        originalTransactionId: String, from: String, to: String, transactionIds: [String],
+        metricsKeptInWrite: Bool = false
+    ) {
         self.originalTransactionId = originalTransactionId
+        self.metricsKeptInWrite = metricsKeptInWrite
         self.from = CustomerIDRedaction.redacted(from)
         self.to = CustomerIDRedaction.redacted(to)
         self.transactionIds = transactionIds

@@ -139,6 +139,7 @@ package enum LedgerRules {
     static func reinstatedEvent(_ row: TransactionRow, reversedAt: Int64) -> TransactionEventPayload {
         TransactionEventPayload(
             transactionId: row.transactionID, originalTransactionId: row.originalTransactionID,
+            metricsKeptInWrite: PurchaseMetricChanges.keptInWrite(productType: row.productType),
             productId: row.productID, productType: row.productType, quantity: Int(row.quantity),
             environment: row.environment, revoked: false, reinstatedDate: reversedAt)
     }
@@ -147,6 +148,7 @@ package enum LedgerRules {
     static func recordedEvent(_ transaction: RecordedTransaction, ownerAssigned: Bool) -> TransactionEventPayload {
         TransactionEventPayload(
             transactionId: transaction.transactionID, originalTransactionId: transaction.originalTransactionID,
+            metricsKeptInWrite: PurchaseMetricChanges.keptInWrite(productType: transaction.productType.rawValue),
             productId: transaction.productID, productType: transaction.productType.rawValue,
             quantity: transaction.quantity, environment: transaction.environment.rawValue,
             source: transaction.source.rawValue, ownerAssigned: ownerAssigned,

@@ -72,23 +72,32 @@ struct MetricsUpdate: Sendable {
                 (unit?.contributions ?? MetricContributions()).difference(
                     from: old?.record.contributions ?? MetricContributions()))
             writes.append(UnitWrite(key: key, unit: unit))
-            let before = old.map { CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer) }
-            let after = unit.map { CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer) }
-            let record = unit.map(MetricUnitRecord.init)
-            if let before, before == after {
-                customers[before, default: []].append(
-                    PurchaseChange(purchase: key.originalTransactionID, old: old?.record, new: record))
-                continue
-            }
-            if let before {
-                customers[before, default: []].append(
-                    PurchaseChange(purchase: key.originalTransactionID, old: old?.record, new: nil))
-            }
-            if let after {
-                customers[after, default: []].append(
-                    PurchaseChange(purchase: key.originalTransactionID, old: nil, new: record))
-            }
+            note(
+                key.originalTransactionID,
+                from: old.map { (CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer), $0.record) },
+                to: unit.map { (CustomerKey(bundleID: key.bundleID, environment: $0.environment, customer: $0.customer), MetricUnitRecord($0)) })
         }
+    }
+
+    /// Notes how one of a customer's purchases changes: its owner and record before and after.
+    mutating func note(
+        _ purchase: String, from old: (CustomerKey, MetricUnitRecord)?, to new: (CustomerKey, MetricUnitRecord)?
+    ) {
+        // A purchase that never paid nor brought revenue changes no customer figure.
+        func counts(_ record: MetricUnitRecord?) -> Bool { record?.firstPayment != nil || !(record?.monthlyNet.isEmpty ?? true) }
+        guard counts(old?.1) || counts(new?.1) else { return }
+        if let old, let new, old.0 == new.0 {
+            guard old.1.firstPayment != new.1.firstPayment || old.1.monthlyNet != new.1.monthlyNet else { return }
+            customers[old.0, default: []].append(PurchaseChange(purchase: purchase, old: old.1, new: new.1))
+            return
+        }
+        if let old { customers[old.0, default: []].append(PurchaseChange(purchase: purchase, old: old.1, new: nil)) }
+        if let new { customers[new.0, default: []].append(PurchaseChange(purchase: purchase, old: nil, new: new.1)) }
+    }
+
+    /// Adds `contributions` to the rollups' changes.
+    mutating func add(_ contributions: MetricContributions) {
+        change.merge(contributions)
     }
 
     /// Sets the customers' changes directly (tests of the customer figures).
@@ -130,12 +139,11 @@ struct MetricsUpdate: Sendable {
 
     /// A customer worked out again from the records of all their purchases as this step leaves
     /// them (`purchases`, by original transaction ID); the difference from what they contributed
-    /// before (their stored state, over their purchases' records before the step) is added.
+    /// before (their stored state, over their purchases' records before the step: those records
+    /// less the step's changes) is added.
     mutating func update(
         customer: CustomerKey, stored: MetricCustomerState?, purchases: [String: MetricUnitRecord]
     ) -> MetricCustomerState? {
-        var before = purchases
-        for change in customers[customer] ?? [] { before[change.purchase] = change.old }
         let state = purchases.reduce(nil as MetricCustomerState?) { found, purchase in
             MetricCustomerState.earliest(
                 found, purchase.value.firstPayment.map { MetricCustomerState(first: $0, purchase: purchase.key) })
@@ -143,7 +151,12 @@ struct MetricsUpdate: Sendable {
         let (bundleID, environment) = (customer.bundleID, customer.environment)
         if let stored {
             change.merge(MetricContributions().difference(from: stored.base(bundleID: bundleID, environment: environment)))
-            for record in before.values { stored.revenue(record.monthlyNet, sign: -1, bundleID: bundleID, environment: environment, into: &change) }
+            // What the purchases brought before this step: what they bring now, less this step's changes.
+            for record in purchases.values { stored.revenue(record.monthlyNet, sign: -1, bundleID: bundleID, environment: environment, into: &change) }
+            for purchase in customers[customer] ?? [] {
+                stored.revenue(purchase.new?.monthlyNet ?? [], sign: 1, bundleID: bundleID, environment: environment, into: &change)
+                stored.revenue(purchase.old?.monthlyNet ?? [], sign: -1, bundleID: bundleID, environment: environment, into: &change)
+            }
         }
         if let state {
             change.merge(state.base(bundleID: bundleID, environment: environment))

@@ -632,5 +632,12 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // Purchases other than subscriptions are kept in the metrics by the writes that change
+        // them, no longer by the job: the pass named here (run after migrating, before the first
+        // write) has the job work out those still marked as before, then drops their
+        // `metric_units` rows.
+        LedgerMigration(id: "0023_purchase_metrics_in_write") { _ in
+            ["INSERT INTO ledger_backfills (name, after_key) VALUES ('purchase_metrics_in_write', '')"]
+        },
     ]
 }

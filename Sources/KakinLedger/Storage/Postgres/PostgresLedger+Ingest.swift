@@ -49,7 +49,11 @@ extension PostgresLedger {
         }
         var recorded = try await Set(connection.rows(try RecordTransactions(rows)).map { try $0.decode(String.self) })
         var figures = FigureChanges()
-        for row in rows where recorded.contains(row.transactionID) { figures.record(FigureSource(row)) }
+        var metrics = PurchaseMetricChanges()
+        for row in rows where recorded.contains(row.transactionID) {
+            figures.record(FigureSource(row))
+            if PurchaseMetricChanges.keptInWrite(productType: row.productType) { metrics.replace(nil, with: row) }
+        }
         var writes = DeferredWrites()
         var outcomes: [LedgerIngestOutcome] = []
         var kept = Set<Int>()
@@ -68,7 +72,8 @@ extension PostgresLedger {
             } else {
                 try await writes.flush(on: connection)
                 outcome = LedgerIngestOutcome(
-                    recorded: try await recordHeld(transaction, owner: owner, grants: change.grants, on: connection))
+                    recorded: try await recordHeld(
+                        transaction, owner: owner, grants: change.grants, metrics: &metrics, on: connection))
             }
             // A purchase another customer keeps: nothing else happens.
             if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
@@ -79,7 +84,7 @@ extension PostgresLedger {
                 }
                 let moved = try await Self.transfer(
                     bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
-                    from: owner, to: newOwner, at: ms(transaction.recordedAt), on: connection)
+                    from: owner, to: newOwner, at: ms(transaction.recordedAt), metrics: &metrics, on: connection)
                 if moved > 0 { outcome.transferredFrom = owner }
             }
             if outcome.recorded == .recorded, let request = change.appleRequestOnRecord {
@@ -93,7 +98,7 @@ extension PostgresLedger {
                 outcome.revoked = try await Self.revoke(
                     transaction.transactionID, at: ms(revoked),
                     reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
-                    policy: change.clawbackPolicy, figures: &figures, on: connection)
+                    policy: change.clawbackPolicy, figures: &figures, metrics: &metrics, on: connection)
             }
             outcomes.append(outcome)
         }
@@ -109,6 +114,7 @@ extension PostgresLedger {
         let summaries = try await summaries(summarized.map(\.request), on: connection, appending: events)
         // Last, so that the rows of figures many writers share are held locked the shortest time.
         try await add(figures, on: connection)
+        try await apply(metrics, on: connection)
         for (summarized, summary) in zip(summarized, summaries) {
             outcomes[summarized.index].summary = summary
         }
@@ -133,7 +139,8 @@ extension PostgresLedger {
     /// customer's purchase, or, for a row without an owner, the owner assigned now
     /// (`UPDATE … WHERE app_user_id IS NULL`) and the credits with it.
     private static func recordHeld(
-        _ transaction: RecordedTransaction, owner: String?, grants: [Grant], on connection: PostgresConnection
+        _ transaction: RecordedTransaction, owner: String?, grants: [Grant], metrics: inout PurchaseMetricChanges,
+        on connection: PostgresConnection
     ) async throws -> RecordOutcome {
         switch try await storedOwner(of: transaction.transactionID, on: connection) {
         case .missing: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
@@ -145,7 +152,7 @@ extension PostgresLedger {
             """
             UPDATE transactions SET app_user_id = \(owner)
             WHERE transaction_id = \(transaction.transactionID) AND app_user_id IS NULL
-            RETURNING quantity, revocation_date
+            RETURNING \(unescaped: TransactionRow.selection())
             """)
         guard let assigned = assigned.first else {
             // Another writer assigned an owner between the read and the update: its owner stands.
@@ -154,7 +161,13 @@ extension PostgresLedger {
             }
             return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
         }
-        let (quantity, storedRevocation) = try assigned.decode((Int, Int64?).self)
+        let row = try transactionRow(assigned)
+        let (quantity, storedRevocation) = (Int(row.quantity), row.revocationDate)
+        if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
+            var before = row
+            before.appUserID = nil
+            metrics.replace(before, with: row)
+        }
         let now = ms(transaction.recordedAt)
         var writes = DeferredWrites()
         writes.append(
@@ -197,16 +210,16 @@ extension PostgresLedger {
     /// a clawback line is dated with its revocation).
     private static func revoke(
         _ transactionID: String, at now: Int64, reason: Int?, share: Int, policy: ClawbackPolicy,
-        figures: inout FigureChanges, on connection: PostgresConnection
+        figures: inout FigureChanges, metrics: inout PurchaseMetricChanges, on connection: PostgresConnection
     ) async throws -> Bool {
         let whole = RecordedTransaction.wholeShare
         // Locked, so the row read is the one the update changes.
         let before = try await connection.rows(
             """
-            SELECT \(unescaped: FigureSource.columns) FROM transactions WHERE transaction_id = \(transactionID)
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE transaction_id = \(transactionID)
             FOR UPDATE
             """
-        ).first.map { try figureSource($0.makeRandomAccess()) }
+        ).first.map(transactionRow)
         let storedShare = share == whole ? nil : Int64(share)
         guard
             let row = try await connection.rows(
@@ -217,21 +230,20 @@ extension PostgresLedger {
                   AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \(Int64(whole)) END)
                       < \(Int64(share))
                   AND (revocation_reversed_at IS NULL OR revocation_reversed_at < \(now))
-                RETURNING bundle_id, app_user_id, original_transaction_id, product_id, revocation_reversed_at
+                RETURNING \(unescaped: TransactionRow.selection())
                 """
-            ).first
+            ).first.map(transactionRow)
         else { return false }
-        if var after = before {
-            after.revocationDate = now
-            figures.replace(before, with: after)
-        }
-        let (bundleID, owner, original, product, reversedAt) = try row.decode(
-            (String, String?, String, String, Int64?).self)
+        if let before { figures.replace(FigureSource(before), with: FigureSource(row)) }
+        let keptInWrite = PurchaseMetricChanges.keptInWrite(productType: row.productType)
+        if keptInWrite { metrics.replace(before, with: row) }
+        let reversedAt = row.revocationReversedAt
         try await appendEvent(
-            LedgerEventType.transactionRevoked, bundleID: bundleID, appUserID: owner,
+            LedgerEventType.transactionRevoked, bundleID: row.bundleID, appUserID: row.appUserID,
             payload: TransactionEventPayload(
-                transactionId: transactionID, originalTransactionId: original, productId: product,
-                revocationDate: now, revocationReason: reason, revocationPercentage: share),
+                transactionId: transactionID, originalTransactionId: row.originalTransactionID,
+                metricsKeptInWrite: keptInWrite, productId: row.productID, revocationDate: now,
+                revocationReason: reason, revocationPercentage: share),
             at: now, on: connection)
         let credits = try await connection.rows(
             """
@@ -301,7 +313,7 @@ extension PostgresLedger {
             guard
                 let stored = try await connection.rows(
                     """
-                    SELECT \(unescaped: TransactionRow.selection(withJWS: false)) FROM transactions
+                    SELECT \(unescaped: TransactionRow.selection()) FROM transactions
                     WHERE transaction_id = \(transactionID) FOR UPDATE
                     """
                 ).first.map(Self.transactionRow)
@@ -323,6 +335,12 @@ extension PostgresLedger {
             after.revocationDate = nil
             var figures = FigureChanges()
             figures.replace(before, with: after)
+            var metrics = PurchaseMetricChanges()
+            if PurchaseMetricChanges.keptInWrite(productType: stored.productType) {
+                var reinstated = stored
+                (reinstated.revocationDate, reinstated.revocationReason, reinstated.revocationPercentage) = (nil, nil, nil)
+                metrics.replace(stored, with: reinstated)
+            }
             try await Self.appendEvent(
                 LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
                 payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, on: connection)
@@ -374,6 +392,7 @@ extension PostgresLedger {
             }
             // Last, so that the rows of figures many writers share are held locked the shortest time.
             try await Self.add(figures, on: connection)
+            try await Self.apply(metrics, on: connection)
             return true
         }
     }
@@ -393,24 +412,27 @@ extension PostgresLedger {
     /// Currency already credited stays with whoever it was credited to.
     private static func transfer(
         bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64,
-        on connection: PostgresConnection
+        metrics: inout PurchaseMetricChanges, on connection: PostgresConnection
     ) async throws -> Int {
         guard from != to else { return 0 }
-        let moved = try await connection.rows(
+        let rows = try await connection.rows(
             """
             UPDATE transactions SET app_user_id = \(to)
             WHERE bundle_id = \(bundleID) AND original_transaction_id = \(originalTransactionID)
               AND app_user_id = \(from)
-            RETURNING transaction_id
+            RETURNING \(unescaped: TransactionRow.selection())
             """
-        ).map { try $0.decode(String.self) }
-        guard !moved.isEmpty else { return 0 }
+        ).map(transactionRow)
+        guard !rows.isEmpty else { return 0 }
+        metrics.move(rows, from: from)
         try await appendEvent(
             LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
             payload: TransferEventPayload(
-                originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted()),
+                originalTransactionId: originalTransactionID, from: from, to: to,
+                transactionIds: rows.map(\.transactionID).sorted(),
+                metricsKeptInWrite: rows.allSatisfy { PurchaseMetricChanges.keptInWrite(productType: $0.productType) }),
             at: now, on: connection)
-        return moved.count
+        return rows.count
     }
 
     /// Makes `anonymousID` an alias of `appUserID` and moves the anonymous customer's purchases,
@@ -424,6 +446,7 @@ extension PostgresLedger {
         try LedgerRules.validateAlias(anonymousID, to: appUserID)
         let now = ms(date)
         return try await write(for: appUserID) { connection in
+            var metrics = PurchaseMetricChanges()
             // An anonymous ID the app's ledger has never seen: nothing is written.
             var seenQuery = PostgresQuery(unsafeSQL: LedgerSchema.anonymousCustomerSeen(app: "$1", customer: "$2"))
             seenQuery.binds.append(bundleID)
@@ -463,18 +486,20 @@ extension PostgresLedger {
                     move.keptPurchases.append(original)
                 } else if try await Self.transfer(
                     bundleID: bundleID, originalTransactionID: original, from: owner, to: appUserID, at: now,
-                    on: connection) > 0
+                    metrics: &metrics, on: connection) > 0
                 {
                     move.transferredPurchases.append(original)
                 }
             }
-            move.transactionIDs = try await connection.rows(
+            let moved = try await connection.rows(
                 """
                 UPDATE transactions SET app_user_id = \(appUserID)
                 WHERE bundle_id = \(bundleID) AND app_user_id = \(anonymousID)
-                RETURNING transaction_id
+                RETURNING \(unescaped: TransactionRow.selection())
                 """
-            ).map { try $0.decode(String.self) }.sorted()
+            ).map(Self.transactionRow)
+            move.transactionIDs = moved.map(\.transactionID).sorted()
+            metrics.move(moved, from: anonymousID)
             for row in try await connection.rows(
                 """
                 DELETE FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(anonymousID)
@@ -504,6 +529,7 @@ extension PostgresLedger {
                     payload: AliasEventPayload(alias: anonymousID, appUserId: appUserID, move: move), at: now,
                     on: connection)
             }
+            try await Self.apply(metrics, on: connection)
             return CustomerAliasOutcome.aliased(move)
         }
     }

@@ -12,19 +12,28 @@ extension PostgresLedger {
         do {
             return try await lease(limit: connectionWait * 4) { connection in
                 try await connection.withTransaction(logger: Self.quiet) { connection in
-                    try await Self.updateMetrics(limit: limit, on: connection)
+                    try await Self.updateMetrics(limit: limit, settled: true, on: connection)
                 }
             }
         } catch { throw Self.ledgerError(error) }
     }
 
-    static func updateMetrics(limit: Int, on connection: PostgresConnection) async throws -> Int {
+    /// One step of the job (see the SQLite engine's for `settled` and `onlyKeptInWrite`).
+    static func updateMetrics(
+        limit: Int, settled: Bool, onlyKeptInWrite: Bool = false, on connection: PostgresConnection
+    ) async throws -> Int {
         _ = try await connection.rows(
             "SELECT pg_advisory_xact_lock(\(Lock.namespace), \(Lock.metrics.rawValue))")
+        let subscription = ProductType.autoRenewableSubscription.rawValue
         let keys = try await connection.rows(
             """
             DELETE FROM metric_pending WHERE (bundle_id, original_transaction_id) IN (
-                SELECT bundle_id, original_transaction_id FROM metric_pending LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
+                SELECT p.bundle_id, p.original_transaction_id FROM metric_pending p
+                WHERE NOT \(onlyKeptInWrite) OR NOT EXISTS (
+                    SELECT 1 FROM transactions t
+                    WHERE t.original_transaction_id = p.original_transaction_id AND t.bundle_id = p.bundle_id
+                        AND t.product_type = \(subscription))
+                LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
             RETURNING bundle_id, original_transaction_id
             """
         ).map {
@@ -42,6 +51,7 @@ extension PostgresLedger {
             """)
         {
             let transaction = try transactionRow(row)
+            if settled && PurchaseMetricChanges.keptInWrite(productType: transaction.productType) { continue }
             transactions[
                 MetricsUpdate.UnitKey(
                     bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID),
@@ -77,21 +87,46 @@ extension PostgresLedger {
         }
         var update = MetricsUpdate()
         update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
-        try await writeUnits(update.writes, on: connection)
+        try await writeUnits(update.writes, stored: stored, on: connection)
+        try await apply(update, settled: settled, on: connection)
+        return keys.count
+    }
 
+    /// Applies what a write (a group's ingests, on PostgreSQL) changed in the metrics of purchases
+    /// kept in the write, once, at its end.
+    static func apply(_ changes: PurchaseMetricChanges, on connection: PostgresConnection) async throws {
+        guard !changes.isEmpty else { return }
+        try await apply(changes.update, settled: true, on: connection)
+    }
+
+    /// Brings the customers a step changed up to date, then adds the step's changes to
+    /// `metric_days` and `metric_cohorts`, in key order.
+    ///
+    /// Writes of purchases and the job both change customers: each takes a transaction-level
+    /// advisory lock per customer it changes, in key order, before it reads their state.
+    private static func apply(_ step: MetricsUpdate, settled: Bool, on connection: PostgresConnection) async throws {
+        var update = step
         let customers = update.customers.keys.sorted()
         var storedCustomers: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
-        for row in try await connection.rows(
-            """
-            SELECT c.bundle_id, c.environment, c.customer, c.state
-            FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
-                \(customers.map(\.customer))::TEXT[]) AS k(bundle_id, environment, customer)
-            JOIN metric_customers c ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
-            """)
-        {
-            let (bundleID, environment, customer, state) = try row.decode((String, String, String, String).self)
-            storedCustomers[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer)] =
-                try MetricCustomerState.decode(state)
+        if !customers.isEmpty {
+            for row in try await connection.rows(
+                """
+                WITH k AS MATERIALIZED (
+                    SELECT bundle_id, environment, customer,
+                        pg_advisory_xact_lock(\(Lock.namespace + 1),
+                            hashtext(bundle_id || chr(10) || environment || chr(10) || customer)) AS locked
+                    FROM (SELECT * FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
+                        \(customers.map(\.customer))::TEXT[]) WITH ORDINALITY AS u(bundle_id, environment, customer, n)
+                        ORDER BY n) AS ordered)
+                SELECT c.bundle_id, c.environment, c.customer, c.state
+                FROM k JOIN metric_customers c
+                    ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
+                """)
+            {
+                let (bundleID, environment, customer, state) = try row.decode((String, String, String, String).self)
+                storedCustomers[MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer)] =
+                    try MetricCustomerState.decode(state)
+            }
         }
         var states: [MetricsUpdate.CustomerKey: MetricCustomerState?] = [:]
         var recompute: [MetricsUpdate.CustomerKey] = []
@@ -104,6 +139,12 @@ extension PostgresLedger {
         }
         if !recompute.isEmpty {
             var purchases: [MetricsUpdate.CustomerKey: [String: MetricUnitRecord]] = [:]
+            if settled {
+                for customer in recompute {
+                    purchases[customer] = PurchaseMetricChanges.records(
+                        of: try await customerTransactions(customer, on: connection), bundleID: customer.bundleID)
+                }
+            }
             for row in try await connection.rows(
                 """
                 SELECT u.bundle_id, u.environment, u.customer, u.original_transaction_id, u.record
@@ -149,18 +190,56 @@ extension PostgresLedger {
                 """)
         }
         try await add(update.change, on: connection)
-        return keys.count
     }
 
-    /// Replaces the stored records and runs of the subscriptions worked out again.
-    private static func writeUnits(_ writes: [MetricsUpdate.UnitWrite], on connection: PostgresConnection) async throws {
+    /// The transactions of purchases kept in the write that belong to `customer`
+    /// (``PurchaseMetricChanges/owner(of:)``).
+    private static func customerTransactions(
+        _ customer: MetricsUpdate.CustomerKey, on connection: PostgresConnection
+    ) async throws -> [TransactionRow] {
+        let (owner, unowned) = PurchaseMetricChanges.owner(of: customer)
+        let subscription = ProductType.autoRenewableSubscription.rawValue
+        return try await connection.rows(
+            """
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+            WHERE bundle_id = \(customer.bundleID) AND environment = \(customer.environment)
+                AND product_type <> \(subscription)
+                AND (app_user_id = \(owner) OR (app_user_id IS NULL AND original_transaction_id = \(unowned)))
+            """
+        ).map(transactionRow)
+    }
+
+    /// Brings a ledger whose job worked out every kind of purchase to the state where purchases
+    /// other than subscriptions are kept in their writes (see the SQLite engine's). Run while
+    /// migrating, holding the migrations' lock, so no replica writes meanwhile.
+    static func settlePurchaseMetrics(on connection: PostgresConnection) async throws {
+        let pass = PurchaseMetricChanges.settlePass
+        let unfinished = try await connection.rows(
+            "SELECT after_key FROM ledger_backfills WHERE name = \(pass) AND finished_at IS NULL")
+        guard !unfinished.isEmpty else { return }
+        while try await connection.withTransaction(logger: quiet, { connection in
+            try await updateMetrics(limit: 500, settled: false, onlyKeptInWrite: true, on: connection)
+        }) > 0 {}
+        try await connection.withTransaction(logger: quiet) { connection in
+            _ = try await connection.rows(PurchaseMetricChanges.dropSettledUnits.postgresQuery)
+            _ = try await connection.rows(
+                "UPDATE ledger_backfills SET finished_at = \(LedgerTime.milliseconds(Date())) WHERE name = \(pass)")
+        }
+    }
+
+    /// Replaces the stored records and runs of the subscriptions worked out again; a record
+    /// worked out again to what is stored is not written.
+    private static func writeUnits(
+        _ writes: [MetricsUpdate.UnitWrite], stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit],
+        on connection: PostgresConnection
+    ) async throws {
         let (bundles, originals) = (writes.map(\.key.bundleID), writes.map(\.key.originalTransactionID))
         _ = try await connection.rows(
             """
             DELETE FROM metric_runs r USING unnest(\(bundles)::TEXT[], \(originals)::TEXT[]) AS k(bundle_id, original)
             WHERE r.bundle_id = k.bundle_id AND r.original_transaction_id = k.original
             """)
-        let removed = writes.filter { $0.unit == nil }
+        let removed = writes.filter { $0.unit == nil && stored[$0.key] != nil }
         if !removed.isEmpty {
             _ = try await connection.rows(
                 """
@@ -176,11 +255,6 @@ extension PostgresLedger {
             ends: [Int64], products: [String], storefronts: [String], converted: [Int32]) = ([], [], [], [], [], [], [], [], [])
         for write in writes {
             guard let unit = write.unit else { continue }
-            units.bundles.append(write.key.bundleID)
-            units.originals.append(write.key.originalTransactionID)
-            units.environments.append(unit.environment)
-            units.customers.append(unit.customer)
-            units.records.append(try MetricUnitRecord(unit).json())
             for run in unit.runs {
                 runs.bundles.append(write.key.bundleID)
                 runs.originals.append(write.key.originalTransactionID)
@@ -192,6 +266,17 @@ extension PostgresLedger {
                 runs.storefronts.append(run.storefront)
                 runs.converted.append(run.converted ? 1 : 0)
             }
+            let record = MetricUnitRecord(unit)
+            if let old = stored[write.key], old.record == record, old.customer == unit.customer,
+                old.environment == unit.environment
+            {
+                continue  // Worked out again to the same record: nothing to write.
+            }
+            units.bundles.append(write.key.bundleID)
+            units.originals.append(write.key.originalTransactionID)
+            units.environments.append(unit.environment)
+            units.customers.append(unit.customer)
+            units.records.append(try record.json())
         }
         if !units.bundles.isEmpty {
             _ = try await connection.rows(

@@ -117,6 +117,7 @@ public final class PostgresLedger: LedgerStore {
                         }
                     }
                     try await Self.backfillPrices(on: connection)
+                    try await Self.settlePurchaseMetrics(on: connection)
                 }
                 _ = try await connection.rows("RESET statement_timeout")
             } catch {

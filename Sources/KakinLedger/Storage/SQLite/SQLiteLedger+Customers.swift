@@ -56,10 +56,16 @@ extension SQLiteLedger {
                 }
             }
             let customers: StatementArguments = [appUserID, bundleID, anonymousID]
-            move.transactionIDs = try db.rows(
-                "UPDATE transactions SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ? RETURNING transaction_id",
-                customers
-            ).map { try $0.value("transaction_id", String.self) }.sorted()
+            let moved = try TransactionRow.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE transactions SET app_user_id = ? WHERE bundle_id = ? AND app_user_id = ?
+                        RETURNING \(TransactionRow.selection())
+                        """), arguments: customers)
+            move.transactionIDs = moved.map(\.transactionID).sorted()
+            var metrics = PurchaseMetricChanges()
+            metrics.move(moved, from: anonymousID)
+            try Self.apply(metrics, db)
             move.balances = try Self.balances(bundleID: bundleID, appUserID: anonymousID, db)
             if !move.balances.isEmpty {
                 try db.run(

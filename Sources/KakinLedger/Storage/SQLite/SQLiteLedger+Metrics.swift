@@ -13,15 +13,29 @@ extension SQLiteLedger {
     }
 
     public func updateMetrics(limit: Int) async throws -> Int {
-        try await write { db in try Self.updateMetrics(limit: limit, db) }
+        try await write { db in try Self.updateMetrics(limit: limit, settled: true, db) }
     }
 
-    static func updateMetrics(limit: Int, _ db: Database) throws -> Int {
+    /// One step of the job: claims up to `limit` marked purchases and works them out again.
+    ///
+    /// Once the ledger is `settled` (``settlePurchaseMetrics()``), only subscriptions are marked
+    /// and only their subscription transactions are worked out; purchases of other kinds are kept
+    /// in the writes that change them (``PurchaseMetricChanges``). Before, every purchase marked
+    /// is worked out as it always was, its record kept in `metric_units`; `onlyKeptInWrite`
+    /// claims those purchases alone.
+    static func updateMetrics(limit: Int, settled: Bool, onlyKeptInWrite: Bool = false, _ db: Database) throws -> Int {
+        let subscription = ProductType.autoRenewableSubscription.rawValue
         let keys = try db.rows(
             """
-            DELETE FROM metric_pending WHERE rowid IN (SELECT rowid FROM metric_pending LIMIT ?)
+            DELETE FROM metric_pending WHERE rowid IN (
+                SELECT p.rowid FROM metric_pending p
+                WHERE ? = 0 OR NOT EXISTS (
+                    SELECT 1 FROM transactions t
+                    WHERE t.original_transaction_id = p.original_transaction_id AND t.bundle_id = p.bundle_id
+                        AND t.product_type = ?)
+                LIMIT ?)
             RETURNING bundle_id, original_transaction_id
-            """, [limit]
+            """, [onlyKeptInWrite ? 1 : 0, subscription, limit]
         ).map {
             MetricsUpdate.UnitKey(
                 bundleID: try $0.value("bundle_id"), originalTransactionID: try $0.value("original_transaction_id"))
@@ -34,14 +48,15 @@ extension SQLiteLedger {
         var subscriptions = Set<MetricsUpdate.UnitKey>()
         for key in keys {
             let arguments: StatementArguments = [key.bundleID, key.originalTransactionID]
-            let rows = try TransactionRow.fetchAll(
+            var rows = try TransactionRow.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT \(TransactionRow.selection()) FROM transactions
                         WHERE original_transaction_id = ? AND bundle_id = ?
                         """), arguments: [key.originalTransactionID, key.bundleID])
+            if settled { rows.removeAll { PurchaseMetricChanges.keptInWrite(productType: $0.productType) } }
             transactions[key] = rows
-            if rows.isEmpty || rows.contains(where: { $0.productType == ProductType.autoRenewableSubscription.rawValue }) {
+            if rows.isEmpty || rows.contains(where: { $0.productType == subscription }) {
                 subscriptions.insert(key)
             }
             if subscriptions.contains(key) {
@@ -71,22 +86,12 @@ extension SQLiteLedger {
                 try db.run("DELETE FROM metric_runs WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
             }
             guard let unit = write.unit else {
-                try db.run("DELETE FROM metric_units WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
+                if stored[write.key] != nil {
+                    try db.run("DELETE FROM metric_units WHERE bundle_id = ? AND original_transaction_id = ?", arguments)
+                }
                 continue
             }
             let record = MetricUnitRecord(unit)
-            if let old = stored[write.key], old.record == record, old.customer == unit.customer,
-                old.environment == unit.environment, !subscriptions.contains(write.key)
-            {
-                continue  // Worked out again to the same: nothing to write.
-            }
-            try db.run(
-                """
-                INSERT INTO metric_units (bundle_id, original_transaction_id, environment, customer, record)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
-                    environment = excluded.environment, customer = excluded.customer, record = excluded.record
-                """, arguments + [unit.environment, unit.customer, try record.json()])
             for run in unit.runs {
                 try db.run(
                     """
@@ -99,7 +104,33 @@ extension SQLiteLedger {
                         run.converted ? 1 : 0,
                     ])
             }
+            if let old = stored[write.key], old.record == record, old.customer == unit.customer,
+                old.environment == unit.environment
+            {
+                continue  // Worked out again to the same record: nothing to write.
+            }
+            try db.run(
+                """
+                INSERT INTO metric_units (bundle_id, original_transaction_id, environment, customer, record)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
+                    environment = excluded.environment, customer = excluded.customer, record = excluded.record
+                """, arguments + [unit.environment, unit.customer, try record.json()])
         }
+        try apply(update, settled: settled, db)
+        return keys.count
+    }
+
+    /// Applies what a write changed in the metrics of purchases kept in the write.
+    static func apply(_ changes: PurchaseMetricChanges, _ db: Database) throws {
+        guard !changes.isEmpty else { return }
+        try apply(changes.update, settled: true, db)
+    }
+
+    /// Brings the customers a step changed up to date, then adds the step's changes to
+    /// `metric_days` and `metric_cohorts`, in key order.
+    private static func apply(_ step: MetricsUpdate, settled: Bool, _ db: Database) throws {
+        var update = step
         for customer in update.customers.keys.sorted() {
             let arguments: StatementArguments = [customer.bundleID, customer.environment, customer.customer]
             let stored = try db.row(
@@ -110,6 +141,10 @@ extension SQLiteLedger {
                 state = decided
             } else {
                 var purchases: [String: MetricUnitRecord] = [:]
+                if settled {
+                    purchases = PurchaseMetricChanges.records(
+                        of: try customerTransactions(customer, db), bundleID: customer.bundleID)
+                }
                 for row in try db.rows(
                     """
                     SELECT original_transaction_id, record FROM metric_units
@@ -153,7 +188,52 @@ extension SQLiteLedger {
                 \(MetricStatements.addCohortConflict)
                 """, [key.bundleID, key.environment, key.kind, key.cohort, key.offset, key.currency, value])
         }
-        return keys.count
+    }
+
+    /// The transactions of purchases kept in the write that belong to `customer`
+    /// (``PurchaseMetricChanges/owner(of:)``).
+    private static func customerTransactions(_ customer: MetricsUpdate.CustomerKey, _ db: Database) throws
+        -> [TransactionRow]
+    {
+        let (owner, unowned) = PurchaseMetricChanges.owner(of: customer)
+        let subscription = ProductType.autoRenewableSubscription.rawValue
+        var rows = try TransactionRow.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT \(TransactionRow.selection()) FROM transactions
+                    WHERE bundle_id = ? AND app_user_id = ? AND environment = ? AND product_type <> ?
+                    """), arguments: [customer.bundleID, owner, customer.environment, subscription])
+        if let unowned {
+            rows += try TransactionRow.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(TransactionRow.selection()) FROM transactions
+                        WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id IS NULL
+                            AND environment = ? AND product_type <> ?
+                        """), arguments: [customer.bundleID, unowned, customer.environment, subscription])
+        }
+        return rows
+    }
+
+    /// Brings a ledger whose job worked out every kind of purchase to the state where purchases
+    /// other than subscriptions are kept in their writes: the purchases of those kinds still marked
+    /// are worked out as before, then their `metric_units` rows (each now what the rollups hold of
+    /// it) are dropped. Done once, after migrating, before the first write; later calls return at once.
+    func settlePurchaseMetrics() async throws {
+        let pass = PurchaseMetricChanges.settlePass
+        guard
+            try await read({ db in
+                try db.row("SELECT finished_at FROM ledger_backfills WHERE name = ?", [pass]).map {
+                    try $0.value("finished_at", Int64?.self) == nil
+                } ?? false
+            })
+        else { return }
+        while try await write({ db in try Self.updateMetrics(limit: 500, settled: false, onlyKeptInWrite: true, db) }) > 0 {}
+        try await write { db in
+            _ = try db.rows(PurchaseMetricChanges.dropSettledUnits)
+            try db.run(
+                "UPDATE ledger_backfills SET finished_at = ? WHERE name = ?", [LedgerTime.milliseconds(Date()), pass])
+        }
     }
 
     public func metrics(

@@ -84,6 +84,11 @@ extension SQLiteLedger {
         let row = try transactionRow.databaseDictionary
         if try db.run(TransactionRow.insertOrIgnore, StatementArguments(TransactionRow.columns.map { row[$0] })) > 0 {
             figures.record(FigureSource(transactionRow))
+            if PurchaseMetricChanges.keptInWrite(productType: transactionRow.productType) {
+                var metrics = PurchaseMetricChanges()
+                metrics.replace(nil, with: transactionRow)
+                try apply(metrics, db)
+            }
             try appendEvent(
                 LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
                 payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now, db)
@@ -101,18 +106,25 @@ extension SQLiteLedger {
         }
         guard let owner else { return .duplicate(ownerAssigned: false) }
         guard
-            let assigned = try db.row(
-                """
-                UPDATE transactions SET app_user_id = ? WHERE transaction_id = ? AND app_user_id IS NULL
-                RETURNING quantity, revocation_date
-                """, [owner, transaction.transactionID])
+            let assigned = try TransactionRow.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE transactions SET app_user_id = ? WHERE transaction_id = ? AND app_user_id IS NULL
+                        RETURNING \(TransactionRow.selection())
+                        """), arguments: [owner, transaction.transactionID])
         else { throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner") }
+        if PurchaseMetricChanges.keptInWrite(productType: assigned.productType) {
+            var metrics = PurchaseMetricChanges()
+            var before = assigned
+            before.appUserID = nil
+            metrics.replace(before, with: assigned)
+            try apply(metrics, db)
+        }
         try appendEvent(
             LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
             payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now, db)
-        let storedRevoked = try assigned.value("revocation_date", Int64?.self) != nil
-        if !storedRevoked && transaction.revocationDate == nil {
-            let quantity: Int = try assigned.value("quantity")
+        if assigned.revocationDate == nil && transaction.revocationDate == nil {
+            let quantity = Int(assigned.quantity)
             try credit(
                 LedgerRules.credits(of: transaction, grants: grants, quantity: quantity), of: transaction,
                 owner: owner, at: now, db)
@@ -202,18 +214,23 @@ extension SQLiteLedger {
         bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64, _ db: Database
     ) throws -> Int {
         guard from != to else { return 0 }
-        let moved = try db.rows(
-            """
-            UPDATE transactions SET app_user_id = ?
-            WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id = ?
-            RETURNING transaction_id
-            """, [to, bundleID, originalTransactionID, from]
-        ).map { try $0.value("transaction_id", String.self) }
-        guard !moved.isEmpty else { return 0 }
+        let rows = try TransactionRow.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    UPDATE transactions SET app_user_id = ?
+                    WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id = ?
+                    RETURNING \(TransactionRow.selection())
+                    """), arguments: [to, bundleID, originalTransactionID, from])
+        guard !rows.isEmpty else { return 0 }
+        let moved = rows.map(\.transactionID)
+        var metrics = PurchaseMetricChanges()
+        metrics.move(rows, from: from)
+        try apply(metrics, db)
         try appendEvent(
             LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
             payload: TransferEventPayload(
-                originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted()),
+                originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted(),
+                metricsKeptInWrite: rows.allSatisfy { PurchaseMetricChanges.keptInWrite(productType: $0.productType) }),
             at: now, db)
         return moved.count
     }
@@ -233,30 +250,36 @@ extension SQLiteLedger {
     ) throws -> Bool {
         let now = LedgerTime.milliseconds(date)
         // One writer at a time: the row read is the one the update changes.
-        let before = try figureSource(of: transactionID, db)
+        let before = try TransactionRow.fetchOne(
+            db.cachedStatement(sql: "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?"),
+            arguments: [transactionID])
         let storedShare: Int? = share == RecordedTransaction.wholeShare ? nil : share
         guard
-            let row = try db.row(
-                """
-                UPDATE transactions SET revocation_date = ?, revocation_reason = ?, revocation_percentage = ?
-                WHERE transaction_id = ?
-                  AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
-                \(RecordedTransaction.wholeShare) END) < ?
-                  AND (revocation_reversed_at IS NULL OR revocation_reversed_at < ?)
-                RETURNING bundle_id, app_user_id, original_transaction_id, product_id, revocation_reversed_at
-                """, [now, reason, storedShare, transactionID, share, now])
+            let row = try TransactionRow.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE transactions SET revocation_date = ?, revocation_reason = ?, revocation_percentage = ?
+                        WHERE transaction_id = ?
+                          AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
+                        \(RecordedTransaction.wholeShare) END) < ?
+                          AND (revocation_reversed_at IS NULL OR revocation_reversed_at < ?)
+                        RETURNING \(TransactionRow.selection())
+                        """), arguments: [now, reason, storedShare, transactionID, share, now])
         else { return false }
-        let reversedAt: Int64? = try row.value("revocation_reversed_at")
-        if var after = before {
-            after.revocationDate = now
-            figures.replace(before, with: after)
+        let reversedAt = row.revocationReversedAt
+        if let before { figures.replace(FigureSource(before), with: FigureSource(row)) }
+        let keptInWrite = PurchaseMetricChanges.keptInWrite(productType: row.productType)
+        if keptInWrite {
+            var metrics = PurchaseMetricChanges()
+            metrics.replace(before, with: row)
+            try apply(metrics, db)
         }
         try appendEvent(
-            LedgerEventType.transactionRevoked, bundleID: row.value("bundle_id"), appUserID: row.value("app_user_id"),
+            LedgerEventType.transactionRevoked, bundleID: row.bundleID, appUserID: row.appUserID,
             payload: TransactionEventPayload(
-                transactionId: transactionID, originalTransactionId: row.value("original_transaction_id"),
-                productId: row.value("product_id"), revocationDate: now, revocationReason: reason,
-                revocationPercentage: share),
+                transactionId: transactionID, originalTransactionId: row.originalTransactionID,
+                metricsKeptInWrite: keptInWrite, productId: row.productID, revocationDate: now,
+                revocationReason: reason, revocationPercentage: share),
             at: now, db)
         let credits = try db.rows(
             """
@@ -332,7 +355,7 @@ extension SQLiteLedger {
             guard
                 let stored = try TransactionRow.fetchOne(
                     db.cachedStatement(
-                        sql: "SELECT \(TransactionRow.selection(withJWS: false)) FROM transactions WHERE transaction_id = ?"),
+                        sql: "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?"),
                     arguments: [transactionID])
             else { return false }
             let previous = stored.revocationReversedAt
@@ -351,6 +374,13 @@ extension SQLiteLedger {
             var after = before
             after.revocationDate = nil
             figures.replace(before, with: after)
+            if PurchaseMetricChanges.keptInWrite(productType: stored.productType) {
+                var reinstated = stored
+                (reinstated.revocationDate, reinstated.revocationReason, reinstated.revocationPercentage) = (nil, nil, nil)
+                var metrics = PurchaseMetricChanges()
+                metrics.replace(stored, with: reinstated)
+                try Self.apply(metrics, db)
+            }
             try Self.appendEvent(
                 LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
                 payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, db)
@@ -400,13 +430,6 @@ extension SQLiteLedger {
     }
 
     // MARK: Daily figures
-
-    /// What a stored row contributes to `daily_figures`; `nil` when there is no such row.
-    static func figureSource(of transactionID: String, _ db: Database) throws -> FigureSource? {
-        try db.row(
-            "SELECT \(FigureSource.columns) FROM transactions WHERE transaction_id = ?", [transactionID]
-        ).map(figureSource)
-    }
 
     /// A row of ``FigureSource/columns``.
     static func figureSource(_ row: Row) throws -> FigureSource {

@@ -127,7 +127,8 @@ public final class SQLiteLedger: LedgerStore {
                     try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                         migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
                     }
-                    return try await backfillPrices()
+                    try await backfillPrices()
+                    return try await settlePurchaseMetrics()
                 } catch let error as DatabaseError where attempt < 5 {
                     guard error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT else { throw error }
                     attempt += 1

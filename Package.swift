@@ -297,6 +297,11 @@ let package = Package(
                 "KakinServer", "KakinLedger", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
                 "AppStoreTesting", "KakinTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // The backup and fault tests look inside the ledger's databases and run the server
+                // in a service group.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

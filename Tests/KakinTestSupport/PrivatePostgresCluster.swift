@@ -2,7 +2,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import KakinTestSupport
 import Synchronization
 
 /// A PostgreSQL cluster of one test's own, made as `scripts/postgres` makes the shared one:
@@ -10,10 +9,10 @@ import Synchronization
 /// this is root, listening on 127.0.0.1 at a free port, with fsync on. Unlike the shared cluster
 /// it may be stopped and started again (on the same port and data directory) while the test
 /// runs. ``remove()`` stops it at once and deletes its directory.
-final class PrivatePostgresCluster: Sendable {
+public final class PrivatePostgresCluster: Sendable {
     /// The directory of `initdb`, `pg_ctl` and `postgres`: the newest /usr/lib/postgresql/*/bin
     /// that has all three, or where `initdb` on PATH lives; `nil` when there is none.
-    static let binaries: URL? = {
+    public static let binaries: URL? = {
         let manager = FileManager.default
         func complete(_ directory: URL) -> Bool {
             ["initdb", "pg_ctl", "postgres"].allSatisfy {
@@ -34,19 +33,20 @@ final class PrivatePostgresCluster: Sendable {
     }()
 
     /// Whether the cluster's programs run as `nobody` (initdb refuses to run as root).
-    static let runsAsNobody = getuid() == 0
+    public static let runsAsNobody = getuid() == 0
 
     /// `runuser` (or `su` without it), to run the programs as `nobody` when this is root.
-    static let switchUser: URL? = executableOnPath("runuser") ?? executableOnPath("su")
+    public static let switchUser: URL? = executableOnPath("runuser") ?? executableOnPath("su")
 
     /// Why a private cluster cannot be made here, or `nil` when it can.
-    static var unavailableReason: String? {
+    public static var unavailableReason: String? {
         if binaries == nil { return "initdb and pg_ctl are found neither in /usr/lib/postgresql/*/bin nor on PATH" }
         if runsAsNobody, switchUser == nil { return "running as root, and neither runuser nor su is found" }
         return nil
     }
 
-    static func executableOnPath(_ name: String) -> URL? {
+    /// Where `name` is on PATH (or in the system's program folders), if anywhere.
+    public static func executableOnPath(_ name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
         for directory in directories {
@@ -58,17 +58,22 @@ final class PrivatePostgresCluster: Sendable {
 
     /// The cluster's directory: `data` (the cluster), `run` (its socket and server log) and
     /// `pg_ctl.log` (what pg_ctl and initdb printed).
-    let directory: URL
-    let port: Int
+    public let directory: URL
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
     private let removed = Mutex(false)
 
-    var dataDirectory: URL { directory.appendingPathComponent("data") }
-    var runDirectory: URL { directory.appendingPathComponent("run") }
-    var serverLog: URL { runDirectory.appendingPathComponent("postgres.log") }
-    var toolLog: URL { directory.appendingPathComponent("pg_ctl.log") }
+    /// Where the cluster's files are.
+    public var dataDirectory: URL { directory.appendingPathComponent("data") }
+    /// Where its socket and server log are.
+    public var runDirectory: URL { directory.appendingPathComponent("run") }
+    /// The server's log.
+    public var serverLog: URL { runDirectory.appendingPathComponent("postgres.log") }
+    /// What pg_ctl and initdb printed.
+    public var toolLog: URL { directory.appendingPathComponent("pg_ctl.log") }
 
     /// `postgres://kakin@127.0.0.1:PORT/postgres`, as `scripts/postgres` exports it.
-    var url: String { "postgres://kakin@127.0.0.1:\(port)/postgres" }
+    public var url: String { "postgres://kakin@127.0.0.1:\(port)/postgres" }
 
     private init(directory: URL, port: Int) {
         self.directory = directory
@@ -77,7 +82,7 @@ final class PrivatePostgresCluster: Sendable {
 
     /// Makes a cluster and starts it on a free port (another one when the port was taken
     /// meanwhile). The caller calls ``remove()`` at the end, also when the test fails.
-    static func start() async throws -> PrivatePostgresCluster {
+    public static func start() async throws -> PrivatePostgresCluster {
         guard unavailableReason == nil, let binaries else {
             throw ClusterError("no private PostgreSQL cluster: \(unavailableReason ?? "")")
         }
@@ -117,7 +122,7 @@ final class PrivatePostgresCluster: Sendable {
     /// Starts PostgreSQL again on the same port and data directory (after a stop of any mode:
     /// after `immediate` it recovers from its write-ahead log first); returns once it accepts
     /// connections.
-    func start() async throws {
+    public func start() async throws {
         let status = try await startServer()
         guard status == 0 else { throw ClusterError("pg_ctl start failed (\(status)): \(tools) \(log)") }
     }
@@ -125,7 +130,7 @@ final class PrivatePostgresCluster: Sendable {
     /// `pg_ctl stop -m MODE`: `immediate` kills every process at once (as a crash would, without
     /// losing what was committed), `fast` ends the sessions and checkpoints, `smart` waits for
     /// the sessions to end. Returns once the server is gone.
-    func stop(mode: String) async throws {
+    public func stop(mode: String) async throws {
         guard let binaries = Self.binaries else { return }
         let status = try await run(
             binaries.appendingPathComponent("pg_ctl"), ["-D", dataDirectory.path, "-m", mode, "-w", "-t", "60", "stop"])
@@ -133,14 +138,14 @@ final class PrivatePostgresCluster: Sendable {
     }
 
     /// ``stop(mode:)`` then ``start()``.
-    func restart(mode: String) async throws {
+    public func restart(mode: String) async throws {
         try await stop(mode: mode)
         try await start()
     }
 
     /// Stops the server with `-m immediate` when it runs, and deletes the directory. Blocks (it
     /// runs in `defer`); does nothing the second time.
-    func remove() {
+    public func remove() {
         guard !removed.withLock({ let was = $0; $0 = true; return was }) else { return }
         if let binaries = Self.binaries,
             FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
@@ -153,9 +158,9 @@ final class PrivatePostgresCluster: Sendable {
     }
 
     /// The server's log so far.
-    var log: String { (try? String(contentsOf: serverLog, encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOf: serverLog, encoding: .utf8)) ?? "" }
     /// What initdb and pg_ctl printed so far.
-    var tools: String { (try? String(contentsOf: toolLog, encoding: .utf8)) ?? "" }
+    public var tools: String { (try? String(contentsOf: toolLog, encoding: .utf8)) ?? "" }
 
     private func startServer() async throws -> Int32 {
         guard let binaries = Self.binaries else { throw ClusterError("pg_ctl not found") }
@@ -249,7 +254,9 @@ final class PrivatePostgresCluster: Sendable {
 }
 
 /// A private cluster could not be made, started or stopped.
-struct ClusterError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ClusterError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    /// An error saying `description`.
+    public init(_ description: String) { self.description = description }
 }

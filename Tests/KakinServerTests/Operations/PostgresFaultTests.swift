@@ -1,30 +1,37 @@
+import AppStoreTesting
 import Foundation
 import KakinTestSupport
-import Synchronization
+import KakinWire
 import Logging
 import PostgresNIO
+import ServiceLifecycle
+import StoreSandbox
+import Synchronization
 import Testing
+import X509
 
-@testable import KakinServer
 @testable import KakinLedger
+@testable import KakinServer
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A real `kakin server` on a PostgreSQL cluster of each test's own, which the test stops and
-/// starts again under load, or blocks with a table lock: every request ends, either recorded
-/// (2xx) or refused with a retryable 503 and `Retry-After`, in bounded time; what was
-/// acknowledged is in the ledger, a retry records the rest, nothing is granted twice, and the
-/// server still stops on SIGTERM within its drain time.
+/// A purchase server on a PostgreSQL cluster of each test's own, which the test stops and starts
+/// again under load, or blocks with a table lock: every request ends, either recorded (2xx) or
+/// refused with a retryable 503 and `Retry-After`, in bounded time; what was acknowledged is in
+/// the ledger, a retry records the rest, nothing is granted twice, and the server still stops
+/// within its drain time when asked to shut down gracefully (as SIGTERM asks).
 ///
-/// The shared cluster of `scripts/test` cannot be stopped (other suites use it at the same time),
-/// so each test runs `initdb` and `pg_ctl` itself (see ``PrivatePostgresCluster``).
+/// The server is the one `kakin server` runs (`buildApplication` in a service group), on a
+/// socket of its own. The shared cluster of `scripts/test` cannot be stopped (other suites use it
+/// at the same time), so each test runs `initdb` and `pg_ctl` itself (see
+/// ``PrivatePostgresCluster``); like the other PostgreSQL tests, the suite runs where
+/// `KAKIN_TEST_POSTGRES_URL` is set.
 @Suite(.serialized) struct PostgresFaultTests {
     /// Why the suite is skipped here, or `nil` when it runs.
     static let skipReason: String? = {
-        if BinaryTests.binary == nil { return "the kakin binary is not built (swift build --product kakin); skipped" }
-        if ReplicaTests.postgresURL == nil {
+        if PostgresTestDatabase.url == nil {
             return "KAKIN_TEST_POSTGRES_URL is not set (scripts/test sets it where PostgreSQL is installed); skipped"
         }
         if let reason = PrivatePostgresCluster.unavailableReason { return "\(reason); skipped" }
@@ -32,9 +39,14 @@ import FoundationNetworking
     }()
     static let enabled = skipReason == nil
 
+    /// The publishable key of the server's app.
+    static let publishable = "pk_faults"
+    /// The certificate authority that signs the purchases, which the server trusts.
+    static let authority = try! SandboxCertificateAuthority.generate()
+
     /// What the sandbox's increasePoints grants.
     static let pointsPerPurchase: Int64 = 100
-    /// How long SIGTERM may take: the server drains the requests in flight, then exits.
+    /// How long a graceful shutdown may take: the server drains the requests in flight, then stops.
     static let drainLimit: Duration = .seconds(15)
 
     /// One signed purchase minted for a test: its transaction ID, customer and request body.
@@ -60,11 +72,11 @@ import FoundationNetworking
         var isBad: Bool { !succeeded && !retryableRefusal }
     }
 
-    /// The stack a test runs: the cluster, a sandbox standing in for Apple (its CA signs the
-    /// purchases), one `kakin server` and a store on the cluster for checking the ledger.
+    /// The stack a test runs: the cluster, one purchase server on it, the purchases to post and
+    /// a store on the cluster for checking the ledger.
     struct Stack: Sendable {
         let cluster: PrivatePostgresCluster
-        let server: RunningProcess
+        let server: RunningServer
         let url: String
         let purchases: [Purchase]
         let store: PostgresLedger
@@ -91,7 +103,7 @@ import FoundationNetworking
         request.httpMethod = "POST"
         request.httpBody = purchase.body
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(ServerCommandTests.publishable, forHTTPHeaderField: "X-Kakin-Key")
+        request.setValue(publishable, forHTTPHeaderField: "X-Kakin-Key")
         let start = ContinuousClock.now
         do {
             let (data, response) = try await client.data(for: request)
@@ -134,38 +146,42 @@ import FoundationNetworking
     // MARK: The stack
 
     /// Runs `body` on a new cluster with one server, and removes everything afterwards (also
-    /// when the test fails). `postgres` is the server's `postgres` configuration object;
-    /// `prepare` runs on the cluster before the server starts.
+    /// when the test fails). The server's pool holds `maxConnections` connections, and waits
+    /// `connectionWait` seconds for one (also its statement timeout).
     static func withStack(
-        purchases count: Int, users: Int, postgres: [String: Any],
-        prepare: (PrivatePostgresCluster) async throws -> Void = { _ in },
+        purchases count: Int, users: Int, maxConnections: Int, connectionWait: Int,
         _ body: (Stack) async throws -> Void
     ) async throws {
-        let scratch = try ScratchDirectory()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-faults-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = try await PrivatePostgresCluster.start()
         defer { cluster.remove() }
-        try await prepare(cluster)
-        // The sandbox keeps its CA in scratch/sandbox/ca, where `kakin mint --data scratch` finds it.
-        let sandbox = try await ServerCommandTests.Sandbox(in: scratch, notificationPort: try freePort())
-        defer { _ = sandbox.process.stop() }
-        let purchases = try mint(count, users: users, in: scratch)
-        let config = try ServerCommandTests.configuration(
-            port: 0, sandbox: sandbox, scratch: scratch, name: "faults",
-            overriding: [
-                "database": cluster.url,
-                "postgres": postgres,
-                "jobs": ["reconcileIntervalSeconds": 0],
-                "logging": ["format": "json", "level": "warning"],
-                // The load comes from one address: no per-address limits.
-                "rateLimits": ["enabled": false],
-            ])
-        let (server, url) = try await ServerCommandTests.startServer(config)
-        defer { if server.process.isRunning { _ = server.stop(signal: SIGKILL) } }
+        let purchases = try await mint(count, users: users)
+        let root = directory.appendingPathComponent("root.pem")
+        try authority.root.serializeAsPEM().pemString.write(to: root, atomically: true, encoding: .utf8)
+        var app = ServerConfiguration.App(bundleID: ExampleApp.bundleID, appAppleID: ExampleApp.appAppleID)
+        app.environments = [.sandbox]
+        app.extraRootPaths = [root.path]
+        app.grantsPath = ExampleApp.grantsFile.path
+        var configuration = ServerConfiguration(
+            database: cluster.url, serverKeyPath: directory.appendingPathComponent("server-key.pem").path,
+            keys: .init(publishable: publishable, secret: "sk_faults_0123456789"), apps: [app])
+        configuration.listen = .init(host: "127.0.0.1", port: 0)
+        configuration.postgresMaxConnections = maxConnections
+        configuration.postgresConnectionWaitSeconds = connectionWait
+        configuration.reconcileIntervalSeconds = 0
+        configuration.logLevel = "error"
+        // The load comes from one address: no per-address limits.
+        configuration.rateLimits.enabled = false
+        let server = try await RunningServer.start(configuration)
+        defer { server.kill() }
         var options = try PostgresConnectionOptions(url: cluster.url)
         options.maxConnections = 2
-        let store = try PostgresLedger(options: options)
+        let store = try PostgresLedger(options: options, logger: KakinServerHTTP.quietLogger)
         do {
-            try await body(Stack(cluster: cluster, server: server, url: url, purchases: purchases, store: store))
+            try await body(
+                Stack(cluster: cluster, server: server, url: server.url, purchases: purchases, store: store))
         } catch {
             try? await store.shutdown()
             throw error
@@ -173,39 +189,27 @@ import FoundationNetworking
         try await store.shutdown()
     }
 
-    /// `count` signed purchases of 100 points, for customers load-1 … load-`users`, made by
-    /// `kakin mint` with the sandbox's CA (as scripts/loadtest makes them).
-    static func mint(_ count: Int, users: Int, in scratch: borrowing ScratchDirectory) throws -> [Purchase] {
-        let first: Int64 = 7_000_000_000_000_001
-        let out = scratch.path("purchases.jsonl")
-        let minting = try RunningProcess([
-            "mint", "--data", scratch.url.path, "--count", "\(count)", "--users", "\(users)", "--first", "\(first)",
-            "--out", out,
-        ])
-        let status = minting.exitStatus()
-        guard status == 0 else {
-            Issue.record("kakin mint failed (\(status)): \(minting.errors)")
-            throw CancellationError()
+    /// `count` signed purchases of 100 points, for customers load-1 … load-`users` (round robin),
+    /// bought from a sandbox signing with ``authority``, each with the app account token the SDK
+    /// gives its customer's purchases (so that the server owes Apple nothing).
+    static func mint(_ count: Int, users: Int) async throws -> [Purchase] {
+        let engine = try ExampleSandbox.engine(catalog: ExampleApp.catalog(), authority: authority, clock: SandboxClock())
+        _ = try await engine.createTester(name: "load", id: "load")
+        var purchases: [Purchase] = []
+        for index in 0..<count {
+            let user = "load-\(index % users + 1)"
+            guard
+                case .purchased(let transaction) = try await engine.purchase(
+                    .init(
+                        testerID: "load", productID: ExampleApp.productID("increasePoints"),
+                        appAccountToken: AppAccountToken.derived(from: user)))
+            else { throw ClusterError("the sandbox did not sell increasePoints") }
+            let body = TransactionSubmission(
+                bundleId: ExampleApp.bundleID, appUserId: user,
+                signedTransaction: try engine.signer.signTransaction(transaction, at: Date()))
+            purchases.append(Purchase(id: transaction.id, user: user, body: try KakinJSON.encoder().encode(body)))
         }
-        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
-        return try lines.enumerated().map { index, line in
-            let body = Data(line.utf8)
-            let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
-            return Purchase(
-                id: String(first + Int64(index)), user: try #require(object["appUserId"] as? String), body: body)
-        }
-    }
-
-    /// Runs one SQL statement on the cluster in a session of its own.
-    static func execute(_ sql: String, on cluster: PrivatePostgresCluster) async throws {
-        var options = try PostgresConnectionOptions(url: cluster.url)
-        options.maxConnections = 1
-        let admin = try PostgresLedger(options: options)
-        do { try await admin.client.query(PostgresQuery(unsafeSQL: sql)) } catch {
-            try? await admin.shutdown()
-            throw error
-        }
-        try await admin.shutdown()
+        return purchases
     }
 
     /// Posts each purchase again until it is recorded (as an app retries), honouring
@@ -252,7 +256,7 @@ import FoundationNetworking
         let expected = Dictionary(grouping: sent.map { purchases[$0] }, by: \.user)
         var wrong: [String] = []
         for (user, bought) in expected.sorted(by: { $0.key < $1.key }) {
-            let customer = try await store.customer(bundleID: ServerCommandTests.bundleID, appUserID: user)
+            let customer = try await store.customer(bundleID: ExampleApp.bundleID, appUserID: user)
             let ids = customer.transactions.map(\.transactionID)
             let credits = customer.ledger.filter { $0.kind == .credit }.compactMap(\.transactionID)
             let points = customer.balances["points"] ?? 0
@@ -273,25 +277,21 @@ import FoundationNetworking
         #expect(credits == sent.count, "\(credits) credits in all for \(sent.count) purchases")
     }
 
-    /// Sends SIGTERM and waits for the exit, at most ``drainLimit`` (then SIGKILL); how long it
-    /// took and the exit status.
-    static func terminate(_ server: RunningProcess) async -> (seconds: Double, exited: Bool, status: Int32) {
+    /// Asks the server to shut down gracefully (as SIGTERM does) and expects it to stop within
+    /// ``drainLimit``, without an error.
+    static func expectStopsOnSIGTERM(_ server: RunningServer) async {
         let start = ContinuousClock.now
-        kill(server.process.processIdentifier, SIGTERM)
-        while server.process.isRunning, ContinuousClock.now < start + drainLimit {
+        await server.shutDown()
+        var outcome = server.outcome
+        while outcome == nil, ContinuousClock.now < start + drainLimit {
             try? await Task.sleep(for: .milliseconds(50))
+            outcome = server.outcome
         }
-        let took = seconds(ContinuousClock.now - start)
-        let exited = !server.process.isRunning
-        if !exited { kill(server.process.processIdentifier, SIGKILL) }
-        return (took, exited, server.exitStatus())
-    }
-
-    static func expectStopsOnSIGTERM(_ server: RunningProcess) async {
-        let (took, exited, status) = await terminate(server)
-        print("PostgresFaultTests: SIGTERM → exit \(status) after \(format(took))")
-        #expect(exited, "SIGTERM: the server still ran after \(drainLimit); killed")
-        #expect(!exited || status == 0, "SIGTERM: the server exited \(status) after \(format(took)): \(server.errors)")
+        let took = format(seconds(ContinuousClock.now - start))
+        print("PostgresFaultTests: graceful shutdown → \(outcome ?? "still running") after \(took)")
+        #expect(outcome != nil, "graceful shutdown: the server still ran after \(drainLimit)")
+        #expect(outcome == nil || outcome == "stopped", "graceful shutdown: \(outcome ?? "") after \(took)")
+        server.kill()
     }
 
     // MARK: PostgreSQL stopped and started again under load
@@ -336,7 +336,7 @@ import FoundationNetworking
     func restartUnderLoad(mode: String) async throws {
         let workers = 16
         try await Self.withStack(
-            purchases: 3000, users: 40, postgres: ["connectionWaitSeconds": 2, "maxConnections": 8]
+            purchases: 3000, users: 40, maxConnections: 8, connectionWait: 2
         ) { stack in
             let (cluster, url, purchases) = (stack.cluster, stack.url, stack.purchases)
             let load = LoadRecorder(count: purchases.count)
@@ -434,7 +434,7 @@ import FoundationNetworking
         init(_ table: String, on cluster: PrivatePostgresCluster) async throws {
             var options = try PostgresConnectionOptions(url: cluster.url)
             options.maxConnections = 1
-            let store = try PostgresLedger(options: options)
+            let store = try PostgresLedger(options: options, logger: KakinServerHTTP.quietLogger)
             let locked = AsyncThrowingStream<Void, any Error>.makeStream()
             let released = releasing.stream
             self.store = store
@@ -496,7 +496,7 @@ import FoundationNetworking
         let statementTimeout = 2.0
         let slack = 3.0
         try await Self.withStack(
-            purchases: 2, users: 1, postgres: ["connectionWaitSeconds": Int(statementTimeout), "maxConnections": 4]
+            purchases: 2, users: 1, maxConnections: 4, connectionWait: Int(statementTimeout)
         ) { stack in
             let (url, purchases) = (stack.url, stack.purchases)
             let first = await Self.post(purchases[0], to: url)
@@ -533,7 +533,7 @@ import FoundationNetworking
         let others = 5
         try await Self.withStack(
             purchases: 2 + others, users: 3,
-            postgres: ["connectionWaitSeconds": Int(connectionWait), "maxConnections": 1]
+            maxConnections: 1, connectionWait: Int(connectionWait)
         ) { stack in
             let (url, purchases) = (stack.url, stack.purchases)
             let first = await Self.post(purchases[0], to: url)
@@ -579,4 +579,63 @@ import FoundationNetworking
             await Self.expectStopsOnSIGTERM(stack.server)
         }
     }
+}
+
+/// A purchase server built from its configuration as `kakin server` builds it, running in a
+/// service group of its own in this process.
+final class RunningServer: Sendable {
+    /// `http://127.0.0.1:PORT`.
+    let url: String
+    private let group: ServiceGroup
+    private let task: Task<Void, Never>
+    /// How the group's run ended: `stopped`, or its error; `nil` while it runs.
+    private let ended: Outcome
+
+    private init(url: String, group: ServiceGroup, task: Task<Void, Never>, outcome: Outcome) {
+        self.url = url
+        self.group = group
+        self.task = task
+        ended = outcome
+    }
+
+    /// Builds the server, starts it and returns once it listens.
+    static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
+        let ports = AsyncStream<Int>.makeStream()
+        var dependencies = ServerDependencies()
+        dependencies.logger = KakinServerHTTP.quietLogger
+        dependencies.onServerRunning = { _ = ports.continuation.yield($0) }
+        let application = try await buildApplication(configuration: configuration, dependencies: dependencies)
+        let group = ServiceGroup(configuration: .init(services: [application], logger: KakinServerHTTP.quietLogger))
+        let outcome = Outcome()
+        let task = Task {
+            do {
+                try await group.run()
+                outcome.set("stopped")
+            } catch {
+                outcome.set("\(error)")
+            }
+            ports.continuation.finish()
+        }
+        for await port in ports.stream {
+            return RunningServer(url: "http://127.0.0.1:\(port)", group: group, task: task, outcome: outcome)
+        }
+        throw ClusterError("the server stopped before it listened: \(outcome.value ?? "")")
+    }
+
+    /// How the run ended, once it has: `stopped`, or its error.
+    var outcome: String? { ended.value }
+
+    /// Asks for a graceful shutdown: the requests in flight are answered, then the jobs and the
+    /// ledger stop.
+    func shutDown() async { await group.triggerGracefulShutdown() }
+
+    /// Stops the server at once, whatever it is doing.
+    func kill() { task.cancel() }
+}
+
+/// How a server's run ended, set once.
+final class Outcome: Sendable {
+    private let state = Mutex<String?>(nil)
+    var value: String? { state.withLock { $0 } }
+    func set(_ text: String) { state.withLock { $0 = $0 ?? text } }
 }

@@ -180,16 +180,7 @@ extension PostgresLedger {
                 WHERE c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
                 """)
         }
-        if !kept.isEmpty {
-            _ = try await connection.rows(
-                """
-                INSERT INTO metric_customers (bundle_id, environment, customer, state)
-                SELECT * FROM unnest(\(kept.map(\.key.bundleID))::TEXT[], \(kept.map(\.key.environment))::TEXT[],
-                    \(kept.map(\.key.customer))::TEXT[], \(kept.map(\.json))::TEXT[])
-                ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
-                """)
-        }
-        try await add(update.change, on: connection)
+        try await write(customers: kept, update.change, on: connection)
     }
 
     /// The transactions of purchases kept in the write that belong to `customer`
@@ -300,48 +291,63 @@ extension PostgresLedger {
         }
     }
 
-    /// Adds a step's changes to `metric_days` and `metric_cohorts`, in key order.
-    private static func add(_ change: MetricContributions, on connection: PostgresConnection) async throws {
+    /// Writes the customers' new states and adds a step's changes to `metric_days` and
+    /// `metric_cohorts`, each in key order, with one statement. (A data-modifying `WITH` the
+    /// main statement does not read runs after it: every step takes the rows of the two
+    /// rollups in the same order.)
+    private static func write(
+        customers: [(key: MetricsUpdate.CustomerKey, json: String)], _ change: MetricContributions,
+        on connection: PostgresConnection
+    ) async throws {
         let days = change.sortedDays
-        if !days.isEmpty {
-            let columns = MetricStatements.dayColumns
-            var bindings = PostgresBindings(capacity: 6 + columns.count)
-            bindings.append(days.map(\.key.bundleID))
-            bindings.append(days.map(\.key.environment))
-            bindings.append(days.map { Int32($0.key.day) })
-            bindings.append(days.map(\.key.productID))
-            bindings.append(days.map(\.key.storefront))
-            bindings.append(days.map(\.key.currency))
-            for index in columns.indices { bindings.append(days.map { $0.counts.values[index] }) }
-            let arrays =
-                ["$1::TEXT[]", "$2::TEXT[]", "$3::INTEGER[]", "$4::TEXT[]", "$5::TEXT[]", "$6::TEXT[]"]
-                + columns.indices.map { "$\($0 + 7)::BIGINT[]" }
-            let names = ["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + columns
-            _ = try await connection.rows(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO metric_days (\(names.joined(separator: ", ")))
-                        SELECT \(names.joined(separator: ", "))
-                        FROM unnest(\(arrays.joined(separator: ", "))) WITH ORDINALITY AS d(\(names.joined(separator: ", ")), n)
-                        ORDER BY n
-                        \(MetricStatements.addDayConflict)
-                        """, binds: bindings))
-        }
         let cohorts = change.sortedCohorts
-        if !cohorts.isEmpty {
-            _ = try await connection.rows(
-                """
-                INSERT INTO metric_cohorts (bundle_id, environment, kind, cohort, month_offset, currency, value)
-                SELECT bundle_id, environment, kind, cohort, month_offset, currency, value
-                FROM unnest(\(cohorts.map(\.key.bundleID))::TEXT[], \(cohorts.map(\.key.environment))::TEXT[],
-                    \(cohorts.map(\.key.kind))::TEXT[], \(cohorts.map { Int32($0.key.cohort) })::INTEGER[],
-                    \(cohorts.map { Int32($0.key.offset) })::INTEGER[], \(cohorts.map(\.key.currency))::TEXT[],
-                    \(cohorts.map(\.value))::BIGINT[])
-                    WITH ORDINALITY AS c(bundle_id, environment, kind, cohort, month_offset, currency, value, n)
-                ORDER BY n
-                \(unescaped: MetricStatements.addCohortConflict)
-                """)
+        guard !customers.isEmpty || !days.isEmpty || !cohorts.isEmpty else { return }
+        let columns = MetricStatements.dayColumns
+        var bindings = PostgresBindings(capacity: 17 + columns.count)
+        /// Binds an array, and names it as the statement reads it.
+        func bind<Element: PostgresArrayEncodable>(_ values: [Element], _ type: String) throws -> String {
+            try bindings.append(values)
+            return "$\(bindings.count)::\(type)[]"
         }
+        let customerArrays = [
+            try bind(customers.map(\.key.bundleID), "TEXT"), try bind(customers.map(\.key.environment), "TEXT"),
+            try bind(customers.map(\.key.customer), "TEXT"), try bind(customers.map(\.json), "TEXT"),
+        ].joined(separator: ", ")
+        let dayArrays = (
+            [
+                try bind(days.map(\.key.bundleID), "TEXT"), try bind(days.map(\.key.environment), "TEXT"),
+                try bind(days.map { Int32($0.key.day) }, "INTEGER"), try bind(days.map(\.key.productID), "TEXT"),
+                try bind(days.map(\.key.storefront), "TEXT"), try bind(days.map(\.key.currency), "TEXT"),
+            ] + (try columns.indices.map { index in try bind(days.map { $0.counts.values[index] }, "BIGINT") })
+        ).joined(separator: ", ")
+        let cohortArrays = [
+            try bind(cohorts.map(\.key.bundleID), "TEXT"), try bind(cohorts.map(\.key.environment), "TEXT"),
+            try bind(cohorts.map(\.key.kind), "TEXT"), try bind(cohorts.map { Int32($0.key.cohort) }, "INTEGER"),
+            try bind(cohorts.map { Int32($0.key.offset) }, "INTEGER"), try bind(cohorts.map(\.key.currency), "TEXT"),
+            try bind(cohorts.map(\.value), "BIGINT"),
+        ].joined(separator: ", ")
+        let dayNames = (["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + columns)
+            .joined(separator: ", ")
+        let cohortNames = "bundle_id, environment, kind, cohort, month_offset, currency, value"
+        _ = try await connection.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH customers AS (
+                        INSERT INTO metric_customers (bundle_id, environment, customer, state)
+                        SELECT * FROM unnest(\(customerArrays))
+                        ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state),
+                    days AS (
+                        INSERT INTO metric_days (\(dayNames))
+                        SELECT \(dayNames)
+                        FROM unnest(\(dayArrays)) WITH ORDINALITY AS d(\(dayNames), n)
+                        ORDER BY n
+                        \(MetricStatements.addDayConflict))
+                    INSERT INTO metric_cohorts (\(cohortNames))
+                    SELECT \(cohortNames)
+                    FROM unnest(\(cohortArrays)) WITH ORDINALITY AS c(\(cohortNames), n)
+                    ORDER BY n
+                    \(MetricStatements.addCohortConflict)
+                    """, binds: bindings))
     }
 
     public func metrics(

@@ -1,7 +1,7 @@
 public import Crypto
 public import Foundation
 public import KakinServer
-public import KakinLedger
+import KakinLedger
 import HTTPTypes
 public import Hummingbird
 import Logging

@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
 public import KakinLedger
 

@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import AppStoreSecurity
+import AppStoreSecurity
 import Crypto
 public import Foundation
 public import KakinLedger

@@ -1,7 +1,7 @@
 public import AppStoreModels
 import AppStoreSecurity
-public import Foundation
-public import KakinLedger
+import Foundation
+import KakinLedger
 
 /// App downloads and their customers: the SDK reports the app transaction of the install a
 /// customer uses, and a transaction that reaches the server without an owner (a notification about

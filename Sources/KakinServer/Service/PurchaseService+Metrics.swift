@@ -1,5 +1,5 @@
-public import Foundation
-public import KakinLedger
+import Foundation
+import KakinLedger
 import ServiceLifecycle
 
 /// The subscription metrics: kept up to date by a job, read from the ledger's rollups.

@@ -1,6 +1,6 @@
 public import AppStoreModels
 import AppStoreSecurity
-public import Foundation
+import Foundation
 public import KakinLedger
 
 extension PurchaseService {

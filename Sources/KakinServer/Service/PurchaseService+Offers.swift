@@ -1,7 +1,7 @@
-public import AppStoreModels
+import AppStoreModels
 import AppStoreSecurity
-public import Foundation
-public import KakinLedger
+import Foundation
+import KakinLedger
 public import KakinWire
 
 /// Offer signing: promotional offers and introductory-offer eligibilities, signed for one

@@ -1,6 +1,7 @@
 import KakinLedger
 public import AppStoreSecurity
 import Hummingbird
+import NIOCore
 
 /// The one error type of KakinServer: a code, a message, the HTTP status it answers with, and
 /// whether retrying can help.
@@ -167,10 +168,11 @@ extension ServerError {
             let message = (error as? HTTPError)?.body ?? error.status.reasonPhrase
             self.init(Self.codes[error.status.code]!, message)
         default:
-            // Errors of the database driver (a lost connection, a locked file) are transient.
-            let type = String(reflecting: Swift.type(of: error))
-            if type.contains("SQLite") || type.contains("Postgres") || type.contains("NIO") || type.contains("IOError")
-            {
+            // A database driver's error is the ledger's error it stands for; a failed socket or
+            // file is transient.
+            if let ledger = LedgerStoreError(driverError: error) {
+                self.init(ledger)
+            } else if error is IOError || error is ChannelError {
                 self.init(.storageUnavailable, "the database failed: \(error)")
             } else {
                 self.init(.internalError, "\(error)")

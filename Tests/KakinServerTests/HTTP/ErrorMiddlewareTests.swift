@@ -27,6 +27,8 @@ import Testing
             "service": ServerError(LedgerStoreError(.diskFull, "SQLite: database or disk is full")),
             "text": ServerError(.storageUnavailable, "SQLite: database or disk is full", cause: "diskFull"),
             "unavailable": LedgerStoreError(.unavailable, "the ledger was shut down"),
+            "driver": DatabaseError(resultCode: .SQLITE_FULL, message: "database or disk is full"),
+            "other": CancellationError(),
         ]
         for (path, failure) in failures {
             router.get(RouterPath(path)) { _, _ -> Response in throw failure }
@@ -49,6 +51,21 @@ import Testing
             let full = try await client.execute(uri: "/ledger", method: .get)
             #expect(Self.error(full)["cause"] as? String == "diskFull")
             #expect(Self.error(full)["message"] as? String == "SQLite: database or disk is full")
+        }
+    }
+
+    @Test("a driver's error is matched by its type and code: SQLite's full disk is the ledger's, anything else internal")
+    func driverErrorsAreMatchedByType() async throws {
+        let metrics = ServerMetrics(registry: PrometheusCollectorRegistry())
+        try await Application(router: Self.router(metrics: metrics)).test(.router) { client in
+            let full = try await client.execute(uri: "/driver", method: .get)
+            #expect(full.status == .serviceUnavailable)
+            #expect(Self.error(full)["code"] as? String == "storageUnavailable")
+            #expect(Self.error(full)["cause"] as? String == "diskFull")
+            #expect(metrics.render().contains("kakin_ledger_disk_full_total 1"))
+            let other = try await client.execute(uri: "/other", method: .get)
+            #expect(other.status == .internalServerError)
+            #expect(Self.error(other)["code"] as? String == "internalError")
         }
     }
 

@@ -134,11 +134,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the API contract and the ledger both need, and nothing else: the anonymous app user
+        // ID's format, the period types and offer signature kinds the ledger keeps and the API
+        // answers, and the JSON writer both use. Foundation only.
+        .target(
+            name: "KakinCore",
+            swiftSettings: swiftSettings
+        ),
         // The purchase server's API contract, shared by the SDK and the server: routes, header and
         // query names, request and answer types, JSON settings. Foundation only.
         .target(
             name: "KakinWire",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["KakinCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The SDK an app links: no server dependencies, Foundation networking only; hosted content
@@ -147,7 +154,7 @@ let package = Package(
         .target(
             name: "Kakin",
             dependencies: [
-                "AppStoreModels", "KakinWire", .product(name: "Crypto", package: "swift-crypto"),
+                "AppStoreModels", "KakinCore", "KakinWire", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings + [.define("KAKIN_CRASH_POINTS", .when(configuration: .debug))]
@@ -165,7 +172,7 @@ let package = Package(
             name: "KakinLedger",
             dependencies: [
                 "AppStoreModels",
-                "KakinWire",
+                "KakinCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .server("GRDB", "GRDB.swift"),
                 .server("PostgresNIO", "postgres-nio"),
@@ -180,6 +187,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreSecurity",
                 "KakinHTTP",
+                "KakinCore",
                 "KakinLedger",
                 "KakinWire",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -221,6 +229,7 @@ let package = Package(
                 "KakinServer",
                 "KakinLedger",
                 "KakinDashboard",
+                "KakinCore",
                 "KakinWire",
                 "Kakin",
                 .server("Hummingbird", "hummingbird"),
@@ -276,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "KakinLedgerTests",
             dependencies: [
-                "KakinLedger", "KakinTestSupport", "AppStoreModels",
+                "KakinLedger", "KakinCore", "KakinTestSupport", "AppStoreModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -294,8 +303,8 @@ let package = Package(
         .testTarget(
             name: "KakinServerTests",
             dependencies: [
-                "KakinServer", "KakinLedger", "KakinDashboard", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity",
-                "AppStoreTesting", "KakinTestSupport",
+                "KakinServer", "KakinLedger", "KakinDashboard", "KakinCore", "KakinWire", "StoreSandbox", "AppStoreModels",
+                "AppStoreSecurity", "AppStoreTesting", "KakinTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // The backup and fault tests look inside the ledger's databases and run the server
                 // in a service group.
@@ -316,9 +325,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KakinCoreTests",
+            dependencies: ["KakinCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KakinWireTests",
             dependencies: [
-                "KakinWire", "Kakin",
+                "KakinWire", "KakinCore", "Kakin",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -327,7 +341,7 @@ let package = Package(
         .testTarget(
             name: "KakinTests",
             dependencies: [
-                "Kakin", "KakinServer", "KakinLedger", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
+                "Kakin", "KakinServer", "KakinLedger", "KakinCore", "KakinWire", "StoreSandbox", "AppStoreModels", "AppStoreSecurity", "AppStoreTesting",
                 "KakinTestSupport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -344,7 +358,7 @@ let package = Package(
             name: "KakinCLITests",
             dependencies: [
                 "KakinCLI", "AppStoreSecurity", "AppStoreTesting", "AppStoreModels", "KakinServer", "KakinLedger", "KakinDashboard",
-                "StoreSandbox", "KakinTestSupport",
+                "KakinCore", "StoreSandbox", "KakinTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

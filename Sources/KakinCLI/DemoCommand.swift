@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KakinCore
 import KakinWire
 import Kakin
 import KakinServer

@@ -2,6 +2,7 @@ import AppStoreSecurity
 import ArgumentParser
 import Crypto
 import Foundation
+import KakinCore
 import KakinServer
 import KakinWire
 

@@ -326,7 +326,7 @@ struct CustomerView {
     var downloads: [Download] = []
     var hasDownloads = false
 
-    init(state: CustomerState, notifications: [ReceivedNotification], deliveries: [WebhookDelivery], now: Date) {
+    init(state: EntitledCustomer, notifications: [ReceivedNotification], deliveries: [WebhookDelivery], now: Date) {
         bundleID = state.bundleID
         appUserID = state.appUserID
         transactionCount = state.transactions.count

@@ -1,4 +1,5 @@
 public import Foundation
+public import KakinCore
 
 /// One access right of a customer (`removeAds`, `premium`), derived from their transactions by
 /// the purchase server's grants: the one entitlement type of the server, its API and the SDK.
@@ -11,17 +12,9 @@ public import Foundation
 /// cache written before the subscription keys or the environment existed still decodes, with them
 /// `nil`.
 public struct Entitlement: Codable, Hashable, Sendable {
-    /// Which kind of period of a subscription the entitlement's transaction pays for.
-    public enum PeriodType: String, Codable, Hashable, Sendable, CaseIterable {
-        /// A free trial (an offer whose discount is `FREE_TRIAL`).
-        case trial
-        /// A paid introductory offer (pay as you go or pay up front).
-        case intro
-        /// A promotional, offer code or win-back offer that is not a free trial.
-        case offer
-        /// A period at the subscription's regular price.
-        case normal
-    }
+    /// Which kind of period of a subscription the entitlement's transaction pays for (a free trial,
+    /// an introductory or another offer, or the regular price): the type the ledger keeps.
+    public typealias PeriodType = SubscriptionPeriodType
 
     /// The App Store environment of the purchase that grants an entitlement.
     public enum Environment: String, Codable, Hashable, Sendable, CaseIterable {

@@ -1,15 +1,11 @@
 import Foundation
+public import KakinCore
 
 /// The body of `POST /v1/customers/{user}/offers/sign`: what the app wants to sell with a
 /// server-signed offer.
 public struct OfferSigningRequest: Codable, Hashable, Sendable {
-    /// What to sign.
-    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
-        /// A promotional offer of the subscription (``OfferSigningRequest/offerId`` required).
-        case promotional
-        /// The customer's eligibility for the subscription's introductory offer, as the server decides it.
-        case introductoryEligibility
-    }
+    /// What to sign: a promotional offer, or the customer's eligibility for the introductory offer.
+    public typealias Kind = OfferSignatureKind
 
     /// The app's bundle ID.
     public var bundleId: String

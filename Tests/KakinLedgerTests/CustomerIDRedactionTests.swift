@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
+import KakinCore
 import KakinTestSupport
-import KakinWire
 import Testing
 
 @testable import KakinLedger

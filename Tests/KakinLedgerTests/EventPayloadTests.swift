@@ -1,5 +1,5 @@
 import Foundation
-import KakinWire
+import KakinCore
 import KakinTestSupport
 import Testing
 

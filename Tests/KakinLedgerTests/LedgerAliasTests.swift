@@ -1,6 +1,6 @@
 import Foundation
+import KakinCore
 import KakinLedger
-import KakinWire
 import KakinTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
 import GRDB
-import KakinWire
+import KakinCore
 import KakinTestSupport
 import PostgresNIO
 import Testing

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-import KakinWire
+import KakinCore
 import KakinTestSupport
 import Testing
 
@@ -13,7 +13,7 @@ import Testing
 @Suite("Ledger: subscription status")
 struct SubscriptionRenewalStoreTests {
     static func subscription(
-        _ id: String, original: String? = nil, user: String? = "ann", periodType: Entitlement.PeriodType?
+        _ id: String, original: String? = nil, user: String? = "ann", periodType: SubscriptionPeriodType?
     ) -> RecordedTransaction {
         var transaction = Fixture.transaction(
             id, original: original, user: user, product: "monthly", type: .autoRenewableSubscription)
@@ -35,7 +35,7 @@ struct SubscriptionRenewalStoreTests {
     @Test("the period type is stored with the transaction and read back by every query", arguments: StoreKind.allCases)
     func periodTypeRoundTrips(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            let types: [Entitlement.PeriodType?] = [.trial, .intro, .offer, .normal, nil]
+            let types: [SubscriptionPeriodType?] = [.trial, .intro, .offer, .normal, nil]
             for (index, type) in types.enumerated() {
                 let grants: [Grant] = index == 2 ? [.currency("coins", amount: 5)] : []
                 // With a summary (the upload path) for some, without for others.

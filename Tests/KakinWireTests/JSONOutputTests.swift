@@ -85,12 +85,4 @@ import Testing
             #expect(page.jsonBytes() == Array(try KakinJSON.encoder().encode(page)))
         }
     }
-
-    @Test func integersAtTheirLimits() {
-        for value in [Int64.min, -1, 0, 9, 10, Int64.max] {
-            var output = JSONOutput()
-            output.integer(value)
-            #expect(output.bytes == Array(String(value).utf8))
-        }
-    }
 }

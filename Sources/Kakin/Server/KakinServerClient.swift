@@ -1,6 +1,7 @@
 import AppStoreModels
 public import Crypto
 public import Foundation
+import KakinCore
 public import KakinWire
 
 /// Talks to KakinServer: delivers transactions (idempotently, keyed by transaction ID) and reads

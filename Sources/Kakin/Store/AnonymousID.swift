@@ -1,4 +1,5 @@
 public import Foundation
+import KakinCore
 import KakinWire
 
 /// The customer this device is signed in as, kept in the storage directory so that it survives

@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import KakinCore
 public import Observation
 import KakinWire
 

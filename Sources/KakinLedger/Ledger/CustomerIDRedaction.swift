@@ -1,5 +1,5 @@
 import Crypto
-import KakinWire
+import KakinCore
 
 /// App user IDs as they may be shown outside the ledger: in webhook events and log lines.
 ///

@@ -1,4 +1,4 @@
-import KakinWire
+import KakinCore
 
 /// The outbox event types the ledger writes.
 enum LedgerEventType {

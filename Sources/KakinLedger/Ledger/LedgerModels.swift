@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import Foundation
-public import KakinWire
+public import KakinCore
 
 /// Where the server learned of a transaction.
 public enum TransactionSource: String, Codable, Hashable, Sendable {
@@ -56,9 +56,9 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     /// When the server first recorded it.
     public var recordedAt: Date
     /// For auto-renewable subscriptions, the kind of period it pays for, read from its offer when
-    /// it was recorded (`Entitlement.PeriodType(offerType:discountType:)`); `nil` for
+    /// it was recorded (`SubscriptionPeriodType(offerType:discountType:)`); `nil` for
     /// other products and for rows recorded before the ledger kept it.
-    public var periodType: Entitlement.PeriodType?
+    public var periodType: SubscriptionPeriodType?
     /// The price Apple signed for it (`price`), in milliunits of ``currency``, for one unit; `nil`
     /// when not known (rows recorded before the ledger kept it, receipt-derived rows).
     public var price: Int64?
@@ -72,7 +72,7 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, environment: AppStoreEnvironment, appAccountToken: String? = nil,
         signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date,
-        periodType: Entitlement.PeriodType? = nil, price: Int64? = nil, currency: String? = nil
+        periodType: SubscriptionPeriodType? = nil, price: Int64? = nil, currency: String? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -179,14 +179,13 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     }
 }
 
-/// A customer as the server sees them.
+/// A customer as the ledger holds them: their transactions, ledger lines and balances. What they
+/// have access to is derived from these by the server's grants.
 public struct CustomerState: Codable, Hashable, Sendable {
     /// The app.
     public var bundleID: String
     /// The customer's ID, as the app knows them.
     public var appUserID: String
-    /// What the customer has access to now, and what lapsed or was refunded.
-    public var entitlements: [Entitlement]
     /// Balances by currency.
     public var balances: [String: Int64]
     /// Every transaction of the customer, oldest first.
@@ -196,12 +195,11 @@ public struct CustomerState: Codable, Hashable, Sendable {
 
     /// Creates a customer's state from its parts.
     public init(
-        bundleID: String, appUserID: String, entitlements: [Entitlement], balances: [String: Int64],
-        transactions: [RecordedTransaction], ledger: [LedgerEntry]
+        bundleID: String, appUserID: String, balances: [String: Int64], transactions: [RecordedTransaction],
+        ledger: [LedgerEntry]
     ) {
         self.bundleID = bundleID
         self.appUserID = appUserID
-        self.entitlements = entitlements
         self.balances = balances
         self.transactions = transactions
         self.ledger = ledger

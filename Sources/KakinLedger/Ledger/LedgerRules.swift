@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import KakinWire
+import KakinCore
 
 /// The ledger's rules that need no database: what a purchase credits, what a refund takes back,
 /// what a purchase seen before means. Each engine applies them in its own statements.

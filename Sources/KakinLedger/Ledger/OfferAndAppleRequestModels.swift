@@ -1,6 +1,6 @@
 public import AppStoreModels
-public import KakinWire
 public import Foundation
+public import KakinCore
 
 /// An offer signature the server made for a customer, as the ledger keeps it: the nonce it
 /// carries (never made twice), who asked, and for what.
@@ -17,7 +17,7 @@ public struct OfferSignatureRecord: Codable, Hashable, Sendable {
     public var offerID: String?
     /// What was signed: a promotional offer (the JWS and the older signature, with one nonce) or
     /// an introductory-offer eligibility.
-    public var kind: OfferSigningRequest.Kind
+    public var kind: OfferSignatureKind
     /// The In-App Purchase key that signed it.
     public var keyID: String
     /// When.
@@ -25,7 +25,7 @@ public struct OfferSignatureRecord: Codable, Hashable, Sendable {
 
     /// Creates a record from its parts.
     public init(
-        nonce: String, bundleID: String, appUserID: String, productID: String, offerID: String?, kind: OfferSigningRequest.Kind,
+        nonce: String, bundleID: String, appUserID: String, productID: String, offerID: String?, kind: OfferSignatureKind,
         keyID: String, createdAt: Date
     ) {
         self.nonce = nonce

@@ -1,6 +1,6 @@
 import AppStoreModels
-import KakinWire
 import Foundation
+import KakinCore
 
 /// A transaction as the subscription metrics read it: its row, and what Apple signed about its
 /// storefront, ownership and offer (read from the stored JWS without verifying it again: the
@@ -34,7 +34,7 @@ struct MetricTransaction: Hashable, Sendable {
             currency: row.currency, environment: row.environment, appUserID: row.appUserID,
             storefront: signed?.storefront ?? "", familyShared: signed?.inAppOwnershipType == "FAMILY_SHARED",
             freeTrial: signed.map { $0.offerDiscountType == OfferDiscountType.freeTrial.rawValue }
-                ?? (row.periodType == Entitlement.PeriodType.trial.rawValue))
+                ?? (row.periodType == SubscriptionPeriodType.trial.rawValue))
     }
 
     init(

@@ -1,6 +1,6 @@
 public import AppStoreModels
 public import Foundation
-public import KakinWire
+public import KakinCore
 
 /// What the server last learned of one subscription's renewal (by app and original transaction),
 /// from the App Store Server Notifications that carry its signed renewal info: whether it will
@@ -116,7 +116,7 @@ extension SubscriptionRenewal {
     }
 }
 
-extension Entitlement.PeriodType {
+extension SubscriptionPeriodType {
     /// The period a subscription transaction pays for, from its offer: a `FREE_TRIAL` discount is
     /// a trial whatever the offer; otherwise an introductory offer is `intro`, a promotional, offer
     /// code or win-back offer (or one Apple adds later) is `offer`, and no offer is `normal`.

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-import KakinWire
+import KakinCore
 
 /// A row of `transactions`, as both engines write and read it.
 ///
@@ -116,6 +116,6 @@ struct TransactionRow: LedgerRecord, Hashable {
             revocationReason: revocationReason.map { RevocationReason(rawValue: Int($0)) },
             environment: AppStoreEnvironment(rawValue: environment), appAccountToken: appAccountToken,
             signedTransaction: signedTransaction, source: source, recordedAt: LedgerTime.date(recordedAt),
-            periodType: periodType.flatMap(Entitlement.PeriodType.init(rawValue:)), price: price, currency: currency)
+            periodType: periodType.flatMap(SubscriptionPeriodType.init(rawValue:)), price: price, currency: currency)
     }
 }

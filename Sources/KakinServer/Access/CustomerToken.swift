@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import KakinCore
 import KakinWire
 
 /// A customer token: what an app's own backend, which knows who its user is, gives the app so that

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KakinCore
 import KakinWire
 
 /// Who a request about a customer may be about: the one rule every customer route applies after

@@ -77,7 +77,7 @@ extension PurchaseService {
         }
         let groupProducts = Set(
             catalog.allSubscriptions.filter { $0.subscriptionGroupID == groupID }.compactMap(\.productID))
-        let history: CustomerState
+        let history: EntitledCustomer
         do { history = try await customer(bundleID: app.bundleID, appUserID: appUserID) } catch {
             throw ServerError(error)
         }
@@ -162,7 +162,7 @@ extension PurchaseService {
     /// asked for, the customer's latest transaction, else the app transaction last linked to the
     /// customer; one asked for must be among those (403 `forbidden`, cause `foreignTransaction`).
     private func ownTransactionID(
-        _ asked: String?, history: CustomerState, app: AppConfiguration, appUserID: String
+        _ asked: String?, history: EntitledCustomer, app: AppConfiguration, appUserID: String
     ) async throws(ServerError) -> String? {
         let latest = history.transactions.max { $0.purchaseDate < $1.purchaseDate }?.transactionID
         if asked == nil, let latest { return latest }

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-public import KakinLedger
+import KakinLedger
 import KakinWire
 
 extension PurchaseService {
@@ -9,7 +9,7 @@ extension PurchaseService {
     /// in it for `appUserID`, and answers with the customer's state. Apple's status codes become
     /// typed errors: retryable ones (21005, 21009, 21100–21199, no answer) as `appleUnavailable`,
     /// the others as `receiptRejected` with Apple's status and a message that says what it means.
-    public func submitReceipt(_ base64: String, bundleID: String, appUserID: String) async throws -> CustomerState {
+    public func submitReceipt(_ base64: String, bundleID: String, appUserID: String) async throws -> EntitledCustomer {
         let app = try app(bundleID)
         guard !base64.isEmpty, Data(base64Encoded: base64, options: .ignoreUnknownCharacters) != nil else {
             throw ServerError(.invalidRequest, "receipt must be the base64 app receipt")

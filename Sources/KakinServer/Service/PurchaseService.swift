@@ -167,7 +167,7 @@ public struct PurchaseService: Sendable {
     /// once, and returns the customer's state.
     public func submitTransaction(
         _ jws: String, bundleID: String, appUserID: String, signedAppTransaction: String? = nil
-    ) async throws -> CustomerState {
+    ) async throws -> EntitledCustomer {
         try await submit(jws, bundleID: bundleID, appUserID: appUserID, signedAppTransaction: signedAppTransaction)
         return try await customer(bundleID: bundleID, appUserID: appUserID)
     }
@@ -419,13 +419,13 @@ public struct PurchaseService: Sendable {
     }
 
     /// The customer's whole state now, entitlements derived.
-    public func customer(bundleID: String, appUserID: String) async throws -> CustomerState {
+    public func customer(bundleID: String, appUserID: String) async throws -> EntitledCustomer {
         let app = try app(bundleID)
-        var state = try await customers.customer(bundleID: bundleID, appUserID: appUserID)
-        state.entitlements = EntitlementRules.entitlements(
+        let state = try await customers.customer(bundleID: bundleID, appUserID: appUserID)
+        let entitlements = EntitlementRules.entitlements(
             transactions: state.transactions, grants: app.grants ?? grants,
             renewals: try await renewals(of: state.transactions, app: app), at: now())
-        return state
+        return EntitledCustomer(state: state, entitlements: entitlements)
     }
 
     /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and

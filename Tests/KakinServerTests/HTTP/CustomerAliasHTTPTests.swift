@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import KakinCore
 import KakinServer
 import KakinLedger
 import KakinTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import KakinCore
 import KakinLedger
 @testable import KakinServer
 import KakinTestSupport

@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import KakinCore
 import KakinDashboard
 import KakinLedger
 import KakinServer

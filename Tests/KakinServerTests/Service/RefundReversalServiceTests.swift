@@ -61,7 +61,7 @@ import Testing
         return (events, bodies)
     }
 
-    static func customer(_ fixture: ServerFixture) async throws -> CustomerState {
+    static func customer(_ fixture: ServerFixture) async throws -> EntitledCustomer {
         try await fixture.service.customer(bundleID: ServerFixture.bundleID, appUserID: user)
     }
 

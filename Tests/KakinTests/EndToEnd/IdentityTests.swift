@@ -1,5 +1,6 @@
 import Foundation
 import Kakin
+import KakinCore
 import KakinWire
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import KakinCore
 import KakinWire
 import Synchronization
 import Testing

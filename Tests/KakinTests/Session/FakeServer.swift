@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KakinCore
 import KakinWire
 import Synchronization
 

@@ -1,5 +1,5 @@
 public import Foundation
-import KakinWire
+import KakinCore
 import PostgresNIO
 
 /// Recording, moving and revoking purchases, spending, and aliasing customers: the writes that

@@ -1,6 +1,5 @@
 import AppStoreModels
 public import Foundation
-import KakinWire
 import PostgresNIO
 
 /// Notifications, the webhooks outbox, content, dashboard sessions, failed sign-ins, offers,

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-import KakinWire
+import KakinCore
 
 /// A row of `offer_signatures`: an offer signature made for a customer, by its nonce.
 struct OfferSignatureRow: LedgerRecord {
@@ -41,7 +41,7 @@ struct OfferSignatureRow: LedgerRecord {
     var record: OfferSignatureRecord {
         OfferSignatureRecord(
             nonce: nonce, bundleID: bundleID, appUserID: appUserID, productID: productID, offerID: offerID,
-            kind: OfferSigningRequest.Kind(rawValue: kind) ?? .promotional, keyID: keyID,
+            kind: OfferSignatureKind(rawValue: kind) ?? .promotional, keyID: keyID,
             createdAt: LedgerTime.date(createdAt))
     }
 }

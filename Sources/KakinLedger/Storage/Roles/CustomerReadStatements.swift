@@ -56,7 +56,7 @@ extension StatementEngine {
                 let balances = try rows[2].decode(BalanceRow.self)
                 return .done(
                     CustomerState(
-                        bundleID: bundleID, appUserID: appUserID, entitlements: [],
+                        bundleID: bundleID, appUserID: appUserID,
                         balances: Dictionary(balances.map { ($0.currency, $0.amount) }, uniquingKeysWith: +),
                         transactions: try rows[0].decode(TransactionRow.self).map { try $0.transaction() },
                         ledger: try rows[1].decode(LedgerEntryRow.self).map { try $0.entry() }))

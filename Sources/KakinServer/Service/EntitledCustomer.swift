@@ -1,0 +1,24 @@
+public import KakinLedger
+public import KakinWire
+
+/// A customer as the server answers for them: what the ledger holds (``state``) and the
+/// entitlements the app's grants derive from it now. The ledger's own fields read through, as in
+/// `customer.transactions` or `customer.balances`.
+@dynamicMemberLookup
+public struct EntitledCustomer: Hashable, Sendable {
+    /// The customer's transactions, ledger lines and balances, as the ledger holds them.
+    public var state: CustomerState
+    /// What the customer has access to now, and what lapsed or was refunded.
+    public var entitlements: [Entitlement]
+
+    /// A customer's state with the entitlements derived from it.
+    public init(state: CustomerState, entitlements: [Entitlement]) {
+        self.state = state
+        self.entitlements = entitlements
+    }
+
+    /// A field of the ledger's ``state``.
+    public subscript<Value>(dynamicMember field: KeyPath<CustomerState, Value>) -> Value {
+        state[keyPath: field]
+    }
+}

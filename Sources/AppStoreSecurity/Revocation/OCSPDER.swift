@@ -27,6 +27,20 @@ package enum OCSPDER {
     /// id-pkix-ocsp-basic.
     package static let basicResponseOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 1]
 
+    /// `bytes` read as DER by `read`; a failure is ``AppStoreSecurityError/Code/malformedInput``
+    /// saying the bytes are not `what` (an `AppStoreSecurityError` of `read` passes as it is).
+    package static func parse<T>(
+        _ bytes: [UInt8], as what: String, _ read: (ASN1Node) throws -> T
+    ) throws(AppStoreSecurityError) -> T {
+        do {
+            return try read(DER.parse(bytes))
+        } catch let error as AppStoreSecurityError {
+            throw error
+        } catch {
+            throw AppStoreSecurityError(.malformedInput, "not a DER \(what): \(error)")
+        }
+    }
+
     /// The context-specific tag `[number]`.
     package static func tag(_ number: UInt) -> ASN1Identifier {
         ASN1Identifier(tagWithNumber: number, tagClass: .contextSpecific)

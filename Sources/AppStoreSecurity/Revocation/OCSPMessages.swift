@@ -142,13 +142,7 @@ package struct OCSPResponseMessage: Sendable {
     /// Fails with ``AppStoreSecurityError/Code/malformedInput`` when the bytes are not one, or a
     /// successful response is not a `BasicOCSPResponse`.
     package init(derEncoded: [UInt8]) throws(AppStoreSecurityError) {
-        do {
-            self = try OCSPDER.response(DER.parse(derEncoded))
-        } catch let error as AppStoreSecurityError {
-            throw error
-        } catch {
-            throw AppStoreSecurityError(.malformedInput, "not a DER OCSP response: \(error)")
-        }
+        self = try OCSPDER.parse(derEncoded, as: "OCSP response", OCSPDER.response)
     }
 
     init(

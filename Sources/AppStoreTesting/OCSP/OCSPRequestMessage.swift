@@ -46,13 +46,7 @@ package struct OCSPRequestMessage: Sendable {
     /// Fails with `AppStoreSecurityError.Code.malformedInput` when the bytes are not one, when it
     /// asks about no certificate, or when a `CertID` uses a hash other than SHA-1 or SHA-256.
     package init(derEncoded: [UInt8]) throws(AppStoreSecurityError) {
-        do {
-            self = try OCSPDER.request(DER.parse(derEncoded))
-        } catch let error as AppStoreSecurityError {
-            throw error
-        } catch {
-            throw AppStoreSecurityError(.malformedInput, "not a DER OCSP request: \(error)")
-        }
+        self = try OCSPDER.parse(derEncoded, as: "OCSP request", OCSPDER.request)
         guard !certificateIDs.isEmpty else {
             throw AppStoreSecurityError(.malformedInput, "the OCSP request asks about no certificate")
         }

@@ -184,9 +184,9 @@ struct PostgresLedgerTests {
                 }
             }
             async let one = committer.commit(
-                [job(first: 1, then: 2, signal: firstSignal, wait: secondLocked)], isolated: false)
+                [.init(write: job(first: 1, then: 2, signal: firstSignal, wait: secondLocked), queued: .now)], isolated: false)
             async let two = committer.commit(
-                [job(first: 2, then: 1, signal: secondSignal, wait: firstLocked)], isolated: false)
+                [.init(write: job(first: 2, then: 1, signal: secondSignal, wait: firstLocked), queued: .now)], isolated: false)
             let results = try await [one, two].flatMap { $0 }
             #expect(results.allSatisfy { (try? $0.get()) != nil })
             #expect(runs.value.load(ordering: .relaxed) == 3, "the deadlock's victim ran once more")

@@ -226,7 +226,8 @@ struct KnownDigestStatement: PostgresPreparedStatement {
 /// Looks uploads up by the digest of their signed bytes: the lookups asked for while one runs wait
 /// and run together, in one statement (``KnownDigestStatement``) on one leased connection. Each
 /// is answered with the rows of its digest. A group waits for a connection until the deadline of
-/// its oldest lookup only, so that no lookup waits longer than the connection wait in all.
+/// its oldest lookup only, so that no lookup waits longer than the connection wait in all, and
+/// runs until a second after that deadline at most.
 struct PostgresLookups: GroupCommitEngine {
     struct Lookup: Sendable {
         var digest: Data
@@ -237,12 +238,14 @@ struct PostgresLookups: GroupCommitEngine {
     let wait: Duration
 
     func commit(_ lookups: [Lookup], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
-        let left = (lookups.map(\.deadline).min() ?? .now) - .now
-        guard left > .zero else {
+        let deadline = lookups.map(\.deadline).min() ?? .now
+        guard deadline > .now else {
             throw LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")
         }
         let (client, waiters) = try primary.pool()
-        let rows = try await PostgresLedger.lease(client: client, waiters: waiters, wait: left, limit: wait + .seconds(1)) {
+        let rows = try await PostgresLedger.lease(
+            client: client, waiters: waiters, wait: deadline - .now, limit: wait + .seconds(1), deadline: deadline + .seconds(1)
+        ) {
             try await $0.rows(KnownDigestStatement(digests: lookups.map(\.digest)))
         }
         var byDigest = Array(repeating: [PostgresRow](), count: lookups.count)

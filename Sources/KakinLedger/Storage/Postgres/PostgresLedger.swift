@@ -20,6 +20,10 @@ import Synchronization
 ///   connection, a statement cancelled by `statement_timeout` (the same wait, on every
 ///   connection), or a transaction still running a second after that wait (its connection is
 ///   closed, which ends it) are ``LedgerStoreError/Code/unavailable``: worth retrying later.
+///   Every read and write is answered within that wait and a second from its call, even while
+///   PostgreSQL's packets are silently dropped: a write that waited for its writer longer than
+///   the wait fails without being sent, and a group whose oldest write reaches that bound is
+///   ended with its connection.
 public final class PostgresLedger: LedgerStore {
     /// The pool of the primary, among the configured hosts.
     let primary: PostgresPrimary
@@ -194,7 +198,9 @@ public final class PostgresLedger: LedgerStore {
         var hasher = Hasher()
         hasher.combine(customer)
         let turn = customer == nil ? nextWriter.add(1, ordering: .relaxed).oldValue : hasher.finalize()
-        return try await Self.result(of: job, on: writers[Int(UInt(bitPattern: turn) % UInt(writers.count))])
+        return try await Self.result(
+            of: PostgresCommitter.Job(write: job, queued: .now),
+            on: writers[Int(UInt(bitPattern: turn) % UInt(writers.count))])
     }
 
     /// Queues `job` on `queue` and returns its result once its group ran; errors as the ledger
@@ -230,15 +236,19 @@ public final class PostgresLedger: LedgerStore {
 
     /// Runs `body` on a leased connection. No connection within ``connectionWait`` is
     /// ``LedgerStoreError/Code/unavailable``; with a `limit`, so is a `body` still running that
-    /// long after the lease: its connection is closed (a statement sent on a connection the
+    /// long after this call: its connection is closed (a statement sent on a connection the
     /// server dropped may never be answered), which fails what runs on it.
     func lease<R: Sendable>(
         limit: Duration?, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
         let (client, waiters) = try primary.pool()
-        return try await Self.lease(client: client, waiters: waiters, wait: connectionWait, limit: limit, body)
+        return try await Self.lease(
+            client: client, waiters: waiters, wait: connectionWait, limit: limit, deadline: limit.map { .now + $0 }, body)
     }
 
+    /// Runs `body` on a connection of `client`: no connection within `wait` (nor by `deadline`) is
+    /// ``LedgerStoreError/Code/unavailable``, and so is a `body` still running `limit` after its
+    /// lease or at `deadline`, whichever comes first; its connection is closed then.
     ///
     /// A statement sent on a connection the server dropped may never be answered, and closing the
     /// connection may not end it: the caller is answered when a limit passes whether or not `body`
@@ -248,8 +258,9 @@ public final class PostgresLedger: LedgerStore {
     /// connection, or, when the host is known to be no longer the primary, on its connection.
     static func lease<R: Sendable>(
         client: PostgresClient, waiters: PostgresWaiters? = nil, wait: Duration, limit: Duration?,
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> R
+        deadline: ContinuousClock.Instant? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
+        let wait = deadline.map { min(wait, $0 - .now) } ?? wait
         let lease = Lease<R>()
         return try await withCheckedThrowingContinuation { continuation in
             lease.start(continuation)
@@ -278,9 +289,11 @@ public final class PostgresLedger: LedgerStore {
                         .failure(LedgerStoreError(.unavailable, "no PostgreSQL connection within \(wait): unreachable or busy")))
                 }
                 guard let limit else { return }
-                lease.timer = loop.scheduleTask(in: timeAmount(since + limit - .now)) {
+                let end = deadline.map { min(since + limit, $0) } ?? since + limit
+                lease.timer = loop.scheduleTask(in: timeAmount(end - .now)) {
                     lease.finish(
-                        .failure(LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(limit); the connection was closed")))
+                        .failure(
+                            LedgerStoreError(.unavailable, "PostgreSQL did not answer within \(end - since); the connection was closed")))
                     _ = connection.close() as EventLoopFuture<Void>
                 }
             }
@@ -420,24 +433,49 @@ enum PostgresWrite: Sendable {
 
 /// Commits a writer's groups: one transaction on a leased connection, and, when the group runs
 /// isolated, a savepoint per job.
+///
+/// Every write is answered within `limit` of being queued, whatever holds its writer: a write that
+/// has waited in the queue longer than `wait` fails as ``LedgerStoreError/Code/unavailable``
+/// without being sent, and a group is given until its oldest write's `limit` passes (its
+/// connection is closed then, and its writes fail the same way). The writes queued behind a group
+/// that stopped getting answers fail at once when it ends, instead of each waiting again.
 struct PostgresCommitter: GroupCommitEngine {
+    /// A write and when it was queued.
+    struct Job: Sendable {
+        var write: PostgresWrite
+        var queued: ContinuousClock.Instant
+    }
+
     let primary: PostgresPrimary
     let wait: Duration
     let limit: Duration
 
-    func commit(_ jobs: [PostgresWrite], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+    func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+        let now = ContinuousClock.now
+        guard jobs.contains(where: { now - $0.queued > wait }) else { return try await sending(jobs, isolated: isolated) }
+        let live = jobs.filter { now - $0.queued <= wait }
+        var results = (live.isEmpty ? [] : try await sending(live, isolated: isolated)).makeIterator()
+        let late = LedgerStoreError(.unavailable, "waited over \(wait) for a PostgreSQL writer: unreachable or busy")
+        return jobs.map { now - $0.queued <= wait ? results.next() ?? .failure(late) : .failure(late) }
+    }
+
+    /// Commits `jobs`, none of which has waited longer than ``wait``, by the oldest one's limit.
+    private func sending(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+        let deadline = (jobs.lazy.map(\.queued).min() ?? .now) + limit
+        let writes = jobs.map(\.write)
         var attempt = 1
         while true {
             do {
                 let (client, waiters) = try primary.pool()
-                return try await PostgresLedger.lease(client: client, waiters: waiters, wait: wait, limit: limit) {
-                    connection in
+                return try await PostgresLedger.lease(
+                    client: client, waiters: waiters, wait: wait, limit: limit, deadline: deadline
+                ) { connection in
                     try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
                         guard isolated else {
-                            return try await PostgresWrite.run(jobs, on: connection).map { .success($0) }
+                            return try await PostgresWrite.run(writes, on: connection).map { .success($0) }
                         }
                         var results: [Result<any Sendable, any Error>] = []
-                        for job in jobs {
+                        for job in writes {
                             _ = try await connection.rows("SAVEPOINT job")
                             do {
                                 results.append(.success(try await PostgresWrite.run([job], on: connection)[0]))

@@ -230,7 +230,8 @@ struct UnreachableExchange: HTTPExchange {
                 for key in [Self.keyA, FourAppDeployment.sharedSecret, FourAppDeployment.operatorKey] {
                     var browser = Browser()
                     _ = try #require(try await browser.signIn(key, client))
-                    sessions[key] = try #require(browser.cookies[Browser.sessionCookie])
+                    let cookie = try #require(browser.cookies[Browser.sessionCookie])
+                    sessions[key] = cookie
                 }
                 return sessions
             }

@@ -160,7 +160,7 @@ import Testing
     @Test func activityShowsCallsToAppleAndOfferSignatures() async throws {
         let fixture = try await ServerFixture()
         let now = fixture.clock.now()
-        try await fixture.store.recordAppleRequest(
+        _ = try await fixture.store.recordAppleRequest(
             AppleRequestRecord(
                 id: "uuid-1", kind: .consumptionInformation, bundleID: ServerFixture.bundleID,
                 transactionID: "2000000000000001", environment: .sandbox, detail: "UNINTENDED_PURCHASE",

@@ -78,7 +78,7 @@ import Testing
                 changed[index] ^= mask
                 do {
                     let parsed = try SignedAppReceipt(bytes: changed)
-                    _ = await try? parsed.verify(trustsXcodeSigning: true)
+                    _ = try? await parsed.verify(trustsXcodeSigning: true)
                 } catch {
                     #expect(error.code != .badSignature)
                 }

@@ -143,7 +143,7 @@ struct XcodeReceiptFixtureTests {
             var changed = bytes
             changed[index] ^= 0x04
             guard let parsed = try? SignedAppReceipt(bytes: changed) else { continue }
-            _ = await try? parsed.verify(trustsXcodeSigning: true)
+            _ = try? await parsed.verify(trustsXcodeSigning: true)
         }
     }
 

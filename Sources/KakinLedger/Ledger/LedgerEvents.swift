@@ -58,6 +58,11 @@ struct TransactionEventPayload: EventPayload {
     /// When Apple signed the refund reversal, on `transaction.reinstated`.
     var reinstatedDate: Int64?
 
+    private enum CodingKeys: String, CodingKey {
+        case transactionId, originalTransactionId, productId, productType, quantity, environment, source
+        case ownerAssigned, revoked, revocationDate, revocationReason, revocationPercentage, reinstatedDate
+    }
+
     func write(to output: inout JSONOutput) {
         output.object { output in
             output.field("environment", environment)
@@ -107,6 +112,8 @@ struct TransferEventPayload: EventPayload {
     var from: String
     var to: String
     var transactionIds: [String]
+
+    private enum CodingKeys: String, CodingKey { case originalTransactionId, from, to, transactionIds }
 
     init(
         originalTransactionId: String, from: String, to: String, transactionIds: [String],

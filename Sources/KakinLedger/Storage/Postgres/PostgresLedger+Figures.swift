@@ -25,24 +25,25 @@ extension PostgresLedger {
             guard finished == nil else { return false }
             let rows = try await connection.rows(
                 """
-                SELECT transaction_id, signed_transaction, \(unescaped: FigureSource.columns) FROM transactions
+                SELECT \(unescaped: TransactionRow.selection()) FROM transactions
                 WHERE transaction_id > \(after) AND price IS NULL AND signed_transaction IS NOT NULL
                 ORDER BY transaction_id LIMIT \(Int64(page)) FOR UPDATE
-                """)
+                """
+            ).map(transactionRow)
             var figures = FigureChanges()
+            var metrics = PurchaseMetricChanges()
             var (ids, prices, currencies): ([String], [Int64], [String]) = ([], [], [])
             var last = after
-            for row in rows {
-                let random = row.makeRandomAccess()
-                let id = try random["transaction_id"].decode(String.self)
+            for before in rows {
+                let id = before.transactionID
                 last = id
-                guard let signed = SignedPrice(jws: try random["signed_transaction"].decode(String.self)),
+                guard let signed = before.signedTransaction.flatMap(SignedPrice.init(jws:)),
                     let price = signed.price, let currency = signed.currency
                 else { continue }
-                let before = try figureSource(random)
                 var after = before
                 (after.price, after.currency) = (price, currency)
-                figures.replace(before, with: after)
+                figures.replace(FigureSource(before), with: FigureSource(after))
+                if PurchaseMetricChanges.keptInWrite(productType: before.productType) { metrics.replace(before, with: after) }
                 ids.append(id)
                 prices.append(price)
                 currencies.append(currency)
@@ -54,13 +55,16 @@ extension PostgresLedger {
                         UPDATE transactions SET price = p.price, currency = p.currency
                         FROM unnest(\(ids)::TEXT[], \(prices)::BIGINT[], \(currencies)::TEXT[]) AS p(id, price, currency)
                         WHERE transactions.transaction_id = p.id
-                        RETURNING transactions.bundle_id, transactions.original_transaction_id)
+                        RETURNING transactions.bundle_id, transactions.original_transaction_id,
+                            transactions.product_type)
                     INSERT INTO metric_pending (bundle_id, original_transaction_id)
                     SELECT DISTINCT bundle_id, original_transaction_id FROM priced
+                    WHERE product_type = \(ProductType.autoRenewableSubscription.rawValue)
                     \(unescaped: MetricStatements.markConflict)
                     """)
             }
             try await add(figures, on: connection)
+            try await apply(metrics, on: connection)
             let more = rows.count == page
             _ = try await connection.rows(
                 """
@@ -69,17 +73,5 @@ extension PostgresLedger {
                 """)
             return more
         }) {}
-    }
-
-    /// A row with ``FigureSource/columns``, read by name.
-    static func figureSource(_ row: PostgresRandomAccessRow) throws -> FigureSource {
-        FigureSource(
-            bundleID: try row["bundle_id"].decode(String.self), productID: try row["product_id"].decode(String.self),
-            productType: try row["product_type"].decode(String.self),
-            environment: try row["environment"].decode(String.self), quantity: try row["quantity"].decode(Int64.self),
-            purchaseDate: try row["purchase_date"].decode(Int64.self),
-            expiresDate: try row["expires_date"].decode(Int64?.self),
-            revocationDate: try row["revocation_date"].decode(Int64?.self),
-            price: try row["price"].decode(Int64?.self), currency: try row["currency"].decode(String?.self))
     }
 }

@@ -120,8 +120,8 @@ public final class PostgresLedger: LedgerStore {
                             }
                         }
                     }
-                    try await Self.backfillPrices(on: connection)
                     try await Self.settlePurchaseMetrics(on: connection)
+                    try await Self.backfillPrices(on: connection)
                 }
                 _ = try await connection.rows("RESET statement_timeout")
             } catch {

@@ -18,30 +18,36 @@ extension SQLiteLedger {
                 "SELECT after_key, finished_at FROM ledger_backfills WHERE name = ?", [FigureStatements.priceBackfill]),
             try pass.value("finished_at", Int64?.self) == nil
         else { return false }
-        let rows = try db.rows(
-            """
-            SELECT transaction_id, original_transaction_id, signed_transaction, \(FigureSource.columns)
-            FROM transactions WHERE transaction_id > ? AND price IS NULL AND signed_transaction IS NOT NULL
-            ORDER BY transaction_id LIMIT ?
-            """, [try pass.value("after_key", String.self), page])
+        let rows = try TransactionRow.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT \(TransactionRow.selection()) FROM transactions
+                    WHERE transaction_id > ? AND price IS NULL AND signed_transaction IS NOT NULL
+                    ORDER BY transaction_id LIMIT ?
+                    """), arguments: [try pass.value("after_key", String.self), page])
         var figures = FigureChanges()
-        for row in rows {
-            guard let signed = SignedPrice(jws: try row.value("signed_transaction")) else { continue }
-            let before = try figureSource(row)
+        var metrics = PurchaseMetricChanges()
+        for before in rows {
+            guard let signed = before.signedTransaction.flatMap(SignedPrice.init(jws:)) else { continue }
             var after = before
             (after.price, after.currency) = (signed.price, signed.currency)
             try db.run(
                 "UPDATE transactions SET price = ?, currency = ? WHERE transaction_id = ?",
-                [signed.price, signed.currency, try row.value("transaction_id", String.self)])
-            try markForMetrics(bundleID: before.bundleID, try row.value("original_transaction_id"), db)
-            figures.replace(before, with: after)
+                [signed.price, signed.currency, before.transactionID])
+            if PurchaseMetricChanges.keptInWrite(productType: before.productType) {
+                metrics.replace(before, with: after)
+            } else {
+                try markForMetrics(bundleID: before.bundleID, before.originalTransactionID, db)
+            }
+            figures.replace(FigureSource(before), with: FigureSource(after))
         }
+        try apply(metrics, db)
         try add(figures, db)
         let more = rows.count == page
         try db.run(
             "UPDATE ledger_backfills SET after_key = ?, finished_at = ? WHERE name = ?",
             [
-                try rows.last?.value("transaction_id", String.self) ?? pass.value("after_key", String.self),
+                try rows.last?.transactionID ?? pass.value("after_key", String.self),
                 more ? nil : LedgerTime.milliseconds(Date()), FigureStatements.priceBackfill,
             ])
         return more

@@ -168,25 +168,31 @@ extension SQLiteLedger {
                     "DELETE FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments)
             }
         }
-        for (key, counts) in update.change.sortedDays {
+        // Each rollup's rows with one statement (a few hundred at a time), in key order.
+        let dayColumns = ["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + MetricStatements.dayColumns
+        for rows in update.change.sortedDays.chunked(500) {
             try db.run(
                 """
-                INSERT INTO metric_days (bundle_id, environment, day, product_id, storefront, currency, \
-                \(MetricStatements.dayColumns.joined(separator: ", ")))
-                VALUES (?, ?, ?, ?, ?, ?, \(Database.placeholders(MetricStatements.dayColumns.count)))
+                INSERT INTO metric_days (\(dayColumns.joined(separator: ", ")))
+                VALUES \(Array(repeating: "(\(Database.placeholders(dayColumns.count)))", count: rows.count).joined(separator: ", "))
                 \(MetricStatements.addDayConflict)
                 """,
-                StatementArguments([
-                    key.bundleID, key.environment, key.day, key.productID, key.storefront, key.currency,
-                ] as [any DatabaseValueConvertible]) + StatementArguments(counts.values))
+                StatementArguments(
+                    rows.flatMap { key, counts -> [any DatabaseValueConvertible] in
+                        [key.bundleID, key.environment, key.day, key.productID, key.storefront, key.currency] + counts.values
+                    }))
         }
-        for (key, value) in update.change.sortedCohorts {
+        for rows in update.change.sortedCohorts.chunked(500) {
             try db.run(
                 """
                 INSERT INTO metric_cohorts (bundle_id, environment, kind, cohort, month_offset, currency, value)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows.count).joined(separator: ", "))
                 \(MetricStatements.addCohortConflict)
-                """, [key.bundleID, key.environment, key.kind, key.cohort, key.offset, key.currency, value])
+                """,
+                StatementArguments(
+                    rows.flatMap { key, value -> [any DatabaseValueConvertible] in
+                        [key.bundleID, key.environment, key.kind, key.cohort, key.offset, key.currency, value]
+                    }))
         }
     }
 
@@ -222,14 +228,17 @@ extension SQLiteLedger {
     func settlePurchaseMetrics() async throws {
         let pass = PurchaseMetricChanges.settlePass
         guard
-            try await read({ db in
+            try await writer.read({ db in
                 try db.row("SELECT finished_at FROM ledger_backfills WHERE name = ?", [pass]).map {
                     try $0.value("finished_at", Int64?.self) == nil
                 } ?? false
             })
         else { return }
-        while try await write({ db in try Self.updateMetrics(limit: 500, settled: false, onlyKeptInWrite: true, db) }) > 0 {}
-        try await write { db in
+        // Part of migrating: written as the migrations are, not through the group commit.
+        while try await writer.write({ db in try Self.updateMetrics(limit: 500, settled: false, onlyKeptInWrite: true, db) })
+            > 0
+        {}
+        try await writer.write { db in
             _ = try db.rows(PurchaseMetricChanges.dropSettledUnits)
             try db.run(
                 "UPDATE ledger_backfills SET finished_at = ? WHERE name = ?", [LedgerTime.milliseconds(Date()), pass])
@@ -312,5 +321,12 @@ extension SQLiteLedger {
                 }
             }
         }
+    }
+}
+
+extension Array {
+    /// The elements in consecutive slices of at most `size`.
+    fileprivate func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -89,14 +89,17 @@ extension SQLiteLedger {
                 metrics.replace(nil, with: transactionRow)
                 try apply(metrics, db)
             }
-            try appendEvent(
-                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now, db)
+            var events = [
+                PendingEvent(
+                    LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+                    payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now)
+            ]
             if let owner, transaction.revocationDate == nil {
-                try credit(
+                events += try credit(
                     LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
                     of: transaction, owner: owner, at: now, db)
             }
+            try append(events, db)
             return .recorded
         }
         switch try storedOwner(of: transaction.transactionID, db) {
@@ -120,15 +123,18 @@ extension SQLiteLedger {
             metrics.replace(before, with: assigned)
             try apply(metrics, db)
         }
-        try appendEvent(
-            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-            payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now, db)
+        var events = [
+            PendingEvent(
+                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now)
+        ]
         if assigned.revocationDate == nil && transaction.revocationDate == nil {
             let quantity = Int(assigned.quantity)
-            try credit(
+            events += try credit(
                 LedgerRules.credits(of: transaction, grants: grants, quantity: quantity), of: transaction,
                 owner: owner, at: now, db)
         }
+        try append(events, db)
         return .duplicate(ownerAssigned: true)
     }
 
@@ -138,11 +144,12 @@ extension SQLiteLedger {
         return StoredOwner(try row.value("app_user_id", String?.self))
     }
 
-    /// Credits each currency once (under its idempotency key), raising the balance, with a
-    /// `balance.credited` event each.
+    /// Credits each currency once (under its idempotency key), raising the balance; the
+    /// `balance.credited` event of each, for the caller to append.
     private static func credit(
         _ credits: [CurrencyCredit], of transaction: RecordedTransaction, owner: String, at now: Int64, _ db: Database
-    ) throws {
+    ) throws -> [PendingEvent] {
+        var events: [PendingEvent] = []
         for credit in credits {
             let inserted = try db.run(
                 """
@@ -158,10 +165,12 @@ extension SQLiteLedger {
             guard inserted > 0 else { continue }
             let balance = try addToBalance(
                 credit.amount, bundleID: transaction.bundleID, appUserID: owner, currency: credit.currency, db)
-            try appendEvent(
-                LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
-                payload: credit.event(transactionID: transaction.transactionID, balance: balance), at: now, db)
+            events.append(
+                PendingEvent(
+                    LedgerEventType.balanceCredited, bundleID: transaction.bundleID, appUserID: owner,
+                    payload: credit.event(transactionID: transaction.transactionID, balance: balance), at: now))
         }
+        return events
     }
 
     /// Adds `delta` (positive or negative) to a balance, creating it if needed; the new balance.
@@ -201,10 +210,32 @@ extension SQLiteLedger {
     static func appendEvent(
         _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64, _ db: Database
     ) throws {
+        try append([PendingEvent(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: now)], db)
+    }
+
+    /// An outbox event to append: its row's values, and the purchase it marks for the metrics job.
+    struct PendingEvent {
+        var values: [any DatabaseValueConvertible & Sendable]
+        var bundleID: String
+        var purchase: String?
+
+        init(_ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64) {
+            values = [type, bundleID, appUserID.map(CustomerIDRedaction.redacted), payload.json, now]
+            self.bundleID = bundleID
+            purchase = payload.changedPurchase
+        }
+    }
+
+    /// Appends outbox events, in order, with one statement; marks the purchases they change.
+    static func append(_ events: [PendingEvent], _ db: Database) throws {
+        guard !events.isEmpty else { return }
         try db.run(
-            "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-            [type, bundleID, appUserID.map(CustomerIDRedaction.redacted), payload.json, now])
-        if let purchase = payload.changedPurchase { try markForMetrics(bundleID: bundleID, purchase, db) }
+            "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES "
+                + Array(repeating: "(?, ?, ?, ?, ?)", count: events.count).joined(separator: ", "),
+            StatementArguments(events.flatMap(\.values)))
+        for event in events {
+            if let purchase = event.purchase { try markForMetrics(bundleID: event.bundleID, purchase, db) }
+        }
     }
 
     /// Moves one purchase (every transaction of the app with `originalTransactionID` still owned by
@@ -420,9 +451,10 @@ extension SQLiteLedger {
             // A transaction recorded revoked was never credited: its owner is, now.
             if let owner = stored.appUserID {
                 let transaction = try stored.transaction()
-                try Self.credit(
-                    LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
-                    of: transaction, owner: owner, at: reversedAt, db)
+                try Self.append(
+                    Self.credit(
+                        LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
+                        of: transaction, owner: owner, at: reversedAt, db), db)
             }
             try Self.add(figures, db)
             return true
@@ -430,16 +462,6 @@ extension SQLiteLedger {
     }
 
     // MARK: Daily figures
-
-    /// A row of ``FigureSource/columns``.
-    static func figureSource(_ row: Row) throws -> FigureSource {
-        FigureSource(
-            bundleID: try row.value("bundle_id"), productID: try row.value("product_id"),
-            productType: try row.value("product_type"), environment: try row.value("environment"),
-            quantity: try row.value("quantity"), purchaseDate: try row.value("purchase_date"),
-            expiresDate: try row.value("expires_date"), revocationDate: try row.value("revocation_date"),
-            price: try row.value("price"), currency: try row.value("currency"))
-    }
 
     /// Adds a write's changes to `daily_figures`, in key order.
     static func add(_ figures: FigureChanges, _ db: Database) throws {

@@ -127,8 +127,10 @@ public final class SQLiteLedger: LedgerStore {
                     try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                         migrator.asyncMigrate(writer) { result in done.resume(with: result.map { _ in () }) }
                     }
-                    try await backfillPrices()
-                    return try await settlePurchaseMetrics()
+                    // Purchases other than subscriptions settled first: the prices filled in then
+                    // are kept in the metrics by the pass's writes.
+                    try await settlePurchaseMetrics()
+                    return try await backfillPrices()
                 } catch let error as DatabaseError where attempt < 5 {
                     guard error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT else { throw error }
                     attempt += 1

@@ -66,9 +66,9 @@ public struct PostgresConnectionOptions: Sendable, Hashable {
     /// reachable) before the store answers ``LedgerStoreError/Code/unavailable``: requests fail in
     /// bounded time while the database is down, and clients retry. It is also every statement's
     /// `statement_timeout`, and every ledger operation is answered within it and a second more
-    /// (see ``PostgresLedger``): 5 seconds by default, so that a request ends within 6 seconds
-    /// while PostgreSQL does not answer.
-    public var connectionWait: Duration = .seconds(5)
+    /// (see ``PostgresLedger``): 3 seconds by default, so that while PostgreSQL does not answer
+    /// an upload (a lookup, then a write) ends within 8 seconds.
+    public var connectionWait: Duration = .seconds(3)
     /// How many writers this process runs (each holds one connection of the pool while it has
     /// writes to commit): one by default. One writer makes the largest groups, so the fewest
     /// statements and commits per purchase, and the replicas' writers together keep the database

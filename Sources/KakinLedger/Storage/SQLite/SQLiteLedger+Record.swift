@@ -84,22 +84,9 @@ extension SQLiteLedger {
         let row = try transactionRow.databaseDictionary
         if try db.run(TransactionRow.insertOrIgnore, StatementArguments(TransactionRow.columns.map { row[$0] })) > 0 {
             figures.record(FigureSource(transactionRow))
-            if PurchaseMetricChanges.keptInWrite(productType: transactionRow.productType) {
-                var metrics = PurchaseMetricChanges()
-                metrics.replace(nil, with: transactionRow)
-                try apply(metrics, db)
-            }
-            var events = [
-                PendingEvent(
-                    LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-                    payload: LedgerRules.recordedEvent(transaction, ownerAssigned: false), at: now)
-            ]
-            if let owner, transaction.revocationDate == nil {
-                events += try credit(
-                    LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
-                    of: transaction, owner: owner, at: now, db)
-            }
-            try append(events, db)
+            try recorded(
+                transaction, row: transactionRow, before: nil, grants: grants,
+                credits: transaction.revocationDate == nil, at: now, db)
             return .recorded
         }
         switch try storedOwner(of: transaction.transactionID, db) {
@@ -116,26 +103,37 @@ extension SQLiteLedger {
                         RETURNING \(TransactionRow.selection())
                         """), arguments: [owner, transaction.transactionID])
         else { throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner") }
-        if PurchaseMetricChanges.keptInWrite(productType: assigned.productType) {
+        var before = assigned
+        before.appUserID = nil
+        try recorded(
+            transaction, row: assigned, before: before, grants: grants,
+            credits: assigned.revocationDate == nil && transaction.revocationDate == nil, at: now, db)
+        return .duplicate(ownerAssigned: true)
+    }
+
+    /// What recording a row writes besides it (a new row, or one whose owner is found now, from
+    /// `before`): its metrics, its `transaction.recorded` event and, with `credits` and an owner,
+    /// its credits with their events, appended with the event in one statement.
+    private static func recorded(
+        _ transaction: RecordedTransaction, row: TransactionRow, before: TransactionRow?, grants: [Grant],
+        credits: Bool, at now: Int64, _ db: Database
+    ) throws {
+        if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
             var metrics = PurchaseMetricChanges()
-            var before = assigned
-            before.appUserID = nil
-            metrics.replace(before, with: assigned)
+            metrics.replace(before, with: row)
             try apply(metrics, db)
         }
         var events = [
             PendingEvent(
-                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now)
+                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: row.appUserID,
+                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: before != nil), at: now)
         ]
-        if assigned.revocationDate == nil && transaction.revocationDate == nil {
-            let quantity = Int(assigned.quantity)
+        if let owner = row.appUserID, credits {
             events += try credit(
-                LedgerRules.credits(of: transaction, grants: grants, quantity: quantity), of: transaction,
+                LedgerRules.credits(of: transaction, grants: grants, quantity: Int(row.quantity)), of: transaction,
                 owner: owner, at: now, db)
         }
         try append(events, db)
-        return .duplicate(ownerAssigned: true)
     }
 
     static func storedOwner(of transactionID: String, _ db: Database) throws -> StoredOwner {

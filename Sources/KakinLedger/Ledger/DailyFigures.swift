@@ -129,10 +129,6 @@ struct FigureSource: Hashable, Sendable {
         self.currency = currency
     }
 
-    /// The columns a statement reads to build one, in this order (``init(columns:)`` for SQLite rows).
-    static let columns =
-        "bundle_id, product_id, product_type, environment, quantity, purchase_date, expires_date, revocation_date, price, currency"
-
     /// When a subscription transaction stops being active: its expiry, or its revocation when earlier;
     /// `nil` when it is no subscription or was never active.
     var subscriptionEnd: Int64? {

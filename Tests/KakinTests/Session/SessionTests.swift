@@ -395,7 +395,7 @@ import Testing
         await payments.shutdown()
     }
 
-    @Test func theSDKLinksOnlyModelsTheContractCryptoZIPFoundationAndFoundation() throws {
+    @Test func theSDKLinksOnlyModelsTheCoreTheContractCryptoZIPFoundationAndFoundation() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
@@ -408,7 +408,7 @@ import Testing
             .filter { !$0.isEmpty }
         #expect(
             names == [
-                #""AppStoreModels""#, #""KakinWire""#, #".product(name: "Crypto""#, #"package: "swift-crypto")"#,
+                #""AppStoreModels""#, #""KakinCore""#, #""KakinWire""#, #".product(name: "Crypto""#, #"package: "swift-crypto")"#,
                 #".product(name: "ZIPFoundation""#, #"package: "ZIPFoundation")"#,
             ])
         let sources = root.appendingPathComponent("Sources/Kakin")

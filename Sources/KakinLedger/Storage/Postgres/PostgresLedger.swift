@@ -94,10 +94,27 @@ public final class PostgresLedger: LedgerStore {
     /// other. Each migration's ID is claimed first (`INSERT … ON CONFLICT DO NOTHING RETURNING`),
     /// and only the transaction that inserted it runs its statements. No statement timeout: an
     /// index on a large table takes what it takes.
+    ///
+    /// A database that does not answer within the connection wait (still starting, or its
+    /// connections all taken for a moment) is asked again, every half second, for up to
+    /// ``startupPatience``: a server started beside its database does not stop at once.
     public func migrate() async throws {
         await primary.start()
-        do { try await migrations() } catch { throw Self.ledgerError(error) }
+        let giveUp = ContinuousClock.now + Self.startupPatience
+        while true {
+            do {
+                return try await migrations()
+            } catch {
+                let error = Self.ledgerError(error)
+                guard (error as? LedgerStoreError)?.code == .unavailable, ContinuousClock.now < giveUp else { throw error }
+                logger.info("the ledger's database does not answer yet; trying again", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
     }
+
+    /// How long ``migrate()`` keeps asking a database that does not answer.
+    static let startupPatience: Duration = .seconds(30)
 
     private func migrations() async throws {
         let table = LedgerSchema.migrationsTable

@@ -1,5 +1,5 @@
 /// What the readiness check asks of the ledger. (The dashboard's sessions and the sign-in
-/// throttle keep their records in the ledger's ``KakinLedger/SessionLedger`` role themselves.)
+/// throttle keep their records in the ledger's `SessionLedger` role themselves.)
 extension PurchaseService {
     /// Answers when the ledger does.
     public func pingLedger() async throws {

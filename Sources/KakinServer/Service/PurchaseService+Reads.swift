@@ -64,7 +64,7 @@ extension PurchaseService {
 
     /// A page of an app's subscriptions in one environment whose period ended at or after `start`
     /// and before `end` with nothing recorded since, strictly after `cursor`
-    /// (``KakinLedger/PurchaseLedger/lapsedSubscriptions(bundleID:environment:endedFrom:before:after:limit:)``).
+    /// (the ledger's `PurchaseLedger.lapsedSubscriptions`).
     public func lapsedSubscriptions(
         bundleID: String, environment: AppStoreEnvironment, endedFrom start: Date, before end: Date,
         after cursor: LapsedSubscription?, limit: Int

@@ -57,4 +57,36 @@ struct LedgerRecordColumnTests {
         let (postgres, _) = statement.rendered(for: .postgresql)
         #expect(postgres.hasSuffix("VALUES ($1, $2, $3, $4, $5)"))
     }
+
+    /// A record whose field is not a column (a nested value, a list).
+    struct NestedRecord: LedgerRecord {
+        static let table = "nested"
+        typealias Columns = CodingKeys
+        var id: String
+        var tags: [String]
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case id, tags }
+    }
+
+    /// A record that writes itself as a list rather than as columns.
+    struct ListRecord: LedgerRecord {
+        static let table = "list"
+        typealias Columns = CodingKeys
+        var id: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case id }
+
+        func encode(to encoder: any Encoder) throws {
+            var list = encoder.unkeyedContainer()
+            try list.encode(id)
+        }
+    }
+
+    @Test("a record holding more than columns is refused with an error, not written")
+    func nestedValuesAreRefused() throws {
+        let record = NestedRecord(id: "a", tags: ["x"])
+        #expect(throws: EncodingError.self) { try record.values() }
+        #expect(throws: EncodingError.self) { let _: LedgerSQL = try "INSERT INTO \(insert: record)" }
+        #expect(throws: EncodingError.self) { try ListRecord(id: "a").values() }
+    }
 }

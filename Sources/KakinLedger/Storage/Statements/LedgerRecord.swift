@@ -28,6 +28,10 @@ extension LedgerRecord {
     func values() throws -> [String: LedgerValue] {
         let encoder = ColumnEncoder()
         try encode(to: encoder)
+        if let refused = encoder.values.refused {
+            throw EncodingError.invalidValue(
+                self, .init(codingPath: [], debugDescription: "\(Self.self) holds \(refused); a row has columns only"))
+        }
         return encoder.values.values
     }
 }
@@ -51,9 +55,18 @@ extension LedgerValue: LedgerBindable {
 }
 
 /// Collects a record's values by column (``LedgerRecord/values()``); a `nil` optional is `NULL`.
+/// A record is flat: a nested, unkeyed or single value is refused with an error when
+/// ``LedgerRecord/values()`` returns, whatever was encoded into it.
 private final class ColumnEncoder: Encoder {
     final class Values {
         var values: [String: LedgerValue] = [:]
+        /// What the record asked for that a row cannot hold, if anything.
+        var refused: String?
+
+        func refuse(_ shape: String) -> Values {
+            refused = refused ?? shape
+            return Values()
+        }
     }
 
     let values = Values()
@@ -64,8 +77,8 @@ private final class ColumnEncoder: Encoder {
         KeyedEncodingContainer(Columns(values: values))
     }
 
-    func unkeyedContainer() -> any UnkeyedEncodingContainer { fatalError("a row has columns only") }
-    func singleValueContainer() -> any SingleValueEncodingContainer { fatalError("a row has columns only") }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { Refused(values: values.refuse("a list")) }
+    func singleValueContainer() -> any SingleValueEncodingContainer { Refused(values: values.refuse("a single value")) }
 
     struct Columns<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let values: Values
@@ -105,11 +118,42 @@ private final class ColumnEncoder: Encoder {
 
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type, forKey key: Key
-        ) -> KeyedEncodingContainer<NestedKey> { fatalError("a row has columns only") }
-        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            fatalError("a row has columns only")
+        ) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(Columns<NestedKey>(values: values.refuse("a nested value")))
         }
-        mutating func superEncoder() -> any Encoder { fatalError("a row has columns only") }
-        mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("a row has columns only") }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            Refused(values: values.refuse("a nested list"))
+        }
+        mutating func superEncoder() -> any Encoder { Refusing(values: values.refuse("a superclass")) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { Refusing(values: values.refuse("a superclass")) }
+    }
+
+    /// What a record gets for a shape a row cannot hold: it takes anything and keeps nothing; the
+    /// refusal is thrown once the record is encoded.
+    struct Refused: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+        let values: Values
+        var codingPath: [any CodingKey] { [] }
+        var count: Int { 0 }
+
+        mutating func encodeNil() throws {}
+        mutating func encode<T: Encodable>(_ value: T) throws {}
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+            -> KeyedEncodingContainer<NestedKey>
+        { KeyedEncodingContainer(Columns<NestedKey>(values: values)) }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+        mutating func superEncoder() -> any Encoder { Refusing(values: values) }
+    }
+
+    /// The encoder a refused shape's nested values go to.
+    struct Refusing: Encoder {
+        let values: Values
+        var codingPath: [any CodingKey] { [] }
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            KeyedEncodingContainer(Columns(values: values))
+        }
+        func unkeyedContainer() -> any UnkeyedEncodingContainer { Refused(values: values) }
+        func singleValueContainer() -> any SingleValueEncodingContainer { Refused(values: values) }
     }
 }

@@ -263,15 +263,6 @@ public struct PurchaseService: Sendable {
         return (Self.unchanged, summary)
     }
 
-    /// Whether exactly these signed bytes are already recorded for this customer of this app, in
-    /// an environment the app still accepts: then there is nothing to verify, record or grant.
-    /// Bytes the ledger stored passed verification when they arrived, and the same bytes verify
-    /// the same way, so a client posting a transaction again costs one indexed read.
-    func isKnownDuplicate(_ digest: SignedDigest, app: AppConfiguration, appUserID: String) async throws -> Bool {
-        guard let known = try await purchases.signedTransaction(digest: digest) else { return false }
-        return isAcceptedDuplicate(known, app: app, appUserID: appUserID)
-    }
-
     /// Whether signed bytes the ledger holds as `known` need nothing more when `appUserID` of
     /// `app` posts them again: the same app and customer, in an environment the app still accepts.
     private func isAcceptedDuplicate(_ known: KnownSignedTransaction, app: AppConfiguration, appUserID: String) -> Bool {

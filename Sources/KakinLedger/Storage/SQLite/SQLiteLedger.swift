@@ -312,15 +312,6 @@ extension Database {
         try TransactionRow.fetchAll(cachedStatement(sql: sql), arguments: arguments).map { try $0.transaction() }
     }
 
-    /// A `WHERE` clause with an equality for each column whose value is given (none: no clause).
-    static func filter(_ columns: [(column: String, value: String?)]) -> (sql: String, arguments: StatementArguments) {
-        let given = columns.compactMap { column, value in value.map { (column, $0) } }
-        guard !given.isEmpty else { return ("", []) }
-        return (
-            "WHERE " + given.map { "\($0.0) = ?" }.joined(separator: " AND "), StatementArguments(given.map(\.1))
-        )
-    }
-
     /// `count` placeholders for an `IN (…)` list.
     static func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
@@ -336,10 +327,5 @@ extension Row {
     /// The instant a column of the ledger's milliseconds holds.
     func date(_ column: String) throws -> Date {
         LedgerTime.date(try value(column))
-    }
-
-    /// ``date(_:)``, or `nil` when the column is `NULL`.
-    func optionalDate(_ column: String) throws -> Date? {
-        try value(column, Int64?.self).map(LedgerTime.date)
     }
 }

@@ -46,7 +46,7 @@ extension Optional: LedgerBindable where Wrapped: LedgerBindable {
 /// differently are named (``LedgerSQLDialect/Word``). Text known at compile time (a column list)
 /// goes in with `\(unescaped:)`; an optional equality filter with `\(where:)`; an `IN` list with
 /// `\(list:)`.
-struct LedgerSQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
     enum Part: Sendable, Hashable {
         case text(String)
         case value(LedgerValue)
@@ -136,9 +136,6 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation, CustomStringConver
         }
         return (sql, values)
     }
-
-    /// The statement as SQLite reads it, for messages and tests.
-    var description: String { rendered(for: .sqlite).sql }
 }
 
 extension LedgerSQLDialect {

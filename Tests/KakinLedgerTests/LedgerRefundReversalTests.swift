@@ -47,7 +47,7 @@ struct LedgerRefundReversalTests {
     }
 
     @Test(
-        "a reversal clears the revocation, gives back what the refund took (not its shortfall) once, and the metrics lose the refund in the same write",
+        "a reversal clears the revocation, gives back what the refund took (not its shortfall) once, and the metrics lose the refund",
         arguments: StoreKind.allCases)
     func reversalGivesBackWhatWasTaken(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
@@ -70,8 +70,10 @@ struct LedgerRefundReversalTests {
             #expect(customer.ledger.map(\.amount) == [100, -30, -70, 70])
             #expect(customer.ledger.map(\.shortfall) == [0, 0, 30, 0])
             #expect(customer.ledger.last?.idempotencyKey == "reinstate:t1:coins:\(ms(300))")
-            // A consumable's metrics are kept by the write itself: nothing is left for the job.
+            // A consumable's metrics are kept by the write itself: nothing is left for the job to
+            // work out; its step only folds the rollup changes the write appended.
             #expect(try await Self.pendingMetrics(store).isEmpty)
+            while try await store.updateMetrics(limit: 100) > 0 {}
             let day = DailyFigures.day(of: Fixture.at(0))
             let metrics = try await store.metrics(
                 bundleID: Fixture.bundleID, environment: .sandbox, days: (day - 1)...(day + 1), now: Fixture.at(400))

@@ -150,8 +150,13 @@ struct PurchaseMetricsTests {
                     if owner == nil { unowned.append(transaction.transactionID) }
                 }
                 if dayIndex == 0 {
-                    // Purchases other than subscriptions leave the job nothing to do.
-                    #expect(try await store.updateMetrics(limit: 50) == 1)
+                    // Purchases other than subscriptions leave the job nothing to work out: one
+                    // step works out the subscription and folds the rollup changes the writes
+                    // appended, and nothing is left for the next.
+                    let appended = try await Self.changeRows(store)
+                    #expect(appended > 0)
+                    #expect(try await store.updateMetrics(limit: 50) == 1 + appended)
+                    #expect(try await Self.changeRows(store) == 0)
                     #expect(try await store.updateMetrics(limit: 50) == 0)
                 }
                 // A refund, in full or in part, for a problem with the app or not.
@@ -205,6 +210,51 @@ struct PurchaseMetricsTests {
         }
     }
 
+    @Test(
+        "a write appends its rollup changes and leaves the shared rollup rows alone; the job folds them in batches, each once",
+        arguments: StoreKind.allCases)
+    func changesFolded(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            var played = Played()
+            for index in 0..<30 {
+                let transaction = Self.purchase(
+                    "c\(index)", user: ["alice", "bob", "carol"][index % 3], kind: index % 4,
+                    at: Self.start + Int64(index % 3) * Self.day)
+                _ = try await store.ingest(LedgerIngest(transaction, grants: []))
+                played.ids.append(transaction.transactionID)
+                played.purchases[transaction.transactionID] = transaction
+            }
+            let engine = try #require(store as? any StatementEngine)
+            #expect(try await engine.value("SELECT COUNT(*) AS value FROM metric_days", as: Int.self) == 0)
+            #expect(try await engine.value("SELECT COUNT(*) AS value FROM metric_cohorts", as: Int.self) == 0)
+            let appended = try await Self.changeRows(store)
+            #expect(appended >= 30)
+            // A step allowed one purchase folds up to this many change rows of each kind.
+            let perStep = MetricStatements.changesPerPurchase
+            var (steps, folded) = (0, 0)
+            while case let done = try await store.updateMetrics(limit: 1), done > 0 {
+                #expect(done <= 2 * perStep)
+                steps += 1
+                folded += done
+            }
+            #expect(folded == appended)
+            #expect(steps >= appended / (2 * perStep))
+            #expect(steps > 1)
+            #expect(try await Self.changeRows(store) == 0)
+            let (held, expected) = (try await Self.held(store), try await Self.fromScratch(store, played))
+            #expect(held == expected)
+            #expect(!held.cohorts.isEmpty)
+        }
+    }
+
+    /// How many rollup changes the writes appended that the job has not folded yet.
+    static func changeRows(_ store: any LedgerStore) async throws -> Int {
+        let engine = try #require(store as? any StatementEngine)
+        return try await engine.value(
+            "SELECT (SELECT COUNT(*) FROM metric_day_changes) + (SELECT COUNT(*) FROM metric_cohort_changes) AS value",
+            as: Int.self) ?? 0
+    }
+
     /// Runs `sql` on the store's database.
     static func execute(_ store: any LedgerStore, _ sql: String) async throws {
         if let sqlite = store as? SQLiteLedger {
@@ -248,7 +298,10 @@ struct PurchaseMetricsTests {
                 SubscriptionMetricsTests.subscription("s0", original: "s0", user: "bob", from: Self.start + Self.day, days: 30))
             // The ledger as the earlier job left it: its rollups and records made by the job, which
             // had worked out some purchases and had the others still to do.
-            for table in ["metric_days", "metric_cohorts", "metric_customers", "metric_units", "metric_runs", "metric_pending"] {
+            for table in [
+                "metric_days", "metric_cohorts", "metric_customers", "metric_units", "metric_runs", "metric_pending",
+                "metric_day_changes", "metric_cohort_changes",
+            ] {
                 try await Self.execute(store, "DELETE FROM \(table)")
             }
             try await Self.execute(

@@ -64,6 +64,15 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     public var price: Int64?
     /// The ISO 4217 currency of ``price``, as Apple signed it.
     public var currency: String?
+    /// The storefront (ISO 3166-1 alpha-3) Apple signed, the ownership (a purchase of one's own
+    /// or shared by family) and the offer's discount type, as read from ``signedTransaction``
+    /// when it was verified; all `nil` when not read, and the metrics read them from
+    /// ``signedTransaction`` instead. Not stored: the signed transaction holds them.
+    public var storefront: String?
+    /// See ``storefront``.
+    public var inAppOwnershipType: InAppOwnershipType?
+    /// See ``storefront``.
+    public var offerDiscountType: OfferDiscountType?
 
     /// Creates a recorded transaction from its parts.
     public init(
@@ -72,7 +81,9 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         revocationDate: Date? = nil, revocationReason: RevocationReason? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, environment: AppStoreEnvironment, appAccountToken: String? = nil,
         signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date,
-        periodType: SubscriptionPeriodType? = nil, price: Int64? = nil, currency: String? = nil
+        periodType: SubscriptionPeriodType? = nil, price: Int64? = nil, currency: String? = nil,
+        storefront: String? = nil, inAppOwnershipType: InAppOwnershipType? = nil,
+        offerDiscountType: OfferDiscountType? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -95,6 +106,9 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         self.periodType = periodType
         self.price = price
         self.currency = currency
+        self.storefront = storefront
+        self.inAppOwnershipType = inAppOwnershipType
+        self.offerDiscountType = offerDiscountType
     }
 }
 

@@ -66,7 +66,7 @@ struct MetricsUpdate: Sendable {
             if !rows.isEmpty {
                 unit = MetricUnit(
                     bundleID: key.bundleID, originalTransactionID: key.originalTransactionID,
-                    transactions: rows.map(MetricTransaction.init), graceExpiries: graceExpiries[key] ?? [])
+                    transactions: rows.map { MetricTransaction($0) }, graceExpiries: graceExpiries[key] ?? [])
             }
             change.merge(
                 (unit?.contributions ?? MetricContributions()).difference(

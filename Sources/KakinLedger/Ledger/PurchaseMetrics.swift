@@ -30,14 +30,17 @@ struct PurchaseMetricChanges: Sendable {
     }
 
     /// A row that changed from `old` to `new` (`nil` for no row), both of one transaction kept in
-    /// the write (``keptInWrite(productType:)``).
-    mutating func replace(_ old: TransactionRow?, with new: TransactionRow?) {
+    /// the write (``keptInWrite(productType:)``). `signed` is what `new`'s signed transaction
+    /// holds when the write has it at hand (otherwise it is read from the row's JWS); it serves
+    /// `old` too when both hold the same JWS.
+    mutating func replace(_ old: TransactionRow?, with new: TransactionRow?, signed: SignedMetricFields? = nil) {
         guard old != new, let row = new ?? old else { return }
         func unit(_ row: TransactionRow?) -> MetricUnit? {
             row.map {
-                MetricUnit(
+                let known = signed != nil && $0.signedTransaction == new?.signedTransaction ? signed : nil
+                return MetricUnit(
                     bundleID: $0.bundleID, originalTransactionID: $0.originalTransactionID,
-                    transactions: [MetricTransaction($0)], graceExpiries: [])
+                    transactions: [MetricTransaction($0, signed: known)], graceExpiries: [])
             }
         }
         let (before, after) = (unit(old), unit(new))
@@ -69,7 +72,7 @@ struct PurchaseMetricChanges: Sendable {
                 MetricUnitRecord(
                     MetricUnit(
                         bundleID: bundleID, originalTransactionID: $0[0].originalTransactionID,
-                        transactions: $0.map(MetricTransaction.init), graceExpiries: []))
+                        transactions: $0.map { MetricTransaction($0) }, graceExpiries: []))
             }
     }
 

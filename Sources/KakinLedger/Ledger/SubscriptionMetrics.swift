@@ -24,8 +24,10 @@ struct MetricTransaction: Hashable, Sendable {
     var familyShared: Bool
     var freeTrial: Bool
 
-    init(_ row: TransactionRow) {
-        let signed = row.signedTransaction.flatMap(SignedMetricFields.init(jws:))
+    /// The transaction `row` holds; `signed`, when given, is what its signed transaction holds,
+    /// read when it arrived (otherwise it is read from the row's JWS).
+    init(_ row: TransactionRow, signed known: SignedMetricFields? = nil) {
+        let signed = known ?? row.signedTransaction.flatMap(SignedMetricFields.init(jws:))
         self.init(
             transactionID: row.transactionID, productID: row.productID,
             isSubscription: row.productType == ProductType.autoRenewableSubscription.rawValue, quantity: row.quantity,
@@ -104,6 +106,17 @@ struct SignedMetricFields: Decodable, Hashable, Sendable {
     var storefront: String?
     var inAppOwnershipType: String?
     var offerDiscountType: String?
+
+    /// The fields a verified transaction carries, `nil` when it carries none of them (its fields
+    /// were not read when it arrived: ``RecordedTransaction/storefront``).
+    init?(_ transaction: RecordedTransaction) {
+        guard transaction.storefront != nil || transaction.inAppOwnershipType != nil
+            || transaction.offerDiscountType != nil
+        else { return nil }
+        storefront = transaction.storefront
+        inAppOwnershipType = transaction.inAppOwnershipType?.rawValue
+        offerDiscountType = transaction.offerDiscountType?.rawValue
+    }
 
     /// The fields signed in `jws`; `nil` when its payload cannot be read.
     init?(jws: String) {

@@ -639,5 +639,36 @@ enum LedgerSchema {
         LedgerMigration(id: "0023_purchase_metrics_in_write") { _ in
             ["INSERT INTO ledger_backfills (name, after_key) VALUES ('purchase_metrics_in_write', '')"]
         },
+        // What a write changes in the rollups is appended to `metric_day_changes` and
+        // `metric_cohort_changes`, rows without a shared key that no two writers contend for; the
+        // metrics job folds them into `metric_days` and `metric_cohorts` in batches, in id order.
+        LedgerMigration(id: "0024_metric_changes") { dialect in
+            [
+                """
+                CREATE TABLE metric_day_changes (
+                    id \(dialect.generatedPrimaryKey),
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    product_id TEXT NOT NULL,
+                    storefront TEXT NOT NULL,
+                    \(MetricStatements.dayColumns.map { "\($0) BIGINT NOT NULL DEFAULT 0," }.joined(separator: "\n"))
+                    currency TEXT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE metric_cohort_changes (
+                    id \(dialect.generatedPrimaryKey),
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    cohort INTEGER NOT NULL,
+                    month_offset INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    value BIGINT NOT NULL
+                )
+                """,
+            ]
+        },
     ]
 }

@@ -590,6 +590,7 @@ public struct PurchaseService: Sendable {
             signedTransaction: jws, source: source, recordedAt: date,
             periodType: payload.type == .autoRenewableSubscription
                 ? Entitlement.PeriodType(offerType: payload.offerType, discountType: payload.offerDiscountType) : nil,
-            price: payload.price, currency: payload.currency)
+            price: payload.price, currency: payload.currency, storefront: payload.storefront,
+            inAppOwnershipType: payload.inAppOwnershipType, offerDiscountType: payload.offerDiscountType)
     }
 }

@@ -41,7 +41,8 @@ extension PostgresLedger {
         }
         // A transaction twice in the group is written by its first ingest.
         var listed = Set<String>()
-        let rows = changes.indices.filter { listed.insert(changes[$0].transaction.transactionID).inserted }.map {
+        let written = changes.indices.filter { listed.insert(changes[$0].transaction.transactionID).inserted }
+        let rows = written.map {
             let change = changes[$0]
             return TransactionRow(
                 change.transaction, owner: owners[$0],
@@ -50,9 +51,11 @@ extension PostgresLedger {
         var recorded = try await Set(connection.rows(try RecordTransactions(rows)).map { try $0.decode(String.self) })
         var figures = FigureChanges()
         var metrics = PurchaseMetricChanges()
-        for row in rows where recorded.contains(row.transactionID) {
+        for (index, row) in zip(written, rows) where recorded.contains(row.transactionID) {
             figures.record(FigureSource(row))
-            if PurchaseMetricChanges.keptInWrite(productType: row.productType) { metrics.replace(nil, with: row) }
+            if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
+                metrics.replace(nil, with: row, signed: SignedMetricFields(changes[index].transaction))
+            }
         }
         var writes = DeferredWrites()
         var outcomes: [LedgerIngestOutcome] = []
@@ -112,9 +115,7 @@ extension PostgresLedger {
                     withJWS: summary.withJWS)))
         }
         let summaries = try await summaries(summarized.map(\.request), on: connection, appending: events)
-        // Last, so that the rows of figures many writers share are held locked the shortest time.
-        try await add(figures, on: connection)
-        try await apply(metrics, on: connection)
+        try await apply(metrics, adding: figures, on: connection)
         for (summarized, summary) in zip(summarized, summaries) {
             outcomes[summarized.index].summary = summary
         }
@@ -166,7 +167,7 @@ extension PostgresLedger {
         if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
             var before = row
             before.appUserID = nil
-            metrics.replace(before, with: row)
+            metrics.replace(before, with: row, signed: SignedMetricFields(transaction))
         }
         let now = ms(transaction.recordedAt)
         var writes = DeferredWrites()
@@ -390,9 +391,7 @@ extension PostgresLedger {
                     transaction, grants: grants, quantity: transaction.quantity, owner: owner, at: reversedAt)
                 try await writes.flush(on: connection)
             }
-            // Last, so that the rows of figures many writers share are held locked the shortest time.
-            try await Self.add(figures, on: connection)
-            try await Self.apply(metrics, on: connection)
+            try await Self.apply(metrics, adding: figures, on: connection)
             return true
         }
     }

@@ -40,7 +40,9 @@ extension PostgresLedger {
             let (bundleID, original) = try $0.decode((String, String).self)
             return MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original)
         }
-        guard !keys.isEmpty else { return 0 }
+        let folded = try await perform(
+            MetricStatements.foldChanges(limit: limit * MetricStatements.changesPerPurchase), on: connection)
+        guard !keys.isEmpty else { return folded }
         let (bundles, originals) = (keys.map(\.bundleID), keys.map(\.originalTransactionID))
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
         for row in try await connection.rows(
@@ -89,14 +91,20 @@ extension PostgresLedger {
         update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
         try await writeUnits(update.writes, stored: stored, on: connection)
         try await apply(update, settled: settled, on: connection)
-        return keys.count
+        return keys.count + folded
     }
 
     /// Applies what a write (a group's ingests, on PostgreSQL) changed in the metrics of purchases
-    /// kept in the write, once, at its end.
-    static func apply(_ changes: PurchaseMetricChanges, on connection: PostgresConnection) async throws {
-        guard !changes.isEmpty else { return }
-        try await apply(changes.update, settled: true, on: connection)
+    /// kept in the write, once, at its end: the customers' states now, the rollups' changes as
+    /// change rows the job folds (``MetricRollupTarget/changes``).
+    /// The write's changes to `daily_figures` go in the same last statement, so that the rows
+    /// of figures many writers share are held locked the shortest time, one round trip less.
+    static func apply(
+        _ changes: PurchaseMetricChanges, adding figures: FigureChanges = FigureChanges(),
+        on connection: PostgresConnection
+    ) async throws {
+        guard !changes.isEmpty else { return try await add(figures, on: connection) }
+        try await apply(changes.update, settled: true, into: .changes, figures: figures, on: connection)
     }
 
     /// Brings the customers a step changed up to date, then adds the step's changes to
@@ -104,7 +112,10 @@ extension PostgresLedger {
     ///
     /// Writes of purchases and the job both change customers: each takes a transaction-level
     /// advisory lock per customer it changes, in key order, before it reads their state.
-    private static func apply(_ step: MetricsUpdate, settled: Bool, on connection: PostgresConnection) async throws {
+    private static func apply(
+        _ step: MetricsUpdate, settled: Bool, into target: MetricRollupTarget = .rollups,
+        figures: FigureChanges = FigureChanges(), on connection: PostgresConnection
+    ) async throws {
         var update = step
         let customers = update.customers.keys.sorted()
         var storedCustomers: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
@@ -180,7 +191,7 @@ extension PostgresLedger {
                 WHERE c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
                 """)
         }
-        try await write(customers: kept, update.change, on: connection)
+        try await write(customers: kept, update.change, into: target, figures: figures, on: connection)
     }
 
     /// The transactions of purchases kept in the write that belong to `customer`
@@ -291,17 +302,18 @@ extension PostgresLedger {
         }
     }
 
-    /// Writes the customers' new states and adds a step's changes to `metric_days` and
-    /// `metric_cohorts`, each in key order, with one statement. (A data-modifying `WITH` the
-    /// main statement does not read runs after it: every step takes the rows of the two
-    /// rollups in the same order.)
+    /// Writes the customers' new states and adds a step's changes to the rollups or appends
+    /// them as change rows (`target`), each in key order, with one statement. (A data-modifying
+    /// `WITH` the main statement does not read runs after it: every step takes the rows of the
+    /// two rollups in the same order.)
     private static func write(
         customers: [(key: MetricsUpdate.CustomerKey, json: String)], _ change: MetricContributions,
-        on connection: PostgresConnection
+        into target: MetricRollupTarget, figures: FigureChanges, on connection: PostgresConnection
     ) async throws {
         let days = change.sortedDays
         let cohorts = change.sortedCohorts
-        guard !customers.isEmpty || !days.isEmpty || !cohorts.isEmpty else { return }
+        let figureRows = figures.sorted
+        guard !customers.isEmpty || !days.isEmpty || !cohorts.isEmpty || !figureRows.isEmpty else { return }
         let columns = MetricStatements.dayColumns
         var bindings = PostgresBindings(capacity: 17 + columns.count)
         /// Binds an array, and names it as the statement reads it.
@@ -326,9 +338,16 @@ extension PostgresLedger {
             try bind(cohorts.map { Int32($0.key.offset) }, "INTEGER"), try bind(cohorts.map(\.key.currency), "TEXT"),
             try bind(cohorts.map(\.value), "BIGINT"),
         ].joined(separator: ", ")
-        let dayNames = (["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + columns)
-            .joined(separator: ", ")
-        let cohortNames = "bundle_id, environment, kind, cohort, month_offset, currency, value"
+        let figureArrays = [
+            try bind(figureRows.map(\.key.bundleID), "TEXT"), try bind(figureRows.map { Int32($0.key.day) }, "INTEGER"),
+            try bind(figureRows.map(\.key.productID), "TEXT"), try bind(figureRows.map(\.key.currency), "TEXT"),
+            try bind(figureRows.map(\.key.environment), "TEXT"), try bind(figureRows.map(\.values.purchases), "BIGINT"),
+            try bind(figureRows.map(\.values.refunds), "BIGINT"), try bind(figureRows.map(\.values.revenue), "BIGINT"),
+            try bind(figureRows.map(\.values.subscriptionStarts), "BIGINT"),
+            try bind(figureRows.map(\.values.subscriptionEnds), "BIGINT"),
+        ].joined(separator: ", ")
+        let dayNames = (MetricStatements.dayKeys + columns).joined(separator: ", ")
+        let cohortNames = (MetricStatements.cohortKeys + ["value"]).joined(separator: ", ")
         _ = try await connection.rows(
             PostgresQuery(
                 unsafeSQL: """
@@ -337,16 +356,23 @@ extension PostgresLedger {
                         SELECT * FROM unnest(\(customerArrays))
                         ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state),
                     days AS (
-                        INSERT INTO metric_days (\(dayNames))
+                        INSERT INTO \(target.dayTable) (\(dayNames))
                         SELECT \(dayNames)
                         FROM unnest(\(dayArrays)) WITH ORDINALITY AS d(\(dayNames), n)
                         ORDER BY n
-                        \(MetricStatements.addDayConflict))
-                    INSERT INTO metric_cohorts (\(cohortNames))
+                        \(target.dayConflict)),
+                    figures AS (
+                        INSERT INTO daily_figures (\(FigureStatements.columns))
+                        SELECT \(FigureStatements.columns)
+                        FROM unnest(\(figureArrays)) WITH ORDINALITY
+                            AS f(\(FigureStatements.columns), n)
+                        ORDER BY n
+                        \(FigureStatements.addConflict))
+                    INSERT INTO \(target.cohortTable) (\(cohortNames))
                     SELECT \(cohortNames)
                     FROM unnest(\(cohortArrays)) WITH ORDINALITY AS c(\(cohortNames), n)
                     ORDER BY n
-                    \(MetricStatements.addCohortConflict)
+                    \(target.cohortConflict)
                     """, binds: bindings))
     }
 

@@ -40,7 +40,8 @@ extension SQLiteLedger {
             MetricsUpdate.UnitKey(
                 bundleID: try $0.value("bundle_id"), originalTransactionID: try $0.value("original_transaction_id"))
         }
-        guard !keys.isEmpty else { return 0 }
+        let folded = try perform(MetricStatements.foldChanges(limit: limit * MetricStatements.changesPerPurchase), db)
+        guard !keys.isEmpty else { return folded }
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
         var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
         var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
@@ -118,18 +119,22 @@ extension SQLiteLedger {
                 """, arguments + [unit.environment, unit.customer, try record.json()])
         }
         try apply(update, settled: settled, db)
-        return keys.count
+        return keys.count + folded
     }
 
-    /// Applies what a write changed in the metrics of purchases kept in the write.
+    /// Applies what a write changed in the metrics of purchases kept in the write: the
+    /// customers' states now, the rollups' changes as change rows the job folds
+    /// (``MetricRollupTarget/changes``).
     static func apply(_ changes: PurchaseMetricChanges, _ db: Database) throws {
         guard !changes.isEmpty else { return }
-        try apply(changes.update, settled: true, db)
+        try apply(changes.update, settled: true, into: .changes, db)
     }
 
     /// Brings the customers a step changed up to date, then adds the step's changes to
     /// `metric_days` and `metric_cohorts`, in key order.
-    private static func apply(_ step: MetricsUpdate, settled: Bool, _ db: Database) throws {
+    private static func apply(
+        _ step: MetricsUpdate, settled: Bool, into target: MetricRollupTarget = .rollups, _ db: Database
+    ) throws {
         var update = step
         for customer in update.customers.keys.sorted() {
             let arguments: StatementArguments = [customer.bundleID, customer.environment, customer.customer]
@@ -169,13 +174,13 @@ extension SQLiteLedger {
             }
         }
         // Each rollup's rows with one statement (a few hundred at a time), in key order.
-        let dayColumns = ["bundle_id", "environment", "day", "product_id", "storefront", "currency"] + MetricStatements.dayColumns
+        let dayColumns = MetricStatements.dayKeys + MetricStatements.dayColumns
         for rows in update.change.sortedDays.chunked(500) {
             try db.run(
                 """
-                INSERT INTO metric_days (\(dayColumns.joined(separator: ", ")))
+                INSERT INTO \(target.dayTable) (\(dayColumns.joined(separator: ", ")))
                 VALUES \(Array(repeating: "(\(Database.placeholders(dayColumns.count)))", count: rows.count).joined(separator: ", "))
-                \(MetricStatements.addDayConflict)
+                \(target.dayConflict)
                 """,
                 StatementArguments(
                     rows.flatMap { key, counts -> [any DatabaseValueConvertible] in
@@ -185,9 +190,9 @@ extension SQLiteLedger {
         for rows in update.change.sortedCohorts.chunked(500) {
             try db.run(
                 """
-                INSERT INTO metric_cohorts (bundle_id, environment, kind, cohort, month_offset, currency, value)
+                INSERT INTO \(target.cohortTable) (\((MetricStatements.cohortKeys + ["value"]).joined(separator: ", ")))
                 VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows.count).joined(separator: ", "))
-                \(MetricStatements.addCohortConflict)
+                \(target.cohortConflict)
                 """,
                 StatementArguments(
                     rows.flatMap { key, value -> [any DatabaseValueConvertible] in

@@ -120,7 +120,7 @@ extension SQLiteLedger {
     ) throws {
         if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
             var metrics = PurchaseMetricChanges()
-            metrics.replace(before, with: row)
+            metrics.replace(before, with: row, signed: SignedMetricFields(transaction))
             try apply(metrics, db)
         }
         var events = [

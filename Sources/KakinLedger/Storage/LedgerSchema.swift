@@ -639,28 +639,11 @@ enum LedgerSchema {
         LedgerMigration(id: "0023_purchase_metrics_in_write") { _ in
             ["INSERT INTO ledger_backfills (name, after_key) VALUES ('purchase_metrics_in_write', '')"]
         },
-        // What a write changes in the metrics is appended, rows without a shared key that no two
-        // writers contend for and that the write does not read: its changes to the rollups to
-        // `metric_day_changes` and `metric_cohort_changes`, how its purchases changed for their
-        // owners to `metric_customer_changes`. The metrics job folds them into `metric_days`,
-        // `metric_cohorts` and `metric_customers` in batches, in id order.
+        // What a write changes in the rollups is appended to `metric_day_changes` and
+        // `metric_cohort_changes`, rows without a shared key that no two writers contend for; the
+        // metrics job folds them into `metric_days` and `metric_cohorts` in batches, in id order.
         LedgerMigration(id: "0024_metric_changes") { dialect in
             [
-                """
-                CREATE TABLE metric_customer_changes (
-                    id \(dialect.generatedPrimaryKey),
-                    bundle_id TEXT NOT NULL,
-                    environment TEXT NOT NULL,
-                    customer TEXT NOT NULL,
-                    purchase TEXT NOT NULL,
-                    old_record TEXT,
-                    new_record TEXT
-                )
-                """,
-                """
-                CREATE INDEX metric_customer_changes_by_customer
-                ON metric_customer_changes (bundle_id, environment, customer)
-                """,
                 """
                 CREATE TABLE metric_day_changes (
                     id \(dialect.generatedPrimaryKey),

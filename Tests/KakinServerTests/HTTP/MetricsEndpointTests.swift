@@ -34,7 +34,7 @@ import Testing
         for record in try await fixture.engine.queueNotifications() {
             _ = try await fixture.service.receiveNotification(ResponseBodyV2(signedPayload: record.signedPayload))
         }
-        #expect(try await fixture.service.updateMetrics() > 1)
+        #expect(try await fixture.service.updateMetrics() == 1)
         #expect(try await fixture.service.updateMetrics() == 0)
 
         let range = "bundleId=\(ServerFixture.bundleID)&environment=Sandbox&from=\(Self.date(0))&to=\(Self.date(9 * Self.day))"

@@ -40,17 +40,9 @@ extension PostgresLedger {
             let (bundleID, original) = try $0.decode((String, String).self)
             return MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original)
         }
-        if !keys.isEmpty { try await update(keys, settled: settled, on: connection) }
-        let batch = limit * MetricStatements.changesPerPurchase
-        return try await keys.count + foldCustomers(limit: batch, settled: settled, on: connection)
-            + perform(MetricStatements.foldChanges(limit: batch), on: connection)
-    }
-
-    /// Works out the claimed subscriptions again, replaces their records and runs, and appends
-    /// their changes as a write does (``append(_:figures:on:)``), for the same step to fold.
-    private static func update(
-        _ keys: [MetricsUpdate.UnitKey], settled: Bool, on connection: PostgresConnection
-    ) async throws {
+        let folded = try await perform(
+            MetricStatements.foldChanges(limit: limit * MetricStatements.changesPerPurchase), on: connection)
+        guard !keys.isEmpty else { return folded }
         let (bundles, originals) = (keys.map(\.bundleID), keys.map(\.originalTransactionID))
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
         for row in try await connection.rows(
@@ -98,7 +90,8 @@ extension PostgresLedger {
         var update = MetricsUpdate()
         update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
         try await writeUnits(update.writes, stored: stored, on: connection)
-        try await append(update, on: connection)
+        try await apply(update, settled: settled, on: connection)
+        return keys.count + folded
     }
 
     /// Applies what a write (a group's ingests, on PostgreSQL) changed in the metrics of purchases
@@ -111,69 +104,33 @@ extension PostgresLedger {
         on connection: PostgresConnection
     ) async throws {
         guard !changes.isEmpty else { return try await add(figures, on: connection) }
-        try await append(changes.update, figures: figures, on: connection)
+        try await apply(changes.update, settled: true, into: .changes, figures: figures, on: connection)
     }
 
-    /// Appends a write's changes to the metrics (``MetricRollupTarget/changes``, and its
-    /// customers' changes), with its changes to `daily_figures`, in one statement. The write
-    /// holds a shared advisory lock on each customer it changes until it commits, which the job
-    /// waits for before it reads what the customer's purchases hold
-    /// (``foldCustomers(limit:settled:on:)``).
-    private static func append(
-        _ update: MetricsUpdate, figures: FigureChanges = FigureChanges(), on connection: PostgresConnection
+    /// Brings the customers a step changed up to date, then adds the step's changes to
+    /// `metric_days` and `metric_cohorts`, in key order.
+    ///
+    /// Writes of purchases and the job both change customers: each takes a transaction-level
+    /// advisory lock per customer it changes, in key order, before it reads their state.
+    private static func apply(
+        _ step: MetricsUpdate, settled: Bool, into target: MetricRollupTarget = .rollups,
+        figures: FigureChanges = FigureChanges(), on connection: PostgresConnection
     ) async throws {
-        try await write(
-            customers: [], customerChanges: try MetricCustomerChangeRow.rows(update), update.change, into: .changes,
-            figures: figures, on: connection)
-    }
-
-    /// Folds the changes appended for the customers of the oldest `limit` changes: takes an
-    /// exclusive advisory lock on each of them, in key order (so that no write changing them is
-    /// in flight, and none starts until this step commits), then takes every change appended
-    /// for them and brings their figures up to date. How many changes it took.
-    private static func foldCustomers(limit: Int, settled: Bool, on connection: PostgresConnection) async throws -> Int {
-        let customers = try await perform(
-            .run([MetricStatements.oldestChangedCustomers(limit: limit)]) {
-                .done(try $0[0].decode(MetricCustomerKeyRow.self).map(\.key))
-            }, on: connection)
-        guard !customers.isEmpty else { return 0 }
-        try await lock(customers, on: connection)
-        let rows = try await perform(
-            .run([MetricStatements.takeCustomerChanges(of: customers)]) {
-                .done(try $0[0].decode(MetricCustomerChangeRow.self))
-            }, on: connection)
-        var update = MetricsUpdate()
-        update.setChanges(try MetricCustomerChangeRow.changes(rows))
-        try await apply(update, settled: settled, on: connection)
-        return rows.count
-    }
-
-    /// Takes a transaction-level exclusive advisory lock on each of `customers`, in key order.
-    private static func lock(_ customers: [MetricsUpdate.CustomerKey], on connection: PostgresConnection) async throws {
-        _ = try await connection.rows(
-            """
-            SELECT pg_advisory_xact_lock(\(Lock.namespace + 1),
-                hashtext(bundle_id || chr(10) || environment || chr(10) || customer))
-            FROM (SELECT * FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
-                \(customers.map(\.customer))::TEXT[]) WITH ORDINALITY AS u(bundle_id, environment, customer, n)
-                ORDER BY n) AS ordered
-            """)
-    }
-
-    /// Brings the customers of the changes a step of the job took up to date, and adds what that
-    /// changes to `metric_days` and `metric_cohorts`, in key order. The step holds the
-    /// customers' locks (``lock(_:on:)``).
-    private static func apply(_ step: MetricsUpdate, settled: Bool, on connection: PostgresConnection) async throws {
         var update = step
         let customers = update.customers.keys.sorted()
         var storedCustomers: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
         if !customers.isEmpty {
             for row in try await connection.rows(
                 """
+                WITH k AS MATERIALIZED (
+                    SELECT bundle_id, environment, customer,
+                        pg_advisory_xact_lock(\(Lock.namespace + 1),
+                            hashtext(bundle_id || chr(10) || environment || chr(10) || customer)) AS locked
+                    FROM (SELECT * FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
+                        \(customers.map(\.customer))::TEXT[]) WITH ORDINALITY AS u(bundle_id, environment, customer, n)
+                        ORDER BY n) AS ordered)
                 SELECT c.bundle_id, c.environment, c.customer, c.state
-                FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
-                    \(customers.map(\.customer))::TEXT[]) AS k(bundle_id, environment, customer)
-                JOIN metric_customers c
+                FROM k JOIN metric_customers c
                     ON c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
                 """)
             {
@@ -234,7 +191,7 @@ extension PostgresLedger {
                 WHERE c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer
                 """)
         }
-        try await write(customers: kept, customerChanges: [], update.change, into: .rollups, on: connection)
+        try await write(customers: kept, update.change, into: target, figures: figures, on: connection)
     }
 
     /// The transactions of purchases kept in the write that belong to `customer`
@@ -345,25 +302,20 @@ extension PostgresLedger {
         }
     }
 
-    /// Writes, with one statement: the customers' new states, the customers' changes (with a
-    /// shared advisory lock on each of their customers, taken in key order), a step's changes to
-    /// the rollups or as change rows (`target`), and changes to `daily_figures`, each in key
-    /// order. (A data-modifying `WITH` the main statement does not read runs after it: every
-    /// writer takes the rows it shares with others, those of `daily_figures` and of the rollups,
-    /// in the same order.)
+    /// Writes the customers' new states and adds a step's changes to the rollups or appends
+    /// them as change rows (`target`), each in key order, with one statement. (A data-modifying
+    /// `WITH` the main statement does not read runs after it: every step takes the rows of the
+    /// two rollups in the same order.)
     private static func write(
-        customers: [(key: MetricsUpdate.CustomerKey, json: String)], customerChanges: [MetricCustomerChangeRow],
-        _ change: MetricContributions, into target: MetricRollupTarget, figures: FigureChanges = FigureChanges(),
-        on connection: PostgresConnection
+        customers: [(key: MetricsUpdate.CustomerKey, json: String)], _ change: MetricContributions,
+        into target: MetricRollupTarget, figures: FigureChanges, on connection: PostgresConnection
     ) async throws {
         let days = change.sortedDays
         let cohorts = change.sortedCohorts
         let figureRows = figures.sorted
-        guard !customers.isEmpty || !customerChanges.isEmpty || !days.isEmpty || !cohorts.isEmpty || !figureRows.isEmpty
-        else { return }
-        let locked = Array(Set(customerChanges.map(\.key))).sorted()
+        guard !customers.isEmpty || !days.isEmpty || !cohorts.isEmpty || !figureRows.isEmpty else { return }
         let columns = MetricStatements.dayColumns
-        var bindings = PostgresBindings(capacity: 36 + columns.count)
+        var bindings = PostgresBindings(capacity: 17 + columns.count)
         /// Binds an array, and names it as the statement reads it.
         func bind<Element: PostgresArrayEncodable>(_ values: [Element], _ type: String) throws -> String {
             try bindings.append(values)
@@ -373,18 +325,6 @@ extension PostgresLedger {
             try bind(customers.map(\.key.bundleID), "TEXT"), try bind(customers.map(\.key.environment), "TEXT"),
             try bind(customers.map(\.key.customer), "TEXT"), try bind(customers.map(\.json), "TEXT"),
         ].joined(separator: ", ")
-        let lockArrays = [
-            try bind(locked.map(\.bundleID), "TEXT"), try bind(locked.map(\.environment), "TEXT"),
-            try bind(locked.map(\.customer), "TEXT"),
-        ].joined(separator: ", ")
-        let changeArrays = [
-            try bind(customerChanges.map(\.bundleID), "TEXT"), try bind(customerChanges.map(\.environment), "TEXT"),
-            try bind(customerChanges.map(\.customer), "TEXT"), try bind(customerChanges.map(\.purchase), "TEXT"),
-            // No record is the empty text (arrays of optionals are not bound), read back as NULL.
-            try bind(customerChanges.map { $0.oldRecord ?? "" }, "TEXT"),
-            try bind(customerChanges.map { $0.newRecord ?? "" }, "TEXT"),
-        ].joined(separator: ", ")
-        let changeNames = MetricCustomerChangeRow.columns.joined(separator: ", ")
         let dayArrays = (
             [
                 try bind(days.map(\.key.bundleID), "TEXT"), try bind(days.map(\.key.environment), "TEXT"),
@@ -415,17 +355,6 @@ extension PostgresLedger {
                         INSERT INTO metric_customers (bundle_id, environment, customer, state)
                         SELECT * FROM unnest(\(customerArrays))
                         ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state),
-                    locked AS MATERIALIZED (
-                        SELECT pg_advisory_xact_lock_shared(\(Lock.namespace + 1),
-                            hashtext(bundle_id || chr(10) || environment || chr(10) || customer))
-                        FROM (SELECT * FROM unnest(\(lockArrays)) WITH ORDINALITY AS k(bundle_id, environment, customer, n)
-                            ORDER BY n) AS ordered),
-                    changes AS (
-                        INSERT INTO metric_customer_changes (\(changeNames))
-                        SELECT bundle_id, environment, customer, purchase, NULLIF(old_record, ''), NULLIF(new_record, '')
-                        FROM unnest(\(changeArrays)) WITH ORDINALITY AS c(\(changeNames), n)
-                        WHERE (SELECT count(*) FROM locked) >= 0
-                        ORDER BY n),
                     days AS (
                         INSERT INTO \(target.dayTable) (\(dayNames))
                         SELECT \(dayNames)

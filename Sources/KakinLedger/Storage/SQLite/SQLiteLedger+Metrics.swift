@@ -40,16 +40,8 @@ extension SQLiteLedger {
             MetricsUpdate.UnitKey(
                 bundleID: try $0.value("bundle_id"), originalTransactionID: try $0.value("original_transaction_id"))
         }
-        if !keys.isEmpty { try update(keys, settled: settled, db) }
-        let batch = limit * MetricStatements.changesPerPurchase
-        return try keys.count + foldCustomers(limit: batch, settled: settled, db)
-            + perform(MetricStatements.foldChanges(limit: batch), db)
-    }
-
-    /// Works out the claimed purchases again, replaces their records and runs, and appends their
-    /// changes as a write does (``append(_:_:)``), for the same step to fold.
-    private static func update(_ keys: [MetricsUpdate.UnitKey], settled: Bool, _ db: Database) throws {
-        let subscription = ProductType.autoRenewableSubscription.rawValue
+        let folded = try perform(MetricStatements.foldChanges(limit: limit * MetricStatements.changesPerPurchase), db)
+        guard !keys.isEmpty else { return folded }
         var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
         var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
         var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
@@ -126,48 +118,23 @@ extension SQLiteLedger {
                     environment = excluded.environment, customer = excluded.customer, record = excluded.record
                 """, arguments + [unit.environment, unit.customer, try record.json()])
         }
-        try append(update, db)
+        try apply(update, settled: settled, db)
+        return keys.count + folded
     }
 
-    /// Appends what a write changed in the metrics of purchases kept in the write, for the job
-    /// to fold: the rollups' changes (``MetricRollupTarget/changes``) and the customers'.
+    /// Applies what a write changed in the metrics of purchases kept in the write: the
+    /// customers' states now, the rollups' changes as change rows the job folds
+    /// (``MetricRollupTarget/changes``).
     static func apply(_ changes: PurchaseMetricChanges, _ db: Database) throws {
         guard !changes.isEmpty else { return }
-        try append(changes.update, db)
+        try apply(changes.update, settled: true, into: .changes, db)
     }
 
-    /// Appends a step's changes: to the rollups as change rows, and its customers' changes.
-    private static func append(_ update: MetricsUpdate, _ db: Database) throws {
-        try write(update.change, into: .changes, db)
-        let columns = MetricCustomerChangeRow.columns
-        for row in try MetricCustomerChangeRow.rows(update) {
-            try db.run(
-                "INSERT INTO metric_customer_changes (\(columns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?)",
-                [row.bundleID, row.environment, row.customer, row.purchase, row.oldRecord, row.newRecord])
-        }
-    }
-
-    /// Folds the changes appended for the customers of the oldest `limit` changes: takes every
-    /// change appended for them and brings their figures up to date. How many changes it took.
-    private static func foldCustomers(limit: Int, settled: Bool, _ db: Database) throws -> Int {
-        let customers = try perform(
-            .run([MetricStatements.oldestChangedCustomers(limit: limit)]) {
-                .done(try $0[0].decode(MetricCustomerKeyRow.self).map(\.key))
-            }, db)
-        guard !customers.isEmpty else { return 0 }
-        let rows = try perform(
-            .run([MetricStatements.takeCustomerChanges(of: customers)]) {
-                .done(try $0[0].decode(MetricCustomerChangeRow.self))
-            }, db)
-        var update = MetricsUpdate()
-        update.setChanges(try MetricCustomerChangeRow.changes(rows))
-        try apply(update, settled: settled, db)
-        return rows.count
-    }
-
-    /// Brings the customers of the changes a step of the job took up to date, and adds what that
-    /// changes to `metric_days` and `metric_cohorts`, in key order.
-    private static func apply(_ step: MetricsUpdate, settled: Bool, _ db: Database) throws {
+    /// Brings the customers a step changed up to date, then adds the step's changes to
+    /// `metric_days` and `metric_cohorts`, in key order.
+    private static func apply(
+        _ step: MetricsUpdate, settled: Bool, into target: MetricRollupTarget = .rollups, _ db: Database
+    ) throws {
         var update = step
         for customer in update.customers.keys.sorted() {
             let arguments: StatementArguments = [customer.bundleID, customer.environment, customer.customer]
@@ -206,14 +173,9 @@ extension SQLiteLedger {
                     "DELETE FROM metric_customers WHERE bundle_id = ? AND environment = ? AND customer = ?", arguments)
             }
         }
-        try write(update.change, into: .rollups, db)
-    }
-
-    /// Adds `change` to the rollups, or appends it as change rows (`target`): each rollup's rows
-    /// with one statement (a few hundred at a time), in key order.
-    private static func write(_ change: MetricContributions, into target: MetricRollupTarget, _ db: Database) throws {
+        // Each rollup's rows with one statement (a few hundred at a time), in key order.
         let dayColumns = MetricStatements.dayKeys + MetricStatements.dayColumns
-        for rows in change.sortedDays.chunked(500) {
+        for rows in update.change.sortedDays.chunked(500) {
             try db.run(
                 """
                 INSERT INTO \(target.dayTable) (\(dayColumns.joined(separator: ", ")))
@@ -225,7 +187,7 @@ extension SQLiteLedger {
                         [key.bundleID, key.environment, key.day, key.productID, key.storefront, key.currency] + counts.values
                     }))
         }
-        for rows in change.sortedCohorts.chunked(500) {
+        for rows in update.change.sortedCohorts.chunked(500) {
             try db.run(
                 """
                 INSERT INTO \(target.cohortTable) (\((MetricStatements.cohortKeys + ["value"]).joined(separator: ", ")))

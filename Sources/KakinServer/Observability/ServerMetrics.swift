@@ -162,8 +162,8 @@ public final class ServerMetrics: Sendable {
         Counter(label: "kakin_rate_limited_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
-    /// A step of the subscription metrics' job worked out `count` purchases again
-    /// (`kakin_metrics_purchases_updated_total`).
+    /// A step of the subscription metrics' job worked out purchases again and folded changes the
+    /// writes appended, `count` in all (`kakin_metrics_purchases_updated_total`).
     public func metricsUpdated(_ count: Int) {
         Counter(label: "kakin_metrics_purchases_updated_total", factory: factory).increment(by: Int64(count))
     }

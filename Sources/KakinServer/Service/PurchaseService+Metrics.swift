@@ -5,17 +5,22 @@ import ServiceLifecycle
 /// The subscription metrics: kept up to date by a job, read from the ledger's rollups.
 extension PurchaseService {
     /// Brings the metrics up to date with every purchase changed so far, a step of `batch`
-    /// purchases at a time (each step one database transaction, short enough not to hold up the
-    /// writes around it for long), telling `step` how many each step took; how many were worked
-    /// out again in all. A server shutting down stops between two steps.
+    /// purchases at a time with a batch of the changes the writes appended (each step one
+    /// database transaction, short enough not to hold up the writes around it for long), telling
+    /// `step` how many purchases and changes each step took; how many in all. A server shutting
+    /// down stops between two steps.
+    ///
+    /// A step that took less than `batch` took everything changed before it started: the job
+    /// stops there, rather than take again, one small step after another, what the writes change
+    /// meanwhile (each step a transaction of its own beside theirs); its next run takes it.
     @discardableResult
     public func updateMetrics(batch: Int = 100, step: (Int) -> Void = { _ in }) async throws -> Int {
         var total = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let done = try await figures.updateMetrics(limit: batch)
-            guard done > 0 else { return total }
-            step(done)
+            if done > 0 { step(done) }
             total += done
+            guard done >= batch else { return total }
         }
         return total
     }

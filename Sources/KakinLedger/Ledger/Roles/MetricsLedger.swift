@@ -16,8 +16,9 @@ public protocol MetricsLedger: Sendable {
     /// Brings the subscription metrics up to date with at most `limit` of the purchases whose
     /// transactions (or grace periods) changed since: each is worked out again from all its
     /// transactions, and the difference from what it contributed before is added to the rollups,
-    /// in one database transaction. Returns how many were taken; zero when the metrics are up to
-    /// date. Servers sharing a database take turns.
+    /// in one database transaction; with them, a batch of the rollups' changes the writes
+    /// appended is folded into the rollups. Returns how many purchases and changes were taken;
+    /// zero when the metrics are up to date. Servers sharing a database take turns.
     func updateMetrics(limit: Int) async throws -> Int
 
     /// The rollups an app's environment's metrics are read from, for the UTC days in `days`.

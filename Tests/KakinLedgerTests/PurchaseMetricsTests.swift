@@ -247,6 +247,43 @@ struct PurchaseMetricsTests {
         }
     }
 
+    @Test(
+        "a first payment moving to a purchase of the same day, product, storefront and currency is decided without the customer's other purchases, as from scratch",
+        arguments: StoreKind.allCases)
+    func firstPaymentMovesAlike(kind: StoreKind) async throws {
+        // The same instant, product and storefront ("q1", "q4" and "q7" are all bought in Japan),
+        // recorded in the reverse order of their IDs: each moves alice's first payment to itself.
+        let first = MetricFirstPayment(instant: Self.start, productID: "coins100", storefront: "JPN", currency: "JPY")
+        let record = MetricUnitRecord(
+            contributions: MetricContributions(), firstPayment: first,
+            monthlyNet: [MetricUnit.MonthlyNet(month: MetricMath.month(Self.start), currency: "JPY", amount: 118_800)])
+        let alice = MetricsUpdate.CustomerKey(bundleID: Fixture.bundleID, environment: "Sandbox", customer: "alice")
+        var update = MetricsUpdate()
+        update.setChanges([alice: [MetricsUpdate.PurchaseChange(purchase: "q4", old: nil, new: record)]])
+        let decided = update.update(customer: alice, stored: MetricCustomerState(first: first, purchase: "q7"))
+        #expect(decided != nil)
+        #expect(decided??.purchase == "q4")
+        // Another day is another base: the customer is worked out again.
+        var later = first
+        later.instant += Self.day
+        var other = MetricsUpdate()
+        other.setChanges([alice: [MetricsUpdate.PurchaseChange(purchase: "q4", old: nil, new: record)]])
+        #expect(other.update(customer: alice, stored: MetricCustomerState(first: later, purchase: "q7")) == nil)
+
+        try await withLedgerStore(kind) { store in
+            var played = Played()
+            for id in ["q7", "q4", "q1"] {
+                let transaction = Self.purchase(id, user: "alice", kind: 0, at: Self.start)
+                _ = try await store.ingest(LedgerIngest(transaction, grants: []))
+                played.ids.append(id)
+                played.purchases[id] = transaction
+            }
+            let (held, expected) = (try await Self.held(store), try await Self.fromScratch(store, played))
+            #expect(held == expected)
+            #expect(held.cohorts.values.contains(3 * 118_800))
+        }
+    }
+
     /// How many rollup changes the writes appended that the job has not folded yet.
     static func changeRows(_ store: any LedgerStore) async throws -> Int {
         let engine = try #require(store as? any StatementEngine)

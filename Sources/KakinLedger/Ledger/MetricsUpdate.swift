@@ -108,7 +108,8 @@ struct MetricsUpdate: Sendable {
     /// A customer's new state when the changes of this step decide it without the records of
     /// their other purchases, its difference added to the rollups; `nil` when the customer must be
     /// worked out again from every purchase (``update(customer:stored:purchases:)``): the
-    /// purchase that made them a paying customer changed, or one paid earlier.
+    /// purchase that made them a paying customer changed, or one paid earlier (on another day, or
+    /// for another product, storefront or currency).
     mutating func update(customer: CustomerKey, stored: MetricCustomerState?) -> MetricCustomerState?? {
         let changes = customers[customer] ?? []
         if let stored {
@@ -120,7 +121,14 @@ struct MetricsUpdate: Sendable {
             MetricCustomerState.earliest(
                 found, change.new?.firstPayment.map { MetricCustomerState(first: $0, purchase: change.purchase) })
         }
-        guard earliest == stored || stored == nil else { return nil }
+        // The first payment may move to another purchase counted the same way (the same day,
+        // product, storefront and currency: the same base and cohort); no figure of the customer's
+        // other purchases changes then.
+        guard
+            earliest == stored || stored == nil
+                || earliest?.base(bundleID: customer.bundleID, environment: customer.environment)
+                    == stored?.base(bundleID: customer.bundleID, environment: customer.environment)
+        else { return nil }
         // A customer who was not paying had no revenue: only the changed purchases can bring some.
         guard let state = earliest else { return .some(nil) }
         if stored == nil { change.merge(state.base(bundleID: customer.bundleID, environment: customer.environment)) }

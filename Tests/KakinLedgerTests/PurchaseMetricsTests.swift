@@ -33,6 +33,15 @@ struct PurchaseMetricsTests {
         var shares: [String: Int] = [:]
         var revoked: Set<String> = []
         var purchases: [String: RecordedTransaction] = [:]
+
+        /// Records `transaction` in `store` (moving it to its owner with `transfers`), and notes it.
+        mutating func record(
+            _ transaction: RecordedTransaction, in store: any LedgerStore, transfers: Bool = false
+        ) async throws {
+            _ = try await store.ingest(LedgerIngest(transaction, grants: [], transfersOwnership: transfers))
+            if !ids.contains(transaction.transactionID) { ids.append(transaction.transactionID) }
+            purchases[transaction.transactionID] = transaction
+        }
     }
 
     static func purchase(
@@ -126,9 +135,7 @@ struct PurchaseMetricsTests {
             var unowned: [String] = []
             var serial = 0
             func record(_ transaction: RecordedTransaction, transfers: Bool = false) async throws {
-                _ = try await store.ingest(LedgerIngest(transaction, grants: [], transfersOwnership: transfers))
-                if !played.ids.contains(transaction.transactionID) { played.ids.append(transaction.transactionID) }
-                played.purchases[transaction.transactionID] = transaction
+                try await played.record(transaction, in: store, transfers: transfers)
             }
             // A subscription among them, so that the job and the writes both change alice's figures.
             for (index, offset) in [Int64(3), 33].enumerated() {
@@ -220,9 +227,7 @@ struct PurchaseMetricsTests {
                 let transaction = Self.purchase(
                     "c\(index)", user: ["alice", "bob", "carol"][index % 3], kind: index % 4,
                     at: Self.start + Int64(index % 3) * Self.day)
-                _ = try await store.ingest(LedgerIngest(transaction, grants: []))
-                played.ids.append(transaction.transactionID)
-                played.purchases[transaction.transactionID] = transaction
+                try await played.record(transaction, in: store)
             }
             let engine = try #require(store as? any StatementEngine)
             #expect(try await engine.value("SELECT COUNT(*) AS value FROM metric_days", as: Int.self) == 0)
@@ -274,10 +279,7 @@ struct PurchaseMetricsTests {
         try await withLedgerStore(kind) { store in
             var played = Played()
             for id in ["q7", "q4", "q1"] {
-                let transaction = Self.purchase(id, user: "alice", kind: 0, at: Self.start)
-                _ = try await store.ingest(LedgerIngest(transaction, grants: []))
-                played.ids.append(id)
-                played.purchases[id] = transaction
+                try await played.record(Self.purchase(id, user: "alice", kind: 0, at: Self.start), in: store)
             }
             let (held, expected) = (try await Self.held(store), try await Self.fromScratch(store, played))
             #expect(held == expected)
@@ -322,9 +324,7 @@ struct PurchaseMetricsTests {
         try await withLedgerStore(kind) { store in
             var played = Played()
             func record(_ transaction: RecordedTransaction, transfers: Bool = false) async throws {
-                _ = try await store.ingest(LedgerIngest(transaction, grants: [], transfersOwnership: transfers))
-                if !played.ids.contains(transaction.transactionID) { played.ids.append(transaction.transactionID) }
-                played.purchases[transaction.transactionID] = transaction
+                try await played.record(transaction, in: store, transfers: transfers)
             }
             for index in 0..<12 {
                 try await record(

@@ -174,6 +174,33 @@ struct LedgerSharingTests {
     }
 
     @Test(
+        "ledgers in two schemas of one PostgreSQL database do not take turns with each other",
+        .enabled(if: PostgresTestDatabase.url != nil, "\(PostgresTestDatabase.skipMessage)"))
+    func schemasDoNotShareTurns() async throws {
+        try await PostgresTestDatabase.withSchema { first in
+            try await PostgresTestDatabase.withSchema { second in
+                let stores = [try await openLedger(.postgres, schema: first), try await openLedger(.postgres, schema: second)]
+                for store in stores { try await store.migrate() }
+                let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await stores[0].exclusively(.reconciliation) {
+                        startedSignal.yield()
+                        for await _ in release { break }
+                        return "first"
+                    }
+                }
+                for await _ in started { break }
+                #expect(try await stores[1].exclusively(.reconciliation) { "second" } == "second")
+                // The metrics job's step takes its lock in each schema too.
+                #expect(try await stores[1].updateMetrics(limit: 10) == 0)
+                releaseSignal.yield()
+                #expect(try await holder.value == "first")
+            }
+        }
+    }
+
+    @Test(
         "an unreachable PostgreSQL is reported as unavailable",
         .enabled(if: PostgresTestDatabase.url != nil, "\(PostgresTestDatabase.skipMessage)"))
     func unreachable() async throws {

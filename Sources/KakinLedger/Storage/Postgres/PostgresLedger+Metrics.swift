@@ -23,7 +23,7 @@ extension PostgresLedger {
         limit: Int, settled: Bool, onlyKeptInWrite: Bool = false, on connection: PostgresConnection
     ) async throws -> Int {
         _ = try await connection.rows(
-            "SELECT pg_advisory_xact_lock(\(Lock.namespace), \(Lock.metrics.rawValue))")
+            "SELECT pg_advisory_xact_lock(\(unescaped: Lock.scope), \(Lock.metrics.rawValue))")
         let subscription = ProductType.autoRenewableSubscription.rawValue
         let keys = try await connection.rows(
             """
@@ -124,7 +124,7 @@ extension PostgresLedger {
                 """
                 WITH k AS MATERIALIZED (
                     SELECT bundle_id, environment, customer,
-                        pg_advisory_xact_lock(\(Lock.namespace + 1),
+                        pg_advisory_xact_lock(\(unescaped: Lock.customerScope),
                             hashtext(bundle_id || chr(10) || environment || chr(10) || customer)) AS locked
                     FROM (SELECT * FROM unnest(\(customers.map(\.bundleID))::TEXT[], \(customers.map(\.environment))::TEXT[],
                         \(customers.map(\.customer))::TEXT[]) WITH ORDINALITY AS u(bundle_id, environment, customer, n)

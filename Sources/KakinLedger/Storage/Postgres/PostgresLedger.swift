@@ -162,15 +162,20 @@ public final class PostgresLedger: LedgerStore {
         } catch { throw Self.ledgerError(error) }
     }
 
-    /// The advisory locks the ledger takes: the first key is Kakin's ("KKN1"), the second names
-    /// the use. A lock belongs to a connection, so a replica that dies releases its locks.
+    /// The advisory locks the ledger takes: the first key is Kakin's name and the ledger's
+    /// schema (its `search_path`, ``scope``), the second names the use. Servers sharing a ledger take turns; ledgers in
+    /// different schemas of one database never wait for each other. A lock belongs to a
+    /// connection, so a replica that dies releases its locks.
     enum Lock: Int32 {
         case migrations = 1
         case reconciliation = 2
         /// Held by the transaction of one step of the metrics job (``PostgresLedger/updateMetrics(limit:)``).
         case metrics = 3
 
-        static let namespace: Int32 = 0x4B4B_4E31
+        /// The first key of the jobs' locks, as SQL.
+        static let scope = "hashtext('kakin ' || current_setting('search_path'))"
+        /// The first key of a customer's metrics lock, as SQL (the second is the customer's hash).
+        static let customerScope = "hashtext('kakin customers ' || current_setting('search_path'))"
 
         init(_ job: ExclusiveJob) {
             switch job {
@@ -184,19 +189,19 @@ public final class PostgresLedger: LedgerStore {
     private static func holding<R: Sendable>(
         _ lock: Lock, on connection: PostgresConnection, waiting: Bool, _ body: () async throws -> R
     ) async throws -> R? {
-        let (namespace, key) = (Lock.namespace, lock.rawValue)
+        let (scope, key) = (Lock.scope, lock.rawValue)
         if waiting {
-            _ = try await connection.rows("SELECT pg_advisory_lock(\(namespace), \(key))")
+            _ = try await connection.rows("SELECT pg_advisory_lock(\(unescaped: scope), \(key))")
         } else {
-            let taken = try await connection.rows("SELECT pg_try_advisory_lock(\(namespace), \(key))")
+            let taken = try await connection.rows("SELECT pg_try_advisory_lock(\(unescaped: scope), \(key))")
             guard try taken.first?.decode(Bool.self) == true else { return nil }
         }
         let result: R
         do { result = try await body() } catch {
-            _ = try? await connection.rows("SELECT pg_advisory_unlock(\(namespace), \(key))")
+            _ = try? await connection.rows("SELECT pg_advisory_unlock(\(unescaped: scope), \(key))")
             throw error
         }
-        _ = try await connection.rows("SELECT pg_advisory_unlock(\(namespace), \(key))")
+        _ = try await connection.rows("SELECT pg_advisory_unlock(\(unescaped: scope), \(key))")
         return result
     }
 

@@ -254,8 +254,7 @@ struct PurchaseMetricsTests {
 
     @Test(
         "a first payment moving to a purchase of the same day, product, storefront and currency is decided without the customer's other purchases, as from scratch",
-        // The rule is the engines' shared code; SQLite's stores are enough to check the rollups.
-        arguments: [StoreKind.memory, .file])
+        arguments: StoreKind.allCases)
     func firstPaymentMovesAlike(kind: StoreKind) async throws {
         // The same instant, product and storefront ("q1", "q4" and "q7" are all bought in Japan),
         // recorded in the reverse order of their IDs: each moves alice's first payment to itself.

@@ -15,7 +15,7 @@ import Testing
             "demo", "--server", serve.server, "--sandbox", serve.sandbox, "--key", serve.publishable, "--tester", "mio",
             "--data", data, "--device", "6f1c2b1e-8f0e-4a55-9b7e-0d2f4a1c9e10", "--script", file,
         ])
-        let status = app.exitStatus()
+        let status = await app.exitStatus()
         #expect(status == 0, "\(app.errors)")
         return app.output
     }

@@ -365,7 +365,7 @@ import FoundationNetworking
                 }
                 return (purchase, status)
             }
-            #expect(victim.exitStatus() == SIGKILL, "the replica was killed")
+            #expect(await victim.exitStatus() == SIGKILL, "the replica was killed")
             let failed = statuses.filter { $0.1 != 200 }
             #expect(!failed.isEmpty, "some requests went to the killed replica")
             #expect(failed.allSatisfy { $0.1 == 0 }, "a failure is a lost connection, never an error answer")

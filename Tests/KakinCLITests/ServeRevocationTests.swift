@@ -68,7 +68,7 @@ import Testing
                         "--grants", ServeRevocationTests.examples.appendingPathComponent("Kakin.grants.json").path,
                     ] + extra)
                 if attempt < 5, try await started.outputOrExit(containing: "sandbox root CA:") == nil,
-                    started.exitStatus() != 0, started.errors.contains("already in use")
+                    await started.exitStatus() != 0, started.errors.contains("already in use")
                 {
                     continue
                 }

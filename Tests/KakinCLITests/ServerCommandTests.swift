@@ -169,7 +169,7 @@ import Testing
         #expect(try await exchange("GET", "\(url)/ready").status == 200)
 
         // SIGTERM drains and exits 0; the log was one JSON object per line, one per request.
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
         let requests = server.output.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }.filter { $0["message"] as? String == "request" }
@@ -219,7 +219,7 @@ import Testing
             json: ["bundleId": Self.bundleID, "appUserId": "bob", "signedTransaction": jws])
         #expect(posted.status == 422)
         #expect((posted.body["error"] as? [String: Any])?["cause"] as? String == "untrustedChain")
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
 
         // The sandbox's port is taken: one line, a non-zero exit, no backtrace.
         let busyPort = try #require(Int(sandbox.url.split(separator: ":").last ?? ""))
@@ -229,7 +229,7 @@ import Testing
                 try Self.configuration(port: busyPort, sandbox: sandbox, scratch: scratch, name: "busy"),
             ],
             environment: ["TEST_KAKIN_SECRET": Self.secret])
-        #expect(busy.exitStatus() != 0)
+        #expect(await busy.exitStatus() != 0)
         let lines = busy.errors.split(separator: "\n").filter { !$0.contains("\"level\"") }
         #expect(lines.count == 1 && lines.first?.contains("already in use") == true, "\(busy.errors)")
         #expect(!busy.errors.contains("Fatal error") && !busy.errors.contains("Stack dump"))
@@ -318,10 +318,10 @@ import Testing
 
         // A second serve on the same ports: one line, a non-zero exit.
         let second = try RunningProcess(arguments)
-        #expect(second.exitStatus() != 0)
+        #expect(await second.exitStatus() != 0)
         #expect(second.errors.contains("already in use"), "\(second.errors)")
         #expect(!second.errors.contains("Fatal error"))
-        #expect(serve.stop() == 0, "SIGTERM drains and exits 0")
+        #expect(await serve.stop() == 0, "SIGTERM drains and exits 0")
     }
 
     @Test(.enabled(if: BinaryTests.binary != nil, "the kakin binary is not built (swift build); skipped"))
@@ -351,7 +351,7 @@ import Testing
         try connection.send(String(body.dropFirst(10)))
         let answer = connection.receiveAll()
         #expect(answer.hasPrefix("HTTP/1.1 422"), "the request in flight is answered: \(answer)")
-        #expect(server.exitStatus() == 0)
+        #expect(await server.exitStatus() == 0)
     }
 
     @Test func tokenPrintsABearerTokenForTheConfiguredKey() async throws {

@@ -56,7 +56,25 @@ public enum PostgresTestDatabase {
     }
 
     /// Runs `body` with the name of a new, empty schema, dropped with everything in it afterwards.
+    ///
+    /// At most ``TestLedgerSlots/width`` schemas of this process are in use at once: the suite
+    /// has a few hundred PostgreSQL cases, and all of them at once, each with a pool of its own,
+    /// would exceed the cluster's connections and leave a two-core machine answering none of them
+    /// within the tests' waits. A body that opens another schema (in its own task or a child task)
+    /// uses the slot it already holds, so no test waits for itself.
     public static func withSchema(_ body: (String) async throws -> Void) async throws {
+        if TestLedgerSlots.held { return try await inNewSchema(body) }
+        await TestLedgerSlots.shared.take()
+        do {
+            try await TestLedgerSlots.$held.withValue(true) { try await inNewSchema(body) }
+        } catch {
+            await TestLedgerSlots.shared.give()
+            throw error
+        }
+        await TestLedgerSlots.shared.give()
+    }
+
+    private static func inNewSchema(_ body: (String) async throws -> Void) async throws {
         let schema = "kakin_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
         let admin = try PostgresLedger(options: options(maxConnections: 1))
         do {
@@ -71,6 +89,56 @@ public enum PostgresTestDatabase {
             throw error
         }
         try await admin.shutdown()
+    }
+}
+
+/// A number of turns handed out first come, first served: how many PostgreSQL schemas this test
+/// process uses at once (``ledgers``), and how many of them it migrates at once (``migrations``).
+public actor TestLedgerSlots {
+    /// The schemas in use at once.
+    public static let width = 12
+    static let shared = TestLedgerSlots(width: width)
+    /// One migration at a time: a migration is some forty statements of DDL, and a few hundred
+    /// cases starting together would otherwise spend the machine's first minute migrating while
+    /// the tests already running wait for their connections.
+    static let migrations = TestLedgerSlots(width: 1)
+    /// Whether the current task (or a task it started) holds one of ``shared``'s slots.
+    @TaskLocal static var held = false
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(width: Int) {
+        free = width
+    }
+
+    func take() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+
+    /// Runs `body` holding one turn.
+    func turn<R: Sendable>(_ body: @Sendable () async throws -> R) async throws -> R {
+        await take()
+        do {
+            let result = try await body()
+            give()
+            return result
+        } catch {
+            give()
+            throw error
+        }
     }
 }
 
@@ -104,7 +172,11 @@ public func withLedgerStore(
 /// Migrates `store`, runs `body`, and shuts the store down whatever happens.
 public func withMigratedStore(_ store: any LedgerStore, _ body: (any LedgerStore) async throws -> Void) async throws {
     do {
-        try await store.migrate()
+        if store is PostgresLedger {
+            try await TestLedgerSlots.migrations.turn { try await store.migrate() }
+        } else {
+            try await store.migrate()
+        }
         try await body(store)
     } catch {
         try? await store.shutdown()

@@ -13,20 +13,9 @@ public enum Python {
         public let output: String
     }
 
-    /// Runs `script` and waits for it, blocking the calling thread.
+    /// Runs `script` and waits for it without holding a thread of the tests' pool (two threads
+    /// on a two-core machine, which the servers other tests run in this process need too).
     public static func run(
-        _ script: String, arguments: [String] = [], environment: [String: String] = [:]
-    ) throws -> Result {
-        let (process, pipe) = prepare(script, arguments, environment)
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
-    }
-
-    /// Runs `script` without holding a thread while it waits: for a script that talks to a server
-    /// running in the test's own process.
-    public static func launch(
         _ script: String, arguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> Result {
         let (process, pipe) = prepare(script, arguments, environment)
@@ -40,9 +29,19 @@ public enum Python {
         }
     }
 
+    /// Runs `script` and waits for it, blocking the calling thread: for the checks made once,
+    /// before any test runs.
+    private static func runBlocking(_ script: String) throws -> Result {
+        let (process, pipe) = prepare(script, [], [:])
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+
     /// Whether python3 is installed and imports `module`.
     public static func canImport(_ module: String) -> Bool {
-        (try? run("import \(module)"))?.status == 0
+        (try? runBlocking("import \(module)"))?.status == 0
     }
 
     private static func prepare(

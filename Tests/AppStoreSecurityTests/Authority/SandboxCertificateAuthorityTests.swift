@@ -169,7 +169,7 @@ import AppStoreTesting
 
     /// The promise of the sandbox: Apple's own verifier, given our root, accepts what we sign.
     @Test(.enabled(if: ApplePythonLibrary.available, ApplePythonLibrary.skipMessage))
-    func applesVerifierAcceptsWhatWeSign() throws {
+    func applesVerifierAcceptsWhatWeSign() async throws {
         let signer = JWSSigner(identity: authority.signingIdentity)
         let signedDate = Date().epochMilliseconds
         let transaction: [String: Any] = [
@@ -197,14 +197,14 @@ import AppStoreTesting
             print(t.productId, t.transactionId, n.rawNotificationType)
             """
         let rootBase64 = Data(authority.root.derBytes).base64EncodedString()
-        let result = try Python.run(
+        let result = try await Python.run(
             script, arguments: [rootBase64, signedTransaction, signedNotification])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("com.example.kakin.removeAd 2000000123 TEST"), "\(result.output)")
 
         // And it refuses the same data under another root, as ours does.
         let foreign = Data(TestAuthority.foreign.root.derBytes).base64EncodedString()
-        let refused = try Python.run(
+        let refused = try await Python.run(
             script, arguments: [foreign, signedTransaction, signedNotification])
         #expect(refused.status != 0)
     }

@@ -217,7 +217,7 @@ import Testing
     // MARK: - Python's cryptography
 
     @Test(.enabled(if: PythonCryptography.available, PythonCryptography.skipMessage))
-    func pythonCryptographyReadsWhatWeBuild() throws {
+    func pythonCryptographyReadsWhatWeBuild() async throws {
         let leaf = Self.authority.leaf
         let intermediate = Self.authority.intermediate
         let id = OCSPCertificateID(certificate: leaf, issuer: intermediate, hashAlgorithm: .sha256)
@@ -250,7 +250,7 @@ import Testing
                   int(response.next_update_utc.timestamp()), echoed.hex())
             print("unsuccessful", ocsp.load_der_ocsp_response(bytes.fromhex(sys.argv[4])).response_status.name)
             """
-        let result = try Python.run(
+        let result = try await Python.run(
             script,
             arguments: [
                 request.hex, response.hex, intermediate.derBytes.hex,

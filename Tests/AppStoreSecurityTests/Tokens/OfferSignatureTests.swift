@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test(.enabled(if: ApplePythonLibrary.available, ApplePythonLibrary.skipMessage))
-    func applesLibrarySignsWhatKakinVerifies() throws {
+    func applesLibrarySignsWhatKakinVerifies() async throws {
         let script = """
             import sys, uuid
             from appstoreserverlibrary.jws_signature_creator import PromotionalOfferV2SignatureCreator, IntroductoryOfferEligibilitySignatureCreator
@@ -90,7 +90,7 @@ import Testing
         let nonce = UUID()
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970 * 1000)
-        let result = try Python.run(
+        let result = try await Python.run(
             script,
             arguments: [Self.key.pemRepresentation, Self.issuer, token, nonce.uuidString, String(timestamp)])
         #expect(result.status == 0, "\(result.output)")

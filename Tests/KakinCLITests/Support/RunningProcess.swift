@@ -75,13 +75,29 @@ final class RunningProcess: Sendable {
         throw CancellationError()
     }
 
-    /// Sends `signal` and waits for the exit status.
+    /// Sends `signal` and waits for the exit status, without holding a thread of the tests' pool.
+    func stop(signal: Int32 = SIGTERM) async -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        return await exitStatus()
+    }
+
+    /// Sends `signal` and waits for the exit status, blocking the calling thread: for `defer`,
+    /// which cannot wait otherwise.
     func stop(signal: Int32 = SIGTERM) -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
         return exitStatus()
     }
 
-    /// Waits for the process to end by itself, then for its readers to collect what it wrote last.
+    /// Waits for the process to end by itself, then for its readers to collect what it wrote
+    /// last, on a thread of its own: a test waiting here leaves the pool its tasks share (two
+    /// threads on a two-core machine) to the other tests, whose servers may be the ones it needs.
+    func exitStatus() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.exitStatus()) }
+        }
+    }
+
+    /// Waits for the process to end by itself, then for its readers, blocking the calling thread.
     func exitStatus() -> Int32 {
         process.waitUntilExit()
         _ = readers.wait(timeout: .now() + 30)

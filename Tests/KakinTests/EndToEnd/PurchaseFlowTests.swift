@@ -1,5 +1,8 @@
 import AppStoreModels
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import StoreSandbox
 import Synchronization
 import Testing
@@ -111,7 +114,10 @@ import Testing
             let product = try #require(try await first.products(for: ["com.example.kakin.removeAd"]).products.first)
             _ = try await first.purchase(product)
             #expect(await second.deliverPending() == 0)
-            let metrics = try String(contentsOf: serverURL.appendingPathComponent("metrics"), encoding: .utf8)
+            // Read without blocking a thread: the server answering runs in this process.
+            let metrics = String(
+                decoding: try await URLSession.shared.data(from: serverURL.appendingPathComponent("metrics")).0,
+                as: UTF8.self)
             #expect(
                 metrics.contains(
                     "kakin_http_requests_total{route=\"/v1/transactions\",method=\"POST\",status=\"200\"} 1"))

@@ -37,7 +37,7 @@ import Testing
             a = verifier.verify_and_decode_app_transaction(sys.argv[5])
             print(t.productId, r.autoRenewProductId, n.rawNotificationType, a.bundleId)
             """
-        let result = try Python.run(
+        let result = try await Python.run(
             script,
             arguments: [Data(authority.root.derBytes).base64EncodedString(), transaction, renewal, notification, appTransaction])
         #expect(result.status == 0, "\(result.output)")
@@ -76,7 +76,7 @@ import Testing
             k = i.commitmentInfo
             print("renewal", i.renewalBillingPlanType.value, k.commitmentAutoRenewStatus.value, k.commitmentRenewalBillingPlanType.value, k.commitmentRenewalDate, k.commitmentRenewalPrice, k.commitmentAutoRenewProductId)
             """
-        let result = try Python.run(
+        let result = try await Python.run(
             script,
             arguments: [
                 Data(authority.root.derBytes).base64EncodedString(), try signer.signTransaction(refunded, at: now),

@@ -29,7 +29,7 @@ import Testing
     /// Runs the script without holding a thread of the test's executor while it waits: the
     /// sandbox answering its OCSP requests runs in the same process.
     static func python(_ arguments: [String]) async throws -> String {
-        try await Python.launch(
+        try await Python.run(
             script, arguments: arguments,
             environment: ["NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"]
         ).output

@@ -23,20 +23,6 @@ enum LedgerSchema {
     /// Name of the table that lists applied migrations.
     static let migrationsTable = "migrations"
 
-    /// Whether the app's ledger has seen the anonymous customer (column `seen`): an alias row, a
-    /// transaction, a balance, a ledger line or an app download of theirs. Its two parameters are
-    /// written `app` and `customer`; each index it reads starts with the bundle ID and the customer
-    /// (app downloads: the bundle ID).
-    static func anonymousCustomerSeen(app: String, customer: String) -> String {
-        """
-        SELECT (EXISTS (SELECT 1 FROM customer_aliases WHERE bundle_id = \(app) AND alias = \(customer))
-             OR EXISTS (SELECT 1 FROM transactions WHERE bundle_id = \(app) AND app_user_id = \(customer))
-             OR EXISTS (SELECT 1 FROM balances WHERE bundle_id = \(app) AND app_user_id = \(customer))
-             OR EXISTS (SELECT 1 FROM ledger_entries WHERE bundle_id = \(app) AND app_user_id = \(customer))
-             OR EXISTS (SELECT 1 FROM app_transactions WHERE bundle_id = \(app) AND app_user_id = \(customer))) AS seen
-        """
-    }
-
     /// Every migration, oldest first. Append only.
     static let migrations: [LedgerMigration] = [
         LedgerMigration(id: "0001_ledger") { dialect in

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import KakinCore
 import PostgresNIO
 
@@ -98,10 +98,14 @@ extension PostgresLedger {
             }
             if let revoked = transaction.revocationDate {
                 try await writes.flush(on: connection)
-                outcome.revoked = try await Self.revoke(
-                    transaction.transactionID, at: ms(revoked),
-                    reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
-                    policy: change.clawbackPolicy, figures: &figures, metrics: &metrics, on: connection)
+                let changes: PurchaseChanges
+                (outcome.revoked, changes) = try await Self.perform(
+                    PurchaseChangeStatements.revoke(
+                        transactionID: transaction.transactionID, at: ms(revoked),
+                        reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
+                        policy: change.clawbackPolicy, changes: PurchaseChanges(figures: figures, metrics: metrics)),
+                    on: connection)
+                (figures, metrics) = (changes.figures, changes.metrics)
             }
             outcomes.append(outcome)
         }
@@ -200,202 +204,6 @@ extension PostgresLedger {
         try await writes.flush(on: connection)
     }
 
-    // MARK: Revocations
-
-    /// Marks a transaction revoked and takes back `share` of its credits, once per share: the
-    /// update applies only when the share already revoked (0 when none, the whole for a revocation
-    /// stored without a percentage) is smaller, and the revocation is dated after the latest
-    /// refund reversal (`revocation_reversed_at`; one dated no later is a revocation it reversed).
-    /// For each credit line other than a reinstatement's, what is taken back is its share less
-    /// what earlier revocations since that reversal asked for (``LedgerRules/creditShare(_:share:)``;
-    /// a clawback line is dated with its revocation).
-    private static func revoke(
-        _ transactionID: String, at now: Int64, reason: Int?, share: Int, policy: ClawbackPolicy,
-        figures: inout FigureChanges, metrics: inout PurchaseMetricChanges, on connection: PostgresConnection
-    ) async throws -> Bool {
-        let whole = RecordedTransaction.wholeShare
-        // Locked, so the row read is the one the update changes.
-        let before = try await connection.rows(
-            """
-            SELECT \(unescaped: TransactionRow.selection()) FROM transactions WHERE transaction_id = \(transactionID)
-            FOR UPDATE
-            """
-        ).first.map(transactionRow)
-        let storedShare = share == whole ? nil : Int64(share)
-        guard
-            let row = try await connection.rows(
-                """
-                UPDATE transactions SET revocation_date = \(now), revocation_reason = \(reason.map(Int64.init)),
-                    revocation_percentage = \(storedShare)
-                WHERE transaction_id = \(transactionID)
-                  AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \(Int64(whole)) END)
-                      < \(Int64(share))
-                  AND (revocation_reversed_at IS NULL OR revocation_reversed_at < \(now))
-                RETURNING \(unescaped: TransactionRow.selection())
-                """
-            ).first.map(transactionRow)
-        else { return false }
-        if let before { figures.replace(FigureSource(before), with: FigureSource(row)) }
-        let keptInWrite = PurchaseMetricChanges.keptInWrite(productType: row.productType)
-        if keptInWrite { metrics.replace(before, with: row) }
-        let reversedAt = row.revocationReversedAt
-        try await appendEvent(
-            LedgerEventType.transactionRevoked, bundleID: row.bundleID, appUserID: row.appUserID,
-            payload: TransactionEventPayload(
-                transactionId: transactionID, originalTransactionId: row.originalTransactionID,
-                metricsKeptInWrite: keptInWrite, productId: row.productID, revocationDate: now,
-                revocationReason: reason, revocationPercentage: share),
-            at: now, on: connection)
-        let credits = try await connection.rows(
-            """
-            SELECT credit.bundle_id, credit.app_user_id, credit.currency, credit.amount,
-                (SELECT COALESCE(SUM(shortfall - amount), 0)::BIGINT FROM ledger_entries taken
-                 WHERE taken.transaction_id = credit.transaction_id AND taken.kind = 'clawback'
-                   AND taken.currency = credit.currency AND taken.created_at > \(reversedAt ?? Int64.min))
-            FROM ledger_entries credit
-            WHERE credit.transaction_id = \(transactionID) AND credit.kind = 'credit'
-              AND credit.idempotency_key NOT LIKE \(LedgerRules.reinstatementKeyPrefix + "%")
-            ORDER BY credit.id
-            """)
-        for credit in credits {
-            let (bundleID, owner, currency, credited, asked) = try credit.decode(
-                (String, String, String, Int64, Int64).self)
-            let amount = LedgerRules.creditShare(credited, share: share) - asked
-            guard amount > 0 else { continue }
-            // Everything, or (clampAtZero) what the balance still holds, read locked.
-            let clamp = policy == .clampAtZero
-            guard
-                let lowered = try await connection.rows(
-                    """
-                    WITH current AS (
-                        SELECT amount FROM balances
-                        WHERE bundle_id = \(bundleID) AND app_user_id = \(owner) AND currency = \(currency) FOR UPDATE),
-                    taking AS (
-                        SELECT CASE WHEN \(clamp) THEN LEAST(\(amount), GREATEST(amount, 0)) ELSE \(amount) END AS taken
-                        FROM current)
-                    UPDATE balances SET amount = balances.amount - taking.taken FROM taking
-                    WHERE bundle_id = \(bundleID) AND app_user_id = \(owner) AND currency = \(currency)
-                    RETURNING taking.taken, balances.amount
-                    """
-                ).first
-            else {
-                throw LedgerStoreError(.inconsistentState, "no \(currency) balance for a credit of \(transactionID)")
-            }
-            let (taken, balance) = try lowered.decode((Int64, Int64).self)
-            let key = LedgerRules.clawbackKey(
-                transactionID: transactionID, currency: currency, share: share, reversedAt: reversedAt)
-            let entry = try await connection.rows(
-                """
-                INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
-                VALUES ('clawback', \(bundleID), \(owner), \(currency), \(-taken), \(transactionID), \(key),
-                    \(amount - taken), \(now))
-                ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
-                """)
-            // The revocation's guard makes this unreachable; throwing rolls the balance back.
-            guard !entry.isEmpty else { throw LedgerStoreError(.inconsistentState, "\(key) was already applied") }
-            try await appendEvent(
-                LedgerEventType.balanceClawedBack, bundleID: bundleID, appUserID: owner,
-                payload: BalanceEventPayload(
-                    currency: currency, amount: -taken, balance: balance, idempotencyKey: key,
-                    transactionId: transactionID, shortfall: amount - taken),
-                at: now, on: connection)
-        }
-        return true
-    }
-
-    // MARK: Refund reversals
-
-    /// Reinstates a transaction whose refund Apple reversed, in one write transaction with the
-    /// row locked (see ``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
-    public func reinstate(transactionID: String, reversedAt date: Date, grants: [Grant]) async throws -> Bool {
-        let reversedAt = ms(date)
-        return try await write(for: transactionID) { connection in
-            // Locked, so the row read is the one the updates change.
-            guard
-                let stored = try await connection.rows(
-                    """
-                    SELECT \(unescaped: TransactionRow.selection()) FROM transactions
-                    WHERE transaction_id = \(transactionID) FOR UPDATE
-                    """
-                ).first.map(Self.transactionRow)
-            else { return false }
-            let previous = stored.revocationReversedAt
-            if let previous, previous >= reversedAt { return false }
-            _ = try await connection.rows(
-                """
-                UPDATE transactions SET revocation_reversed_at = \(reversedAt) WHERE transaction_id = \(transactionID)
-                """)
-            guard let revoked = stored.revocationDate, revoked < reversedAt else { return false }
-            _ = try await connection.rows(
-                """
-                UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, revocation_percentage = NULL
-                WHERE transaction_id = \(transactionID)
-                """)
-            let before = FigureSource(stored)
-            var after = before
-            after.revocationDate = nil
-            var figures = FigureChanges()
-            figures.replace(before, with: after)
-            var metrics = PurchaseMetricChanges()
-            if PurchaseMetricChanges.keptInWrite(productType: stored.productType) {
-                var reinstated = stored
-                (reinstated.revocationDate, reinstated.revocationReason, reinstated.revocationPercentage) = (nil, nil, nil)
-                metrics.replace(stored, with: reinstated)
-            }
-            try await Self.appendEvent(
-                LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
-                payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, on: connection)
-            // What the revocations since the previous reversal took, to whom they took it from.
-            let taken = try await connection.rows(
-                """
-                SELECT bundle_id, app_user_id, currency, SUM(-amount)::BIGINT FROM ledger_entries
-                WHERE transaction_id = \(transactionID) AND kind = 'clawback' AND created_at > \(previous ?? Int64.min)
-                GROUP BY bundle_id, app_user_id, currency
-                ORDER BY bundle_id, app_user_id, currency
-                """
-            ).map { try $0.decode((String, String, String, Int64).self) }
-            for (bundleID, owner, currency, amount) in taken where amount > 0 {
-                let key = LedgerRules.reinstatementKey(
-                    transactionID: transactionID, currency: currency, reversedAt: reversedAt)
-                let entry = try await connection.rows(
-                    """
-                    INSERT INTO ledger_entries (\(unescaped: Self.entryColumns))
-                    VALUES ('credit', \(bundleID), \(owner), \(currency), \(amount), \(transactionID), \(key), 0,
-                        \(reversedAt))
-                    ON CONFLICT (idempotency_key) DO NOTHING RETURNING id
-                    """)
-                guard !entry.isEmpty else { continue }
-                guard
-                    let balance = try await connection.rows(
-                        """
-                        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-                        VALUES (\(bundleID), \(owner), \(currency), \(amount))
-                        ON CONFLICT (bundle_id, app_user_id, currency)
-                        DO UPDATE SET amount = balances.amount + excluded.amount
-                        RETURNING amount
-                        """
-                    ).first?.decode(Int64.self)
-                else { throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing") }
-                try await Self.appendEvent(
-                    LedgerEventType.balanceCredited, bundleID: bundleID, appUserID: owner,
-                    payload: BalanceEventPayload(
-                        currency: currency, amount: amount, balance: balance, idempotencyKey: key,
-                        transactionId: transactionID),
-                    at: reversedAt, on: connection)
-            }
-            // A transaction recorded revoked was never credited: its owner is, now.
-            if let owner = stored.appUserID {
-                let transaction = try stored.transaction()
-                var writes = DeferredWrites()
-                try writes.credit(
-                    transaction, grants: grants, quantity: transaction.quantity, owner: owner, at: reversedAt)
-                try await writes.flush(on: connection)
-            }
-            try await Self.apply(metrics, adding: figures, on: connection)
-            return true
-        }
-    }
-
     // MARK: Daily figures
 
     /// Adds a write's changes to `daily_figures` with one statement, in key order.
@@ -406,132 +214,20 @@ extension PostgresLedger {
 
     // MARK: Moves
 
-    /// Moves a purchase (every transaction of the app with `originalTransactionID`) still owned by
-    /// `from` to `to`, with a `transaction.transferred` event; how many transactions moved.
-    /// Currency already credited stays with whoever it was credited to.
+    /// Moves a purchase to `to` (``PurchaseChangeStatements/transfer(bundleID:originalTransactionID:from:to:at:changes:)``),
+    /// adding its metrics to `metrics`; how many transactions moved.
     private static func transfer(
         bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64,
         metrics: inout PurchaseMetricChanges, on connection: PostgresConnection
     ) async throws -> Int {
-        guard from != to else { return 0 }
-        let rows = try await connection.rows(
-            """
-            UPDATE transactions SET app_user_id = \(to)
-            WHERE bundle_id = \(bundleID) AND original_transaction_id = \(originalTransactionID)
-              AND app_user_id = \(from)
-            RETURNING \(unescaped: TransactionRow.selection())
-            """
-        ).map(transactionRow)
-        guard !rows.isEmpty else { return 0 }
-        metrics.move(rows, from: from)
-        try await appendEvent(
-            LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
-            payload: TransferEventPayload(
-                originalTransactionId: originalTransactionID, from: from, to: to,
-                transactionIds: rows.map(\.transactionID).sorted(),
-                metricsKeptInWrite: rows.allSatisfy { PurchaseMetricChanges.keptInWrite(productType: $0.productType) }),
-            at: now, on: connection)
-        return rows.count
+        let (moved, changes) = try await perform(
+            PurchaseChangeStatements.transfer(
+                bundleID: bundleID, originalTransactionID: originalTransactionID, from: from, to: to, at: now,
+                changes: PurchaseChanges(metrics: metrics)), on: connection)
+        metrics = changes.metrics
+        return moved
     }
 
-    /// Makes `anonymousID` an alias of `appUserID` and moves the anonymous customer's purchases,
-    /// ledger lines, balances (added to the identified customer's) and app downloads, with a
-    /// `customer.aliased` event when anything changed; writes nothing for an anonymous ID the
-    /// app's ledger has never seen. Purchases another identified customer holds
-    /// part of move from them only when `transfersOwnership`.
-    public func alias(
-        bundleID: String, anonymousID: String, to appUserID: String, transfersOwnership: Bool, at date: Date
-    ) async throws -> CustomerAliasOutcome {
-        try LedgerRules.validateAlias(anonymousID, to: appUserID)
-        let now = ms(date)
-        return try await write(for: appUserID) { connection in
-            var metrics = PurchaseMetricChanges()
-            // An anonymous ID the app's ledger has never seen: nothing is written.
-            var seenQuery = PostgresQuery(unsafeSQL: LedgerSchema.anonymousCustomerSeen(app: "$1", customer: "$2"))
-            seenQuery.binds.append(bundleID)
-            seenQuery.binds.append(anonymousID)
-            guard try await connection.rows(seenQuery).first?.decode(Bool.self) == true else {
-                return .aliased(CustomerAliasMove(created: false))
-            }
-            let inserted = try await connection.rows(
-                """
-                INSERT INTO customer_aliases (bundle_id, alias, app_user_id, created_at)
-                VALUES (\(bundleID), \(anonymousID), \(appUserID), \(now))
-                ON CONFLICT (bundle_id, alias) DO NOTHING RETURNING app_user_id
-                """)
-            if inserted.isEmpty {
-                let target = try await connection.rows(
-                    "SELECT app_user_id FROM customer_aliases WHERE bundle_id = \(bundleID) AND alias = \(anonymousID)"
-                ).first?.decode(String.self)
-                guard let target else {
-                    throw LedgerStoreError(.inconsistentState, "the alias of \(anonymousID) vanished")
-                }
-                guard target == appUserID else { return .aliasedToAnotherCustomer(target) }
-            }
-            var move = CustomerAliasMove(created: !inserted.isEmpty)
-            let shared = try await connection.rows(
-                """
-                SELECT DISTINCT other.original_transaction_id, other.app_user_id
-                FROM transactions other
-                JOIN transactions own
-                  ON own.original_transaction_id = other.original_transaction_id AND own.bundle_id = other.bundle_id
-                WHERE other.bundle_id = \(bundleID) AND own.app_user_id = \(anonymousID)
-                  AND other.app_user_id IS NOT NULL AND other.app_user_id <> own.app_user_id
-                  AND other.app_user_id <> \(appUserID)
-                """
-            ).map { try $0.decode((String, String).self) }.sorted { $0 < $1 }
-            for (original, owner) in shared {
-                if !transfersOwnership {
-                    move.keptPurchases.append(original)
-                } else if try await Self.transfer(
-                    bundleID: bundleID, originalTransactionID: original, from: owner, to: appUserID, at: now,
-                    metrics: &metrics, on: connection) > 0
-                {
-                    move.transferredPurchases.append(original)
-                }
-            }
-            let moved = try await connection.rows(
-                """
-                UPDATE transactions SET app_user_id = \(appUserID)
-                WHERE bundle_id = \(bundleID) AND app_user_id = \(anonymousID)
-                RETURNING \(unescaped: TransactionRow.selection())
-                """
-            ).map(Self.transactionRow)
-            move.transactionIDs = moved.map(\.transactionID).sorted()
-            metrics.move(moved, from: anonymousID)
-            for row in try await connection.rows(
-                """
-                DELETE FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(anonymousID)
-                RETURNING currency, amount
-                """
-            ) {
-                let (currency, amount) = try row.decode((String, Int64).self)
-                move.balances[currency] = amount
-                _ = try await connection.rows(
-                    """
-                    INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-                    VALUES (\(bundleID), \(appUserID), \(currency), \(amount))
-                    ON CONFLICT (bundle_id, app_user_id, currency)
-                    DO UPDATE SET amount = balances.amount + excluded.amount
-                    """)
-            }
-            for table in ["ledger_entries", "app_transactions"] {
-                _ = try await connection.rows(
-                    """
-                    UPDATE \(unescaped: table) SET app_user_id = \(appUserID)
-                    WHERE bundle_id = \(bundleID) AND app_user_id = \(anonymousID)
-                    """)
-            }
-            if move.changedAnything {
-                try await Self.appendEvent(
-                    LedgerEventType.customerAliased, bundleID: bundleID, appUserID: appUserID,
-                    payload: AliasEventPayload(alias: anonymousID, appUserId: appUserID, move: move), at: now,
-                    on: connection)
-            }
-            try await Self.apply(metrics, on: connection)
-            return CustomerAliasOutcome.aliased(move)
-        }
-    }
 
     // MARK: Spends
 

@@ -23,6 +23,16 @@ extension PostgresLedger: StatementEngine {
         try await write(for: customer) { connection in try await Self.perform(transaction, on: connection) }
     }
 
+    func perform<Output: Sendable>(
+        for customer: String?, changing transaction: LedgerTransaction<(Output, PurchaseChanges)>
+    ) async throws -> Output {
+        try await write(for: customer) { connection in
+            let (output, changes) = try await Self.perform(transaction, on: connection)
+            try await Self.apply(changes.metrics, adding: changes.figures, on: connection)
+            return output
+        }
+    }
+
     /// Runs a transaction's statements in the transaction open on `connection`.
     static func perform<Output: Sendable>(
         _ transaction: LedgerTransaction<Output>, on connection: PostgresConnection

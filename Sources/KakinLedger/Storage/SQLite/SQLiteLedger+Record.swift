@@ -46,10 +46,14 @@ extension SQLiteLedger {
                 _ = try db.rows(AppleRequestRow.insert(request))
             }
             if let revoked = transaction.revocationDate {
-                outcome.revoked = try Self.revoke(
-                    transactionID: transaction.transactionID, at: revoked,
-                    reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy,
-                    figures: &figures, db)
+                let changes: PurchaseChanges
+                (outcome.revoked, changes) = try Self.perform(
+                    PurchaseChangeStatements.revoke(
+                        transactionID: transaction.transactionID, at: LedgerTime.milliseconds(revoked),
+                        reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy,
+                        changes: PurchaseChanges(figures: figures)), db)
+                figures = changes.figures
+                try Self.apply(changes.metrics, db)
             }
             try Self.add(figures, db)
             if let summary = change.summary, let owner = transaction.appUserID {
@@ -186,13 +190,6 @@ extension SQLiteLedger {
         return try row.value("amount")
     }
 
-    /// The current balance, zero when the customer never had that currency.
-    static func balance(bundleID: String, appUserID: String, currency: String, _ db: Database) throws -> Int64 {
-        try db.row(
-            "SELECT amount FROM balances WHERE bundle_id = ? AND app_user_id = ? AND currency = ?",
-            [bundleID, appUserID, currency])?.value("amount") ?? 0
-    }
-
     /// A customer's balances by currency.
     static func balances(bundleID: String, appUserID: String, _ db: Database) throws -> [String: Int64] {
         var balances: [String: Int64] = [:]
@@ -236,227 +233,17 @@ extension SQLiteLedger {
         }
     }
 
-    /// Moves one purchase (every transaction of the app with `originalTransactionID` still owned by
-    /// `from`) to `to`, with a `transaction.transferred` event; how many transactions moved.
-    /// Currency already credited stays where it was: a move carries access, not balances.
+    /// Moves one purchase to `to` (``PurchaseChangeStatements/transfer(bundleID:originalTransactionID:from:to:at:changes:)``)
+    /// and applies its metrics; how many transactions moved.
     static func transfer(
         bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64, _ db: Database
     ) throws -> Int {
-        guard from != to else { return 0 }
-        let rows = try TransactionRow.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    UPDATE transactions SET app_user_id = ?
-                    WHERE bundle_id = ? AND original_transaction_id = ? AND app_user_id = ?
-                    RETURNING \(TransactionRow.selection())
-                    """), arguments: [to, bundleID, originalTransactionID, from])
-        guard !rows.isEmpty else { return 0 }
-        let moved = rows.map(\.transactionID)
-        var metrics = PurchaseMetricChanges()
-        metrics.move(rows, from: from)
-        try apply(metrics, db)
-        try appendEvent(
-            LedgerEventType.transactionTransferred, bundleID: bundleID, appUserID: to,
-            payload: TransferEventPayload(
-                originalTransactionId: originalTransactionID, from: from, to: to, transactionIds: moved.sorted(),
-                metricsKeptInWrite: rows.allSatisfy { PurchaseMetricChanges.keptInWrite(productType: $0.productType) }),
-            at: now, db)
-        return moved.count
-    }
-
-    // MARK: Revocations
-
-    /// Marks a transaction revoked and takes back `share` of its credits, once per share: the
-    /// update applies only when the share revoked so far (0 when not revoked, the whole when
-    /// revoked with no percentage) is smaller, and the revocation is dated after the latest refund
-    /// reversal (`revocation_reversed_at`; one dated no later is a revocation it reversed). For
-    /// each `credit` line other than a reinstatement's, `share` of it less what earlier revocations
-    /// since that reversal asked for is taken back under
-    /// ``LedgerRules/clawbackKey(transactionID:currency:share:reversedAt:)``.
-    static func revoke(
-        transactionID: String, at date: Date, reason: Int?, share: Int, policy: ClawbackPolicy,
-        figures: inout FigureChanges, _ db: Database
-    ) throws -> Bool {
-        let now = LedgerTime.milliseconds(date)
-        // One writer at a time: the row read is the one the update changes.
-        let before = try TransactionRow.fetchOne(
-            db.cachedStatement(sql: "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?"),
-            arguments: [transactionID])
-        let storedShare: Int? = share == RecordedTransaction.wholeShare ? nil : share
-        guard
-            let row = try TransactionRow.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        UPDATE transactions SET revocation_date = ?, revocation_reason = ?, revocation_percentage = ?
-                        WHERE transaction_id = ?
-                          AND COALESCE(revocation_percentage, CASE WHEN revocation_date IS NULL THEN 0 ELSE \
-                        \(RecordedTransaction.wholeShare) END) < ?
-                          AND (revocation_reversed_at IS NULL OR revocation_reversed_at < ?)
-                        RETURNING \(TransactionRow.selection())
-                        """), arguments: [now, reason, storedShare, transactionID, share, now])
-        else { return false }
-        let reversedAt = row.revocationReversedAt
-        if let before { figures.replace(FigureSource(before), with: FigureSource(row)) }
-        let keptInWrite = PurchaseMetricChanges.keptInWrite(productType: row.productType)
-        if keptInWrite {
-            var metrics = PurchaseMetricChanges()
-            metrics.replace(before, with: row)
-            try apply(metrics, db)
-        }
-        try appendEvent(
-            LedgerEventType.transactionRevoked, bundleID: row.bundleID, appUserID: row.appUserID,
-            payload: TransactionEventPayload(
-                transactionId: transactionID, originalTransactionId: row.originalTransactionID,
-                metricsKeptInWrite: keptInWrite, productId: row.productID, revocationDate: now,
-                revocationReason: reason, revocationPercentage: share),
-            at: now, db)
-        let credits = try db.rows(
-            """
-            SELECT \(ledgerColumns) FROM ledger_entries
-            WHERE transaction_id = ? AND kind = 'credit' AND idempotency_key NOT LIKE ?
-            ORDER BY id
-            """, [transactionID, LedgerRules.reinstatementKeyPrefix + "%"]
-        ).map(ledgerEntry)
-        for credit in credits {
-            try clawBack(credit, share: share, reversedAt: reversedAt, policy: policy, at: now, db)
-        }
-        return true
-    }
-
-    /// Takes back `share` of one credit, less what earlier revocations of it since the latest
-    /// refund reversal (`reversedAt`) asked for (their amounts taken plus their shortfalls; a
-    /// clawback line is dated with its revocation, and a reversal reinstates only revocations
-    /// dated before it): all of it (`allowNegative`), or what the balance still holds
-    /// (`clampAtZero`, the rest recorded as the line's shortfall).
-    private static func clawBack(
-        _ credit: LedgerEntry, share: Int, reversedAt: Int64?, policy: ClawbackPolicy, at now: Int64, _ db: Database
-    ) throws {
-        let transactionID = credit.transactionID ?? ""
-        let asked: Int64 =
-            try db.row(
-                """
-                SELECT COALESCE(SUM(shortfall - amount), 0) AS asked FROM ledger_entries
-                WHERE transaction_id = ? AND kind = 'clawback' AND currency = ? AND created_at > ?
-                """, [transactionID, credit.currency, reversedAt ?? Int64.min])?.value("asked") ?? 0
-        let amount = LedgerRules.creditShare(credit.amount, share: share) - asked
-        guard amount > 0 else { return }
-        let (bundleID, owner, currency) = (credit.bundleID, credit.appUserID, credit.currency)
-        var taken = amount
-        var balance: Int64
-        switch policy {
-        case .allowNegative:
-            balance = try addToBalance(-amount, bundleID: bundleID, appUserID: owner, currency: currency, db)
-        case .clampAtZero:
-            // One writer at a time: the balance read is the one the update changes.
-            balance = try self.balance(bundleID: bundleID, appUserID: owner, currency: currency, db)
-            taken = min(amount, max(balance, 0))
-            if taken > 0 {
-                balance = try addToBalance(-taken, bundleID: bundleID, appUserID: owner, currency: currency, db)
-            }
-        }
-        let key = LedgerRules.clawbackKey(
-            transactionID: transactionID, currency: currency, share: share, reversedAt: reversedAt)
-        let inserted = try db.run(
-            """
-            INSERT INTO ledger_entries
-                (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at)
-            VALUES ('clawback', ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (idempotency_key) DO NOTHING
-            """, [bundleID, owner, currency, -taken, credit.transactionID, key, amount - taken, now])
-        // The revocation's guard makes this unreachable; throwing rolls the balance change back.
-        guard inserted > 0 else { throw LedgerStoreError(.inconsistentState, "\(key) was already applied") }
-        try appendEvent(
-            LedgerEventType.balanceClawedBack, bundleID: bundleID, appUserID: owner,
-            payload: BalanceEventPayload(
-                currency: currency, amount: -taken, balance: balance, idempotencyKey: key,
-                transactionId: credit.transactionID, shortfall: amount - taken),
-            at: now, db)
-    }
-
-    // MARK: Refund reversals
-
-    /// Reinstates a transaction whose refund Apple reversed, in one write (see
-    /// ``LedgerStore/reinstate(transactionID:reversedAt:grants:)``).
-    public func reinstate(transactionID: String, reversedAt date: Date, grants: [Grant]) async throws -> Bool {
-        let reversedAt = LedgerTime.milliseconds(date)
-        return try await write { db in
-            // One writer at a time: the row read is the one the updates change.
-            guard
-                let stored = try TransactionRow.fetchOne(
-                    db.cachedStatement(
-                        sql: "SELECT \(TransactionRow.selection()) FROM transactions WHERE transaction_id = ?"),
-                    arguments: [transactionID])
-            else { return false }
-            let previous = stored.revocationReversedAt
-            if let previous, previous >= reversedAt { return false }
-            try db.run(
-                "UPDATE transactions SET revocation_reversed_at = ? WHERE transaction_id = ?",
-                [reversedAt, transactionID])
-            guard let revoked = stored.revocationDate, revoked < reversedAt else { return false }
-            let before = FigureSource(stored)
-            try db.run(
-                """
-                UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, revocation_percentage = NULL
-                WHERE transaction_id = ?
-                """, [transactionID])
-            var figures = FigureChanges()
-            var after = before
-            after.revocationDate = nil
-            figures.replace(before, with: after)
-            if PurchaseMetricChanges.keptInWrite(productType: stored.productType) {
-                var reinstated = stored
-                (reinstated.revocationDate, reinstated.revocationReason, reinstated.revocationPercentage) = (nil, nil, nil)
-                var metrics = PurchaseMetricChanges()
-                metrics.replace(stored, with: reinstated)
-                try Self.apply(metrics, db)
-            }
-            try Self.appendEvent(
-                LedgerEventType.transactionReinstated, bundleID: stored.bundleID, appUserID: stored.appUserID,
-                payload: LedgerRules.reinstatedEvent(stored, reversedAt: reversedAt), at: reversedAt, db)
-            // What the revocations since the previous reversal took, to whom they took it from.
-            let taken = try db.rows(
-                """
-                SELECT bundle_id, app_user_id, currency, SUM(-amount) AS taken FROM ledger_entries
-                WHERE transaction_id = ? AND kind = 'clawback' AND created_at > ?
-                GROUP BY bundle_id, app_user_id, currency
-                ORDER BY bundle_id, app_user_id, currency
-                """, [transactionID, previous ?? Int64.min])
-            for line in taken {
-                let amount: Int64 = try line.value("taken")
-                guard amount > 0 else { continue }
-                let (bundleID, owner, currency): (String, String, String) = (
-                    try line.value("bundle_id"), try line.value("app_user_id"), try line.value("currency")
-                )
-                let key = LedgerRules.reinstatementKey(
-                    transactionID: transactionID, currency: currency, reversedAt: reversedAt)
-                let inserted = try db.run(
-                    """
-                    INSERT INTO ledger_entries
-                        (kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, \
-                    created_at)
-                    VALUES ('credit', ?, ?, ?, ?, ?, ?, 0, ?)
-                    ON CONFLICT (idempotency_key) DO NOTHING
-                    """, [bundleID, owner, currency, amount, transactionID, key, reversedAt])
-                guard inserted > 0 else { continue }
-                let balance = try Self.addToBalance(amount, bundleID: bundleID, appUserID: owner, currency: currency, db)
-                try Self.appendEvent(
-                    LedgerEventType.balanceCredited, bundleID: bundleID, appUserID: owner,
-                    payload: BalanceEventPayload(
-                        currency: currency, amount: amount, balance: balance, idempotencyKey: key,
-                        transactionId: transactionID),
-                    at: reversedAt, db)
-            }
-            // A transaction recorded revoked was never credited: its owner is, now.
-            if let owner = stored.appUserID {
-                let transaction = try stored.transaction()
-                try Self.append(
-                    Self.credit(
-                        LedgerRules.credits(of: transaction, grants: grants, quantity: transaction.quantity),
-                        of: transaction, owner: owner, at: reversedAt, db), db)
-            }
-            try Self.add(figures, db)
-            return true
-        }
+        let (moved, changes) = try perform(
+            PurchaseChangeStatements.transfer(
+                bundleID: bundleID, originalTransactionID: originalTransactionID, from: from, to: to, at: now,
+                changes: PurchaseChanges()), db)
+        try apply(changes.metrics, db)
+        return moved
     }
 
     // MARK: Daily figures
@@ -561,25 +348,5 @@ extension SQLiteLedger {
             }
             return (known, summary)
         }
-    }
-
-    // MARK: Rows
-
-    /// The columns of `ledger_entries` ``ledgerEntry(_:)`` reads.
-    static let ledgerColumns =
-        "kind, bundle_id, app_user_id, currency, amount, transaction_id, idempotency_key, shortfall, created_at"
-
-    /// A row of ``ledgerColumns``.
-    static func ledgerEntry(_ row: Row) throws -> LedgerEntry {
-        let kindValue: String = try row.value("kind")
-        guard let kind = LedgerEntry.Kind(rawValue: kindValue) else {
-            throw LedgerStoreError(.inconsistentState, "unknown ledger entry kind '\(kindValue)'")
-        }
-        return LedgerEntry(
-            kind: kind, bundleID: try row.value("bundle_id"),
-            appUserID: try row.value("app_user_id"), currency: try row.value("currency"),
-            amount: try row.value("amount"), transactionID: try row.value("transaction_id"),
-            idempotencyKey: try row.value("idempotency_key"),
-            shortfall: try row.value("shortfall"), createdAt: try row.date("created_at"))
     }
 }

@@ -18,6 +18,17 @@ extension SQLiteLedger: StatementEngine {
         try await write { db in try Self.perform(transaction, db) }
     }
 
+    func perform<Output: Sendable>(
+        for customer: String?, changing transaction: LedgerTransaction<(Output, PurchaseChanges)>
+    ) async throws -> Output {
+        try await write { db in
+            let (output, changes) = try Self.perform(transaction, db)
+            try Self.apply(changes.metrics, db)
+            try Self.add(changes.figures, db)
+            return output
+        }
+    }
+
     /// Runs a transaction's statements in the write open on `db`.
     static func perform<Output: Sendable>(_ transaction: LedgerTransaction<Output>, _ db: Database) throws -> Output {
         var step = transaction

@@ -147,6 +147,9 @@ extension LedgerSQLDialect {
         /// over (PostgreSQL's `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time and
         /// needs nothing.
         case skipLocked
+        /// After a `SELECT` of rows the write goes on to change: they are locked until it commits
+        /// (PostgreSQL's `FOR UPDATE`). SQLite has one writer at a time and needs nothing.
+        case forUpdate
         /// An inner join whose left table is read first: SQLite's planner keeps a `CROSS JOIN`'s
         /// order; PostgreSQL plans a `JOIN` from its statistics.
         case joinInOrder
@@ -164,6 +167,8 @@ extension LedgerSQLDialect {
         case (.greatest, .postgresql): "GREATEST"
         case (.skipLocked, .sqlite): ""
         case (.skipLocked, .postgresql): "FOR UPDATE SKIP LOCKED"
+        case (.forUpdate, .sqlite): ""
+        case (.forUpdate, .postgresql): "FOR UPDATE"
         case (.joinInOrder, .sqlite): "CROSS JOIN"
         case (.joinInOrder, .postgresql): "JOIN"
         case (.bytewise, .sqlite): ""

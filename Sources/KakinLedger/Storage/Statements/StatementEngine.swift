@@ -62,6 +62,12 @@ protocol StatementEngine: Sendable {
     /// customer's writes on one of them.
     func perform<Output: Sendable>(for customer: String?, _ transaction: LedgerTransaction<Output>) async throws
         -> Output
+
+    /// Runs `transaction` as ``perform(for:_:)`` does, then applies what it changed in the daily
+    /// figures and the metrics kept in the write (``PurchaseChanges``), in the same write.
+    func perform<Output: Sendable>(
+        for customer: String?, changing transaction: LedgerTransaction<(Output, PurchaseChanges)>
+    ) async throws -> Output
 }
 
 extension StatementEngine {

@@ -91,8 +91,18 @@ final class RunningProcess: Sendable {
     /// Waits for the process to end by itself, then for its readers to collect what it wrote
     /// last, on a thread of its own: a test waiting here leaves the pool its tasks share (two
     /// threads on a two-core machine) to the other tests, whose servers may be the ones it needs.
-    func exitStatus() async -> Int32 {
-        await withCheckedContinuation { continuation in
+    /// A process still running after `limit` is recorded as an issue and killed.
+    func exitStatus(within limit: Duration = .seconds(120)) async -> Int32 {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                Issue.record("the process did not end within \(limit); killed: \(output) \(errors)")
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.exitStatus()) }
         }
     }

@@ -147,7 +147,20 @@ public final class SQLiteLedger: LedgerStore {
         try await checkpoints?.close()
         // A barrier runs once the reads in flight are done.
         try await writer.barrierWriteWithoutTransaction { _ in }
-        try writer.close()
+        // GRDB's close waits, blocking, until every connection is back in the pool: on a thread
+        // of its own, so that a read started just before it can still be answered (in `kakin`,
+        // tasks run on the event loops, and a loop blocked here was the one the read needed).
+        let writer = writer
+        try await withCheckedThrowingContinuation { (closed: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                do {
+                    try writer.close()
+                    closed.resume()
+                } catch {
+                    closed.resume(throwing: error)
+                }
+            }
+        }
     }
 
     /// A warning when the ledger file at `path`, or its `-wal` or `-shm` file, can be read or

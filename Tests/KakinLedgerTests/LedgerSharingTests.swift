@@ -147,19 +147,11 @@ struct LedgerSharingTests {
     @Test("an exclusive job runs on one store at a time, and not after it threw", arguments: sharedKinds)
     func exclusiveJobs(kind: StoreKind) async throws {
         try await withSharedStores(kind, count: 2) { stores in
-            let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await stores[0].exclusively(.reconciliation) {
-                    startedSignal.yield()
-                    for await _ in release { break }
-                    return "first"
-                }
+            var second: String?
+            let first = try await whileHoldingReconciliation(stores[0]) {
+                second = try await stores[1].exclusively(.reconciliation) { "second" }
             }
-            for await _ in started { break }
-            let second = try await stores[1].exclusively(.reconciliation) { "second" }
-            releaseSignal.yield()
-            #expect(try await holder.value == "first")
+            #expect(first == "first")
             if kind == .postgres {
                 #expect(second == nil, "the other replica skips its turn while one reconciles")
             } else {
@@ -179,23 +171,16 @@ struct LedgerSharingTests {
     func schemasDoNotShareTurns() async throws {
         try await PostgresTestDatabase.withSchema { first in
             try await PostgresTestDatabase.withSchema { second in
-                let stores = [try await openLedger(.postgres, schema: first), try await openLedger(.postgres, schema: second)]
-                for store in stores { try await store.migrate() }
-                let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
-                let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
-                let holder = Task {
-                    try await stores[0].exclusively(.reconciliation) {
-                        startedSignal.yield()
-                        for await _ in release { break }
-                        return "first"
+                try await withMigratedStore(openLedger(.postgres, schema: first)) { holding in
+                    try await withMigratedStore(openLedger(.postgres, schema: second)) { other in
+                        let first = try await whileHoldingReconciliation(holding) { () async throws in
+                            #expect(try await other.exclusively(.reconciliation) { "second" } == "second")
+                            // The metrics job's step takes its lock in each schema too.
+                            #expect(try await other.updateMetrics(limit: 10) == 0)
+                        }
+                        #expect(first == "first")
                     }
                 }
-                for await _ in started { break }
-                #expect(try await stores[1].exclusively(.reconciliation) { "second" } == "second")
-                // The metrics job's step takes its lock in each schema too.
-                #expect(try await stores[1].updateMetrics(limit: 10) == 0)
-                releaseSignal.yield()
-                #expect(try await holder.value == "first")
             }
         }
     }
@@ -210,6 +195,30 @@ struct LedgerSharingTests {
         let store = try PostgresLedger(options: options)
         await #expect(throws: LedgerStoreError(.unavailable)) { try await store.transaction(id: "t1") }
         try await store.shutdown()
+    }
+
+    /// Runs `body` while `store` holds the reconciliation turn (in a task of its own, until `body`
+    /// is done); what the holder's job answered.
+    private func whileHoldingReconciliation(
+        _ store: any LedgerStore, _ body: () async throws -> Void
+    ) async throws -> String? {
+        let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await store.exclusively(.reconciliation) {
+                startedSignal.yield()
+                for await _ in release { break }
+                return "first"
+            }
+        }
+        for await _ in started { break }
+        do { try await body() } catch {
+            releaseSignal.yield()
+            _ = try? await holder.value
+            throw error
+        }
+        releaseSignal.yield()
+        return try await holder.value
     }
 }
 

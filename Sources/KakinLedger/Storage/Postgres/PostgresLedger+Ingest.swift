@@ -194,16 +194,6 @@ extension PostgresLedger {
         return StoredOwner(try row.decode(String?.self))
     }
 
-    /// Appends an outbox event in the transaction open on `connection`.
-    static func appendEvent(
-        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64,
-        on connection: PostgresConnection
-    ) async throws {
-        var writes = DeferredWrites()
-        writes.append(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: now)
-        try await writes.flush(on: connection)
-    }
-
     // MARK: Daily figures
 
     /// Adds a write's changes to `daily_figures` with one statement, in key order.

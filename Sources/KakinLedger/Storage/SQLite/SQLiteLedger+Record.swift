@@ -201,13 +201,6 @@ extension SQLiteLedger {
         return balances
     }
 
-    /// Appends an outbox event inside the write's transaction.
-    static func appendEvent(
-        _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at now: Int64, _ db: Database
-    ) throws {
-        try append([PendingEvent(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: now)], db)
-    }
-
     /// An outbox event to append: its row's values, and the purchase it marks for the metrics job.
     struct PendingEvent {
         var values: [any DatabaseValueConvertible & Sendable]

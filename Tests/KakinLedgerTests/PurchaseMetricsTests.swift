@@ -306,14 +306,8 @@ struct PurchaseMetricsTests {
     /// One step of the metrics job as it worked before purchases other than subscriptions were
     /// kept in their writes.
     static func earlierJobStep(_ store: any LedgerStore, limit: Int) async throws -> Int {
-        if let sqlite = store as? SQLiteLedger {
-            return try await sqlite.write { db in try SQLiteLedger.updateMetrics(limit: limit, settled: false, db) }
-        }
-        return try await #require(store as? PostgresLedger).client.withConnection { connection in
-            try await connection.withTransaction(logger: Logger(label: "test")) { connection in
-                try await PostgresLedger.updateMetrics(limit: limit, settled: false, on: connection)
-            }
-        }
+        let engine = try #require(store as? any StatementEngine)
+        return try await engine.perform(for: nil, MetricStatements.step(limit: limit, settled: false))
     }
 
     @Test(

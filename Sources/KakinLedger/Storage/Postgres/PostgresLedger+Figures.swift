@@ -63,8 +63,7 @@ extension PostgresLedger {
                     \(unescaped: MetricStatements.markConflict)
                     """)
             }
-            try await add(figures, on: connection)
-            try await apply(metrics, on: connection)
+            try await apply(PurchaseChanges(figures: figures, metrics: metrics), on: connection)
             let more = rows.count == page
             _ = try await connection.rows(
                 """

@@ -119,7 +119,7 @@ extension PostgresLedger {
                     withJWS: summary.withJWS)))
         }
         let summaries = try await summaries(summarized.map(\.request), on: connection, appending: events)
-        try await apply(metrics, adding: figures, on: connection)
+        try await apply(PurchaseChanges(figures: figures, metrics: metrics), on: connection)
         for (summarized, summary) in zip(summarized, summaries) {
             outcomes[summarized.index].summary = summary
         }
@@ -192,14 +192,6 @@ extension PostgresLedger {
             ).first
         else { return .missing }
         return StoredOwner(try row.decode(String?.self))
-    }
-
-    // MARK: Daily figures
-
-    /// Adds a write's changes to `daily_figures` with one statement, in key order.
-    static func add(_ figures: FigureChanges, on connection: PostgresConnection) async throws {
-        guard !figures.isEmpty else { return }
-        _ = try await connection.rows(AddDailyFigures(figures.sorted))
     }
 
     // MARK: Moves
@@ -542,44 +534,6 @@ struct AppendEvents: PostgresPreparedStatement {
         bindings.append(payloads)
         bindings.append(times)
         bindings.append(purchases)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
-}
-
-/// Adds changes to rows of `daily_figures`, creating those missing, in the order given.
-struct AddDailyFigures: PostgresPreparedStatement {
-    static let sql = """
-        INSERT INTO daily_figures (\(FigureStatements.columns))
-        SELECT bundle_id, day, product_id, currency, environment, purchases, refunds, revenue, starts, ends
-        FROM unnest($1::TEXT[], $2::INTEGER[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::BIGINT[], $7::BIGINT[],
-            $8::BIGINT[], $9::BIGINT[], $10::BIGINT[])
-            WITH ORDINALITY AS f(bundle_id, day, product_id, currency, environment, purchases, refunds, revenue,
-                starts, ends, n)
-        ORDER BY n
-        \(FigureStatements.addConflict)
-        """
-    typealias Row = PostgresRow
-
-    let changes: [(key: FigureKey, values: FigureValues)]
-
-    init(_ changes: [(key: FigureKey, values: FigureValues)]) {
-        self.changes = changes
-    }
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 10)
-        bindings.append(changes.map(\.key.bundleID))
-        bindings.append(changes.map { Int32($0.key.day) })
-        bindings.append(changes.map(\.key.productID))
-        bindings.append(changes.map(\.key.currency))
-        bindings.append(changes.map(\.key.environment))
-        bindings.append(changes.map(\.values.purchases))
-        bindings.append(changes.map(\.values.refunds))
-        bindings.append(changes.map(\.values.revenue))
-        bindings.append(changes.map(\.values.subscriptionStarts))
-        bindings.append(changes.map(\.values.subscriptionEnds))
         return bindings
     }
 

@@ -28,7 +28,7 @@ extension PostgresLedger: StatementEngine {
     ) async throws -> Output {
         try await write(for: customer) { connection in
             let (output, changes) = try await Self.perform(transaction, on: connection)
-            try await Self.apply(changes.metrics, adding: changes.figures, on: connection)
+            try await Self.apply(changes, on: connection)
             return output
         }
     }

@@ -41,8 +41,7 @@ extension SQLiteLedger {
             }
             figures.replace(FigureSource(before), with: FigureSource(after))
         }
-        try apply(metrics, db)
-        try add(figures, db)
+        try apply(PurchaseChanges(figures: figures, metrics: metrics), db)
         let more = rows.count == page
         try db.run(
             "UPDATE ledger_backfills SET after_key = ?, finished_at = ? WHERE name = ?",

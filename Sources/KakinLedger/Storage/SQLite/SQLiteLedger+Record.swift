@@ -25,18 +25,21 @@ extension SQLiteLedger {
             transaction.signedTransaction == nil
             ? nil : change.signedDigest?.bytes ?? transaction.signedTransaction.map { SignedDigest($0).bytes }
         return try await write { db in
-            var figures = FigureChanges()
+            var changes = PurchaseChanges()
             var outcome = LedgerIngestOutcome(
-                recorded: try Self.record(transaction, digest: digest, grants: change.grants, figures: &figures, db))
+                recorded: try Self.record(transaction, digest: digest, grants: change.grants, changes: &changes, db))
             if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
                 // Another customer keeps the purchase: nothing else changes.
                 guard change.transfersOwnership, let newOwner = transaction.appUserID else {
-                    try Self.add(figures, db)
+                    try Self.apply(changes, db)
                     return outcome
                 }
-                let moved = try Self.transfer(
-                    bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
-                    from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt), db)
+                let moved: Int
+                (moved, changes) = try Self.perform(
+                    PurchaseChangeStatements.transfer(
+                        bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
+                        from: owner, to: newOwner, at: LedgerTime.milliseconds(transaction.recordedAt),
+                        changes: changes), db)
                 if moved > 0 { outcome.transferredFrom = owner }
             }
             if case .recorded = outcome.recorded, let request = change.appleRequestOnRecord {
@@ -46,16 +49,13 @@ extension SQLiteLedger {
                 _ = try db.rows(AppleRequestRow.insert(request))
             }
             if let revoked = transaction.revocationDate {
-                let changes: PurchaseChanges
                 (outcome.revoked, changes) = try Self.perform(
                     PurchaseChangeStatements.revoke(
                         transactionID: transaction.transactionID, at: LedgerTime.milliseconds(revoked),
                         reason: transaction.revocationReason?.rawValue, share: share, policy: change.clawbackPolicy,
-                        changes: PurchaseChanges(figures: figures)), db)
-                figures = changes.figures
-                try Self.apply(changes.metrics, db)
+                        changes: changes), db)
             }
-            try Self.add(figures, db)
+            try Self.apply(changes, db)
             if let summary = change.summary, let owner = transaction.appUserID {
                 outcome.summary = try Self.summary(
                     bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
@@ -68,7 +68,7 @@ extension SQLiteLedger {
     /// Records `transaction` once and credits its grants; a transaction held already only gets a
     /// missing owner filled in (and is credited then).
     private static func record(
-        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], figures: inout FigureChanges,
+        _ transaction: RecordedTransaction, digest: Data?, grants: [Grant], changes: inout PurchaseChanges,
         _ db: Database
     ) throws -> RecordOutcome {
         let now = LedgerTime.milliseconds(transaction.recordedAt)
@@ -87,10 +87,10 @@ extension SQLiteLedger {
         let transactionRow = TransactionRow(transaction, owner: owner, signedDigest: digest)
         let row = try transactionRow.databaseDictionary
         if try db.run(TransactionRow.insertOrIgnore, StatementArguments(TransactionRow.columns.map { row[$0] })) > 0 {
-            figures.record(FigureSource(transactionRow))
+            changes.figures.record(FigureSource(transactionRow))
             try recorded(
                 transaction, row: transactionRow, before: nil, grants: grants,
-                credits: transaction.revocationDate == nil, at: now, db)
+                credits: transaction.revocationDate == nil, at: now, metrics: &changes.metrics, db)
             return .recorded
         }
         switch try storedOwner(of: transaction.transactionID, db) {
@@ -111,21 +111,21 @@ extension SQLiteLedger {
         before.appUserID = nil
         try recorded(
             transaction, row: assigned, before: before, grants: grants,
-            credits: assigned.revocationDate == nil && transaction.revocationDate == nil, at: now, db)
+            credits: assigned.revocationDate == nil && transaction.revocationDate == nil, at: now,
+            metrics: &changes.metrics, db)
         return .duplicate(ownerAssigned: true)
     }
 
     /// What recording a row writes besides it (a new row, or one whose owner is found now, from
-    /// `before`): its metrics, its `transaction.recorded` event and, with `credits` and an owner,
-    /// its credits with their events, appended with the event in one statement.
+    /// `before`): its `transaction.recorded` event and, with `credits` and an owner, its credits
+    /// with their events, appended with the event in one statement; its metrics are added to
+    /// `metrics`, applied at the end of the write.
     private static func recorded(
         _ transaction: RecordedTransaction, row: TransactionRow, before: TransactionRow?, grants: [Grant],
-        credits: Bool, at now: Int64, _ db: Database
+        credits: Bool, at now: Int64, metrics: inout PurchaseMetricChanges, _ db: Database
     ) throws {
         if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
-            var metrics = PurchaseMetricChanges()
             metrics.replace(before, with: row, signed: SignedMetricFields(transaction))
-            try apply(metrics, db)
         }
         var events = [
             PendingEvent(
@@ -223,36 +223,6 @@ extension SQLiteLedger {
             StatementArguments(events.flatMap(\.values)))
         for event in events {
             if let purchase = event.purchase { try markForMetrics(bundleID: event.bundleID, purchase, db) }
-        }
-    }
-
-    /// Moves one purchase to `to` (``PurchaseChangeStatements/transfer(bundleID:originalTransactionID:from:to:at:changes:)``)
-    /// and applies its metrics; how many transactions moved.
-    static func transfer(
-        bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64, _ db: Database
-    ) throws -> Int {
-        let (moved, changes) = try perform(
-            PurchaseChangeStatements.transfer(
-                bundleID: bundleID, originalTransactionID: originalTransactionID, from: from, to: to, at: now,
-                changes: PurchaseChanges()), db)
-        try apply(changes.metrics, db)
-        return moved
-    }
-
-    // MARK: Daily figures
-
-    /// Adds a write's changes to `daily_figures`, in key order.
-    static func add(_ figures: FigureChanges, _ db: Database) throws {
-        for (key, values) in figures.sorted {
-            try db.run(
-                """
-                INSERT INTO daily_figures (\(FigureStatements.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                \(FigureStatements.addConflict)
-                """,
-                [
-                    key.bundleID, key.day, key.productID, key.currency, key.environment, values.purchases,
-                    values.refunds, values.revenue, values.subscriptionStarts, values.subscriptionEnds,
-                ])
         }
     }
 

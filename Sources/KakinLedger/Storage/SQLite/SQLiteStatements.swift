@@ -23,8 +23,7 @@ extension SQLiteLedger: StatementEngine {
     ) async throws -> Output {
         try await write { db in
             let (output, changes) = try Self.perform(transaction, db)
-            try Self.apply(changes.metrics, db)
-            try Self.add(changes.figures, db)
+            try Self.apply(changes, db)
             return output
         }
     }
@@ -43,8 +42,13 @@ extension SQLiteLedger: StatementEngine {
 }
 
 extension Database {
-    /// The rows of a statement defined once, kept prepared.
+    /// The rows of a statement defined once, kept prepared; a statement of several writes
+    /// (``LedgerSQL/writes(_:)``) runs them one after another and returns no row.
     func rows(_ statement: LedgerSQL) throws -> [Row] {
+        guard statement.writes.isEmpty else {
+            for write in statement.writes { _ = try rows(write) }
+            return []
+        }
         let (sql, values) = statement.rendered(for: .sqlite)
         return try Row.fetchAll(cachedStatement(sql: sql), arguments: StatementArguments(values.map(\.databaseValue)))
     }

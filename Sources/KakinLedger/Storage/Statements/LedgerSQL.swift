@@ -45,7 +45,7 @@ extension Optional: LedgerBindable where Wrapped: LedgerBindable {
 /// own way (`?` for SQLite, `$1…` for PostgreSQL), and the few words the two engines spell
 /// differently are named (``LedgerSQLDialect/Word``). Text known at compile time (a column list)
 /// goes in with `\(unescaped:)`; an optional equality filter with `\(where:)`; an `IN` list with
-/// `\(list:)`.
+/// `\(list:)`; the rows of a `VALUES` list with `\(rows:)`.
 struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
     enum Part: Sendable, Hashable {
         case text(String)
@@ -54,6 +54,9 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
     }
 
     private(set) var parts: [Part]
+    /// For a statement made of several writes (``writes(_:)``): those writes, for an engine
+    /// that runs them one after another; empty for any other statement.
+    private(set) var writes: [LedgerSQL] = []
 
     init(stringLiteral value: String) {
         parts = [.text(value)]
@@ -109,6 +112,16 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
             }
         }
 
+        /// The rows of a `VALUES` list, `(…), (…)`, one bind per value; every row has the same
+        /// number of values, and there is at least one row.
+        mutating func appendInterpolation(rows: some Collection<[LedgerValue]>) {
+            for (index, row) in rows.enumerated() {
+                parts.append(.text(index > 0 ? ", (" : "("))
+                appendInterpolation(list: row)
+                parts.append(.text(")"))
+            }
+        }
+
         /// `WHERE` with an equality for each column whose value is given, or nothing when none is.
         mutating func appendInterpolation(where filters: KeyValuePairs<String, String?>) {
             var first = true
@@ -120,6 +133,49 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
             }
         }
     }
+
+    /// How many values the statement binds.
+    var bindCount: Int {
+        parts.reduce(0) { count, part in if case .value = part { count + 1 } else { count } }
+    }
+
+    /// Writes that return nothing, run in order: on PostgreSQL as few statements as possible
+    /// (the writes before the last of each become data-modifying `WITH` queries, one round trip
+    /// instead of several), each within PostgreSQL's limit of binds; SQLite runs each write of
+    /// them in turn. No two of the writes may change the same row.
+    static func writes(_ statements: [LedgerSQL]) -> [LedgerSQL] {
+        var combined: [LedgerSQL] = []
+        var group: [LedgerSQL] = []
+        var binds = 0
+        func close() {
+            guard let last = group.last else { return }
+            var statement = LedgerSQL(stringLiteral: "")
+            statement.parts = []
+            for (index, write) in group.dropLast().enumerated() {
+                statement.parts.append(.text(index == 0 ? "WITH w\(index) AS (" : ", w\(index) AS ("))
+                statement.parts += write.parts
+                statement.parts.append(.text(")"))
+            }
+            if group.count > 1 { statement.parts.append(.text("\n")) }
+            statement.parts += last.parts
+            statement.writes = group
+            combined.append(statement)
+            group = []
+            binds = 0
+        }
+        for statement in statements {
+            let count = statement.bindCount
+            if !group.isEmpty && binds + count > maximumBinds { close() }
+            group.append(statement)
+            binds += count
+        }
+        close()
+        return combined
+    }
+
+    /// The most values one statement binds: PostgreSQL's protocol counts them in 16 bits, and
+    /// SQLite allows 32,766.
+    static let maximumBinds = 30_000
 
     /// The statement's text for `dialect`, with its binds in order.
     func rendered(for dialect: LedgerSQLDialect) -> (sql: String, values: [LedgerValue]) {
@@ -158,6 +214,11 @@ extension LedgerSQLDialect {
         case bytewise
         /// `LIKE` that ignores the case of letters (SQLite's `LIKE`, for ASCII letters; `ILIKE`).
         case likeIgnoringCase
+        /// An expression, in a row with the columns `bundle_id`, `environment` and `customer`, that
+        /// takes a lock on that customer's metrics until the transaction ends: PostgreSQL's
+        /// writers change customers concurrently, and take these locks in key order before they
+        /// read the customers' states. SQLite has one writer at a time: `0`.
+        case customerLock
     }
 
     /// How this engine spells `word`.
@@ -175,6 +236,10 @@ extension LedgerSQLDialect {
         case (.bytewise, .postgresql): " COLLATE \"C\""
         case (.likeIgnoringCase, .sqlite): "LIKE"
         case (.likeIgnoringCase, .postgresql): "ILIKE"
+        case (.customerLock, .sqlite): "0"
+        case (.customerLock, .postgresql):
+            "pg_advisory_xact_lock(\(PostgresLedger.Lock.customerScope), "
+                + "hashtext(bundle_id || chr(10) || environment || chr(10) || customer))"
         }
     }
 }

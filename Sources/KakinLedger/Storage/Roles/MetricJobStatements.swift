@@ -1,0 +1,516 @@
+import AppStoreModels
+import Foundation
+
+/// The metrics kept by writes and by the job, written once for both engines: what a write that
+/// changed purchases applies at its end, a step of the job, and the reads of the rollups.
+extension MetricStatements {
+    // MARK: Applied by writes
+
+    /// Applies what a write changed, once, at its end: the states of the customers whose
+    /// purchases kept in the write changed, the rollups' changes as change rows the job folds
+    /// (``MetricRollupTarget/changes``), and the daily figures.
+    static func apply(_ changes: PurchaseChanges) -> LedgerTransaction<Void> {
+        apply(changes.metrics.update, settled: true, into: .changes, figures: changes.figures)
+    }
+
+    /// Brings the customers a step changed up to date, then adds the step's changes to the
+    /// rollups or their change rows (`target`) and `figures` to the daily figures.
+    ///
+    /// The customers are read locked, in key order (``LedgerSQLDialect/Word/customerLock``): the
+    /// writes and the job both change them. A customer the step's changes cannot decide alone is
+    /// worked out again from the records of all their purchases (`settled`: those kept in the
+    /// write are read from their transactions).
+    static func apply(
+        _ step: MetricsUpdate, settled: Bool, into target: MetricRollupTarget, figures: FigureChanges
+    ) -> LedgerTransaction<Void> {
+        let customers = step.customers.keys.sorted()
+        guard !customers.isEmpty else {
+            return .run(writes(customers: [], emptied: [], step.change, into: target, figures: figures)) { _ in .done(()) }
+        }
+        return .run([lockedStates(customers)]) { rows in
+            var read: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
+            for row in try rows[0].decode(CustomerStateRow.self) {
+                if let state = row.state { read[row.key] = try MetricCustomerState.decode(state) }
+            }
+            let stored = read
+            var update = step
+            var states: [MetricsUpdate.CustomerKey: MetricCustomerState?] = [:]
+            var recompute: [MetricsUpdate.CustomerKey] = []
+            for customer in customers {
+                if let decided = update.update(customer: customer, stored: stored[customer]) {
+                    states[customer] = .some(decided)
+                } else {
+                    recompute.append(customer)
+                }
+            }
+            let decided = (update, states, recompute)
+            let finish: @Sendable (MetricsUpdate, [MetricsUpdate.CustomerKey: MetricCustomerState?]) throws
+                -> LedgerTransaction<Void> = { update, states in
+                    var kept: [[LedgerValue]] = []
+                    var emptied: [[LedgerValue]] = []
+                    for customer in customers {
+                        let state = states[customer] ?? nil
+                        guard state != stored[customer] else { continue }
+                        let key = customer.values
+                        if let state { kept.append(key + [.text(try state.json())]) } else { emptied.append(key) }
+                    }
+                    return .run(writes(customers: kept, emptied: emptied, update.change, into: target, figures: figures)) {
+                        _ in .done(())
+                    }
+                }
+            guard !recompute.isEmpty else { return try finish(decided.0, decided.1) }
+            var reads = settled ? recompute.map(keptPurchases(of:)) : []
+            reads.append(
+                """
+                WITH k(bundle_id, environment, customer) AS (VALUES \(rows: recompute.map(\.values)))
+                SELECT u.bundle_id, u.environment, u.customer, u.original_transaction_id, u.record
+                FROM k \(.joinInOrder) metric_units u
+                    ON u.bundle_id = k.bundle_id AND u.environment = k.environment AND u.customer = k.customer
+                """)
+            return .run(reads) { rows in
+                var (update, states, recompute) = decided
+                var purchases: [MetricsUpdate.CustomerKey: [String: MetricUnitRecord]] = [:]
+                if settled {
+                    for (customer, rows) in zip(recompute, rows) {
+                        purchases[customer] = PurchaseMetricChanges.records(
+                            of: try rows.decode(TransactionRow.self), bundleID: customer.bundleID)
+                    }
+                }
+                for row in try rows[rows.count - 1].decode(StoredUnitRow.self) {
+                    purchases[row.customerKey, default: [:]][row.original_transaction_id] =
+                        try MetricUnitRecord.decode(row.record, bundleID: row.bundle_id)
+                }
+                for customer in recompute {
+                    states[customer] = .some(
+                        update.update(customer: customer, stored: stored[customer], purchases: purchases[customer] ?? [:]))
+                }
+                return try finish(update, states)
+            }
+        }
+    }
+
+    /// The customers' stored states, each customer locked first, in the order given.
+    private static func lockedStates(_ customers: [MetricsUpdate.CustomerKey]) -> LedgerSQL {
+        """
+        WITH k(n, bundle_id, environment, customer) AS (
+            VALUES \(rows: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })),
+        locked AS MATERIALIZED (
+            SELECT bundle_id, environment, customer, \(.customerLock) AS locked
+            FROM (SELECT * FROM k ORDER BY n) AS ordered)
+        SELECT l.bundle_id, l.environment, l.customer, c.state FROM locked l
+        LEFT JOIN metric_customers c
+            ON c.bundle_id = l.bundle_id AND c.environment = l.environment AND c.customer = l.customer
+        """
+    }
+
+    /// The transactions of purchases kept in the write that belong to `customer`
+    /// (``PurchaseMetricChanges/owner(of:)``): those of its owner, and those of the one
+    /// purchase without an owner it stands for.
+    private static func keptPurchases(of customer: MetricsUpdate.CustomerKey) -> LedgerSQL {
+        let (owner, unowned) = PurchaseMetricChanges.owner(of: customer)
+        let subscription = ProductType.autoRenewableSubscription.rawValue
+        return """
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+            WHERE bundle_id = \(customer.bundleID) AND app_user_id = \(owner)
+                AND environment = \(customer.environment) AND product_type <> \(subscription)
+            UNION ALL
+            SELECT \(unescaped: TransactionRow.selection()) FROM transactions
+            WHERE bundle_id = \(customer.bundleID) AND original_transaction_id = \(unowned) AND app_user_id IS NULL
+                AND environment = \(customer.environment) AND product_type <> \(subscription)
+            """
+    }
+
+    /// The writes that end ``apply(_:settled:into:figures:)``, in the order every writer takes
+    /// the rows: customers, rollup days, daily figures, rollup cohorts, each in key order. On
+    /// PostgreSQL they are one statement, the last of the write, so that the rows many writers
+    /// share are held locked the shortest time.
+    private static func writes(
+        customers kept: [[LedgerValue]], emptied: [[LedgerValue]], _ change: MetricContributions,
+        into target: MetricRollupTarget, figures: FigureChanges
+    ) -> [LedgerSQL] {
+        var statements: [LedgerSQL] = []
+        for rows in kept.chunked(rowsPerStatement) {
+            statements.append(
+                """
+                INSERT INTO metric_customers (bundle_id, environment, customer, state) VALUES \(rows: rows)
+                ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
+                """)
+        }
+        for rows in emptied.chunked(rowsPerStatement) {
+            statements.append(
+                "DELETE FROM metric_customers WHERE (bundle_id, environment, customer) IN (VALUES \(rows: rows))")
+        }
+        let dayColumns = (dayKeys + Self.dayColumns).joined(separator: ", ")
+        for rows in change.sortedDays.chunked(rowsPerStatement) {
+            let values = rows.map { key, counts in
+                [
+                    LedgerValue.text(key.bundleID), .text(key.environment), .integer(Int64(key.day)), .text(key.productID),
+                    .text(key.storefront), .text(key.currency),
+                ] + counts.values.map(LedgerValue.integer)
+            }
+            statements.append(
+                """
+                INSERT INTO \(unescaped: target.dayTable) (\(unescaped: dayColumns)) VALUES \(rows: values)
+                \(unescaped: target.dayConflict)
+                """)
+        }
+        for rows in figures.sorted.chunked(rowsPerStatement) {
+            let values = rows.map { key, values -> [LedgerValue] in
+                [
+                    .text(key.bundleID), .integer(Int64(key.day)), .text(key.productID), .text(key.currency),
+                    .text(key.environment), .integer(values.purchases), .integer(values.refunds),
+                    .integer(values.revenue), .integer(values.subscriptionStarts), .integer(values.subscriptionEnds),
+                ]
+            }
+            statements.append(
+                """
+                INSERT INTO daily_figures (\(unescaped: FigureStatements.columns)) VALUES \(rows: values)
+                \(unescaped: FigureStatements.addConflict)
+                """)
+        }
+        let cohortColumns = (cohortKeys + ["value"]).joined(separator: ", ")
+        for rows in change.sortedCohorts.chunked(rowsPerStatement) {
+            let values = rows.map { key, value -> [LedgerValue] in
+                [
+                    .text(key.bundleID), .text(key.environment), .text(key.kind), .integer(Int64(key.cohort)),
+                    .integer(Int64(key.offset)), .text(key.currency), .integer(value),
+                ]
+            }
+            statements.append(
+                """
+                INSERT INTO \(unescaped: target.cohortTable) (\(unescaped: cohortColumns)) VALUES \(rows: values)
+                \(unescaped: target.cohortConflict)
+                """)
+        }
+        return LedgerSQL.writes(statements)
+    }
+
+    /// How many rows one `VALUES` list holds at most.
+    static let rowsPerStatement = 500
+
+    // MARK: The job
+
+    /// One step of the metrics job: claims up to `limit` marked purchases and works them out
+    /// again, folds a batch of the writes' rollup changes, and brings the customers up to date;
+    /// its answer is how many marks and change rows it took.
+    ///
+    /// Once the ledger is `settled` (each engine's `settlePurchaseMetrics()`), only subscriptions
+    /// are marked and only their subscription transactions are worked out; purchases of other
+    /// kinds are kept in the writes that change them (``PurchaseMetricChanges``). Before, every
+    /// purchase marked is worked out as it always was, its record kept in `metric_units`;
+    /// `onlyKeptInWrite` claims those purchases alone. On PostgreSQL, the engine runs a step
+    /// holding the job's lock, so that servers sharing the database take turns.
+    static func step(limit: Int, settled: Bool, onlyKeptInWrite: Bool = false) -> LedgerTransaction<Int> {
+        let subscription = ProductType.autoRenewableSubscription.rawValue
+        let claim: LedgerSQL = """
+            DELETE FROM metric_pending WHERE (bundle_id, original_transaction_id) IN (
+                SELECT p.bundle_id, p.original_transaction_id FROM metric_pending p
+                WHERE \(onlyKeptInWrite ? 1 : 0) = 0 OR NOT EXISTS (
+                    SELECT 1 FROM transactions t
+                    WHERE t.original_transaction_id = p.original_transaction_id AND t.bundle_id = p.bundle_id
+                        AND t.product_type = \(subscription))
+                LIMIT \(limit) \(.skipLocked))
+            RETURNING bundle_id, original_transaction_id
+            """
+        return .run([claim]) { rows in
+            let keys = try rows[0].decode(UnitKeyRow.self).map(\.key)
+            return foldChanges(limit: limit * changesPerPurchase).then { folded in
+                guard !keys.isEmpty else { return .done(folded) }
+                return work(keys, settled: settled).then { _ in .done(keys.count + folded) }
+            }
+        }
+    }
+
+    /// Works the purchases `keys` out again from their transactions, replaces their stored
+    /// records and runs, and brings their customers up to date.
+    private static func work(_ keys: [MetricsUpdate.UnitKey], settled: Bool) -> LedgerTransaction<Void> {
+        let k: LedgerSQL = """
+            WITH k(bundle_id, original) AS (
+                VALUES \(rows: keys.map { [.text($0.bundleID), .text($0.originalTransactionID)] }))
+            """
+        return .run([
+            """
+            \(k) SELECT \(unescaped: TransactionRow.selection(table: "t.")) FROM k \(.joinInOrder) transactions t
+                ON t.original_transaction_id = k.original AND t.bundle_id = k.bundle_id
+            """,
+            """
+            \(k) SELECT g.bundle_id, g.original_transaction_id, g.expires_at, g.period_expires_at
+            FROM k \(.joinInOrder) metric_grace g ON g.bundle_id = k.bundle_id AND g.original_transaction_id = k.original
+            """,
+            """
+            \(k) SELECT u.bundle_id, u.original_transaction_id, u.environment, u.customer, u.record
+            FROM k \(.joinInOrder) metric_units u ON u.bundle_id = k.bundle_id AND u.original_transaction_id = k.original
+            """,
+        ]) { rows in
+            var transactions: [MetricsUpdate.UnitKey: [TransactionRow]] = [:]
+            for row in try rows[0].decode(TransactionRow.self) {
+                if settled && PurchaseMetricChanges.keptInWrite(productType: row.productType) { continue }
+                transactions[
+                    MetricsUpdate.UnitKey(bundleID: row.bundleID, originalTransactionID: row.originalTransactionID),
+                    default: []
+                ].append(row)
+            }
+            var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
+            for row in try rows[1].decode(GraceRow.self) {
+                grace[row.key, default: []].append(
+                    MetricGrace(expiresAt: row.expires_at, periodExpiresAt: row.period_expires_at))
+            }
+            var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
+            for row in try rows[2].decode(StoredUnitRow.self) {
+                stored[row.key] = MetricsUpdate.StoredUnit(
+                    environment: row.environment, customer: row.customer,
+                    record: try MetricUnitRecord.decode(row.record, bundleID: row.bundle_id))
+            }
+            var update = MetricsUpdate()
+            update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
+            let worked = update
+            return .run(try unitWrites(worked.writes, stored: stored)) { _ in
+                apply(worked, settled: settled, into: .rollups, figures: FigureChanges())
+            }
+        }
+    }
+
+    /// Replaces the stored records and runs of the purchases worked out again; a record worked
+    /// out again to what is stored is not written.
+    private static func unitWrites(
+        _ writes: [MetricsUpdate.UnitWrite], stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit]
+    ) throws -> [LedgerSQL] {
+        var statements: [LedgerSQL] = []
+        for rows in writes.map(\.key.values).chunked(rowsPerStatement) {
+            statements.append(
+                "DELETE FROM metric_runs WHERE (bundle_id, original_transaction_id) IN (VALUES \(rows: rows))")
+        }
+        let removed = writes.filter { $0.unit == nil && stored[$0.key] != nil }.map(\.key.values)
+        for rows in removed.chunked(rowsPerStatement) {
+            statements.append(
+                "DELETE FROM metric_units WHERE (bundle_id, original_transaction_id) IN (VALUES \(rows: rows))")
+        }
+        var units: [[LedgerValue]] = []
+        var runs: [[LedgerValue]] = []
+        for write in writes {
+            guard let unit = write.unit else { continue }
+            for run in unit.runs {
+                runs.append(
+                    write.key.values + [
+                        .text(unit.environment), .text(run.kind.rawValue), .integer(run.start), .integer(run.end),
+                        .text(run.productID), .text(run.storefront), .integer(run.converted ? 1 : 0),
+                    ])
+            }
+            let record = MetricUnitRecord(unit)
+            if let old = stored[write.key], old.record == record, old.customer == unit.customer,
+                old.environment == unit.environment
+            {
+                continue  // Worked out again to the same record: nothing to write.
+            }
+            units.append(write.key.values + [.text(unit.environment), .text(unit.customer), .text(try record.json())])
+        }
+        for rows in units.chunked(rowsPerStatement) {
+            statements.append(
+                """
+                INSERT INTO metric_units (bundle_id, original_transaction_id, environment, customer, record)
+                VALUES \(rows: rows)
+                ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
+                    environment = excluded.environment, customer = excluded.customer, record = excluded.record
+                """)
+        }
+        for rows in runs.chunked(rowsPerStatement) {
+            statements.append(
+                """
+                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at,
+                    product_id, storefront, converted)
+                VALUES \(rows: rows)
+                """)
+        }
+        return statements
+    }
+
+    // MARK: Reads
+
+    /// The rollups of an app and environment over `days` (and summed before them), its cohorts,
+    /// and the trials still pending at `now` that started on those days, read on one snapshot.
+    static func reading(
+        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
+    ) -> LedgerTransaction<MetricsReading> {
+        let environment = environment.rawValue
+        let sums = dayColumns.map { "CAST(COALESCE(SUM(\($0)), 0) AS BIGINT) AS \($0)" }.joined(separator: ", ")
+        let (from, until) = (Int64(days.lowerBound) * DailyFigures.dayLength, Int64(days.upperBound + 1) * DailyFigures.dayLength)
+        return .run([
+            """
+            SELECT \(days.lowerBound - 1) AS day, product_id, storefront, currency, \(unescaped: sums) FROM metric_days
+            WHERE bundle_id = \(bundleID) AND environment = \(environment) AND day < \(days.lowerBound)
+            GROUP BY product_id, storefront, currency
+            """,
+            """
+            SELECT day, product_id, storefront, currency, \(unescaped: dayColumns.joined(separator: ", "))
+            FROM metric_days
+            WHERE bundle_id = \(bundleID) AND environment = \(environment)
+                AND day >= \(days.lowerBound) AND day <= \(days.upperBound)
+            ORDER BY day, product_id, storefront, currency
+            """,
+            """
+            SELECT kind, cohort, month_offset, currency, value FROM metric_cohorts
+            WHERE bundle_id = \(bundleID) AND environment = \(environment) AND value <> 0
+            ORDER BY kind, cohort, month_offset, currency
+            """,
+            """
+            SELECT start_at / \(unescaped: String(DailyFigures.dayLength)) AS day, product_id, storefront, COUNT(*) AS count
+            FROM metric_runs
+            WHERE bundle_id = \(bundleID) AND environment = \(environment) AND kind = 'trial' AND end_at > \(now)
+                AND converted = 0 AND start_at >= \(from) AND start_at < \(until)
+            GROUP BY start_at / \(unescaped: String(DailyFigures.dayLength)), product_id, storefront
+            ORDER BY day, product_id, storefront
+            """,
+        ]) { rows in
+            .done(
+                MetricsReading(
+                    before: try rows[0].decode(MetricDayRow.self).map(\.day).filter { !$0.counts.isZero },
+                    days: try rows[1].decode(MetricDayRow.self).map(\.day).filter { !$0.counts.isZero },
+                    cohorts: try rows[2].decode(CohortRow.self).compactMap(\.decoded),
+                    pendingTrials: try rows[3].decode(MetricCountRow.self).map(\.decoded)))
+        }
+    }
+
+    /// The subscriptions churned in each of `periods` (``churn(bundleID:environment:period:)``).
+    static func churned(
+        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
+    ) -> LedgerTransaction<[[MetricCount]]> {
+        .run(periods.map { churn(bundleID: bundleID, environment: environment.rawValue, period: $0) }) { rows in
+            .done(try rows.map { try $0.decode(MetricCountRow.self).map(\.decoded) })
+        }
+    }
+
+    /// Counts the periods of paid service covering the instant before a period that end by its
+    /// last instant, of subscriptions with no period of paid service covering that last instant.
+    static func churn(bundleID: String, environment: String, period: MetricPeriod) -> LedgerSQL {
+        let (before, last) = churnInstants(period)
+        return """
+            SELECT r.product_id, r.storefront, COUNT(*) AS count FROM metric_runs r
+            WHERE r.bundle_id = \(bundleID) AND r.environment = \(environment) AND r.kind = 'paid'
+                AND r.end_at > \(before) AND r.end_at <= \(last) AND r.start_at <= \(before)
+                AND NOT EXISTS (
+                    SELECT 1 FROM metric_runs n
+                    WHERE n.bundle_id = r.bundle_id AND n.original_transaction_id = r.original_transaction_id
+                        AND n.kind = 'paid' AND n.start_at <= \(last) AND n.end_at > \(last))
+            GROUP BY r.product_id, r.storefront ORDER BY r.product_id, r.storefront
+            """
+    }
+}
+
+// MARK: Rows the statements read
+
+extension MetricsUpdate.CustomerKey {
+    /// The key's columns, as a `VALUES` row binds them.
+    var values: [LedgerValue] { [.text(bundleID), .text(environment), .text(customer)] }
+}
+
+extension MetricsUpdate.UnitKey {
+    /// The key's columns, as a `VALUES` row binds them.
+    var values: [LedgerValue] { [.text(bundleID), .text(originalTransactionID)] }
+}
+
+// Column names as the tables spell them.
+// swiftlint:disable identifier_name
+
+private struct CustomerStateRow: Decodable {
+    var bundle_id: String
+    var environment: String
+    var customer: String
+    var state: String?
+
+    var key: MetricsUpdate.CustomerKey {
+        MetricsUpdate.CustomerKey(bundleID: bundle_id, environment: environment, customer: customer)
+    }
+}
+
+/// A row of a purchase's metrics, keyed by app and original transaction ID.
+private protocol UnitKeyed: Decodable {
+    var bundle_id: String { get }
+    var original_transaction_id: String { get }
+}
+
+extension UnitKeyed {
+    var key: MetricsUpdate.UnitKey {
+        MetricsUpdate.UnitKey(bundleID: bundle_id, originalTransactionID: original_transaction_id)
+    }
+}
+
+private struct UnitKeyRow: UnitKeyed {
+    var bundle_id: String
+    var original_transaction_id: String
+}
+
+private struct GraceRow: UnitKeyed {
+    var bundle_id: String
+    var original_transaction_id: String
+    var expires_at: Int64
+    var period_expires_at: Int64?
+}
+
+/// A row of `metric_units`: a purchase's record, and the customer it counts for.
+private struct StoredUnitRow: UnitKeyed {
+    var bundle_id: String
+    var original_transaction_id: String
+    var environment: String
+    var customer: String
+    var record: String
+
+    var customerKey: MetricsUpdate.CustomerKey {
+        MetricsUpdate.CustomerKey(bundleID: bundle_id, environment: environment, customer: customer)
+    }
+}
+
+private struct CohortRow: Decodable {
+    var kind: String
+    var cohort: Int
+    var month_offset: Int
+    var currency: String
+    var value: Int64
+
+    var decoded: MetricCohortValue? {
+        MetricCohortValue.Kind(rawValue: kind).map {
+            MetricCohortValue(kind: $0, cohort: cohort, offset: month_offset, currency: currency, value: value)
+        }
+    }
+}
+
+private struct MetricCountRow: Decodable {
+    var day: Int?
+    var product_id: String
+    var storefront: String
+    var count: Int
+
+    var decoded: MetricCount { MetricCount(day: day, productID: product_id, storefront: storefront, count: count) }
+}
+
+// swiftlint:enable identifier_name
+
+/// A row of `metric_days`, its figures read by the names of ``MetricColumn``.
+private struct MetricDayRow: Decodable {
+    var day: MetricDay
+
+    private struct Column: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let row = try decoder.container(keyedBy: Column.self)
+        func text(_ name: String) throws -> String { try row.decode(String.self, forKey: Column(stringValue: name)) }
+        day = MetricDay(
+            day: try row.decode(Int.self, forKey: Column(stringValue: "day")), productID: try text("product_id"),
+            storefront: try text("storefront"), currency: try text("currency"),
+            counts: MetricCounts(
+                values: try MetricStatements.dayColumns.map {
+                    try row.decodeIfPresent(Int64.self, forKey: Column(stringValue: $0)) ?? 0
+                }))
+    }
+}
+
+extension Array {
+    /// The elements in consecutive slices of at most `size`.
+    fileprivate func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

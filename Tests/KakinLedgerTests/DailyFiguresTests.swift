@@ -191,27 +191,27 @@ struct DailyFiguresTests {
         }
     }
 
-    @Test("the price pass goes on where it stopped, and counts no row twice")
-    func backfillResumes() async throws {
-        try await withLedgerStore(.file) { store in
-            let ledger = try #require(store as? SQLiteLedger)
+    @Test("the price pass goes on where it stopped, and counts no row twice", arguments: StoreKind.allCases)
+    func backfillResumes(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let engine = try #require(store as? any StatementEngine)
             for (index, price) in [100, 200, 300].enumerated() {
                 var transaction = Fixture.transaction("t\(index)", user: "alice", purchasedAt: 0)
                 transaction.signedTransaction = Self.jws(price: Int64(price), currency: "EUR")
                 _ = try await store.record(transaction, grants: [])
             }
             // As an earlier version left them: no price, the pass not run.
-            try await ledger.writer.write { db in
-                try db.execute(sql: "UPDATE transactions SET price = NULL, currency = NULL")
-                try db.execute(sql: "UPDATE daily_figures SET revenue = 0, currency = ''")
-                try db.execute(sql: "UPDATE ledger_backfills SET after_key = '', finished_at = NULL")
-            }
-            #expect(try await ledger.writer.write { db in try SQLiteLedger.backfillPrices(page: 2, db) })
+            for statement in [
+                "UPDATE transactions SET price = NULL, currency = NULL",
+                "UPDATE daily_figures SET revenue = 0, currency = ''",
+                "UPDATE ledger_backfills SET after_key = '', finished_at = NULL",
+            ] { try await PurchaseMetricsTests.execute(store, statement) }
+            #expect(try await engine.perform(for: nil, FigureStatements.pricePage(2)))
             #expect(try await Self.totals(store).byDay[0]?.revenue == ["EUR": 300])
             try await store.migrate()
             let totals = try #require(try await Self.totals(store).byDay[0])
             #expect(totals == FigureTotals(purchases: 3, revenue: ["EUR": 600]))
-            #expect(try await !ledger.writer.write { db in try SQLiteLedger.backfillPrices(page: 2, db) })
+            #expect(try await !engine.perform(for: nil, FigureStatements.pricePage(2)))
         }
     }
 

@@ -11,13 +11,9 @@ struct EngineStatementTests {
     static let remaining: [String: String] = [
         "SQLite/SQLiteLedger.swift": "the migrations' bookkeeping in GRDB's own table",
         "SQLite/SQLiteLedger+Customers.swift": "aliases and the outbox's leases",
-        "SQLite/SQLiteLedger+Figures.swift": "the pass that fills in prices recorded before they were kept",
-        "SQLite/SQLiteLedger+Metrics.swift": "the metrics job's steps",
         "SQLite/SQLiteLedger+Record.swift": "ingests, revocations and reinstatements",
         "Postgres/PostgresLedger.swift": "the migrations' claims",
-        "Postgres/PostgresLedger+Figures.swift": "the pass that fills in prices recorded before they were kept",
         "Postgres/PostgresLedger+Ingest.swift": "ingests, revocations and reinstatements, in groups",
-        "Postgres/PostgresLedger+Metrics.swift": "the metrics job's steps",
         "Postgres/PostgresLedger+Records.swift": "the outbox, read by transaction visibility",
     ]
 

@@ -31,18 +31,13 @@ extension PostgresLedger {
     /// other than subscriptions are kept in their writes (see the SQLite engine's). Run while
     /// migrating, holding the migrations' lock, so no replica writes meanwhile.
     static func settlePurchaseMetrics(on connection: PostgresConnection) async throws {
-        let pass = PurchaseMetricChanges.settlePass
-        let unfinished = try await connection.rows(
-            "SELECT after_key FROM ledger_backfills WHERE name = \(pass) AND finished_at IS NULL")
-        guard !unfinished.isEmpty else { return }
+        guard try await perform(MetricStatements.unsettled, on: connection) else { return }
         let step = MetricStatements.step(limit: 500, settled: false, onlyKeptInWrite: true)
         while try await connection.withTransaction(logger: quiet, { connection in
             try await perform(step, on: connection)
         }) > 0 {}
         try await connection.withTransaction(logger: quiet) { connection in
-            _ = try await connection.rows(PurchaseMetricChanges.dropSettledUnits.postgresQuery)
-            _ = try await connection.rows(
-                "UPDATE ledger_backfills SET finished_at = \(LedgerTime.milliseconds(Date())) WHERE name = \(pass)")
+            try await perform(MetricStatements.settled(at: Date()), on: connection)
         }
     }
 

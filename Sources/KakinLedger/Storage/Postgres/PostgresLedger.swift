@@ -138,7 +138,10 @@ public final class PostgresLedger: LedgerStore {
                         }
                     }
                     try await Self.settlePurchaseMetrics(on: connection)
-                    try await Self.backfillPrices(on: connection)
+                    // The prices of rows recorded before the ledger kept them, a page per transaction.
+                    while try await connection.withTransaction(logger: Self.quiet, { connection in
+                        try await Self.perform(FigureStatements.pricePage(), on: connection)
+                    }) {}
                 }
                 _ = try await connection.rows("RESET statement_timeout")
             } catch {

@@ -79,11 +79,7 @@ enum EventStatements {
             """
         ]
         if let purchase = payload.changedPurchase {
-            statements.append(
-                """
-                INSERT INTO metric_pending (bundle_id, original_transaction_id) VALUES (\(bundleID), \(purchase))
-                \(unescaped: MetricStatements.markConflict)
-                """)
+            statements += MetricStatements.mark([MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: purchase)])
         }
         return statements
     }

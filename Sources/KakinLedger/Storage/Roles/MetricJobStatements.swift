@@ -324,6 +324,25 @@ extension MetricStatements {
         return statements
     }
 
+    // MARK: Settling
+
+    /// Whether the pass that brings a ledger whose job worked out every kind of purchase to
+    /// keeping purchases other than subscriptions in their writes has still to run: each engine
+    /// runs it once, while it opens the ledger, as steps of the job claiming those purchases
+    /// alone (``step(limit:settled:onlyKeptInWrite:)``), then ``settled(at:)``.
+    static let unsettled: LedgerTransaction<Bool> = .run([
+        "SELECT finished_at AS value FROM ledger_backfills WHERE name = \(PurchaseMetricChanges.settlePass)"
+    ]) { rows in .done(try rows[0].first(LedgerColumn<Int64?>.self).map { $0.value == nil } ?? false) }
+
+    /// Ends the settling pass: drops the `metric_units` rows of the purchases now kept in their
+    /// writes (each is what the rollups hold of it), and marks the pass finished.
+    static func settled(at date: Date) -> LedgerTransaction<Void> {
+        .run([
+            PurchaseMetricChanges.dropSettledUnits,
+            "UPDATE ledger_backfills SET finished_at = \(date) WHERE name = \(PurchaseMetricChanges.settlePass)",
+        ]) { _ in .done(()) }
+    }
+
     // MARK: Reads
 
     /// The rollups of an app and environment over `days` (and summed before them), its cohorts,
@@ -510,7 +529,7 @@ private struct MetricDayRow: Decodable {
 
 extension Array {
     /// The elements in consecutive slices of at most `size`.
-    fileprivate func chunked(_ size: Int) -> [ArraySlice<Element>] {
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
         stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -443,13 +443,10 @@ extension StatementEngine {
                 """
             ]) { rows in
                 guard !rows[0].isEmpty else { return .run([upsert]) { .done(!$0[0].isEmpty) } }
-                return .run([
-                    """
-                    INSERT INTO metric_pending (bundle_id, original_transaction_id) VALUES (\(bundleID), \(original))
-                    \(unescaped: MetricStatements.markConflict)
-                    """,
-                    upsert,
-                ]) { .done(!$0[1].isEmpty) }
+                return .run(
+                    MetricStatements.mark([MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: original)])
+                        + [upsert]
+                ) { .done(!$0[1].isEmpty) }
             })
     }
 

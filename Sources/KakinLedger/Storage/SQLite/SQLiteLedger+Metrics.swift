@@ -4,15 +4,6 @@ import GRDB
 
 /// The metrics on SQLite: the statements are ``MetricStatements``', run in SQLite's one writer.
 extension SQLiteLedger {
-    /// Marks a purchase for the metrics job, inside the write that changed it.
-    static func markForMetrics(bundleID: String, _ originalTransactionID: String, _ db: Database) throws {
-        try db.run(
-            """
-            INSERT INTO metric_pending (bundle_id, original_transaction_id) VALUES (?, ?)
-            ON CONFLICT (bundle_id, original_transaction_id) DO NOTHING
-            """, [bundleID, originalTransactionID])
-    }
-
     public func updateMetrics(limit: Int) async throws -> Int {
         try await perform(for: nil, MetricStatements.step(limit: limit, settled: true))
     }
@@ -28,22 +19,11 @@ extension SQLiteLedger {
     /// are worked out as before, then their `metric_units` rows (each now what the rollups hold of
     /// it) are dropped. Done once, after migrating, before the first write; later calls return at once.
     func settlePurchaseMetrics() async throws {
-        let pass = PurchaseMetricChanges.settlePass
-        guard
-            try await writer.read({ db in
-                try db.row("SELECT finished_at FROM ledger_backfills WHERE name = ?", [pass]).map {
-                    try $0.value("finished_at", Int64?.self) == nil
-                } ?? false
-            })
-        else { return }
+        guard try await writer.read({ db in try Self.perform(MetricStatements.unsettled, db) }) else { return }
         // Part of migrating: written as the migrations are, not through the group commit.
         let step = MetricStatements.step(limit: 500, settled: false, onlyKeptInWrite: true)
         while try await writer.write({ db in try Self.perform(step, db) }) > 0 {}
-        try await writer.write { db in
-            _ = try db.rows(PurchaseMetricChanges.dropSettledUnits)
-            try db.run(
-                "UPDATE ledger_backfills SET finished_at = ? WHERE name = ?", [LedgerTime.milliseconds(Date()), pass])
-        }
+        try await writer.write { db in try Self.perform(MetricStatements.settled(at: Date()), db) }
     }
 
     public func metrics(

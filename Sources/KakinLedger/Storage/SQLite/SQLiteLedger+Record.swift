@@ -221,9 +221,10 @@ extension SQLiteLedger {
             "INSERT INTO events (type, bundle_id, app_user_id, payload, created_at) VALUES "
                 + Array(repeating: "(?, ?, ?, ?, ?)", count: events.count).joined(separator: ", "),
             StatementArguments(events.flatMap(\.values)))
-        for event in events {
-            if let purchase = event.purchase { try markForMetrics(bundleID: event.bundleID, purchase, db) }
+        let marked = events.compactMap { event in
+            event.purchase.map { MetricsUpdate.UnitKey(bundleID: event.bundleID, originalTransactionID: $0) }
         }
+        for statement in MetricStatements.mark(marked) { _ = try db.rows(statement) }
     }
 
     // MARK: Reading transactions

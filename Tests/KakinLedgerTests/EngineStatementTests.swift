@@ -11,7 +11,6 @@ struct EngineStatementTests {
     static let remaining: [String: String] = [
         "SQLite/SQLiteLedger.swift": "the migrations' bookkeeping in GRDB's own table",
         "SQLite/SQLiteLedger+Customers.swift": "aliases and the outbox's leases",
-        "SQLite/SQLiteLedger+Record.swift": "ingests, revocations and reinstatements",
         "Postgres/PostgresLedger.swift": "the migrations' claims",
         "Postgres/PostgresLedger+Ingest.swift": "ingests, revocations and reinstatements, in groups",
         "Postgres/PostgresLedger+Records.swift": "the outbox, read by transaction visibility",

@@ -13,7 +13,9 @@ extension PostgresLedger {
         try LedgerRules.validate(change)
         let transaction = change.transaction
         if change.summary == nil, transaction.revocationDate == nil, let owner = transaction.appUserID,
-            try await read({ try await Self.storedOwner(of: transaction.transactionID, on: $0) }) == .known(owner)
+            try await read({
+                try await Self.perform(IngestStatements.owner(ofStored: transaction.transactionID), on: $0)
+            }) == .known(owner)
         {
             return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
         }
@@ -33,11 +35,7 @@ extension PostgresLedger {
         guard !changes.isEmpty else { return [] }
         var owners: [String?] = []
         for change in changes {
-            guard let owner = change.transaction.appUserID else {
-                owners.append(try await earliestOwner(of: change.transaction, on: connection))
-                continue
-            }
-            owners.append(owner)
+            owners.append(try await perform(IngestStatements.owner(of: change.transaction), on: connection))
         }
         // A transaction twice in the group is written by its first ingest.
         var listed = Set<String>()
@@ -49,12 +47,11 @@ extension PostgresLedger {
                 signedDigest: change.transaction.signedTransaction.map { (change.signedDigest ?? SignedDigest($0)).bytes })
         }
         var recorded = try await Set(connection.rows(try RecordTransactions(rows)).map { try $0.decode(String.self) })
-        var figures = FigureChanges()
-        var metrics = PurchaseMetricChanges()
+        var changed = PurchaseChanges()
         for (index, row) in zip(written, rows) where recorded.contains(row.transactionID) {
-            figures.record(FigureSource(row))
+            changed.figures.record(FigureSource(row))
             if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
-                metrics.replace(nil, with: row, signed: SignedMetricFields(changes[index].transaction))
+                changed.metrics.replace(nil, with: row, signed: SignedMetricFields(changes[index].transaction))
             }
         }
         var writes = DeferredWrites()
@@ -74,39 +71,19 @@ extension PostgresLedger {
                 }
             } else {
                 try await writes.flush(on: connection)
-                outcome = LedgerIngestOutcome(
-                    recorded: try await recordHeld(
-                        transaction, owner: owner, grants: change.grants, metrics: &metrics, on: connection))
+                let recorded: RecordOutcome
+                (recorded, changed) = try await perform(
+                    IngestStatements.held(transaction, owner: owner, grants: change.grants, changes: changed),
+                    on: connection)
+                outcome = LedgerIngestOutcome(recorded: recorded)
             }
             // A purchase another customer keeps: nothing else happens.
-            if case .ownedByAnotherCustomer(let owner) = outcome.recorded {
-                guard change.transfersOwnership, let newOwner = transaction.appUserID else {
-                    outcomes.append(outcome)
-                    kept.insert(outcomes.count - 1)
-                    continue
-                }
-                let moved = try await Self.transfer(
-                    bundleID: transaction.bundleID, originalTransactionID: transaction.originalTransactionID,
-                    from: owner, to: newOwner, at: ms(transaction.recordedAt), metrics: &metrics, on: connection)
-                if moved > 0 { outcome.transferredFrom = owner }
-            }
-            if outcome.recorded == .recorded, let request = change.appleRequestOnRecord {
-                _ = try await connection.rows(AppleRequestRow.insert(request).postgresQuery)
-            }
-            if outcome.transferredFrom != nil, let request = change.appleRequestOnTransfer {
-                _ = try await connection.rows(AppleRequestRow.insert(request).postgresQuery)
-            }
-            if let revoked = transaction.revocationDate {
-                try await writes.flush(on: connection)
-                let changes: PurchaseChanges
-                (outcome.revoked, changes) = try await Self.perform(
-                    PurchaseChangeStatements.revoke(
-                        transactionID: transaction.transactionID, at: ms(revoked),
-                        reason: transaction.revocationReason?.rawValue, share: transaction.revokedShare,
-                        policy: change.clawbackPolicy, changes: PurchaseChanges(figures: figures, metrics: metrics)),
-                    on: connection)
-                (figures, metrics) = (changes.figures, changes.metrics)
-            }
+            if IngestStatements.keptByAnother(change, outcome) { kept.insert(outcomes.count) }
+            // The events of moves and revocations come after those written before.
+            if case .ownedByAnotherCustomer = outcome.recorded { try await writes.flush(on: connection) }
+            if transaction.revocationDate != nil { try await writes.flush(on: connection) }
+            (outcome, changed) = try await perform(
+                IngestStatements.afterRecord(change, outcome: outcome, changes: changed), on: connection)
             outcomes.append(outcome)
         }
         let events = try await writes.credit(on: connection)
@@ -119,97 +96,12 @@ extension PostgresLedger {
                     withJWS: summary.withJWS)))
         }
         let summaries = try await summaries(summarized.map(\.request), on: connection, appending: events)
-        try await apply(PurchaseChanges(figures: figures, metrics: metrics), on: connection)
+        try await apply(changed, on: connection)
         for (summarized, summary) in zip(summarized, summaries) {
             outcomes[summarized.index].summary = summary
         }
         return outcomes
     }
-
-    /// The owner of the earliest transaction of the same purchase, for a transaction that names none.
-    private static func earliestOwner(
-        of transaction: RecordedTransaction, on connection: PostgresConnection
-    ) async throws -> String? {
-        try await connection.rows(
-            """
-            SELECT app_user_id FROM transactions
-            WHERE bundle_id = \(transaction.bundleID)
-              AND original_transaction_id = \(transaction.originalTransactionID) AND app_user_id IS NOT NULL
-            ORDER BY purchase_date, recorded_at, transaction_id LIMIT 1
-            """
-        ).first?.decode(String.self)
-    }
-
-    /// What recording a transaction the ledger holds already comes to: a duplicate, another
-    /// customer's purchase, or, for a row without an owner, the owner assigned now
-    /// (`UPDATE … WHERE app_user_id IS NULL`) and the credits with it.
-    private static func recordHeld(
-        _ transaction: RecordedTransaction, owner: String?, grants: [Grant], metrics: inout PurchaseMetricChanges,
-        on connection: PostgresConnection
-    ) async throws -> RecordOutcome {
-        switch try await storedOwner(of: transaction.transactionID, on: connection) {
-        case .missing: throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) vanished")
-        case .known(let stored): return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
-        case .unknown: break
-        }
-        guard let owner else { return .duplicate(ownerAssigned: false) }
-        let assigned = try await connection.rows(
-            """
-            UPDATE transactions SET app_user_id = \(owner)
-            WHERE transaction_id = \(transaction.transactionID) AND app_user_id IS NULL
-            RETURNING \(unescaped: TransactionRow.selection())
-            """)
-        guard let assigned = assigned.first else {
-            // Another writer assigned an owner between the read and the update: its owner stands.
-            guard case .known(let stored) = try await storedOwner(of: transaction.transactionID, on: connection) else {
-                throw LedgerStoreError(.inconsistentState, "transaction \(transaction.transactionID) lost its owner")
-            }
-            return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
-        }
-        let row = try transactionRow(assigned)
-        let (quantity, storedRevocation) = (Int(row.quantity), row.revocationDate)
-        if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
-            var before = row
-            before.appUserID = nil
-            metrics.replace(before, with: row, signed: SignedMetricFields(transaction))
-        }
-        let now = ms(transaction.recordedAt)
-        var writes = DeferredWrites()
-        writes.append(
-            LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-            payload: LedgerRules.recordedEvent(transaction, ownerAssigned: true), at: now)
-        if storedRevocation == nil, transaction.revocationDate == nil {
-            try writes.credit(transaction, grants: grants, quantity: quantity, owner: owner, at: now)
-        }
-        try await writes.flush(on: connection)
-        return .duplicate(ownerAssigned: true)
-    }
-
-    static func storedOwner(of transactionID: String, on connection: PostgresConnection) async throws -> StoredOwner {
-        guard
-            let row = try await connection.rows(
-                "SELECT app_user_id FROM transactions WHERE transaction_id = \(transactionID)"
-            ).first
-        else { return .missing }
-        return StoredOwner(try row.decode(String?.self))
-    }
-
-    // MARK: Moves
-
-    /// Moves a purchase to `to` (``PurchaseChangeStatements/transfer(bundleID:originalTransactionID:from:to:at:changes:)``),
-    /// adding its metrics to `metrics`; how many transactions moved.
-    private static func transfer(
-        bundleID: String, originalTransactionID: String, from: String, to: String, at now: Int64,
-        metrics: inout PurchaseMetricChanges, on connection: PostgresConnection
-    ) async throws -> Int {
-        let (moved, changes) = try await perform(
-            PurchaseChangeStatements.transfer(
-                bundleID: bundleID, originalTransactionID: originalTransactionID, from: from, to: to, at: now,
-                changes: PurchaseChanges(metrics: metrics)), on: connection)
-        metrics = changes.metrics
-        return moved
-    }
-
 
     // MARK: Spends
 

@@ -56,6 +56,16 @@ struct BalanceRow: LedgerRecord {
         case currency, amount
     }
 
+    /// A customer's balances, every currency.
+    static func all(bundleID: String, appUserID: String) -> LedgerSQL {
+        "SELECT \(unescaped: selection()) FROM balances WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)"
+    }
+
+    /// The balances `all(bundleID:appUserID:)` read, by currency.
+    static func byCurrency(_ rows: any LedgerRowSet) throws -> [String: Int64] {
+        Dictionary(try rows.decode(BalanceRow.self).map { ($0.currency, $0.amount) }, uniquingKeysWith: +)
+    }
+
     /// The balance of one currency, as `value`.
     static func amount(bundleID: String, appUserID: String, currency: String) -> LedgerSQL {
         """

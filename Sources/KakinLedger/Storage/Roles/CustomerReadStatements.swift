@@ -48,16 +48,12 @@ extension StatementEngine {
                 SELECT \(unescaped: LedgerEntryRow.selection()) FROM ledger_entries
                 WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID) ORDER BY id
                 """,
-                """
-                SELECT \(unescaped: BalanceRow.selection()) FROM balances
-                WHERE bundle_id = \(bundleID) AND app_user_id = \(appUserID)
-                """,
+                BalanceRow.all(bundleID: bundleID, appUserID: appUserID),
             ]) { rows in
-                let balances = try rows[2].decode(BalanceRow.self)
-                return .done(
+                .done(
                     CustomerState(
                         bundleID: bundleID, appUserID: appUserID,
-                        balances: Dictionary(balances.map { ($0.currency, $0.amount) }, uniquingKeysWith: +),
+                        balances: try BalanceRow.byCurrency(rows[2]),
                         transactions: try rows[0].decode(TransactionRow.self).map { try $0.transaction() },
                         ledger: try rows[1].decode(LedgerEntryRow.self).map { try $0.entry() }))
             })

@@ -214,6 +214,10 @@ extension LedgerSQLDialect {
         case bytewise
         /// `LIKE` that ignores the case of letters (SQLite's `LIKE`, for ASCII letters; `ILIKE`).
         case likeIgnoringCase
+        /// After `FROM transactions`: read through the index by original transaction ID (SQLite's
+        /// `INDEXED BY`, where its planner could choose a worse one; PostgreSQL plans from its
+        /// statistics).
+        case byOriginalTransaction
         /// An expression, in a row with the columns `bundle_id`, `environment` and `customer`, that
         /// takes a lock on that customer's metrics until the transaction ends: PostgreSQL's
         /// writers change customers concurrently, and take these locks in key order before they
@@ -236,6 +240,8 @@ extension LedgerSQLDialect {
         case (.bytewise, .postgresql): " COLLATE \"C\""
         case (.likeIgnoringCase, .sqlite): "LIKE"
         case (.likeIgnoringCase, .postgresql): "ILIKE"
+        case (.byOriginalTransaction, .sqlite): "INDEXED BY transactions_by_original"
+        case (.byOriginalTransaction, .postgresql): ""
         case (.customerLock, .sqlite): "0"
         case (.customerLock, .postgresql):
             "pg_advisory_xact_lock(\(PostgresLedger.Lock.customerScope), "

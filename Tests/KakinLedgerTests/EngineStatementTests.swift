@@ -10,10 +10,10 @@ struct EngineStatementTests {
     /// The files that still hold an engine's own writes, and why.
     static let remaining: [String: String] = [
         "SQLite/SQLiteLedger.swift": "the migrations' bookkeeping in GRDB's own table",
-        "SQLite/SQLiteLedger+Customers.swift": "aliases and the outbox's leases",
+        "SQLite/SQLiteLedger+Outbox.swift": "the outbox's claims and mark, by event ID",
         "Postgres/PostgresLedger.swift": "the migrations' claims",
         "Postgres/PostgresLedger+Ingest.swift": "ingests, revocations and reinstatements, in groups",
-        "Postgres/PostgresLedger+Records.swift": "the outbox, read by transaction visibility",
+        "Postgres/PostgresLedger+Outbox.swift": "the outbox's claims and mark, by transaction visibility",
     ]
 
     static let storage = URL(fileURLWithPath: #filePath)

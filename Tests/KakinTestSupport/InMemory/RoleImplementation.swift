@@ -38,6 +38,31 @@ public enum RoleImplementation: Sendable, CustomTestStringConvertible {
         try await run({ InMemoryLedgerOperations() }, { $0 }, body)
     }
 
+    /// Runs `body` with a fresh ledger playing ``BalanceLedger``, and a way to credit a customer
+    /// `amount` of a currency: through a purchase that grants it on an engine, or directly in memory.
+    public func withBalances(
+        _ body: (
+            any BalanceLedger,
+            _ credit: @Sendable (_ appUserID: String, _ currency: String, _ amount: Int64) async throws -> Void
+        ) async throws -> Void
+    ) async throws {
+        switch self {
+        case .engine(let kind):
+            try await withLedgerStore(kind) { store in
+                try await body(store) { appUserID, currency, amount in
+                    _ = try await store.record(
+                        Fixture.transaction("credit-\(UUID().uuidString)", user: appUserID),
+                        grants: [.currency(currency, amount: amount)])
+                }
+            }
+        case .inMemory:
+            let balances = InMemoryBalanceLedger()
+            try await body(balances) { appUserID, currency, amount in
+                await balances.credit(bundleID: Fixture.bundleID, appUserID: appUserID, currency: currency, amount: amount)
+            }
+        }
+    }
+
     /// Runs `body` with a fresh ledger playing ``OutboxLedger``, and a way to write `count` new
     /// events (one each) for a customer into its outbox: through changes that write events on an engine, or
     /// directly in memory.

@@ -50,18 +50,22 @@ extension Database {
             return []
         }
         let (sql, values) = statement.rendered(for: .sqlite)
-        return try Row.fetchAll(cachedStatement(sql: sql), arguments: StatementArguments(values.map(\.databaseValue)))
+        // The values as existentials: GRDB's initializer from a sequence of one convertible type
+        // reads each through a key path it instantiates at run time, on every statement. (A lazy
+        // sequence: an array would be taken by the initializer from `[Any]`, which may fail.)
+        let arguments = StatementArguments(values.lazy.map { $0.bound })
+        return try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
     }
 }
 
 extension LedgerValue {
     /// The value as GRDB binds it.
-    var databaseValue: DatabaseValue {
+    fileprivate var bound: (any DatabaseValueConvertible)? {
         switch self {
-        case .null: .null
-        case .integer(let value): value.databaseValue
-        case .text(let value): value.databaseValue
-        case .bytes(let value): value.databaseValue
+        case .null: nil
+        case .integer(let value): value
+        case .text(let value): value
+        case .bytes(let value): value
         }
     }
 }

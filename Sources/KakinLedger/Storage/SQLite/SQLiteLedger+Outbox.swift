@@ -85,36 +85,12 @@ extension SQLiteLedger {
         }
     }
 
-    /// Records the delivery attempts of a batch to `endpoint` in one write, and releases their
-    /// leases. Attempts are counted; once delivered, an event stays delivered; a failure is tried
-    /// again at its `retryAt`, or given up without one. An unknown event is refused by the
-    /// foreign key.
+    /// Records the delivery attempts of a batch (``OutboxStatements/record(_:endpoint:)``) in one
+    /// write, and moves the endpoint's mark.
     public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
         guard !attempts.isEmpty else { return }
         try await write { db in
-            for attempt in attempts {
-                let attemptedAt = LedgerTime.milliseconds(attempt.date)
-                try db.run(
-                    """
-                    INSERT INTO event_deliveries
-                        (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
-                    VALUES (?, ?, 1, ?, ?, ?)
-                    ON CONFLICT (event_id, endpoint) DO UPDATE SET
-                        attempts = event_deliveries.attempts + 1,
-                        last_attempt_at = excluded.last_attempt_at,
-                        delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
-                        next_attempt_at = CASE
-                            WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
-                            THEN excluded.next_attempt_at
-                            ELSE NULL
-                        END
-                    """,
-                    [
-                        attempt.eventID, endpoint, attemptedAt, attempt.delivered ? attemptedAt : nil,
-                        attempt.delivered ? nil : attempt.retryAt.map(LedgerTime.milliseconds),
-                    ])
-                try db.run("DELETE FROM event_leases WHERE endpoint = ? AND event_id = ?", [endpoint, attempt.eventID])
-            }
+            for statement in OutboxStatements.record(attempts, endpoint: endpoint) { _ = try db.rows(statement) }
             // The mark moves up to the first event never attempted (or past the last event): events
             // are written by one writer at a time, so none appears below an event seen.
             try db.run(

@@ -2,9 +2,8 @@ import AppStoreModels
 public import Foundation
 import PostgresNIO
 
-/// Notifications, the webhooks outbox, content, dashboard sessions, failed sign-ins, offers,
-/// calls owed to Apple, app downloads and subscription renewals: one statement each, or a few in
-/// one write transaction. Every write goes through a writer, so it is durable when it returns.
+/// The webhooks outbox on PostgreSQL: events are ordered by the transaction that wrote them
+/// (`xid`), so that the endpoint's mark never passes an event a running transaction will commit.
 extension PostgresLedger {
     // MARK: Webhooks outbox
 
@@ -77,29 +76,14 @@ extension PostgresLedger {
         }
     }
 
-    /// One upsert per attempt and one delete of the leases, in one write transaction.
+    /// Records the delivery attempts of a batch (``OutboxStatements/record(_:endpoint:)``) in one
+    /// write transaction, and moves the endpoint's mark.
     public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
         guard !attempts.isEmpty else { return }
         try await write { connection in
-            for attempt in attempts {
-                let attempted = ms(attempt.date)
-                let next = attempt.delivered ? nil : attempt.retryAt.map(ms)
-                _ = try await connection.rows(
-                    """
-                    INSERT INTO event_deliveries
-                        (event_id, endpoint, attempts, last_attempt_at, delivered_at, next_attempt_at)
-                    VALUES (\(attempt.eventID), \(endpoint), 1, \(attempted), \(attempt.delivered ? attempted : nil),
-                        \(next))
-                    ON CONFLICT (event_id, endpoint) DO UPDATE SET attempts = event_deliveries.attempts + 1,
-                        last_attempt_at = excluded.last_attempt_at,
-                        delivered_at = COALESCE(event_deliveries.delivered_at, excluded.delivered_at),
-                        next_attempt_at = CASE
-                            WHEN event_deliveries.delivered_at IS NULL AND excluded.delivered_at IS NULL
-                            THEN excluded.next_attempt_at END
-                    """)
+            for statement in OutboxStatements.record(attempts, endpoint: endpoint) {
+                _ = try await connection.rows(statement.postgresQuery)
             }
-            _ = try await connection.rows(
-                "DELETE FROM event_leases WHERE endpoint = \(endpoint) AND event_id = ANY(\(attempts.map(\.eventID)))")
             // The mark moves up to the transaction of the first event never attempted, and never past
             // a transaction still running (`pg_snapshot_xmin`): the events of older transactions are
             // all visible now, and no event will ever be written by one of them again.

@@ -79,58 +79,16 @@ struct PostgresRows: LedgerRowSet {
     }
 }
 
-/// Decodes a type whose coding keys are column names (``TransactionRow``) from a row, each
-/// column with PostgresNIO's decoder for its Swift type.
-struct ColumnDecoder: Decoder {
-    let row: PostgresRandomAccessRow
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+extension PostgresRandomAccessRow: ColumnRow {
+    var names: [String] { map(\.columnName) }
+    func isNull(_ column: String) -> Bool { self[column].bytes == nil }
 
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Columns(row: row))
-    }
+    // Text and integer columns are decoded without looking their type up at run time.
+    func text(_ column: String) throws -> String { try self[column].decode(String.self) }
+    func integer(_ column: String) throws -> Int64 { try self[column].decode(Int64.self) }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Self.unsupported }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Self.unsupported }
-
-    static let unsupported = DecodingError.dataCorrupted(
-        .init(codingPath: [], debugDescription: "a row has columns only"))
-
-    struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let row: PostgresRandomAccessRow
-        var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { row.compactMap { Key(stringValue: $0.columnName) } }
-
-        func contains(_ key: Key) -> Bool { row.contains(key.stringValue) }
-        func decodeNil(forKey key: Key) throws -> Bool { row[key.stringValue].bytes == nil }
-
-        // The row's text and integer columns, decoded without looking their type up at run time.
-        func decode(_ type: String.Type, forKey key: Key) throws -> String {
-            try row[key.stringValue].decode(String.self)
-        }
-
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-            try row[key.stringValue].decode(Int64.self)
-        }
-
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            guard let decodable = T.self as? any PostgresDecodable.Type,
-                let value = try row[key.stringValue].decode(decodable) as? T
-            else {
-                throw DecodingError.typeMismatch(
-                    T.self, .init(codingPath: [key], debugDescription: "not a column type"))
-            }
-            return value
-        }
-
-        func nestedContainer<Nested: CodingKey>(
-            keyedBy type: Nested.Type, forKey key: Key
-        ) throws -> KeyedDecodingContainer<Nested> { throw ColumnDecoder.unsupported }
-        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            throw ColumnDecoder.unsupported
-        }
-        func superDecoder() throws -> any Decoder { throw ColumnDecoder.unsupported }
-        func superDecoder(forKey key: Key) throws -> any Decoder { throw ColumnDecoder.unsupported }
+    func value<T>(_ type: T.Type, _ column: String) throws -> T? {
+        guard let decodable = T.self as? any PostgresDecodable.Type else { return nil }
+        return try self[column].decode(decodable) as? T
     }
 }
-

@@ -78,7 +78,10 @@ extension SQLiteLedger {
             .value("n") ?? 0
         return CustomerSummary(
             bundleID: bundleID, appUserID: appUserID,
-            balances: try BalanceRow.byCurrency(SQLiteRows(rows: db.rows(BalanceRow.all(bundleID: bundleID, appUserID: appUserID)))),
+            balances: Dictionary(
+                try db.rows(BalanceRow.all(bundleID: bundleID, appUserID: appUserID)).map {
+                    (try $0.decode(String.self, forColumn: "currency"), try $0.decode(Int64.self, forColumn: "amount"))
+                }, uniquingKeysWith: +),
             accessTransactions: access,
             recentTransactions: try page(
                 bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, db),

@@ -50,12 +50,23 @@ extension Database {
             return []
         }
         let (sql, values) = statement.rendered(for: .sqlite)
-        // The values as existentials: GRDB's initializer from a sequence of one convertible type
-        // reads each through a key path it instantiates at run time, on every statement. (A lazy
-        // sequence: an array would be taken by the initializer from `[Any]`, which may fail.)
-        let arguments = StatementArguments(values.lazy.map { $0.bound })
-        return try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
+        let statement = try cachedStatement(sql: sql)
+        let bound = arguments(values.map { $0.bound })
+        // A write that returns nothing is executed: no cursor, no row.
+        guard sql.hasPrefix("SELECT") || sql.hasPrefix("WITH") || sql.contains("RETURNING") else {
+            try statement.execute(arguments: bound)
+            return []
+        }
+        return try Row.fetchAll(statement, arguments: bound)
     }
+}
+
+/// The values as GRDB's initializer from optional existentials takes them: the one from a
+/// sequence of a single convertible type reads each value through a key path it instantiates at
+/// run time, on every statement, and an array passed directly would be taken by the initializer
+/// from `[Any]`, which may fail.
+private func arguments<Values: Sequence<(any DatabaseValueConvertible)?>>(_ values: Values) -> StatementArguments {
+    StatementArguments(values)
 }
 
 extension LedgerValue {
@@ -76,15 +87,23 @@ struct SQLiteRows: LedgerRowSet {
     var count: Int { rows.count }
 
     func decode<R: Decodable>(_ type: R.Type) throws -> [R] {
-        try rows.map { try DecodedRow<R>(row: $0).value }
+        try rows.map { try R(from: ColumnDecoder(row: $0)) }
     }
 }
 
-/// A row decoded by GRDB's decoder for records (`FetchableRecord` with `Decodable`).
-private struct DecodedRow<Value: Decodable>: FetchableRecord, Decodable {
-    var value: Value
+extension Row: ColumnRow {
+    var names: [String] { Array(columnNames) }
+    func contains(_ column: String) -> Bool { hasColumn(column) }
+    func isNull(_ column: String) -> Bool { (self[column] as DatabaseValue?)?.isNull ?? true }
+    func text(_ column: String) throws -> String { try decode(String.self, forColumn: column) }
+    func integer(_ column: String) throws -> Int64 { try decode(Int64.self, forColumn: column) }
 
-    init(from decoder: any Decoder) throws {
-        value = try Value(from: decoder)
+    func value<T>(_ type: T.Type, _ column: String) throws -> T? {
+        guard let convertible = T.self as? any DatabaseValueConvertible.Type else { return nil }
+        return try decodeColumn(convertible, column) as? T
+    }
+
+    private func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, _ column: String) throws -> T {
+        try decode(type, forColumn: column)
     }
 }

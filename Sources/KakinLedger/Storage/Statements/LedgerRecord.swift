@@ -26,6 +26,11 @@ extension LedgerRecord {
 
     /// The record's values by column.
     func values() throws -> [String: LedgerValue] {
+        Dictionary(try columnValues(), uniquingKeysWith: { _, last in last })
+    }
+
+    /// The record's columns and values, in the order it encodes them.
+    func columnValues() throws -> [(column: String, value: LedgerValue)] {
         let encoder = ColumnEncoder()
         try encode(to: encoder)
         if let refused = encoder.values.refused {
@@ -39,12 +44,12 @@ extension LedgerRecord {
 extension LedgerSQL.StringInterpolation {
     /// `table (columns…) VALUES (binds…)` for a whole row, as `INSERT INTO \(insert: row)` writes it.
     mutating func appendInterpolation<Record: LedgerRecord>(insert record: Record) throws {
-        let values = try record.values()
-        let columns = Record.columns.filter { !Record.generatedColumns.contains($0) }
-        appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) VALUES (")
-        for (index, column) in columns.enumerated() {
+        let generated = Record.generatedColumns
+        let values = try record.columnValues().filter { !generated.contains($0.column) }
+        appendInterpolation(unescaped: "\(Record.table) (\(values.map(\.column).joined(separator: ", "))) VALUES (")
+        for (index, value) in values.enumerated() {
             if index > 0 { appendLiteral(", ") }
-            appendInterpolation(values[column] ?? .null)
+            appendInterpolation(value.value)
         }
         appendLiteral(")")
     }
@@ -59,7 +64,7 @@ extension LedgerValue: LedgerBindable {
 /// ``LedgerRecord/values()`` returns, whatever was encoded into it.
 private final class ColumnEncoder: Encoder {
     final class Values {
-        var values: [String: LedgerValue] = [:]
+        var values: [(column: String, value: LedgerValue)] = []
         /// What the record asked for that a row cannot hold, if anything.
         var refused: String?
 
@@ -84,35 +89,37 @@ private final class ColumnEncoder: Encoder {
         let values: Values
         var codingPath: [any CodingKey] { [] }
 
-        mutating func encodeNil(forKey key: Key) throws { values.values[key.stringValue] = .null }
-        mutating func encode(_ value: String, forKey key: Key) throws { values.values[key.stringValue] = .text(value) }
+        mutating func encodeNil(forKey key: Key) throws { values.values.append((key.stringValue, .null)) }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            values.values.append((key.stringValue, .text(value)))
+        }
         mutating func encode(_ value: Int64, forKey key: Key) throws {
-            values.values[key.stringValue] = .integer(value)
+            values.values.append((key.stringValue, .integer(value)))
         }
         mutating func encode(_ value: Int, forKey key: Key) throws {
-            values.values[key.stringValue] = .integer(Int64(value))
+            values.values.append((key.stringValue, .integer(Int64(value))))
         }
         mutating func encode(_ value: Bool, forKey key: Key) throws {
-            values.values[key.stringValue] = .integer(value ? 1 : 0)
+            values.values.append((key.stringValue, .integer(value ? 1 : 0)))
         }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             guard let bindable = value as? any LedgerBindable else {
                 throw EncodingError.invalidValue(
                     value, .init(codingPath: [key], debugDescription: "\(T.self) is not a column type"))
             }
-            values.values[key.stringValue] = bindable.ledgerValue
+            values.values.append((key.stringValue, bindable.ledgerValue))
         }
         mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
-            values.values[key.stringValue] = value.ledgerValue
+            values.values.append((key.stringValue, value.ledgerValue))
         }
         mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
-            values.values[key.stringValue] = value.ledgerValue
+            values.values.append((key.stringValue, value.ledgerValue))
         }
         mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
-            values.values[key.stringValue] = value.ledgerValue
+            values.values.append((key.stringValue, value.ledgerValue))
         }
         mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-            guard let value else { return values.values[key.stringValue] = .null }
+            guard let value else { return values.values.append((key.stringValue, .null)) }
             try encode(value, forKey: key)
         }
 

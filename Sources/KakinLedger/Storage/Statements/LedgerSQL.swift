@@ -180,7 +180,9 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
     /// The statement's text for `dialect`, with its binds in order.
     func rendered(for dialect: LedgerSQLDialect) -> (sql: String, values: [LedgerValue]) {
         var sql = ""
+        sql.reserveCapacity(parts.count * 16)
         var values: [LedgerValue] = []
+        values.reserveCapacity(parts.count / 2)
         for part in parts {
             switch part {
             case .text(let text): sql += text

@@ -42,6 +42,67 @@ extension LedgerTransaction {
     }
 }
 
+/// A row of either engine, read by column name (``ColumnDecoder``).
+protocol ColumnRow {
+    var names: [String] { get }
+    func contains(_ column: String) -> Bool
+    func isNull(_ column: String) -> Bool
+    func text(_ column: String) throws -> String
+    func integer(_ column: String) throws -> Int64
+    /// The column as `T`, or `nil` when the engine has no decoder for `T`.
+    func value<T>(_ type: T.Type, _ column: String) throws -> T?
+}
+
+/// Decodes a type whose coding keys are column names (``TransactionRow``) from a row, each
+/// column with the engine's own decoder for its Swift type. (Cheaper than GRDB's decoder for
+/// records, which builds a container per row and looks every type up.)
+struct ColumnDecoder<Row: ColumnRow>: Decoder {
+    let row: Row
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Columns(row: row))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw unsupported }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw unsupported }
+
+    private var unsupported: DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a row has columns only"))
+    }
+
+    struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let row: Row
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { row.names.compactMap { Key(stringValue: $0) } }
+
+        func contains(_ key: Key) -> Bool { row.contains(key.stringValue) }
+        func decodeNil(forKey key: Key) throws -> Bool { row.isNull(key.stringValue) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try row.text(key.stringValue) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try row.integer(key.stringValue) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { Int(try row.integer(key.stringValue)) }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            guard let value = try row.value(T.self, key.stringValue) else {
+                throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "not a column type"))
+            }
+            return value
+        }
+
+        private var unsupported: DecodingError {
+            DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a row has columns only"))
+        }
+
+        func nestedContainer<Nested: CodingKey>(
+            keyedBy type: Nested.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<Nested> { throw unsupported }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw unsupported }
+        func superDecoder() throws -> any Decoder { throw unsupported }
+        func superDecoder(forKey key: Key) throws -> any Decoder { throw unsupported }
+    }
+}
+
 /// A column read as `value` (`SELECT … AS value`), for statements that return one.
 struct LedgerColumn<Value: Decodable & Sendable>: Decodable, Sendable {
     var value: Value

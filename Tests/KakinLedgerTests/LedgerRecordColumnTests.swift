@@ -85,8 +85,8 @@ struct LedgerRecordColumnTests {
     @Test("a record holding more than columns is refused with an error, not written")
     func nestedValuesAreRefused() throws {
         let record = NestedRecord(id: "a", tags: ["x"])
-        #expect(throws: EncodingError.self) { try record.values() }
+        #expect(throws: EncodingError.self) { try record.columnValues() }
         #expect(throws: EncodingError.self) { let _: LedgerSQL = try "INSERT INTO \(insert: record)" }
-        #expect(throws: EncodingError.self) { try ListRecord(id: "a").values() }
+        #expect(throws: EncodingError.self) { try ListRecord(id: "a").columnValues() }
     }
 }

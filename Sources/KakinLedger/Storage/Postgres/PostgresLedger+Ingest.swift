@@ -80,8 +80,11 @@ extension PostgresLedger {
             // A purchase another customer keeps: nothing else happens.
             if IngestStatements.keptByAnother(change, outcome) { kept.insert(outcomes.count) }
             // The events of moves and revocations come after those written before.
-            if case .ownedByAnotherCustomer = outcome.recorded { try await writes.flush(on: connection) }
-            if transaction.revocationDate != nil { try await writes.flush(on: connection) }
+            if case .ownedByAnotherCustomer = outcome.recorded {
+                try await writes.flush(on: connection)
+            } else if transaction.revocationDate != nil {
+                try await writes.flush(on: connection)
+            }
             (outcome, changed) = try await perform(
                 IngestStatements.afterRecord(change, outcome: outcome, changes: changed), on: connection)
             outcomes.append(outcome)

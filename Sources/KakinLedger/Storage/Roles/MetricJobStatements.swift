@@ -43,7 +43,7 @@ extension MetricStatements {
                     recompute.append(customer)
                 }
             }
-            let decided = (update, states, recompute)
+            let (afterStep, decided, recomputed) = (update, states, recompute)
             let finish: @Sendable (MetricsUpdate, [MetricsUpdate.CustomerKey: MetricCustomerState?]) throws
                 -> LedgerTransaction<Void> = { update, states in
                     var kept: [[LedgerValue]] = []
@@ -58,20 +58,20 @@ extension MetricStatements {
                         _ in .done(())
                     }
                 }
-            guard !recompute.isEmpty else { return try finish(decided.0, decided.1) }
-            var reads = settled ? recompute.map(keptPurchases(of:)) : []
+            guard !recomputed.isEmpty else { return try finish(afterStep, decided) }
+            var reads = settled ? recomputed.map(keptPurchases(of:)) : []
             reads.append(
                 """
-                WITH k(bundle_id, environment, customer) AS (VALUES \(rows: recompute.map(\.values)))
+                WITH k(bundle_id, environment, customer) AS (VALUES \(rows: recomputed.map(\.values)))
                 SELECT u.bundle_id, u.environment, u.customer, u.original_transaction_id, u.record
                 FROM k \(.joinInOrder) metric_units u
                     ON u.bundle_id = k.bundle_id AND u.environment = k.environment AND u.customer = k.customer
                 """)
             return .run(reads) { rows in
-                var (update, states, recompute) = decided
+                var (update, states) = (afterStep, decided)
                 var purchases: [MetricsUpdate.CustomerKey: [String: MetricUnitRecord]] = [:]
                 if settled {
-                    for (customer, rows) in zip(recompute, rows) {
+                    for (customer, rows) in zip(recomputed, rows) {
                         purchases[customer] = PurchaseMetricChanges.records(
                             of: try rows.decode(TransactionRow.self), bundleID: customer.bundleID)
                     }
@@ -80,7 +80,7 @@ extension MetricStatements {
                     purchases[row.customerKey, default: [:]][row.original_transaction_id] =
                         try MetricUnitRecord.decode(row.record, bundleID: row.bundle_id)
                 }
-                for customer in recompute {
+                for customer in recomputed {
                     states[customer] = .some(
                         update.update(customer: customer, stored: stored[customer], purchases: purchases[customer] ?? [:]))
                 }

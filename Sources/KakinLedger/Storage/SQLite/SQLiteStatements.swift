@@ -52,8 +52,8 @@ extension Database {
         let (sql, values) = statement.rendered(for: .sqlite)
         let statement = try cachedStatement(sql: sql)
         let bound = arguments(values.map { $0.bound })
-        // A write that returns nothing is executed: no cursor, no row.
-        guard sql.hasPrefix("SELECT") || sql.hasPrefix("WITH") || sql.contains("RETURNING") else {
+        // A statement that returns no column (a write without `RETURNING`) is executed: no cursor, no row.
+        guard statement.columnCount > 0 else {
             try statement.execute(arguments: bound)
             return []
         }
@@ -100,10 +100,6 @@ extension Row: ColumnRow {
 
     func value<T>(_ type: T.Type, _ column: String) throws -> T? {
         guard let convertible = T.self as? any DatabaseValueConvertible.Type else { return nil }
-        return try decodeColumn(convertible, column) as? T
-    }
-
-    private func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, _ column: String) throws -> T {
-        try decode(type, forColumn: column)
+        return try decode(convertible, forColumn: column) as? T
     }
 }

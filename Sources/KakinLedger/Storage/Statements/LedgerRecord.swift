@@ -24,11 +24,6 @@ extension LedgerRecord {
         columns.map { prefix + $0 }.joined(separator: ", ")
     }
 
-    /// The record's values by column.
-    func values() throws -> [String: LedgerValue] {
-        Dictionary(try columnValues(), uniquingKeysWith: { _, last in last })
-    }
-
     /// The record's columns and values, in the order it encodes them.
     func columnValues() throws -> [(column: String, value: LedgerValue)] {
         let encoder = ColumnEncoder()
@@ -59,9 +54,9 @@ extension LedgerValue: LedgerBindable {
     var ledgerValue: LedgerValue { self }
 }
 
-/// Collects a record's values by column (``LedgerRecord/values()``); a `nil` optional is `NULL`.
+/// Collects a record's values by column (``LedgerRecord/columnValues()``); a `nil` optional is `NULL`.
 /// A record is flat: a nested, unkeyed or single value is refused with an error when
-/// ``LedgerRecord/values()`` returns, whatever was encoded into it.
+/// ``LedgerRecord/columnValues()`` returns, whatever was encoded into it.
 private final class ColumnEncoder: Encoder {
     final class Values {
         var values: [(column: String, value: LedgerValue)] = []

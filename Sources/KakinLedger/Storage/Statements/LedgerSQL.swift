@@ -66,6 +66,11 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
         parts = stringInterpolation.parts
     }
 
+    private init(parts: [Part], writes: [LedgerSQL]) {
+        self.parts = parts
+        self.writes = writes
+    }
+
     struct StringInterpolation: StringInterpolationProtocol {
         fileprivate var parts: [Part] = []
 
@@ -149,17 +154,13 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
         var binds = 0
         func close() {
             guard let last = group.last else { return }
-            var statement = LedgerSQL(stringLiteral: "")
-            statement.parts = []
+            var parts: [Part] = []
             for (index, write) in group.dropLast().enumerated() {
-                statement.parts.append(.text(index == 0 ? "WITH w\(index) AS (" : ", w\(index) AS ("))
-                statement.parts += write.parts
-                statement.parts.append(.text(")"))
+                parts.append(.text(index == 0 ? "WITH w\(index) AS (" : ", w\(index) AS ("))
+                parts += write.parts
+                parts.append(.text(")\n"))
             }
-            if group.count > 1 { statement.parts.append(.text("\n")) }
-            statement.parts += last.parts
-            statement.writes = group
-            combined.append(statement)
+            combined.append(LedgerSQL(parts: parts + last.parts, writes: group))
             group = []
             binds = 0
         }

@@ -65,12 +65,8 @@ struct ColumnDecoder<Row: ColumnRow>: Decoder {
         KeyedDecodingContainer(Columns(row: row))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw unsupported }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw unsupported }
-
-    private var unsupported: DecodingError {
-        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a row has columns only"))
-    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw columnsOnly }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw columnsOnly }
 
     struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let row: Row
@@ -90,18 +86,17 @@ struct ColumnDecoder<Row: ColumnRow>: Decoder {
             return value
         }
 
-        private var unsupported: DecodingError {
-            DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a row has columns only"))
-        }
-
         func nestedContainer<Nested: CodingKey>(
             keyedBy type: Nested.Type, forKey key: Key
-        ) throws -> KeyedDecodingContainer<Nested> { throw unsupported }
-        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw unsupported }
-        func superDecoder() throws -> any Decoder { throw unsupported }
-        func superDecoder(forKey key: Key) throws -> any Decoder { throw unsupported }
+        ) throws -> KeyedDecodingContainer<Nested> { throw columnsOnly }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw columnsOnly }
+        func superDecoder() throws -> any Decoder { throw columnsOnly }
+        func superDecoder(forKey key: Key) throws -> any Decoder { throw columnsOnly }
     }
 }
+
+/// What ``ColumnDecoder`` throws for a shape a row cannot hold.
+private let columnsOnly = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a row has columns only"))
 
 /// A column read as `value` (`SELECT … AS value`), for statements that return one.
 struct LedgerColumn<Value: Decodable & Sendable>: Decodable, Sendable {

@@ -12,7 +12,6 @@ struct EngineStatementTests {
         "SQLite/SQLiteLedger.swift": "the migrations' bookkeeping in GRDB's own table",
         "SQLite/SQLiteLedger+Outbox.swift": "the outbox's claims and mark, by event ID",
         "Postgres/PostgresLedger.swift": "the migrations' claims",
-        "Postgres/PostgresLedger+Ingest.swift": "the new rows, credits and events of a group of ingests, written together",
         "Postgres/PostgresLedger+Outbox.swift": "the outbox's claims and mark, by transaction visibility",
     ]
 

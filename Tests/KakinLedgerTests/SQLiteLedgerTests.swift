@@ -24,14 +24,14 @@ struct SQLiteLedgerTests {
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
                 let (mode, synchronous, limit, cache) =
-                    try await store.writes.submit { db in
+                    try await store.writes.submit(.run { db in
                         (
                             try String.fetchOne(db, sql: "PRAGMA journal_mode"),
                             try Int.fetchOne(db, sql: "PRAGMA synchronous"),
                             try Int.fetchOne(db, sql: "PRAGMA journal_size_limit"),
                             try Int.fetchOne(db, sql: "PRAGMA cache_size")
                         )
-                    } as! (String?, Int?, Int?, Int?)
+                    }) as! (String?, Int?, Int?, Int?)
                 #expect(mode == "wal")
                 #expect(synchronous == 2, "FULL")
                 #expect(limit == SQLiteLedger.journalSizeLimit)
@@ -96,11 +96,11 @@ struct SQLiteLedgerTests {
             // Holds the writer until every write of the group waits, so that they form one group.
             let (started, signal) = AsyncStream.makeStream(of: Void.self)
             let gate = Task {
-                try await ledger.writes.submit { _ in
+                try await ledger.writes.submit(.run { _ in
                     signal.yield()
                     while ledger.writes.waitingCount < waiting {}
                     return 0
-                }
+                })
             }
             for await _ in started { break }
             let outcomes = try await concurrently(waiting) { index -> Bool in

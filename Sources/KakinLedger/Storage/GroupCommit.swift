@@ -114,3 +114,32 @@ package final class GroupCommit<Engine: GroupCommitEngine>: Sendable {
         }
     }
 }
+
+/// A write a ledger's writer commits: an ingest, which the writer records together with the
+/// ingests next to it in its group (``IngestStatements/ingest(_:)``), or any other job.
+enum LedgerWrite<Job: Sendable>: Sendable {
+    case ingest(LedgerIngest)
+    case run(Job)
+
+    /// What a group of writes comes to, in order: each run of consecutive ingests, and each job.
+    enum Step {
+        case ingests([LedgerIngest])
+        case job(Job)
+    }
+
+    /// `writes` in order, consecutive ingests together.
+    static func steps(_ writes: [Self]) -> [Step] {
+        var steps: [Step] = []
+        var ingests: [LedgerIngest] = []
+        for write in writes {
+            switch write {
+            case .ingest(let change): ingests.append(change)
+            case .run(let job):
+                if !ingests.isEmpty { steps.append(.ingests(ingests)) }
+                ingests = []
+                steps.append(.job(job))
+            }
+        }
+        return ingests.isEmpty ? steps : steps + [.ingests(ingests)]
+    }
+}

@@ -15,33 +15,14 @@ extension PostgresLedger {
         }
     }
 
-    /// One customer's summary, asked for with the others of a group.
-    struct SummaryRequest {
-        var bundleID: String
-        var appUserID: String
-        var recent: Int
-        var withJWS: Bool
-    }
-
     /// The summaries as `connection` sees them (in a write transaction, with its writes), read
-    /// with one statement (``SummaryStatement``), in the order asked; with `events` to append,
-    /// the same statement appends them (``AppendEventsAndSummaries``).
-    static func summaries(
-        _ requests: [SummaryRequest], on connection: PostgresConnection, appending events: AppendEvents? = nil
-    ) async throws -> [CustomerSummary] {
-        let owners = SummaryStatement(
-            bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
-            recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS))
-        guard !requests.isEmpty else {
-            if let events, !events.types.isEmpty { _ = try await connection.rows(events) }
-            return []
-        }
-        let rows =
-            if let events {
-                try await connection.rows(AppendEventsAndSummaries(events: events, owners: owners))
-            } else {
-                try await connection.rows(owners)
-            }
+    /// with one statement (``SummaryStatement``), in the order asked.
+    static func summaries(_ requests: [SummaryRequest], on connection: PostgresConnection) async throws -> [CustomerSummary] {
+        guard !requests.isEmpty else { return [] }
+        let rows = try await connection.rows(
+            SummaryStatement(
+                bundleIDs: requests.map(\.bundleID), appUserIDs: requests.map(\.appUserID),
+                recent: requests.map { Int64($0.recent) }, withJWS: requests.map(\.withJWS)))
         var byOwner: [Int64: [PostgresRow]] = [:]
         for row in rows { byOwner[try row.makeRandomAccess()["owner"].decode(Int64.self), default: []].append(row) }
         return try requests.enumerated().map { index, request in
@@ -164,30 +145,6 @@ struct SummaryStatement: PostgresPreparedStatement {
         bindings.append(appUserIDs)
         bindings.append(recent)
         bindings.append(withJWS)
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
-}
-
-/// Appends outbox events (``AppendEvents``) and reads customers' summaries (``SummaryStatement``)
-/// in one statement, which saves a group of new purchases a round trip. The summaries do not
-/// read the events.
-struct AppendEventsAndSummaries: PostgresPreparedStatement {
-    static let sql = """
-        WITH appended AS (\(AppendEvents.insert)),
-        marked AS (\(AppendEvents.mark)),
-        \(SummaryStatement.owners(from: AppendEvents.bindingCount + 1))
-        \(PostgresLedger.summary)
-        """
-    typealias Row = PostgresRow
-
-    var events: AppendEvents
-    var owners: SummaryStatement
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = try events.makeBindings()
-        owners.append(to: &bindings)
-        return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }

@@ -433,26 +433,21 @@ private final class Lease<R: Sendable>: Sendable {
     }
 }
 
-/// A write a writer commits: an ingest, which the writer records together with the ingests next
-/// to it in its group (``PostgresLedger/ingest(_:on:)``), or any other job.
-enum PostgresWrite: Sendable {
-    case ingest(LedgerIngest)
-    case run(@Sendable (PostgresConnection) async throws -> any Sendable)
+/// A write a PostgreSQL writer commits.
+typealias PostgresWrite = LedgerWrite<@Sendable (PostgresConnection) async throws -> any Sendable>
 
-    /// Runs `writes` in order on `connection`, each run of consecutive ingests together.
-    static func run(_ writes: [PostgresWrite], on connection: PostgresConnection) async throws -> [any Sendable] {
+extension LedgerWrite where Job == @Sendable (PostgresConnection) async throws -> any Sendable {
+    /// Runs `writes` in order on `connection`, each run of consecutive ingests together
+    /// (``PostgresLedger/ingest(_:on:)``).
+    static func run(_ writes: [Self], on connection: PostgresConnection) async throws -> [any Sendable] {
         var results: [any Sendable] = []
-        var ingests: [LedgerIngest] = []
-        for write in writes {
-            switch write {
-            case .ingest(let change): ingests.append(change)
-            case .run(let job):
-                results += try await PostgresLedger.ingest(ingests, on: connection) as [any Sendable]
-                ingests = []
-                results.append(try await job(connection))
+        for step in steps(writes) {
+            switch step {
+            case .ingests(let changes): results += try await PostgresLedger.ingest(changes, on: connection) as [any Sendable]
+            case .job(let job): results.append(try await job(connection))
             }
         }
-        return results + (try await PostgresLedger.ingest(ingests, on: connection) as [any Sendable])
+        return results
     }
 }
 

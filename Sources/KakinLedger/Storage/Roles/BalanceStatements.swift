@@ -75,23 +75,52 @@ struct BalanceRow: LedgerRecord {
     }
 }
 
-/// A row of `events`: one outbox event, delivered to every webhook endpoint.
+/// The outbox's events, as writes append them.
 enum EventStatements {
     /// Appends an outbox event (naming an anonymous customer redacted), and marks the purchase it
     /// changes, if any, for the metrics job.
     static func append(
         _ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at date: Int64
     ) -> [LedgerSQL] {
-        var statements: [LedgerSQL] = [
+        append([PendingEvent(type, bundleID: bundleID, appUserID: appUserID, payload: payload, at: date)])
+    }
+
+    /// Appends outbox events, in the order given (their IDs increase in that order), and marks the
+    /// purchases they change for the metrics job; as one statement where the engine can.
+    static func append(_ events: [PendingEvent]) -> [LedgerSQL] {
+        let inserts: [LedgerSQL] = events.chunked(MetricStatements.rowsPerStatement).map { events in
             """
             INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-            VALUES (\(type), \(bundleID), \(appUserID.map(CustomerIDRedaction.redacted)), \(payload.json), \(date))
+            VALUES \(rows: events.map { event in
+                [.text(event.type), .text(event.bundleID), event.appUserID.map(CustomerIDRedaction.redacted).ledgerValue,
+                 .text(event.payload), .integer(event.at)]
+            })
             """
-        ]
-        if let purchase = payload.changedPurchase {
-            statements += MetricStatements.mark([MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: purchase)])
         }
-        return statements
+        let marked = events.compactMap { event in
+            event.purchase.map { MetricsUpdate.UnitKey(bundleID: event.bundleID, originalTransactionID: $0) }
+        }
+        return LedgerSQL.writes(inserts + (marked.isEmpty ? [] : MetricStatements.mark(marked)))
+    }
+}
+
+/// An outbox event a write appends (``EventStatements/append(_:)-([PendingEvent])``): its body as
+/// the outbox stores it, and the purchase whose metrics it changes, if any.
+struct PendingEvent: Sendable {
+    var type: String
+    var bundleID: String
+    var appUserID: String?
+    var payload: String
+    var purchase: String?
+    var at: Int64
+
+    init(_ type: String, bundleID: String, appUserID: String?, payload: some EventPayload, at: Int64) {
+        self.type = type
+        self.bundleID = bundleID
+        self.appUserID = appUserID
+        self.payload = payload.json
+        self.purchase = payload.changedPurchase
+        self.at = at
     }
 }
 

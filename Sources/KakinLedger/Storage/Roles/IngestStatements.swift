@@ -1,23 +1,154 @@
 import Foundation
 
-/// An ingest, written once for both engines: the row recorded once, its owner found later, its
-/// events and credits, a move to the customer who claims it, the Apple requests it owes, and its
-/// revocation. SQLite runs one ingest per write; PostgreSQL writes the new rows of a group of
-/// ingests together and runs these for the rest (a row held already, a move, a revocation).
+/// Ingests, written once for both engines: the rows recorded once, their owners found later,
+/// their events and credits, a move to the customer who claims a purchase, the Apple requests
+/// owed, revocations. A group of ingests is one write: its new rows are inserted by one statement,
+/// and the events and credits of those rows are written together when something needs them, so
+/// that a group of new purchases takes a few statements however many it holds.
 enum IngestStatements {
-    /// Records `change` (see ``LedgerStore/ingest(_:)``), its signed JWS stored with `digest`;
-    /// its outcome without the summary, which the engine reads in the same write, and what it
+    /// Records `changes` in order (each as ``LedgerStore/ingest(_:)`` says), in one write; their
+    /// outcomes without the summaries (``summaries(_:_:)`` says which to read), and what they
     /// changed in the figures and metrics, for the engine to apply at the write's end.
-    static func ingest(
-        _ change: LedgerIngest, digest: Data?
-    ) throws -> LedgerTransaction<(LedgerIngestOutcome, PurchaseChanges)> {
-        let row = TransactionRow(change.transaction, owner: nil, signedDigest: digest)
-        return owner(of: change.transaction).then { owner in
-            var stored = row
-            stored.appUserID = owner
-            return try record(stored, of: change, owner: owner)
-        }.then { recorded, changes in
-            try afterRecord(change, outcome: LedgerIngestOutcome(recorded: recorded), changes: changes)
+    ///
+    /// The group is taken in runs: an ingest whose transaction names no owner starts a new run
+    /// when one before it in its run is of the same purchase, so that it finds the owner that one
+    /// recorded, as it would one write later.
+    static func ingest(_ changes: [LedgerIngest]) throws -> LedgerTransaction<([LedgerIngestOutcome], PurchaseChanges)> {
+        var runs: [[LedgerIngest]] = [[]]
+        var purchases = Set<MetricsUpdate.UnitKey>()
+        for change in changes {
+            let purchase = MetricsUpdate.UnitKey(
+                bundleID: change.transaction.bundleID, originalTransactionID: change.transaction.originalTransactionID)
+            if change.transaction.appUserID == nil, purchases.contains(purchase) {
+                runs.append([])
+                purchases = []
+            }
+            runs[runs.count - 1].append(change)
+            purchases.insert(purchase)
+        }
+        var all: LedgerTransaction<([LedgerIngestOutcome], PurchaseChanges)> = .done(([], PurchaseChanges()))
+        for run in runs where !run.isEmpty {
+            all = all.then { outcomes, changes in
+                try ingest(run, changes: changes).then { more, changes in .done((outcomes + more, changes)) }
+            }
+        }
+        return all
+    }
+
+    /// The summaries the ingests ask for, by the place of their ingest: none for a purchase
+    /// another customer keeps, or for a transaction that names no owner.
+    static func summaries(
+        _ changes: [LedgerIngest], _ outcomes: [LedgerIngestOutcome]
+    ) -> [(index: Int, request: SummaryRequest)] {
+        zip(changes, outcomes).enumerated().compactMap { index, ingest in
+            let (change, outcome) = ingest
+            guard let summary = change.summary, let owner = change.transaction.appUserID,
+                !keptByAnother(change, outcome)
+            else { return nil }
+            return (
+                index,
+                SummaryRequest(
+                    bundleID: change.transaction.bundleID, appUserID: owner, recent: summary.recent,
+                    withJWS: summary.withJWS)
+            )
+        }
+    }
+
+    /// One run of a group (``ingest(_:)``): the owners of the transactions that name none, then
+    /// the new rows in one statement (a transaction twice in the run is written by its first
+    /// ingest), then each ingest in turn.
+    private static func ingest(
+        _ run: [LedgerIngest], changes: PurchaseChanges
+    ) throws -> LedgerTransaction<([LedgerIngestOutcome], PurchaseChanges)> {
+        let unnamed = run.indices.filter { run[$0].transaction.appUserID == nil }
+        return .run(unnamed.map { earliestOwner(of: run[$0].transaction) }) { rows in
+            var found = run.map(\.transaction.appUserID)
+            for (index, rows) in zip(unnamed, rows) {
+                found[index] = try rows.first(LedgerColumn<String?>.self)?.value ?? nil
+            }
+            let owners = found
+            var listed = Set<String>()
+            let written = run.indices.filter { listed.insert(run[$0].transaction.transactionID).inserted }
+            let rows = written.map { index in
+                let transaction = run[index].transaction
+                return TransactionRow(
+                    transaction, owner: owners[index],
+                    signedDigest: transaction.signedTransaction.map { (run[index].signedDigest ?? SignedDigest($0)).bytes })
+            }
+            let insert: LedgerSQL =
+                try "INSERT INTO \(insert: rows) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id AS value"
+            return .run([insert]) { inserted in
+                let recorded = Set(try inserted[0].decode(LedgerColumn<String>.self).map(\.value))
+                var changes = changes
+                for (index, row) in zip(written, rows) where recorded.contains(row.transactionID) {
+                    changes.figures.record(FigureSource(row))
+                    if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
+                        changes.metrics.replace(nil, with: row, signed: SignedMetricFields(run[index].transaction))
+                    }
+                }
+                return try step(
+                    0, of: run, owners: owners,
+                    RunState(recorded: recorded, changes: changes, outcomes: [], writes: PendingWrites()))
+            }
+        }
+    }
+
+    /// What a run has done so far.
+    private struct RunState: Sendable {
+        /// The new rows whose ingest is still to come.
+        var recorded: Set<String>
+        var changes: PurchaseChanges
+        var outcomes: [LedgerIngestOutcome]
+        /// The events and credits of new rows, not written yet.
+        var writes: PendingWrites
+    }
+
+    /// The ingest at `index` of a run, then the rest: a new row's event and credits are kept for
+    /// later; a row held already is answered by ``held(_:owner:grants:changes:)`` after what
+    /// was kept is written, and so is a move or a revocation, whose events come after them.
+    private static func step(
+        _ index: Int, of run: [LedgerIngest], owners: [String?], _ state: RunState
+    ) throws -> LedgerTransaction<([LedgerIngestOutcome], PurchaseChanges)> {
+        guard index < run.count else {
+            return try state.writes.written().then { .done((state.outcomes, state.changes)) }
+        }
+        let change = run[index]
+        let transaction = change.transaction
+        var state = state
+        let recorded: LedgerTransaction<(RecordOutcome, PurchaseChanges)>
+        if state.recorded.remove(transaction.transactionID) != nil {
+            try state.writes.recorded(
+                transaction, owner: owners[index], ownerAssigned: false, grants: change.grants,
+                quantity: Int(transaction.quantity), credits: transaction.revocationDate == nil)
+            recorded = .done((.recorded, state.changes))
+        } else {
+            recorded = try state.writes.written().then { [state] in
+                held(transaction, owner: owners[index], grants: change.grants, changes: state.changes)
+            }
+            state.writes = PendingWrites()
+        }
+        let before = state
+        return recorded.then { recorded, changes in
+            var state = before
+            let outcome = LedgerIngestOutcome(recorded: recorded)
+            let moves: Bool
+            if case .ownedByAnotherCustomer = recorded { moves = !keptByAnother(change, outcome) } else { moves = false }
+            let flushed: LedgerTransaction<Void>
+            if moves || (transaction.revocationDate != nil && !keptByAnother(change, outcome)) {
+                flushed = try state.writes.written()
+                state.writes = PendingWrites()
+            } else {
+                flushed = .done(())
+            }
+            let after = state
+            return flushed.then {
+                try afterRecord(change, outcome: outcome, changes: changes).then { outcome, changes in
+                    var state = after
+                    state.outcomes.append(outcome)
+                    state.changes = changes
+                    return try step(index + 1, of: run, owners: owners, state)
+                }
+            }
         }
     }
 
@@ -72,28 +203,6 @@ enum IngestStatements {
         }
     }
 
-    /// Records `row` once (`ON CONFLICT DO NOTHING`); a transaction held already is answered by
-    /// ``held(_:owner:grants:changes:)``.
-    private static func record(
-        _ row: TransactionRow, of change: LedgerIngest, owner: String?
-    ) throws -> LedgerTransaction<(RecordOutcome, PurchaseChanges)> {
-        let transaction = change.transaction
-        return .run([try "INSERT INTO \(insert: row) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id"]) {
-            rows in
-            guard !rows[0].isEmpty else { return held(transaction, owner: owner, grants: change.grants, changes: PurchaseChanges()) }
-            var changes = PurchaseChanges()
-            changes.figures.record(FigureSource(row))
-            if PurchaseMetricChanges.keptInWrite(productType: row.productType) {
-                changes.metrics.replace(nil, with: row, signed: SignedMetricFields(transaction))
-            }
-            let recorded = changes
-            return try events(
-                transaction, owner: owner, ownerAssigned: false, grants: change.grants, quantity: Int(row.quantity),
-                credits: transaction.revocationDate == nil
-            ).then { _ in .done((.recorded, recorded)) }
-        }
-    }
-
     /// What recording a transaction the ledger holds already comes to: a duplicate, another
     /// customer's purchase, or, for a row without an owner, the owner assigned now (`UPDATE …
     /// WHERE app_user_id IS NULL`), with its event and credits.
@@ -130,35 +239,13 @@ enum IngestStatements {
                     changed.metrics.replace(before, with: assigned, signed: SignedMetricFields(transaction))
                 }
                 let result = changed
-                return try events(
+                var writes = PendingWrites()
+                try writes.recorded(
                     transaction, owner: owner, ownerAssigned: true, grants: grants, quantity: Int(assigned.quantity),
-                    credits: assigned.revocationDate == nil && transaction.revocationDate == nil
-                ).then { _ in .done((.duplicate(ownerAssigned: true), result)) }
+                    credits: assigned.revocationDate == nil && transaction.revocationDate == nil)
+                return try writes.written().then { .done((.duplicate(ownerAssigned: true), result)) }
             }
         }
-    }
-
-    /// The `transaction.recorded` event of a row recorded, or given its owner, now; then, with
-    /// `credits` and an owner, the credits of the currencies its grants name, each once.
-    private static func events(
-        _ transaction: RecordedTransaction, owner: String?, ownerAssigned: Bool, grants: [Grant], quantity: Int,
-        credits: Bool
-    ) throws -> LedgerTransaction<Void> {
-        let now = LedgerTime.milliseconds(transaction.recordedAt)
-        var steps: [LedgerTransaction<Void>] = [
-            .run(
-                EventStatements.append(
-                    LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
-                    payload: LedgerRules.recordedEvent(transaction, ownerAssigned: ownerAssigned), at: now)
-            ) { _ in .done(()) }
-        ]
-        if let owner, credits {
-            steps += try LedgerRules.credits(of: transaction, grants: grants, quantity: quantity).map {
-                try PurchaseChangeStatements.credit(
-                    $0, bundleID: transaction.bundleID, owner: owner, transactionID: transaction.transactionID, at: now)
-            }
-        }
-        return .sequence(steps)
     }
 
     /// The owner a transaction is recorded for: the one it names, or for one that names none
@@ -199,4 +286,12 @@ extension StoredOwner {
         guard let row = try rows.first(LedgerColumn<String?>.self) else { return .missing }
         return StoredOwner(row.value)
     }
+}
+
+/// One customer's summary, asked for with the others of a group.
+struct SummaryRequest: Sendable {
+    var bundleID: String
+    var appUserID: String
+    var recent: Int
+    var withJWS: Bool
 }

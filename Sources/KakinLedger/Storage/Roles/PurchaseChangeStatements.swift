@@ -20,39 +20,62 @@ enum PurchaseChangeStatements {
     static func credit(
         _ credit: CurrencyCredit, bundleID: String, owner: String, transactionID: String, at now: Int64
     ) throws -> LedgerTransaction<Void> {
-        let line = LedgerEntryRow(
-            id: nil, idempotencyKey: credit.idempotencyKey, kind: LedgerEntry.Kind.credit.rawValue,
-            bundleID: bundleID, appUserID: owner, currency: credit.currency, amount: credit.amount,
-            transactionID: transactionID, shortfall: 0, createdAt: now)
-        return .run([try "INSERT INTO \(insert: line) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id"]) { rows in
-            guard !rows[0].isEmpty else { return .done(()) }
-            return .run([add(credit.amount, bundleID: bundleID, owner: owner, currency: credit.currency)]) { rows in
-                let balance = try newBalance(rows[0])
-                return .run(
-                    EventStatements.append(
-                        LedgerEventType.balanceCredited, bundleID: bundleID, appUserID: owner,
-                        payload: credit.event(transactionID: transactionID, balance: balance), at: now)
-                ) { _ in .done(()) }
+        var writes = PendingWrites()
+        writes.credit(credit, bundleID: bundleID, owner: owner, transactionID: transactionID, at: now)
+        return try writes.written()
+    }
+
+    /// Credits currencies, each once: their lines under their idempotency keys (`ON CONFLICT DO
+    /// NOTHING`), then each balance they raise, by the sum of its lines written, in key order.
+    /// Returns, for each credit in order, its `balance.credited` event with the balance after
+    /// it, or `nil` when its key was used.
+    static func credit(_ credits: [PendingCredit]) throws -> LedgerTransaction<[PendingEvent?]> {
+        guard !credits.isEmpty else { return .done([]) }
+        let lines = credits.map {
+            LedgerEntryRow(
+                id: nil, idempotencyKey: $0.credit.idempotencyKey, kind: LedgerEntry.Kind.credit.rawValue,
+                bundleID: $0.bundleID, appUserID: $0.owner, currency: $0.credit.currency, amount: $0.credit.amount,
+                transactionID: $0.transactionID, shortfall: 0, createdAt: $0.at)
+        }
+        return .run([try "INSERT INTO \(insert: lines) ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key AS value"]) {
+            rows in
+            let applied = Set(try rows[0].decode(LedgerColumn<String>.self).map(\.value))
+            var sums: [BalanceKey: Int64] = [:]
+            for credit in credits where applied.contains(credit.credit.idempotencyKey) {
+                sums[credit.balance, default: 0] += credit.credit.amount
+            }
+            let raised = sums
+            guard !raised.isEmpty else { return .done(credits.map { _ in nil }) }
+            return .run([raise(raised)]) { rows in
+                // The balance before these credits, then after each, in order.
+                var running: [BalanceKey: Int64] = [:]
+                for row in try rows[0].decode(BalanceRow.self) {
+                    let key = BalanceKey(bundleID: row.bundleID, owner: row.appUserID, currency: row.currency)
+                    running[key] = row.amount - (raised[key] ?? 0)
+                }
+                return .done(
+                    credits.map { credit in
+                        guard applied.contains(credit.credit.idempotencyKey) else { return nil }
+                        running[credit.balance, default: 0] += credit.credit.amount
+                        return PendingEvent(
+                            LedgerEventType.balanceCredited, bundleID: credit.bundleID, appUserID: credit.owner,
+                            payload: credit.credit.event(
+                                transactionID: credit.transactionID, balance: running[credit.balance] ?? 0),
+                            at: credit.at)
+                    })
             }
         }
     }
 
-    /// Adds `delta` to a balance, creating it when the customer has none of that currency; the
-    /// balance after, as `value`.
-    static func add(_ delta: Int64, bundleID: String, owner: String, currency: String) -> LedgerSQL {
+    /// Adds to balances, each once, in key order, creating those the customer has none of; returns
+    /// the balances after (``BalanceRow``'s columns).
+    static func raise(_ amounts: [BalanceKey: Int64]) -> LedgerSQL {
         """
         INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-        VALUES (\(bundleID), \(owner), \(currency), \(delta))
+        VALUES \(rows: amounts.keys.sorted().map { [.text($0.bundleID), .text($0.owner), .text($0.currency), .integer(amounts[$0] ?? 0)] })
         ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-        RETURNING amount AS value
+        RETURNING bundle_id, app_user_id, currency, amount
         """
-    }
-
-    private static func newBalance(_ rows: any LedgerRowSet) throws -> Int64 {
-        guard let balance = try rows.first(LedgerColumn<Int64>.self)?.value else {
-            throw LedgerStoreError(.inconsistentState, "the balance upsert returned nothing")
-        }
-        return balance
     }
 
     // MARK: Revocations
@@ -393,9 +416,11 @@ extension PurchaseChangeStatements {
             move.transactionIDs = moved.map(\.transactionID).sorted()
             changes.metrics.move(moved, from: anonymousID)
             for balance in try rows[1].decode(BalanceLine.self) { move.balances[balance.currency] = balance.amount }
-            var statements = move.balances.sorted { $0.key < $1.key }.map { currency, amount in
-                add(amount, bundleID: bundleID, owner: appUserID, currency: currency)
+            var raised: [BalanceKey: Int64] = [:]
+            for (currency, amount) in move.balances {
+                raised[BalanceKey(bundleID: bundleID, owner: appUserID, currency: currency)] = amount
             }
+            var statements = raised.isEmpty ? [] : [raise(raised)]
             if move.changedAnything {
                 statements += EventStatements.append(
                     LedgerEventType.customerAliased, bundleID: bundleID, appUserID: appUserID,
@@ -455,5 +480,86 @@ extension LedgerTransaction where Output == Void {
     /// The steps one after the other, in the same database transaction.
     static func sequence(_ steps: [LedgerTransaction<Void>]) -> LedgerTransaction<Void> {
         steps.reduce(.done(())) { chain, step in chain.then { step } }
+    }
+}
+
+/// A customer's balance of one currency.
+struct BalanceKey: Hashable, Comparable, Sendable {
+    var bundleID: String
+    var owner: String
+    var currency: String
+
+    static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.bundleID, lhs.owner, lhs.currency) < (rhs.bundleID, rhs.owner, rhs.currency)
+    }
+}
+
+/// A currency credited for a transaction (``PurchaseChangeStatements/credit(_:)-([PendingCredit])``).
+struct PendingCredit: Sendable {
+    var credit: CurrencyCredit
+    var bundleID: String
+    var owner: String
+    var transactionID: String
+    var at: Int64
+
+    var balance: BalanceKey { BalanceKey(bundleID: bundleID, owner: owner, currency: credit.currency) }
+}
+
+/// The events and credits of a write, kept until something needs them in the ledger and then
+/// written together (``written()``): the credits with two statements, then the events, in the
+/// order they were added, with one more; a credit's `balance.credited` event carries the
+/// balance after it.
+struct PendingWrites: Sendable {
+    private enum Event: Sendable {
+        case ready(PendingEvent)
+        /// The event of the credit at this index of `credits`, when it was applied.
+        case credited(Int)
+    }
+
+    private var events: [Event] = []
+    private var credits: [PendingCredit] = []
+
+    var isEmpty: Bool { events.isEmpty }
+
+    mutating func append(_ event: PendingEvent) {
+        events.append(.ready(event))
+    }
+
+    /// Credits `credit` to `owner` for a transaction, once, with its event.
+    mutating func credit(_ credit: CurrencyCredit, bundleID: String, owner: String, transactionID: String, at now: Int64) {
+        credits.append(PendingCredit(credit: credit, bundleID: bundleID, owner: owner, transactionID: transactionID, at: now))
+        events.append(.credited(credits.count - 1))
+    }
+
+    /// The `transaction.recorded` event of a row recorded, or given its owner, now; then, with
+    /// `credits` and an owner, the credits of the currencies its grants name, each once.
+    mutating func recorded(
+        _ transaction: RecordedTransaction, owner: String?, ownerAssigned: Bool, grants: [Grant], quantity: Int,
+        credits: Bool
+    ) throws {
+        let now = LedgerTime.milliseconds(transaction.recordedAt)
+        append(
+            PendingEvent(
+                LedgerEventType.transactionRecorded, bundleID: transaction.bundleID, appUserID: owner,
+                payload: LedgerRules.recordedEvent(transaction, ownerAssigned: ownerAssigned), at: now))
+        guard let owner, credits else { return }
+        for credit in try LedgerRules.credits(of: transaction, grants: grants, quantity: quantity) {
+            self.credit(credit, bundleID: transaction.bundleID, owner: owner, transactionID: transaction.transactionID, at: now)
+        }
+    }
+
+    /// Writes what was added.
+    func written() throws -> LedgerTransaction<Void> {
+        guard !events.isEmpty else { return .done(()) }
+        let events = events
+        return try PurchaseChangeStatements.credit(credits).then { credited in
+            let rows = events.compactMap { event -> PendingEvent? in
+                switch event {
+                case .ready(let event): event
+                case .credited(let index): credited[index]
+                }
+            }
+            return .run(EventStatements.append(rows)) { _ in .done(()) }
+        }
     }
 }

@@ -22,21 +22,21 @@ extension SQLiteLedger {
         {
             return LedgerIngestOutcome(recorded: .duplicate(ownerAssigned: false))
         }
-        let digest: Data? =
-            transaction.signedTransaction == nil
-            ? nil : change.signedDigest?.bytes ?? transaction.signedTransaction.map { SignedDigest($0).bytes }
-        let ingest = try IngestStatements.ingest(change, digest: digest)
-        return try await write { db in
-            var (outcome, changes) = try Self.perform(ingest, db)
-            try Self.apply(changes, db)
-            if IngestStatements.keptByAnother(change, outcome) { return outcome }
-            if let summary = change.summary, let owner = transaction.appUserID {
-                outcome.summary = try Self.summary(
-                    bundleID: transaction.bundleID, appUserID: owner, recent: summary.recent,
-                    withJWS: summary.withJWS, db)
-            }
-            return outcome
+        return try await submit(.ingest(change))
+    }
+
+    /// Applies consecutive ingests of one group, in order, in the write open on `db`
+    /// (``IngestStatements/ingest(_:)``), with the summaries they ask for.
+    static func ingest(_ changes: [LedgerIngest], _ db: Database) throws -> [LedgerIngestOutcome] {
+        guard !changes.isEmpty else { return [] }
+        var (outcomes, changed) = try perform(IngestStatements.ingest(changes), db)
+        try apply(changed, db)
+        for (index, request) in IngestStatements.summaries(changes, outcomes) {
+            outcomes[index].summary = try summary(
+                bundleID: request.bundleID, appUserID: request.appUserID, recent: request.recent,
+                withJWS: request.withJWS, db)
         }
+        return outcomes
     }
 
     // MARK: Reading transactions

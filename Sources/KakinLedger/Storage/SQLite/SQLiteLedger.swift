@@ -197,9 +197,14 @@ public final class SQLiteLedger: LedgerStore {
     /// alone when it throws.
     @discardableResult
     func write<R: Sendable>(_ body: @escaping @Sendable (Database) throws -> R) async throws -> R {
+        try await submit(.run { db in try body(db) })
+    }
+
+    /// Commits `write` with the writes waiting at the same moment; its result as `R`.
+    func submit<R: Sendable>(_ write: SQLiteWrite) async throws -> R {
         let value: any Sendable
         do {
-            value = try await writes.submit { db in try body(db) }
+            value = try await writes.submit(write)
         } catch {
             throw Self.ledgerError(error)
         }
@@ -254,10 +259,28 @@ public final class SQLiteLedger: LedgerStore {
     }
 }
 
+/// A write the SQLite writer commits.
+typealias SQLiteWrite = LedgerWrite<@Sendable (Database) throws -> any Sendable>
+
+extension LedgerWrite where Job == @Sendable (Database) throws -> any Sendable {
+    /// Runs `writes` in order in the write open on `db`, each run of consecutive ingests together
+    /// (``SQLiteLedger/ingest(_:_:)``).
+    static func run(_ writes: [Self], _ db: Database) throws -> [any Sendable] {
+        var results: [any Sendable] = []
+        for step in steps(writes) {
+            switch step {
+            case .ingests(let changes): results += try SQLiteLedger.ingest(changes, db) as [any Sendable]
+            case .job(let job): results.append(try job(db))
+            }
+        }
+        return results
+    }
+}
+
 /// The group commit's engine on GRDB: a group is one `BEGIN IMMEDIATE` transaction on the
 /// writer, with a savepoint per job when it is isolated.
 struct SQLiteCommitEngine: GroupCommitEngine {
-    typealias Job = @Sendable (Database) throws -> any Sendable
+    typealias Job = SQLiteWrite
 
     let writer: any DatabaseWriter
     /// Told of each commit.
@@ -268,19 +291,19 @@ struct SQLiteCommitEngine: GroupCommitEngine {
         return try await writer.writeWithoutTransaction { db in
             var results: [Result<any Sendable, any Error>] = []
             try db.inTransaction(.immediate) {
+                guard isolated else {
+                    results = try SQLiteWrite.run(jobs, db).map { .success($0) }
+                    return .commit
+                }
                 results = []
                 for job in jobs {
-                    guard isolated else {
-                        results.append(.success(try job(db)))
-                        continue
-                    }
-                    var value: (any Sendable)?
+                    var value: [any Sendable] = []
                     do {
                         try db.inSavepoint {
-                            value = try job(db)
+                            value = try SQLiteWrite.run([job], db)
                             return .commit
                         }
-                        results.append(.success(value!))
+                        results.append(.success(value[0]))
                     } catch {
                         results.append(.failure(error))
                     }

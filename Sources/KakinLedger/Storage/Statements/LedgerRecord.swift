@@ -39,14 +39,17 @@ extension LedgerRecord {
 extension LedgerSQL.StringInterpolation {
     /// `table (columns…) VALUES (binds…)` for a whole row, as `INSERT INTO \(insert: row)` writes it.
     mutating func appendInterpolation<Record: LedgerRecord>(insert record: Record) throws {
+        try appendInterpolation(insert: [record])
+    }
+
+    /// `table (columns…) VALUES (binds…), (binds…)` for whole rows (at least one), as `INSERT INTO
+    /// \(insert: rows)` writes them.
+    mutating func appendInterpolation<Record: LedgerRecord>(insert records: [Record]) throws {
         let generated = Record.generatedColumns
-        let values = try record.columnValues().filter { !generated.contains($0.column) }
-        appendInterpolation(unescaped: "\(Record.table) (\(values.map(\.column).joined(separator: ", "))) VALUES (")
-        for (index, value) in values.enumerated() {
-            if index > 0 { appendLiteral(", ") }
-            appendInterpolation(value.value)
-        }
-        appendLiteral(")")
+        let rows = try records.map { try $0.columnValues().filter { !generated.contains($0.column) } }
+        let columns = rows.first?.map(\.column) ?? []
+        appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) VALUES ")
+        appendInterpolation(rows: rows.map { $0.map(\.value) })
     }
 }
 

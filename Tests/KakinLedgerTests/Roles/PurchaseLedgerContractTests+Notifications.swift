@@ -4,9 +4,65 @@ import KakinLedger
 import KakinTestSupport
 import Testing
 
-/// Subscriptions: the latest renewal state of each, ordered by Apple's signing dates, and the
-/// periods that ended with nothing recorded since.
+/// Notifications, recorded once and listed, and what they leave of subscriptions: the latest
+/// renewal state of each, ordered by Apple's signing dates, and the periods that ended with
+/// nothing recorded since.
 extension PurchaseLedgerContractTests {
+    @Test(
+        "a notification is recorded once per UUID, also when it arrives many times at once",
+        arguments: RoleImplementation.all)
+    func notificationsOnce(_ implementation: RoleImplementation) async throws {
+        try await implementation.withPurchases { ledger in
+            let results = try await concurrently(50) { index in
+                try await ledger.recordNotification(
+                    uuid: "n-\(index % 5)", type: "DID_RENEW", subtype: nil, bundleID: Fixture.bundleID,
+                    transactionID: "t1", signedPayload: "jws", receivedAt: Fixture.at(Double(index)))
+            }
+            #expect(results.filter { $0 }.count == 5)
+            #expect(
+                try await ledger.recordNotification(
+                    uuid: "n-0", type: "REFUND", subtype: "x", bundleID: Fixture.bundleID, transactionID: nil,
+                    signedPayload: "jws", receivedAt: Fixture.at(99)) == false)
+        }
+    }
+
+    @Test(
+        "notifications are listed newest first with their transaction's owner and revocation, of an app or a customer",
+        arguments: RoleImplementation.all)
+    func notificationsListed(_ implementation: RoleImplementation) async throws {
+        try await implementation.withPurchases { ledger in
+            _ = try await ledger.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            _ = try await ledger.record(Fixture.transaction("t2", user: "bob"), grants: [])
+            _ = try await ledger.revoke(
+                transactionID: "t1", at: Fixture.at(5), reason: 1, grants: [], policy: .clampAtZero)
+            for (uuid, type, bundleID, transactionID, at) in [
+                ("n1", "ONE_TIME_CHARGE", Fixture.bundleID, "t2", 1.0), ("n2", "REFUND", Fixture.bundleID, "t1", 6),
+                ("n3", "TEST", "com.example.other", nil, 3), ("n0", "DID_RENEW", Fixture.bundleID, "t9", 6),
+            ] {
+                #expect(
+                    try await ledger.recordNotification(
+                        uuid: uuid, type: type, subtype: nil, bundleID: bundleID, transactionID: transactionID,
+                        signedPayload: "jws", receivedAt: Fixture.at(at)))
+            }
+            let all = try await ledger.receivedNotifications(bundleID: nil, appUserID: nil, limit: 10)
+            #expect(all.map(\.notificationUUID) == ["n0", "n2", "n3", "n1"], "received at the same time: by UUID")
+            #expect(all[1].transactionRevocationDate == Fixture.at(5))
+            #expect(all[1].appUserID == "alice")
+            #expect(all[0].appUserID == nil && all[3].appUserID == "bob" && all[3].transactionRevocationDate == nil)
+            #expect(
+                try await ledger.receivedNotifications(bundleID: Fixture.bundleID, appUserID: nil, limit: 2)
+                    .map(\.notificationUUID) == ["n0", "n2"])
+            let alices = try await ledger.receivedNotifications(
+                bundleID: Fixture.bundleID, appUserID: "alice", limit: 10)
+            #expect(alices.map(\.type) == ["REFUND"])
+            #expect(
+                try await ledger.receivedNotifications(bundleID: "com.example.other", appUserID: "alice", limit: 10)
+                    .isEmpty)
+        }
+    }
+
+    // MARK: Subscriptions
+
     private static func renewal(
         _ original: String = "o1", bundleID: String = Fixture.bundleID, autoRenew: AutoRenewStatus? = .on,
         intent: ExpirationIntent? = nil, issue: TimeInterval? = nil, graceEnd: TimeInterval? = nil,

@@ -159,6 +159,32 @@ struct PurchaseLedgerContractTests {
     }
 
     @Test(
+        "a transaction without an owner takes the owner of the earliest transaction of its purchase that has one",
+        arguments: RoleImplementation.all)
+    func earliestOwnerWins(_ implementation: RoleImplementation) async throws {
+        try await implementation.withPurchases { ledger in
+            func renewal(_ id: String, user: String? = nil, at days: TimeInterval) -> RecordedTransaction {
+                Fixture.transaction(id, original: "o1", user: user, product: "bonus", purchasedAt: days * 86_400)
+            }
+            _ = try await ledger.record(renewal("o1-r1", at: 10), grants: Fixture.coins)
+            _ = try await ledger.record(renewal("o1-r2", user: "bob", at: 60), grants: Fixture.coins)
+            _ = try await ledger.record(renewal("o1", user: "alice", at: 0), grants: Fixture.coins)
+            #expect(try await ledger.record(renewal("o1-r3", at: 90), grants: Fixture.coins) == .recorded)
+            #expect(try await ledger.transaction(id: "o1-r3")?.appUserID == "alice")
+            #expect(try await ledger.transaction(id: "o1-r1")?.appUserID == nil, "an owner is found when recorded")
+            let alice = try await ledger.customer(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(alice.ledger.map(\.idempotencyKey) == ["grant:o1:coins", "grant:o1-r3:coins"])
+            // Another purchase's or app's owners are not its own.
+            var elsewhere = renewal("o1-x", at: 120)
+            elsewhere.bundleID = "com.example.other"
+            _ = try await ledger.record(elsewhere, grants: [])
+            _ = try await ledger.record(Fixture.transaction("o2-r1", original: "o2"), grants: [])
+            #expect(try await ledger.transaction(id: "o1-x")?.appUserID == nil)
+            #expect(try await ledger.transaction(id: "o2-r1")?.appUserID == nil)
+        }
+    }
+
+    @Test(
         "a renewal seen before its owner was known gets the owner when seen again", arguments: RoleImplementation.all)
     func renewalOwnerFilledInFromLineage(_ implementation: RoleImplementation) async throws {
         try await implementation.withPurchases { ledger in

@@ -101,40 +101,48 @@ public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger {
     }
 
     /// Records a transaction once: the first record wins and credits its owner unless revoked; a
-    /// transaction held without an owner gets `owner` now, and its credits then.
+    /// transaction held without an owner gets `owner` now, and its credits then. The credits are
+    /// worked out before anything changes.
     private func record(_ change: LedgerIngest, owner: String?) throws -> RecordOutcome {
         let transaction = change.transaction
-        guard let held = transactions[transaction.transactionID] else {
+        let id = transaction.transactionID
+        guard let held = transactions[id] else {
+            let credits = owner == nil || transaction.revocationDate != nil ? [] : try self.credits(of: change)
             let digest = transaction.signedTransaction.map { (change.signedDigest ?? SignedDigest($0)).bytes }
-            transactions[transaction.transactionID] = TransactionRow(transaction, owner: owner, signedDigest: digest)
-            if let owner, transaction.revocationDate == nil {
-                try credit(transaction, grants: change.grants, quantity: transaction.quantity, owner: owner)
-            }
+            transactions[id] = TransactionRow(transaction, owner: owner, signedDigest: digest)
+            if let owner { credit(credits, of: transaction, owner: owner) }
             return .recorded
         }
         if let stored = held.appUserID {
             return LedgerRules.outcome(storedOwner: stored, claimedBy: transaction.appUserID)
         }
         guard let owner else { return .duplicate(ownerAssigned: false) }
-        transactions[transaction.transactionID]?.appUserID = owner
-        if held.revocationDate == nil, transaction.revocationDate == nil {
-            try credit(transaction, grants: change.grants, quantity: Int(held.quantity), owner: owner)
-        }
+        let revoked = held.revocationDate != nil || transaction.revocationDate != nil
+        let credits = revoked ? [] : try self.credits(of: change, quantity: Int(held.quantity))
+        transactions[id]?.appUserID = owner
+        credit(credits, of: transaction, owner: owner)
         return .duplicate(ownerAssigned: true)
     }
 
-    /// Credits `owner` what `transaction` grants (``LedgerRules/credits(of:grants:quantity:)``),
-    /// each currency once, dated when the transaction was recorded.
-    private func credit(_ transaction: RecordedTransaction, grants: [Grant], quantity: Int, owner: String) throws {
-        for credit in try LedgerRules.credits(of: transaction, grants: grants, quantity: quantity) {
+    /// What the ingested transaction credits (``LedgerRules/credits(of:grants:quantity:)``), for
+    /// `quantity` units (the transaction's own when `nil`).
+    private func credits(of change: LedgerIngest, quantity: Int? = nil) throws -> [CurrencyCredit] {
+        try LedgerRules.credits(
+            of: change.transaction, grants: change.grants, quantity: quantity ?? change.transaction.quantity)
+    }
+
+    /// Credits `owner` each of `credits` of `transaction` once, dated when the transaction was recorded.
+    private func credit(_ credits: [CurrencyCredit], of transaction: RecordedTransaction, owner: String) {
+        for credit in credits {
             self.credit(
                 credit, bundleID: transaction.bundleID, owner: owner, transactionID: transaction.transactionID,
                 at: transaction.recordedAt)
         }
     }
 
-    private func credit(_ credit: CurrencyCredit, bundleID: String, owner: String, transactionID: String, at date: Date)
-    {
+    private func credit(
+        _ credit: CurrencyCredit, bundleID: String, owner: String, transactionID: String, at date: Date
+    ) {
         write(
             LedgerEntry(
                 kind: .credit, bundleID: bundleID, appUserID: owner, currency: credit.currency, amount: credit.amount,

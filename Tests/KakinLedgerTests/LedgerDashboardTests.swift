@@ -6,47 +6,13 @@ import Testing
 
 @Suite("Ledger: the dashboard's reads")
 struct LedgerDashboardTests {
-    @Test("customers are found by user ID prefix (any case, wildcards literal) or by transaction ID", arguments: StoreKind.allCases)
-    func findCustomers(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            _ = try await store.record(Fixture.transaction("t1", user: "alice", purchasedAt: 0), grants: Fixture.coins)
-            _ = try await store.record(Fixture.transaction("t2", user: "alice", purchasedAt: 50), grants: Fixture.coins)
-            _ = try await store.record(Fixture.transaction("t3", user: "al_x", purchasedAt: 20), grants: [])
-            _ = try await store.record(Fixture.transaction("t4", user: "bob", purchasedAt: 30), grants: [])
-            _ = try await store.record(Fixture.transaction("t5", original: "t4", user: nil, purchasedAt: 40), grants: [])
-
-            let byPrefix = try await store.findCustomers(matching: "AL", limit: 10)
-            #expect(byPrefix.map(\.appUserID) == ["alice", "al_x"])
-            #expect(byPrefix.first?.transactionCount == 2)
-            #expect(byPrefix.first?.lastPurchaseDate == Fixture.at(50))
-            #expect(try await store.findCustomers(matching: "al_", limit: 10).map(\.appUserID) == ["al_x"])
-            #expect(try await store.findCustomers(matching: "a%", limit: 10).isEmpty)
-            #expect(try await store.findCustomers(matching: "t3", limit: 10).map(\.appUserID) == ["al_x"])
-            #expect(try await store.findCustomers(matching: "t4", limit: 10).map(\.appUserID) == ["bob"])
-            #expect(try await store.findCustomers(matching: "", limit: 2).map(\.appUserID) == ["alice", "bob"])
-        }
-    }
-
-    @Test("notifications, deliveries and reconciliation runs, newest first, by customer", arguments: StoreKind.allCases)
+    @Test("deliveries and reconciliation runs, newest first, by customer", arguments: StoreKind.allCases)
     func activity(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
             _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
             _ = try await store.record(Fixture.transaction("t2", user: "bob"), grants: [])
             _ = try await store.revoke(
                 transactionID: "t1", at: Fixture.at(5), reason: 1, grants: [], policy: .clampAtZero)
-            _ = try await store.recordNotification(
-                uuid: "n1", type: "ONE_TIME_CHARGE", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t2",
-                signedPayload: "jws", receivedAt: Fixture.at(1))
-            _ = try await store.recordNotification(
-                uuid: "n2", type: "REFUND", subtype: nil, bundleID: Fixture.bundleID, transactionID: "t1",
-                signedPayload: "jws", receivedAt: Fixture.at(6))
-            let all = try await store.receivedNotifications(bundleID: nil, appUserID: nil, limit: 10)
-            #expect(all.map(\.notificationUUID) == ["n2", "n1"])
-            #expect(all.first?.transactionRevocationDate == Fixture.at(5))
-            #expect(all.first?.appUserID == "alice")
-            let alices = try await store.receivedNotifications(
-                bundleID: Fixture.bundleID, appUserID: "alice", limit: 10)
-            #expect(alices.map(\.type) == ["REFUND"])
 
             let events = try await store.dueEvents(endpoint: "https://hooks.example/a", now: Fixture.at(10), limit: 10)
             let first = try #require(events.first)

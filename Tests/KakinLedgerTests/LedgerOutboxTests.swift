@@ -113,24 +113,6 @@ struct LedgerOutboxTests {
         }
     }
 
-    @Test(
-        "a notification is recorded once per UUID, also when it arrives many times at once",
-        arguments: StoreKind.allCases)
-    func notificationsOnce(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            let results = try await concurrently(50) { index in
-                try await store.recordNotification(
-                    uuid: "n-\(index % 5)", type: "DID_RENEW", subtype: nil, bundleID: Fixture.bundleID,
-                    transactionID: "t1", signedPayload: "jws", receivedAt: Fixture.at(Double(index)))
-            }
-            #expect(results.filter { $0 }.count == 5)
-            #expect(
-                try await store.recordNotification(
-                    uuid: "n-0", type: "REFUND", subtype: "x", bundleID: Fixture.bundleID, transactionID: nil,
-                    signedPayload: "jws", receivedAt: Fixture.at(99)) == false)
-        }
-    }
-
     @Test("a file store closed and reopened keeps everything; migrating again changes nothing")
     func restart() async throws {
         let directory = FileManager.default.temporaryDirectory

@@ -1,5 +1,6 @@
 import AppStoreTesting
 import Foundation
+import KakinServer
 import StoreSandbox
 
 /// Builds sandbox App Stores (``SandboxEngine``) that sign as the example app (``ExampleApp``).
@@ -53,5 +54,20 @@ public enum ExampleSandbox {
         try SandboxEngine(
             signer: signer(authority: authority), clock: clock, store: store, storefrontIDs: storefrontIDs,
             commitmentPlans: commitmentPlans, products: { id, _ in products[id] })
+    }
+}
+
+extension SandboxEngine {
+    /// A purchase of the example catalog's `product` (`com.example.kakin.<product>`) by `tester`
+    /// (made when new), signed at `date` as the device would receive it.
+    public func buy(
+        _ product: String, tester: String = "tester", quantity: Int = 1, at date: Date
+    ) throws -> (SandboxTransaction, String) {
+        if (try? self.tester(tester)) == nil { _ = try createTester(name: tester, id: tester) }
+        guard
+            case .purchased(let transaction) = try purchase(
+                .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
+        else { throw ServerError(.invalidRequest, "the sandbox did not sell \(product)") }
+        return (transaction, try signer.signTransaction(transaction, at: date))
     }
 }

@@ -224,7 +224,7 @@ public func concurrently<T: Sendable>(
 
 /// The ledger is the truth: for every currency, its lines add up to the balance.
 public func expectLedgerMatchesBalances(
-    _ store: any LedgerStore, user: String, sourceLocation: SourceLocation = #_sourceLocation
+    _ store: any CustomerLedger, user: String, sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let customer = try await store.customer(bundleID: Fixture.bundleID, appUserID: user)
     let sums = Dictionary(grouping: customer.ledger, by: \.currency).mapValues { $0.reduce(0) { $0 + $1.amount } }

@@ -105,12 +105,7 @@ public struct ServerFixture: Sendable {
     public func buy(
         _ product: String, tester: String = "tester", quantity: Int = 1
     ) async throws -> (SandboxTransaction, String) {
-        if (try? await engine.tester(tester)) == nil { _ = try await engine.createTester(name: tester, id: tester) }
-        guard
-            case .purchased(let transaction) = try await engine.purchase(
-                .init(testerID: tester, productID: "com.example.kakin.\(product)", quantity: quantity))
-        else { throw ServerError(.invalidRequest, "the sandbox did not sell \(product)") }
-        return (transaction, try engine.signer.signTransaction(transaction, at: clock.now()))
+        try await engine.buy(product, tester: tester, quantity: quantity, at: clock.now())
     }
 }
 

@@ -2,6 +2,10 @@ import Foundation
 import KakinLedger
 import Testing
 
+/// The roles that share purchases, customers and balances: what one records, the others read,
+/// move and spend (``LedgerStore`` on an engine, ``InMemoryLedger`` in memory).
+public typealias PurchaseRoles = PurchaseLedger & CustomerLedger & BalanceLedger
+
 /// Which implementation of one of the ledger's roles a contract test runs against: an engine's
 /// ledger of a ``StoreKind`` (migrated, removed afterwards), or the role's in-memory
 /// implementation. A role's contract suite runs against every implementation of the role.
@@ -38,27 +42,31 @@ public enum RoleImplementation: Sendable, CustomTestStringConvertible {
         try await run({ InMemoryLedgerOperations() }, { $0 }, body)
     }
 
+    /// Runs `body` with a fresh ledger playing ``PurchaseLedger``, with the roles that read and
+    /// spend what it records (``PurchaseRoles``).
+    public func withPurchases(_ body: (any PurchaseRoles) async throws -> Void) async throws {
+        try await run({ InMemoryLedger() }, { $0 }, body)
+    }
+
+    /// Runs `body` with a fresh ledger playing ``CustomerLedger``, with the roles that record and
+    /// spend what its customers hold (``PurchaseRoles``).
+    public func withCustomers(_ body: (any PurchaseRoles) async throws -> Void) async throws {
+        try await withPurchases(body)
+    }
+
     /// Runs `body` with a fresh ledger playing ``BalanceLedger``, and a way to credit a customer
-    /// `amount` of a currency: through a purchase that grants it on an engine, or directly in memory.
+    /// `amount` of a currency: a purchase that grants it.
     public func withBalances(
         _ body: (
             any BalanceLedger,
             _ credit: @Sendable (_ appUserID: String, _ currency: String, _ amount: Int64) async throws -> Void
         ) async throws -> Void
     ) async throws {
-        switch self {
-        case .engine(let kind):
-            try await withLedgerStore(kind) { store in
-                try await body(store) { appUserID, currency, amount in
-                    _ = try await store.record(
-                        Fixture.transaction("credit-\(UUID().uuidString)", user: appUserID),
-                        grants: [.currency(currency, amount: amount)])
-                }
-            }
-        case .inMemory:
-            let balances = InMemoryBalanceLedger()
-            try await body(balances) { appUserID, currency, amount in
-                await balances.credit(bundleID: Fixture.bundleID, appUserID: appUserID, currency: currency, amount: amount)
+        try await withPurchases { ledger in
+            try await body(ledger) { appUserID, currency, amount in
+                _ = try await ledger.record(
+                    Fixture.transaction("credit-\(UUID().uuidString)", user: appUserID),
+                    grants: [.currency(currency, amount: amount)])
             }
         }
     }

@@ -441,12 +441,6 @@ extension PurchaseChangeStatements {
             case appUserID = "app_user_id"
         }
     }
-
-    /// One balance of a customer.
-    private struct BalanceLine: Decodable, Sendable {
-        var currency: String
-        var amount: Int64
-    }
 }
 
 /// The writes that change purchases, the same statements on both engines.
@@ -481,6 +475,12 @@ extension LedgerTransaction where Output == Void {
     static func sequence(_ steps: [LedgerTransaction<Void>]) -> LedgerTransaction<Void> {
         steps.reduce(.done(())) { chain, step in chain.then { step } }
     }
+}
+
+/// One balance of a customer, as a statement reads it (`currency`, `amount`).
+struct BalanceLine: Decodable, Sendable {
+    var currency: String
+    var amount: Int64
 }
 
 /// A customer's balance of one currency.

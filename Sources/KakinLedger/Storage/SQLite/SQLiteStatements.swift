@@ -86,20 +86,41 @@ struct SQLiteRows: LedgerRowSet {
     let rows: [Row]
     var count: Int { rows.count }
 
+    /// Decodes by column name through an index of the names made once for all the rows: GRDB
+    /// finds a column by name by comparing it with every name before it, ignoring case.
     func decode<R: Decodable>(_ type: R.Type) throws -> [R] {
-        try rows.map { try R(from: ColumnDecoder(row: $0)) }
+        guard let first = rows.first else { return [] }
+        var columns: [String: Int] = [:]
+        for (index, name) in first.columnNames.enumerated() where columns[name] == nil { columns[name] = index }
+        let names = Array(first.columnNames)
+        return try rows.map { try R(from: ColumnDecoder(row: SQLiteRow(row: $0, columns: columns, names: names))) }
     }
 }
 
-extension Row: ColumnRow {
-    var names: [String] { Array(columnNames) }
-    func contains(_ column: String) -> Bool { hasColumn(column) }
-    func isNull(_ column: String) -> Bool { (self[column] as DatabaseValue?)?.isNull ?? true }
-    func text(_ column: String) throws -> String { try decode(String.self, forColumn: column) }
-    func integer(_ column: String) throws -> Int64 { try decode(Int64.self, forColumn: column) }
+/// A row SQLite returned, its columns found by name in an index of their names.
+struct SQLiteRow: ColumnRow {
+    let row: Row
+    let columns: [String: Int]
+    let names: [String]
+
+    private func index(_ column: String) throws -> Int {
+        guard let index = columns[column] else {
+            throw LedgerStoreError(.inconsistentState, "SQLite returned no column \(column)")
+        }
+        return index
+    }
+
+    func contains(_ column: String) -> Bool { columns[column] != nil }
+    func isNull(_ column: String) -> Bool { columns[column].map { (row[$0] as DatabaseValue).isNull } ?? true }
+    func text(_ column: String) throws -> String { try row.decode(String.self, atIndex: try index(column)) }
+    func integer(_ column: String) throws -> Int64 { try row.decode(Int64.self, atIndex: try index(column)) }
 
     func value<T>(_ type: T.Type, _ column: String) throws -> T? {
         guard let convertible = T.self as? any DatabaseValueConvertible.Type else { return nil }
-        return try decode(convertible, forColumn: column) as? T
+        return try decode(convertible, at: try index(column)) as? T
+    }
+
+    private func decode<V: DatabaseValueConvertible>(_ type: V.Type, at index: Int) throws -> V {
+        try row.decode(V.self, atIndex: index)
     }
 }

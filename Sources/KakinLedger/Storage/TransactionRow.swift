@@ -68,7 +68,22 @@ struct TransactionRow: LedgerRecord, Hashable {
 
     /// The columns as a `SELECT` lists them; without the signed JWS (a few kilobytes a row) it is
     /// read as `NULL`. `table` qualifies each column (`t.` for `t.transaction_id`).
+    /// The lists most statements use are made once.
     static func selection(withJWS: Bool = true, table: String = "") -> String {
+        switch (withJWS, table) {
+        case (true, ""): selections.all
+        case (false, ""): selections.withoutJWS
+        case (true, "t."): selections.t
+        default: listing(withJWS: withJWS, table: table)
+        }
+    }
+
+    private static let selections = (
+        all: listing(withJWS: true, table: ""), withoutJWS: listing(withJWS: false, table: ""),
+        t: listing(withJWS: true, table: "t.")
+    )
+
+    private static func listing(withJWS: Bool, table: String) -> String {
         CodingKeys.allCases.map { column in
             column == .signedTransaction && !withJWS
                 ? "NULL AS signed_transaction" : table + column.rawValue

@@ -18,13 +18,11 @@ enum SummaryStatements {
             }))
             """
         let owned = "t.bundle_id = k.bundle_id AND t.app_user_id = k.app_user_id"
-        let columns = TransactionRow.selection(table: "t.").replacingOccurrences(
-            of: "t.signed_transaction", with: "CASE WHEN k.with_jws = 1 THEN t.signed_transaction END AS signed_transaction")
         let recent = requests.filter { $0.recent > 0 }
         let statements: [LedgerSQL] = [
             """
             \(k)
-            SELECT k.n AS owner, \(unescaped: columns) FROM k \(.joinInOrder) transactions t ON \(unescaped: owned)
+            SELECT k.n AS owner, \(unescaped: accessColumns) FROM k \(.joinInOrder) transactions t ON \(unescaped: owned)
             WHERE t.product_type <> 'Consumable'
             """,
             """
@@ -66,6 +64,13 @@ enum SummaryStatements {
         }
     }
 
+    /// The columns of a transaction that can grant access, its JWS when its customer asks for it.
+    private static let accessColumns = TransactionRow.selection(table: "t.").replacingOccurrences(
+        of: "t.signed_transaction", with: "CASE WHEN k.with_jws = 1 THEN t.signed_transaction END AS signed_transaction")
+
+    /// The columns a lookup by digest reads.
+    private static let knownColumns = KnownColumn.allCases.dropFirst().map { "t." + $0.rawValue }.joined(separator: ", ")
+
     /// The transactions stored with these signed bytes (found by their digests, through the index
     /// that holds what is read of them) and, for those with an owner, the owner's summary with no
     /// recent transactions and no JWS, read after them in the same transaction; in order, `nil`
@@ -74,7 +79,7 @@ enum SummaryStatements {
         guard !digests.isEmpty else { return .done([]) }
         let statement: LedgerSQL = """
             WITH d(n, digest) AS (VALUES \(rows: digests.enumerated().map { [.integer(Int64($0.offset)), .bytes($0.element)] }))
-            SELECT d.n AS owner, \(unescaped: KnownColumn.allCases.dropFirst().map { "t." + $0.rawValue }.joined(separator: ", "))
+            SELECT d.n AS owner, \(unescaped: knownColumns)
             FROM d \(.joinInOrder) transactions t ON t.signed_digest = d.digest
             """
         return .run([statement]) { rows in

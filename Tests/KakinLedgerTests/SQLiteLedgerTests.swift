@@ -178,32 +178,18 @@ struct SQLiteLedgerTests {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
-                func plan<Output>(_ transaction: LedgerTransaction<Output>) async throws -> String {
-                    guard case .run(let statements, _) = transaction else { return "" }
-                    let (sql, values) = statements[0].rendered(for: .sqlite)
-                    let arguments = StatementArguments(
-                        values.map { value -> (any DatabaseValueConvertible)? in
-                            switch value {
-                            case .null: nil
-                            case .integer(let integer): integer
-                            case .text(let text): text
-                            case .bytes(let bytes): bytes
-                            }
-                        })
-                    return try await store.writer.read { db in
+                func plan(_ sql: String, _ arguments: StatementArguments) async throws -> String {
+                    try await store.writer.read { db in
                         try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN \(sql)", arguments: arguments)
                             .map { row -> String in row["detail"] }.joined(separator: "; ")
                     }
                 }
-                let known = try await plan(SummaryStatements.known(digests: [Data(count: 32)]))
+                let known = try await plan(SQLiteLedger.knownDigestQuery, [Data(count: 32)])
                 #expect(known.contains("COVERING INDEX transactions_owner_by_signed_digest"), "\(known)")
-                for withJWS in [true, false] {
-                    let summary = try await plan(
-                        SummaryStatements.summaries([
-                            SummaryRequest(bundleID: Fixture.bundleID, appUserID: "alice", recent: 0, withJWS: withJWS)
-                        ]))
-                    #expect(summary.contains("INDEX transactions_granting_access"), "\(summary)")
-                    #expect(!summary.contains("SCAN t"), "\(summary)")
+                for query in [SQLiteLedger.accessQuery.withJWS, SQLiteLedger.accessQuery.withoutJWS] {
+                    let access = try await plan(query, [Fixture.bundleID, "alice"])
+                    #expect(access.contains("INDEX transactions_granting_access"), "\(access)")
+                    #expect(!access.contains("TEMP B-TREE"), "\(access)")
                 }
             }
         }

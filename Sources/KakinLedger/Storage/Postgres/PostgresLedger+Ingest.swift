@@ -26,7 +26,7 @@ extension PostgresLedger {
         guard !changes.isEmpty else { return [] }
         var (outcomes, changed) = try await perform(IngestStatements.ingest(changes), on: connection)
         let wanted = IngestStatements.summaries(changes, outcomes)
-        let summaries = try await perform(SummaryStatements.summaries(wanted.map(\.request)), on: connection)
+        let summaries = try await summaries(wanted.map(\.request), on: connection)
         try await apply(changed, on: connection)
         for (wanted, summary) in zip(wanted, summaries) { outcomes[wanted.index].summary = summary }
         return outcomes

@@ -248,15 +248,6 @@ enum IngestStatements {
         }
     }
 
-    /// The owner a transaction is recorded for: the one it names, or for one that names none
-    /// (renewals, restores), the owner of the earliest transaction of the same purchase.
-    static func owner(of transaction: RecordedTransaction) -> LedgerTransaction<String?> {
-        guard transaction.appUserID == nil else { return .done(transaction.appUserID) }
-        return .run([earliestOwner(of: transaction)]) { rows in
-            .done(try rows[0].first(LedgerColumn<String?>.self)?.value ?? nil)
-        }
-    }
-
     /// The owner of the earliest transaction of the same purchase, as `value`, for a transaction
     /// that names none. The index is named: ordered by purchase date, SQLite's planner could walk
     /// every transaction instead.

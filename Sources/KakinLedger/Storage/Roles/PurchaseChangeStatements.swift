@@ -519,8 +519,6 @@ struct PendingWrites: Sendable {
     private var events: [Event] = []
     private var credits: [PendingCredit] = []
 
-    var isEmpty: Bool { events.isEmpty }
-
     mutating func append(_ event: PendingEvent) {
         events.append(.ready(event))
     }

@@ -10,9 +10,7 @@ struct EngineStatementTests {
     /// The files that still hold an engine's own writes, and why.
     static let remaining: [String: String] = [
         "SQLite/SQLiteLedger.swift": "the migrations' bookkeeping in GRDB's own table",
-        "SQLite/SQLiteLedger+Outbox.swift": "the outbox's claims and mark, by event ID",
         "Postgres/PostgresLedger.swift": "the migrations' claims",
-        "Postgres/PostgresLedger+Outbox.swift": "the outbox's claims and mark, by transaction visibility",
     ]
 
     static let storage = URL(fileURLWithPath: #filePath)

@@ -39,24 +39,22 @@ extension PostgresLedger {
         let columns = TransactionRow.selection(table: "t.").replacingOccurrences(
             of: "t.signed_transaction", with: "CASE WHEN owner.with_jws THEN t.signed_transaction END AS signed_transaction")
         let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
-        let owned = "t.bundle_id = owner.bundle_id AND t.app_user_id = owner.app_user_id"
+        let owner = SummaryStatements.Customer.listed
         // Each part is read customer by customer (`LATERAL`, kept apart from the outer query by
         // `OFFSET 0`), through the indexes on the customer's columns: a plan made once, while the
         // tables were small, must not join whole tables for every group later.
         return """
             SELECT owner.n AS owner, 0 AS part, access.* FROM owner CROSS JOIN LATERAL (
-                SELECT \(columns), NULL AS currency, NULL::BIGINT AS amount FROM transactions t
-                WHERE \(owned) AND t.product_type <> 'Consumable' OFFSET 0) access
+                \(SummaryStatements.access(owner, columns: "\(columns), NULL AS currency, NULL::BIGINT AS amount"))
+                OFFSET 0) access
             UNION ALL
             SELECT owner.n, 1, \(blanks), b.currency, b.amount FROM owner CROSS JOIN LATERAL (
-                SELECT currency, amount FROM balances
-                WHERE bundle_id = owner.bundle_id AND app_user_id = owner.app_user_id OFFSET 0) b
+                \(SummaryStatements.balances(owner)) OFFSET 0) b
             UNION ALL
-            SELECT owner.n, 2, \(blanks), NULL, (SELECT COUNT(*) FROM transactions t WHERE \(owned)) FROM owner
+            SELECT owner.n, 2, \(blanks), NULL, (\(SummaryStatements.count(owner))) FROM owner
             UNION ALL
             SELECT owner.n, 3, recent.* FROM owner CROSS JOIN LATERAL (
-                SELECT \(columns), NULL, NULL::BIGINT FROM transactions t WHERE \(owned)
-                ORDER BY t.purchase_date DESC, t.transaction_id DESC LIMIT owner.recent) recent
+                \(SummaryStatements.recent(owner, columns: "\(columns), NULL, NULL::BIGINT", limit: "owner.recent"))) recent
             """
     }()
 
@@ -158,8 +156,8 @@ struct KnownDigestStatement: PostgresPreparedStatement {
         WITH known AS (
             SELECT wanted.n, found.* FROM unnest($1::BYTEA[]) WITH ORDINALITY AS wanted(digest, n)
             CROSS JOIN LATERAL (
-                SELECT \(TransactionRow.selection(withJWS: false)) FROM transactions
-                WHERE signed_digest = wanted.digest LIMIT 1) found),
+                \(SummaryStatements.signed(digest: "wanted.digest", columns: TransactionRow.selection(withJWS: false)))
+                LIMIT 1) found),
         owner AS (
             SELECT bundle_id, app_user_id, 0::BIGINT AS recent, FALSE AS with_jws, n FROM known
             WHERE app_user_id IS NOT NULL)

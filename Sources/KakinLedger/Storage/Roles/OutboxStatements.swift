@@ -1,8 +1,106 @@
 import Foundation
 
-/// The outbox's deliveries, written once for both engines. Where each engine's claims and mark
-/// differ (SQLite orders events by ID, written one writer at a time; PostgreSQL by the
-/// transaction that wrote them, so that none commits below a mark), each keeps its own.
+/// The webhooks outbox, written once for both engines.
+///
+/// Each endpoint keeps a mark (`event_cursors`): every event below it was attempted at least once,
+/// so a claim reads the events in flight, not every event ever delivered. Events are placed by
+/// their position (``LedgerSQLDialect/Word/eventPosition``): on SQLite their ID, as one writer at a
+/// time writes them; on PostgreSQL the transaction that wrote them, since events become visible in
+/// the order their transactions commit, and only those of transactions older than every running
+/// one are final. The mark never passes an event that a running transaction may still commit.
+extension StatementEngine {
+    /// Counts the failed attempts waiting for their retry (from the index of due retries) and the
+    /// events at or above the endpoint's mark that were never attempted. The mark is read first and
+    /// written into the count as a constant: planned for any mark, the count would read every event.
+    public func undeliveredEventCount(endpoint: String) async throws -> Int {
+        try await snapshot(
+            .run(["SELECT CAST(attempted_below AS TEXT) AS value FROM event_cursors WHERE endpoint = \(endpoint)"]) {
+                rows in
+                let mark = try rows[0].first(LedgerColumn<String>.self)?.value ?? "0"
+                guard let below = UInt64(mark) else {
+                    throw LedgerStoreError(.inconsistentState, "the webhook mark of \(endpoint) is not an event position")
+                }
+                return .run([
+                    """
+                    SELECT (SELECT COUNT(*) FROM event_deliveries
+                            WHERE endpoint = \(endpoint) AND next_attempt_at IS NOT NULL AND delivered_at IS NULL)
+                         + (SELECT COUNT(*) FROM events e
+                            WHERE e.\(.eventPosition) >= \(.position(below))
+                              AND \(OutboxStatements.neverAttempted("e.id", endpoint: endpoint))) AS value
+                    """
+                ]) { .done(Int(try $0[0].first(LedgerColumn<Int64>.self)?.value ?? 0)) }
+            })
+    }
+
+    /// Takes the due events for `endpoint`, oldest first: failed attempts whose retry is due (from
+    /// their index) and events at or above the endpoint's mark never attempted, neither under a
+    /// live lease, each read only as far as the limit and, on PostgreSQL, locked unless another
+    /// claim holds them; then a lease is written for each unless a live one exists (checked on the
+    /// latest committed lease). Only the events whose lease this call wrote are returned.
+    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
+    {
+        guard limit > 0 else { return [] }
+        let (current, until) = (LedgerTime.milliseconds(now), LedgerTime.milliseconds(leaseUntil))
+        guard until > current else { throw LedgerStoreError(.invalidArgument, "a lease must end after now") }
+        let live = { (event: String) -> LedgerSQL in
+            """
+            NOT EXISTS (SELECT 1 FROM event_leases l
+                        WHERE l.event_id = \(unescaped: event) AND l.endpoint = \(endpoint) AND l.leased_until > \(current))
+            """
+        }
+        let due: LedgerSQL = """
+            WITH retries AS (
+                SELECT d.event_id AS id FROM event_deliveries d
+                WHERE d.endpoint = \(endpoint) AND d.next_attempt_at <= \(current) AND d.delivered_at IS NULL
+                  AND \(live("d.event_id"))
+                ORDER BY d.next_attempt_at LIMIT \(limit) \(.skipLocked)),
+            fresh AS (
+                SELECT e.id FROM events e
+                WHERE \(OutboxStatements.atOrAboveMark(endpoint: endpoint))
+                  AND \(OutboxStatements.neverAttempted("e.id", endpoint: endpoint)) AND \(live("e.id"))
+                ORDER BY e.\(.eventPosition), e.id LIMIT \(limit) \(.skipLocked))
+            SELECT id AS value FROM (SELECT id FROM retries UNION ALL SELECT id FROM fresh) candidates
+            ORDER BY id LIMIT \(limit)
+            """
+        return try await perform(
+            for: nil,
+            .run([due]) { rows in
+                let candidates = try rows[0].decode(LedgerColumn<Int64>.self).map(\.value)
+                guard !candidates.isEmpty else { return .done([]) }
+                return .run([
+                    """
+                    INSERT INTO event_leases (event_id, endpoint, leased_until)
+                    SELECT id, \(endpoint), \(until) FROM events WHERE id IN (\(list: candidates))
+                    ON CONFLICT (event_id, endpoint) DO UPDATE SET leased_until = excluded.leased_until
+                    WHERE event_leases.leased_until <= \(current)
+                    RETURNING event_id AS value
+                    """
+                ]) { rows in
+                    let leased = try rows[0].decode(LedgerColumn<Int64>.self).map(\.value)
+                    guard !leased.isEmpty else { return .done([]) }
+                    return .run([
+                        """
+                        SELECT id, type, bundle_id, app_user_id, payload, created_at FROM events
+                        WHERE id IN (\(list: leased)) ORDER BY id
+                        """
+                    ]) { .done(try $0[0].decode(OutboxEventRow.self).map(\.event)) }
+                }
+            })
+    }
+
+    /// Records the delivery attempts of a batch (``OutboxStatements/record(_:endpoint:)``) in one
+    /// write, and moves the endpoint's mark.
+    public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
+        guard !attempts.isEmpty else { return }
+        try await perform(
+            for: nil,
+            .run(OutboxStatements.record(attempts, endpoint: endpoint) + [OutboxStatements.moveMark(endpoint: endpoint)]) {
+                _ in .done(())
+            })
+    }
+}
+
+/// The outbox's statements that more than one of its operations runs.
 enum OutboxStatements {
     /// Records the delivery attempts of a batch to `endpoint`, and releases their leases.
     /// Attempts are counted; once delivered, an event stays delivered; a failure is tried again
@@ -25,5 +123,50 @@ enum OutboxStatements {
                     END
                 """
         } + ["DELETE FROM event_leases WHERE endpoint = \(endpoint) AND event_id IN (\(list: attempts.map(\.eventID)))"]
+    }
+
+    /// The event `e` is at or above the endpoint's mark (the first position when it has none).
+    static func atOrAboveMark(endpoint: String) -> LedgerSQL {
+        """
+        e.\(.eventPosition) >= COALESCE(
+            (SELECT attempted_below FROM event_cursors WHERE endpoint = \(endpoint)), \(.position(0)))
+        """
+    }
+
+    /// The event whose ID is `event` was never attempted to `endpoint`.
+    static func neverAttempted(_ event: String, endpoint: String) -> LedgerSQL {
+        "NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = \(unescaped: event) AND d.endpoint = \(endpoint))"
+    }
+
+    /// Moves the endpoint's mark up to the position of the first event at or above it never
+    /// attempted, and never past the position below which every event is final
+    /// (``LedgerSQLDialect/Word/finalPositions``): no event is ever written below that again.
+    static func moveMark(endpoint: String) -> LedgerSQL {
+        """
+        INSERT INTO event_cursors (endpoint, attempted_below)
+        SELECT \(endpoint), \(.least)(final.below, COALESCE((
+            SELECT e.\(.eventPosition) FROM events e
+            WHERE \(atOrAboveMark(endpoint: endpoint)) AND \(neverAttempted("e.id", endpoint: endpoint))
+            ORDER BY e.\(.eventPosition), e.id LIMIT 1), final.below))
+        FROM (SELECT \(.finalPositions) AS below) final WHERE TRUE
+        ON CONFLICT (endpoint) DO UPDATE SET
+            attempted_below = \(.greatest)(event_cursors.attempted_below, excluded.attempted_below)
+        """
+    }
+}
+
+/// An outbox event as a claim reads it.
+private struct OutboxEventRow: Decodable {
+    var id: Int64
+    var type: String
+    var bundle_id: String
+    var app_user_id: String?
+    var payload: String
+    var created_at: Int64
+
+    var event: LedgerEvent {
+        LedgerEvent(
+            id: id, type: type, bundleID: bundle_id, appUserID: app_user_id, payload: Data(payload.utf8),
+            createdAt: LedgerTime.date(created_at))
     }
 }

@@ -50,65 +50,45 @@ extension SQLiteLedger {
         }
     }
 
-    /// The transactions of a customer (app, app user ID) that can grant access, oldest first, with
-    /// and without their JWS: read through the index that holds only those.
-    static let accessQuery = (withJWS: accessSelect(withJWS: true), withoutJWS: accessSelect(withJWS: false))
+    /// The parts of a customer's summary (``SummaryStatements``), the customer bound: the
+    /// transactions that can grant access, oldest first, with and without their JWS; the number of
+    /// transactions; the balances.
+    private static let summaryParts = (
+        access: accessPart(withJWS: true), accessWithoutJWS: accessPart(withJWS: false),
+        count: SummaryStatements.count(.bound), balances: SummaryStatements.balances(.bound))
 
-    private static func accessSelect(withJWS: Bool) -> String {
-        """
-        SELECT \(TransactionRow.selection(withJWS: withJWS)) FROM transactions
-        WHERE bundle_id = ? AND app_user_id = ? AND product_type <> 'Consumable'
-        ORDER BY purchase_date, transaction_id
-        """
+    private static func accessPart(withJWS: Bool) -> String {
+        SummaryStatements.access(.bound, columns: TransactionRow.selection(withJWS: withJWS))
+            + " ORDER BY t.purchase_date, t.transaction_id"
     }
+
+    /// The customer's newest transactions, with and without their JWS, the customer and the limit bound.
+    private static let recentPart = (
+        withJWS: SummaryStatements.recent(.bound, columns: TransactionRow.selection(withJWS: true), limit: "?"),
+        withoutJWS: SummaryStatements.recent(.bound, columns: TransactionRow.selection(withJWS: false), limit: "?"))
 
     /// The transaction stored with a JWS of this digest, and its owner: read from the index by
     /// digest alone.
-    static let knownDigestQuery =
-        "SELECT transaction_id, bundle_id, environment, app_user_id FROM transactions WHERE signed_digest = ?"
+    private static let signedPart = SummaryStatements.signed(
+        digest: "?", columns: "transaction_id, bundle_id, environment, app_user_id")
 
     /// The summary as `db` sees it.
     static func summary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, _ db: Database
     ) throws -> CustomerSummary {
         let customer: StatementArguments = [bundleID, appUserID]
-        let access = try db.transactions(withJWS ? accessQuery.withJWS : accessQuery.withoutJWS, customer)
-        let count: Int =
-            try db.row("SELECT COUNT(*) AS n FROM transactions WHERE bundle_id = ? AND app_user_id = ?", customer)?
-            .value("n") ?? 0
+        let parts = summaryParts
         return CustomerSummary(
             bundleID: bundleID, appUserID: appUserID,
             balances: Dictionary(
-                try db.rows(BalanceRow.all(bundleID: bundleID, appUserID: appUserID)).map {
+                try db.rows(parts.balances, customer).map {
                     (try $0.decode(String.self, forColumn: "currency"), try $0.decode(Int64.self, forColumn: "amount"))
                 }, uniquingKeysWith: +),
-            accessTransactions: access,
-            recentTransactions: try page(
-                bundleID: bundleID, appUserID: appUserID, limit: recent, before: nil, withJWS: withJWS, db),
-            transactionCount: count)
-    }
-
-    private static func page(
-        bundleID: String, appUserID: String, limit: Int, before cursor: TransactionCursor?, withJWS: Bool,
-        _ db: Database
-    ) throws -> [RecordedTransaction] {
-        guard limit > 0 else { return [] }
-        let columns = TransactionRow.selection(withJWS: withJWS)
-        guard let cursor else {
-            return try db.transactions(
-                """
-                SELECT \(columns) FROM transactions WHERE bundle_id = ? AND app_user_id = ?
-                ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
-                """, [bundleID, appUserID, limit])
-        }
-        let date = LedgerTime.milliseconds(cursor.purchaseDate)
-        return try db.transactions(
-            """
-            SELECT \(columns) FROM transactions
-            WHERE bundle_id = ? AND app_user_id = ?
-              AND (purchase_date < ? OR (purchase_date = ? AND transaction_id < ?))
-            ORDER BY purchase_date DESC, transaction_id DESC LIMIT ?
-            """, [bundleID, appUserID, date, date, cursor.transactionID, limit])
+            accessTransactions: try db.transactions(withJWS ? parts.access : parts.accessWithoutJWS, customer),
+            recentTransactions: recent > 0
+                ? try db.transactions(
+                    withJWS ? recentPart.withJWS : recentPart.withoutJWS, [bundleID, appUserID, recent]) : [],
+            transactionCount: try db.row(parts.count, customer)?.decode(Int.self, forColumn: "n") ?? 0)
     }
 
     public func signedTransactionAndSummary(
@@ -116,7 +96,7 @@ extension SQLiteLedger {
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
         try readNow { db in
             guard
-                let row = try db.row(Self.knownDigestQuery, [digest.bytes])
+                let row = try db.row(Self.signedPart, [digest.bytes])
             else { return nil }
             let known = KnownSignedTransaction(
                 transactionID: try row.value("transaction_id"), bundleID: try row.value("bundle_id"),

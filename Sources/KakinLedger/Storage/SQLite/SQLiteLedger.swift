@@ -315,15 +315,7 @@ struct SQLiteCommitEngine: GroupCommitEngine {
     }
 }
 
-extension TransactionRow: FetchableRecord, PersistableRecord {
-    static let databaseTableName = "transactions"
-
-    /// Inserts a row unless its transaction ID is held already; the values in ``columns`` order.
-    static let insertOrIgnore = """
-        INSERT INTO transactions (\(columns.joined(separator: ", ")))
-        VALUES (\(Database.placeholders(columns.count))) ON CONFLICT (transaction_id) DO NOTHING
-        """
-}
+extension TransactionRow: FetchableRecord {}
 
 extension Database {
     /// The rows of `sql`, a statement kept prepared.
@@ -336,21 +328,9 @@ extension Database {
         try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
     }
 
-    /// Runs `sql`, a statement kept prepared; how many rows it changed.
-    @discardableResult
-    func run(_ sql: String, _ arguments: StatementArguments = []) throws -> Int {
-        try cachedStatement(sql: sql).execute(arguments: arguments)
-        return changesCount
-    }
-
     /// Transactions of `sql`, whose columns are ``TransactionRow/selection(withJWS:table:)``'s.
     func transactions(_ sql: String, _ arguments: StatementArguments = []) throws -> [RecordedTransaction] {
         try TransactionRow.fetchAll(cachedStatement(sql: sql), arguments: arguments).map { try $0.transaction() }
-    }
-
-    /// `count` placeholders for an `IN (…)` list.
-    static func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 }
 
@@ -358,10 +338,5 @@ extension Row {
     /// The column's value as `T` (`nil` for `NULL` when `T` is optional); throws on a mismatch.
     func value<T: DatabaseValueConvertible>(_ column: String, _ type: T.Type = T.self) throws -> T {
         try decode(T.self, forColumn: column)
-    }
-
-    /// The instant a column of the ledger's milliseconds holds.
-    func date(_ column: String) throws -> Date {
-        LedgerTime.date(try value(column))
     }
 }

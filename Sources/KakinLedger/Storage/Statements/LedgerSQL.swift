@@ -202,6 +202,18 @@ extension LedgerSQLDialect {
     enum Word: Sendable, Hashable {
         /// The larger of two values (`MAX(a, b)` / `GREATEST(a, b)`), followed by its parentheses.
         case greatest
+        /// The smaller of two values (`MIN(a, b)` / `LEAST(a, b)`), followed by its parentheses.
+        case least
+        /// After `events e.`: the column that places an event in the outbox's order. SQLite's one
+        /// writer writes events in the order of their IDs (`id`); on PostgreSQL they become visible
+        /// in the order their transactions commit, and are placed by the transaction that wrote
+        /// them (`xid`).
+        case eventPosition
+        /// An event position (``eventPosition``) as a constant: `n`, or `'n'::xid8`.
+        case position(UInt64)
+        /// The position below which every event is final, no event being written below it again:
+        /// past the last event on SQLite, the oldest running transaction on PostgreSQL.
+        case finalPositions
         /// After a `SELECT` that picks rows to claim: rows another transaction holds are passed
         /// over (PostgreSQL's `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time and
         /// needs nothing.
@@ -233,6 +245,14 @@ extension LedgerSQLDialect {
         switch (word, self) {
         case (.greatest, .sqlite): "MAX"
         case (.greatest, .postgresql): "GREATEST"
+        case (.least, .sqlite): "MIN"
+        case (.least, .postgresql): "LEAST"
+        case (.eventPosition, .sqlite): "id"
+        case (.eventPosition, .postgresql): "xid"
+        case (.position(let position), .sqlite): "\(position)"
+        case (.position(let position), .postgresql): "'\(position)'::xid8"
+        case (.finalPositions, .sqlite): "(SELECT COALESCE(MAX(id), 0) + 1 FROM events)"
+        case (.finalPositions, .postgresql): "pg_snapshot_xmin(pg_current_snapshot())"
         case (.skipLocked, .sqlite): ""
         case (.skipLocked, .postgresql): "FOR UPDATE SKIP LOCKED"
         case (.forUpdate, .sqlite): ""

@@ -1,0 +1,53 @@
+/// A customer's summary, as an upload's answer holds it: the transactions that can grant access,
+/// the balances, the number of transactions and the newest ones; and the transaction stored with
+/// a JWS, found by the digest of its bytes. Each part is defined here once, over a customer named
+/// by SQL expressions: SQLite reads one customer's parts one after another through its indexes,
+/// the customer bound (``Customer/bound``); PostgreSQL reads the parts of a group's customers in
+/// one prepared statement, each part read for each row of a list of customers (``Customer/listed``,
+/// `LATERAL`).
+enum SummaryStatements {
+    /// How a statement names the customer whose part it reads.
+    struct Customer: Sendable {
+        let bundleID: String
+        let appUserID: String
+
+        /// Two placeholders, bound to the app and the app user ID in that order.
+        static let bound = Customer(bundleID: "?", appUserID: "?")
+        /// The columns of a row `owner` of a list of customers.
+        static let listed = Customer(bundleID: "owner.bundle_id", appUserID: "owner.app_user_id")
+
+        /// The row of `table` (a `transactions` or `balances` alias) is the customer's.
+        func owns(_ table: String) -> String {
+            "\(table).bundle_id = \(bundleID) AND \(table).app_user_id = \(appUserID)"
+        }
+    }
+
+    /// The customer's transactions (`t`) that can grant access, in no order: read through the
+    /// index that holds only those (a customer's consumables are not read to find there are none).
+    static func access(_ customer: Customer, columns: String) -> String {
+        "SELECT \(columns) FROM transactions t WHERE \(customer.owns("t")) AND t.product_type <> 'Consumable'"
+    }
+
+    /// The customer's balances (`b`), every currency.
+    static func balances(_ customer: Customer) -> String {
+        "SELECT b.currency, b.amount FROM balances b WHERE \(customer.owns("b"))"
+    }
+
+    /// The number of the customer's transactions, as `n`.
+    static func count(_ customer: Customer) -> String {
+        "SELECT COUNT(*) AS n FROM transactions t WHERE \(customer.owns("t"))"
+    }
+
+    /// The customer's `limit` newest transactions (`t`), newest first.
+    static func recent(_ customer: Customer, columns: String, limit: String) -> String {
+        """
+        SELECT \(columns) FROM transactions t WHERE \(customer.owns("t"))
+        ORDER BY t.purchase_date DESC, t.transaction_id DESC LIMIT \(limit)
+        """
+    }
+
+    /// The transaction stored with a JWS whose digest is the expression `digest`.
+    static func signed(digest: String, columns: String) -> String {
+        "SELECT \(columns) FROM transactions WHERE signed_digest = \(digest)"
+    }
+}

@@ -86,23 +86,23 @@ struct LedgerRefundReversalTests {
     @Test("the daily figures lose the refund, and a subscription ends at its expiry again", arguments: StoreKind.allCases)
     func figuresLoseTheRefund(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in
-            let day = DailyFiguresTests.day
-            let monthly = DailyFiguresTests.priced(
+            let day = MetricsLedgerContractTests.day
+            let monthly = MetricsLedgerContractTests.priced(
                 Fixture.transaction("m1", user: "alice", product: "monthly", type: .autoRenewableSubscription), 4990,
                 "USD")
             _ = try await store.record(monthly, grants: [])
-            let before = try await DailyFiguresTests.totals(store).byDay
+            let before = try await MetricsLedgerContractTests.totals(store).byDay
             #expect(before[0]?.purchases == 1)
             #expect(before[30]?.ends == 1)
             #expect(try await revoke(store, "m1", at: 2 * day))
-            let refunded = try await DailyFiguresTests.totals(store).byDay
+            let refunded = try await MetricsLedgerContractTests.totals(store).byDay
             #expect(refunded[2]?.refunds == 1)
             #expect(refunded[2]?.ends == 1)
             #expect(refunded[30] == nil)
             #expect(try await reinstate(store, "m1", at: 3 * day))
-            #expect(try await DailyFiguresTests.totals(store).byDay == before)
+            #expect(try await MetricsLedgerContractTests.totals(store).byDay == before)
             #expect(try await reinstate(store, "m1", at: 4 * day) == false)
-            #expect(try await DailyFiguresTests.totals(store).byDay == before)
+            #expect(try await MetricsLedgerContractTests.totals(store).byDay == before)
         }
     }
 }

@@ -5,8 +5,9 @@ import Testing
 
 @testable import KakinLedger
 
-/// The subscription metrics: what a purchase contributes, worked out from its transactions, and
-/// the job that keeps the rollups on both engines.
+/// The subscription metrics: what a purchase contributes, worked out from its transactions. (The
+/// job that keeps the rollups, and the reads, are the contract of ``MetricsLedger``:
+/// ``MetricsLedgerContractTests``.)
 @Suite("Ledger: subscription metrics")
 struct SubscriptionMetricsTests {
     static let day: Int64 = 86_400_000
@@ -175,113 +176,6 @@ struct SubscriptionMetricsTests {
             broken[index].expiresDate = broken[index].expiresDate!.addingTimeInterval(61 * 86_400)
         }
         #expect(MetricUnit.secondYearTransactions(broken.map(Self.metric)).isEmpty)
-    }
-
-    /// The figures summed over every product, storefront and currency, by day from `firstDay`,
-    /// and the running count of active paid subscriptions at the end of each day.
-    static func read(_ store: any LedgerStore, days: Int = 120, now: Int64) async throws -> (
-        byDay: [Int: MetricCounts], activePaid: [Int], reading: MetricsReading
-    ) {
-        while try await store.updateMetrics(limit: 7) > 0 {}
-        let reading = try await store.metrics(
-            bundleID: Fixture.bundleID, environment: .sandbox, days: firstDay...(firstDay + days - 1),
-            now: LedgerTime.date(now))
-        var byDay: [Int: MetricCounts] = [:]
-        for row in reading.days { byDay[row.day - firstDay] = (byDay[row.day - firstDay] ?? MetricCounts()) + row.counts }
-        var active = reading.before.reduce(Int64(0)) { $0 + $1.counts[.paidStarts] - $1.counts[.paidEnds] }
-        var activePaid: [Int] = []
-        for day in 0..<days {
-            active += (byDay[day]?[.paidStarts] ?? 0) - (byDay[day]?[.paidEnds] ?? 0)
-            activePaid.append(Int(active))
-        }
-        return (byDay.filter { !$0.value.isZero }, activePaid, reading)
-    }
-
-    @Test("the job keeps the rollups: once per change, again after a revocation, nothing twice", arguments: StoreKind.allCases)
-    func job(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            let now = Self.start + 100 * Self.day
-            let alice = [
-                Self.subscription("a0", original: "a0", user: "alice", from: Self.start, days: 7, trial: true),
-                Self.subscription("a1", original: "a0", user: "alice", from: Self.start + 7 * Self.day, days: 30),
-                Self.subscription("a2", original: "a0", user: "alice", from: Self.start + 37 * Self.day, days: 30),
-            ]
-            let bob = [
-                Self.subscription(
-                    "b0", original: "b0", user: "bob", from: Self.start + 2 * Self.day, days: 30, price: 1_200_000,
-                    currency: "JPY", storefront: "JPN")
-            ]
-            let carolTrial = Self.subscription("c0", original: "c0", user: "carol", from: now - 2 * Self.day, days: 7, trial: true)
-            let family = Self.subscription("f0", original: "f0", user: "erin", from: Self.start + 3 * Self.day, days: 30, family: true)
-            for transaction in alice + bob + [carolTrial, family] {
-                _ = try await store.record(transaction, grants: [])
-            }
-            _ = try await store.record(
-                Fixture.transaction("coins", user: "bob", purchasedAt: 0), grants: Fixture.coins)
-
-            var (byDay, activePaid, reading) = try await Self.read(store, now: now)
-            #expect(activePaid[1] == 0)
-            #expect(activePaid[2] == 1)  // bob
-            #expect(activePaid[7] == 2)  // alice converted
-            #expect(activePaid[32] == 1)  // bob lapsed at the start of day 32
-            #expect(activePaid[66] == 1 && activePaid[67] == 0)
-            #expect(byDay[0]?[.trialsStarted] == 1 && byDay[0]?[.trialsConverted] == 1)
-            #expect(byDay[3]?[.familyStarts] == 1 && byDay[3]?[.revenue] == 0)
-            #expect(byDay[7]?[.newCustomers] == 1 && byDay[2]?[.newCustomers] == 1)
-            #expect(byDay[98]?[.trialsStarted] == 1)
-            #expect(reading.pendingTrials == [MetricCount(day: Self.firstDay + 98, productID: "monthly", storefront: "USA", count: 1)])
-            let revenue = reading.days.filter { $0.counts[.revenue] != 0 }.map { "\($0.storefront) \($0.currency) \($0.counts[.revenue])" }
-            #expect(Set(revenue) == ["USA USD 9990", "JPN JPY 1200000"])
-            #expect(reading.cohorts.contains(MetricCohortValue(kind: .customers, cohort: MetricMath.month(Self.start), offset: 0, currency: "", value: 2)))
-
-            // Churn: bob's period ended on day 32 (he was active before the period started).
-            let periods = [
-                MetricPeriod(start: LedgerTime.date(Self.start + 30 * Self.day), end: LedgerTime.date(Self.start + 40 * Self.day)),
-                MetricPeriod(start: LedgerTime.date(Self.start + 60 * Self.day), end: LedgerTime.date(Self.start + 70 * Self.day)),
-                MetricPeriod(start: LedgerTime.date(Self.start + 36 * Self.day), end: LedgerTime.date(Self.start + 38 * Self.day)),
-            ]
-            let churned = try await store.churnedSubscriptions(bundleID: Fixture.bundleID, environment: .sandbox, periods: periods)
-            #expect(churned.map { $0.map(\.count).reduce(0, +) } == [1, 1, 0])
-            #expect(churned[0] == [MetricCount(productID: "monthly", storefront: "JPN", count: 1)])
-
-            // Nothing changed: marking every purchase again changes no figure.
-            let before = reading
-            for transaction in alice + bob { _ = try await store.record(transaction, grants: []) }
-            #expect(try await Self.read(store, now: now).reading == before)
-
-            // A revocation of alice's second period ends her subscription on day 40.
-            #expect(try await store.revoke(transactionID: "a2", at: LedgerTime.date(Self.start + 40 * Self.day), reason: 0, policy: .clampAtZero))
-            (byDay, activePaid, reading) = try await Self.read(store, now: now)
-            #expect(activePaid[39] == 1 && activePaid[40] == 0)
-            #expect(byDay[40]?[.refunds] == 1 && byDay[40]?[.refunded] == 9_990)
-            #expect(reading.days.map(\.counts[.refunds]).reduce(0, +) == 1)
-        }
-    }
-
-    @Test("a grace period Apple reports is kept and marks its subscription", arguments: StoreKind.allCases)
-    func graceRecorded(kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { store in
-            _ = try await store.record(Self.subscription("g1", original: "g1", user: "bob", from: Self.start, days: 30), grants: [])
-            var (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
-            #expect(activePaid[30] == 0)
-            let renewal = SubscriptionRenewal(
-                bundleID: Fixture.bundleID, originalTransactionID: "g1", autoRenewStatus: .on, expirationIntent: nil,
-                billingIssueDetectedAt: LedgerTime.date(Self.start + 30 * Self.day),
-                gracePeriodExpiresAt: LedgerTime.date(Self.start + 46 * Self.day),
-                signedDate: LedgerTime.date(Self.start + 30 * Self.day), notificationUUID: "n1",
-                updatedAt: LedgerTime.date(Self.start + 30 * Self.day))
-            _ = try await store.recordRenewal(renewal)
-            _ = try await store.recordRenewal(renewal)
-            (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
-            #expect(activePaid[30] == 1 && activePaid[45] == 1 && activePaid[46] == 0)
-            // A later report that names the period whose renewal failed: the grace period is kept once.
-            var named = renewal
-            named.periodExpiresAt = LedgerTime.date(Self.start + 30 * Self.day)
-            named.signedDate = LedgerTime.date(Self.start + 31 * Self.day)
-            _ = try await store.recordRenewal(named)
-            (_, activePaid, _) = try await Self.read(store, now: Self.start + 60 * Self.day)
-            #expect(activePaid[30] == 1 && activePaid[45] == 1 && activePaid[46] == 0)
-        }
     }
 }
 

@@ -10,12 +10,12 @@ import Testing
 /// The purchase service over the in-memory implementations of the ledger's roles: an app's
 /// uploads verified, recorded and answered without a database.
 @Suite struct PurchaseServiceOverInMemoryRolesTests {
-    /// The example app's service over `ledger` and the other roles in memory; the figures and
-    /// metrics, which no upload reads, refuse every call.
+    /// The example app's service over `ledger` (purchases, customers, balances, figures and
+    /// metrics) and the other roles in memory.
     private func service(over ledger: InMemoryLedger, clock: SandboxClock) throws -> PurchaseService {
         PurchaseService(
             purchases: ledger, customers: ledger, balances: ledger, appleCalls: InMemoryAppleCallLedger(),
-            figures: NoFigures(), outbox: InMemoryOutboxLedger(), upkeep: InMemoryLedgerOperations(),
+            figures: ledger, outbox: InMemoryOutboxLedger(), upkeep: InMemoryLedgerOperations(),
             sessions: InMemorySessionLedger(), apps: [ExampleApp.configuration(root: ServerFixture.authority.root)],
             grants: try ExampleApp.grants(), productTypes: [:], clawbackPolicy: .clampAtZero,
             verifyReceiptClient: URLSessionVerifyReceiptClient(), exchange: URLSessionExchange(),
@@ -63,27 +63,60 @@ import Testing
         #expect(customer.balances == ["points": 70])
         #expect(try await ledger.customer(bundleID: ServerFixture.bundleID, appUserID: "user-2").transactions.isEmpty)
     }
-}
 
-/// Figures and metrics no test here reads: every call is refused.
-private struct NoFigures: MetricsLedger {
-    private var refused: LedgerStoreError { LedgerStoreError(.unavailable, "these tests keep no figures") }
+    @Test("uploads over two days: the daily figures at once, the metrics once the job ran, as the sales add up")
+    func figuresAndMetrics() async throws {
+        let clock = SandboxClock.manual(at: ServerFixture.start)
+        let engine = try ExampleSandbox.engine(
+            catalog: ExampleApp.catalog(), authority: ServerFixture.authority, clock: clock)
+        let service = try service(over: InMemoryLedger(), clock: clock)
+        let firstDay = DailyFigures.day(of: clock.now())
+        // Two customers buy three times on the first day; the second buys again the next day.
+        var sold: [(user: String, transaction: SandboxTransaction)] = []
+        for (day, product, user) in [
+            (0, "increasePoints", "user-1"), (0, "increasePoints", "user-1"), (0, "unlock", "user-2"),
+            (1, "credits5", "user-2"),
+        ] {
+            if DailyFigures.day(of: clock.now()) < firstDay + day { _ = clock.advance(by: 86_400) }
+            let (transaction, jws) = try await engine.buy(product, tester: user, at: clock.now())
+            _ = try await service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: user)
+            sold.append((user, transaction))
+        }
 
-    func dailyFigures(bundleID: String, days: Range<Int>, now: Date) async throws -> DailyFiguresPeriod {
-        throw refused
-    }
+        // What the sales add up to, by day from the first: purchases, revenue per currency, and
+        // the customers whose first paid purchase it was.
+        var purchases = [0, 0]
+        var revenue: [String: [Double]] = [:]
+        var newCustomers = [0.0, 0.0]
+        var paying = Set<String>()
+        for (user, transaction) in sold {
+            let day = DailyFigures.day(of: transaction.purchaseDate) - firstDay
+            purchases[day] += 1
+            revenue[transaction.currency, default: [0, 0]][day] += Double(transaction.priceMilliunits)
+            if paying.insert(user).inserted { newCustomers[day] += 1 }
+        }
+        #expect(purchases == [3, 1] && newCustomers == [2, 0])
 
-    func updateMetrics(limit: Int) async throws -> Int { throw refused }
+        // The daily figures are kept with each upload.
+        let figures = try await service.dailyFigures(
+            bundleID: ServerFixture.bundleID, days: firstDay..<(firstDay + 2), now: clock.now())
+        var (figurePurchases, figureRevenue) = ([0, 0], [String: [Double]]())
+        for row in figures.figures {
+            figurePurchases[row.day - firstDay] += row.purchases
+            figureRevenue[row.currency ?? "", default: [0, 0]][row.day - firstDay] += Double(row.revenue)
+        }
+        #expect(figurePurchases == purchases && figureRevenue == revenue)
 
-    func metrics(
-        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
-    ) async throws -> MetricsReading {
-        throw refused
-    }
-
-    func churnedSubscriptions(
-        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [[MetricCount]] {
-        throw refused
+        // The metrics are read as the job last left them: nothing until it runs.
+        let query = MetricQuery(
+            bundleID: ServerFixture.bundleID, environment: .sandbox, from: firstDay, through: firstDay + 1)
+        #expect(try await service.metric(.revenue, query).series.isEmpty)
+        #expect(try await service.updateMetrics() > 0)
+        let answers = try await service.metrics([.revenue, .newCustomers], query)
+        let series = try #require(answers[.revenue]).series
+        #expect(
+            Dictionary(uniqueKeysWithValues: series.map { ($0.currency ?? "", $0.points.compactMap(\.value)) })
+                == revenue)
+        #expect(try #require(answers[.newCustomers]).series.map { $0.points.compactMap(\.value) } == [newCustomers])
     }
 }

@@ -43,9 +43,11 @@ extension InMemoryLedger {
     // MARK: Subscriptions
 
     /// Keeps the state signed latest, and the first date of a billing problem that goes on (the
-    /// engines' upsert).
+    /// engines' upsert). A grace period it reports is kept for the metrics whatever the state
+    /// (``recordGrace(of:)``).
     public func recordRenewal(_ renewal: SubscriptionRenewal) async throws -> Bool {
         let key = AppKey(bundleID: renewal.bundleID, id: renewal.originalTransactionID)
+        recordGrace(of: renewal)
         var row = SubscriptionRenewalRow(renewal)
         if let held = renewals[key] {
             guard held.signedDate < row.signedDate else { return false }
@@ -55,6 +57,21 @@ extension InMemoryLedger {
         }
         renewals[key] = row
         return true
+    }
+
+    /// Keeps the grace period a renewal state reports as the engines keep it in `metric_grace`:
+    /// once per end, the expiry of the period it runs from added when a later report names it.
+    private func recordGrace(of renewal: SubscriptionRenewal) {
+        guard let end = renewal.gracePeriodExpiresAt.map(LedgerTime.milliseconds) else { return }
+        let key = AppKey(bundleID: renewal.bundleID, id: renewal.originalTransactionID)
+        let period = renewal.periodExpiresAt.map(LedgerTime.milliseconds)
+        var kept = graceExpiries[key] ?? []
+        if let index = kept.firstIndex(where: { $0.expiresAt == end }) {
+            if kept[index].periodExpiresAt == nil { kept[index].periodExpiresAt = period }
+        } else {
+            kept.append(MetricGrace(expiresAt: end, periodExpiresAt: period))
+        }
+        graceExpiries[key] = kept
     }
 
     public func subscriptionRenewals(

@@ -4,18 +4,23 @@ import Foundation
 @testable import KakinLedger
 
 /// Purchases, customers and balances kept in memory, over one state: ``PurchaseLedger``,
-/// ``CustomerLedger`` and ``BalanceLedger`` for tests of what uses them, run without a database.
+/// ``CustomerLedger`` and ``BalanceLedger`` for tests of what uses them, run without a database,
+/// and ``MetricsLedger``: the daily figures and subscription metrics those purchases add up to.
 /// The roles share their state as an engine's tables do: an ingest credits balances, a refund
-/// takes back from them, an alias moves a customer's purchases, ledger lines and balances.
+/// takes back from them, an alias moves a customer's purchases, ledger lines and balances, and
+/// the figures and metrics are read from the same transactions.
 ///
 /// What it decides is the ledger's own (``LedgerRules``: the checks, credits, shares, keys and
 /// outcomes), and transactions are kept as the engines keep them (``TransactionRow``, instants in
 /// whole milliseconds), so what is read back is what an engine reads back. The rules the engines
 /// hold only in their statements (recording once, the owner found later, revocations, reversals,
-/// moves, aliases, the search) are applied here plainly, each method saying whose. Not kept:
-/// outbox events, the daily figures and metrics, and the calls owed to Apple an ingest carries
-/// (roles with in-memory implementations of their own).
-public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger {
+/// moves, aliases, the search) are applied here plainly, each method saying whose. The figures and
+/// metrics are not kept as they change but worked out again on each read, with the ledger's own
+/// arithmetic: the figures from the transactions, the metrics from the purchases as
+/// ``updateMetrics(limit:)`` last took them (an engine's job keeps its rollups the same way). Not
+/// kept: outbox events and the calls owed to Apple an ingest carries (roles with in-memory
+/// implementations of their own).
+public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger, MetricsLedger {
     /// A customer's balance of one currency; ordered by app, customer and currency.
     struct BalanceKey: Hashable, Comparable {
         var bundleID: String
@@ -55,6 +60,11 @@ public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger {
     var aliases: [AppKey: String] = [:]
     /// The customer each app download was last linked to, and when, by app and app transaction ID.
     var appDownloads: [AppKey: (appUserID: String, linkedAt: Date)] = [:]
+    /// The grace periods Apple reported, by app and original transaction ID, each end once.
+    var graceExpiries: [AppKey: [MetricGrace]] = [:]
+    /// The purchases as the metrics last took them (``updateMetrics(limit:)``), by app and
+    /// original transaction ID: what the metrics are read from.
+    var metricsTaken: [MetricsUpdate.UnitKey: MetricsPurchase] = [:]
 
     /// An empty ledger.
     public init() {}

@@ -54,6 +54,12 @@ public enum RoleImplementation: Sendable, CustomTestStringConvertible {
         try await withPurchases(body)
     }
 
+    /// Runs `body` with a fresh ledger playing ``MetricsLedger``, with the roles that record the
+    /// purchases its figures and metrics are read from (``PurchaseRoles``).
+    public func withMetrics(_ body: (any PurchaseRoles & MetricsLedger) async throws -> Void) async throws {
+        try await run({ InMemoryLedger() }, { $0 }, body)
+    }
+
     /// Runs `body` with a fresh ledger playing ``BalanceLedger``, and a way to credit a customer
     /// `amount` of a currency: a purchase that grants it.
     public func withBalances(

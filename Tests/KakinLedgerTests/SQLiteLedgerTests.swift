@@ -184,9 +184,9 @@ struct SQLiteLedgerTests {
                             .map { row -> String in row["detail"] }.joined(separator: "; ")
                     }
                 }
-                let known = try await plan(SQLiteLedger.knownDigestQuery, [Data(count: 32)])
+                let known = try await plan(SQLiteLedger.signedPart, [Data(count: 32)])
                 #expect(known.contains("COVERING INDEX transactions_owner_by_signed_digest"), "\(known)")
-                for query in [SQLiteLedger.accessQuery.withJWS, SQLiteLedger.accessQuery.withoutJWS] {
+                for query in [SQLiteLedger.summaryParts.access, SQLiteLedger.summaryParts.accessWithoutJWS] {
                     let access = try await plan(query, [Fixture.bundleID, "alice"])
                     #expect(access.contains("INDEX transactions_granting_access"), "\(access)")
                     #expect(!access.contains("TEMP B-TREE"), "\(access)")

@@ -53,7 +53,7 @@ extension SQLiteLedger {
     /// The parts of a customer's summary (``SummaryStatements``), the customer bound: the
     /// transactions that can grant access, oldest first, with and without their JWS; the number of
     /// transactions; the balances.
-    private static let summaryParts = (
+    static let summaryParts = (
         access: accessPart(withJWS: true), accessWithoutJWS: accessPart(withJWS: false),
         count: SummaryStatements.count(.bound), balances: SummaryStatements.balances(.bound))
 
@@ -69,7 +69,7 @@ extension SQLiteLedger {
 
     /// The transaction stored with a JWS of this digest, and its owner: read from the index by
     /// digest alone.
-    private static let signedPart = SummaryStatements.signed(
+    static let signedPart = SummaryStatements.signed(
         digest: "?", columns: "transaction_id, bundle_id, environment, app_user_id")
 
     /// The summary as `db` sees it.

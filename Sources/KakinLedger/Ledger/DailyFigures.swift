@@ -232,9 +232,7 @@ struct FigureChanges: Sendable {
 /// The one statement that adds changes to a `daily_figures` row, creating it when missing. Both
 /// engines run it, SQLite with `?` placeholders and PostgreSQL with `$n`.
 enum FigureStatements {
-    static let columns =
-        "bundle_id, day, product_id, currency, environment, purchases, refunds, revenue, subscription_starts, subscription_ends"
-
+    /// What follows the insert of ``DailyFiguresRow``s: adding to a row already there.
     static let addConflict = """
         ON CONFLICT (bundle_id, day, product_id, currency, environment) DO UPDATE SET
             purchases = daily_figures.purchases + excluded.purchases,

@@ -40,9 +40,11 @@ struct LedgerEntryRow: LedgerRecord {
     }
 }
 
-/// A row of `balances`: what a customer holds of one currency.
-struct BalanceRow: LedgerRecord {
+/// A row of `balances`: what a customer holds of one currency. The credits of every purchase
+/// raise these rows by hand (``boundValues``).
+struct BalanceRow: BoundRecord {
     static let table = "balances"
+    static let boundColumns = insertedColumns
     typealias Columns = CodingKeys
 
     var bundleID: String
@@ -55,6 +57,8 @@ struct BalanceRow: LedgerRecord {
         case appUserID = "app_user_id"
         case currency, amount
     }
+
+    var boundValues: [LedgerValue] { [.text(bundleID), .text(appUserID), .text(currency), .integer(amount)] }
 
     /// A customer's balances, every currency.
     static func all(bundleID: String, appUserID: String) -> LedgerSQL {
@@ -75,6 +79,48 @@ struct BalanceRow: LedgerRecord {
     }
 }
 
+/// A row of `events`: an outbox event, under the id the database gives it (increasing as events
+/// are written), naming an anonymous customer redacted. Writes append these rows by hand
+/// (``boundValues``). On PostgreSQL the table also holds the transaction that wrote each event
+/// (`xid`, filled in by the database), by which the outbox's claims order events.
+struct EventRow: BoundRecord {
+    static let table = "events"
+    static let generatedColumns: Set<String> = ["id"]
+    static let boundColumns = insertedColumns
+    typealias Columns = CodingKeys
+
+    var id: Int64?
+    var type: String
+    var bundleID: String
+    /// The customer, redacted when anonymous (``CustomerIDRedaction``); `NULL` for an app's event.
+    var appUserID: String?
+    /// The event's body, JSON.
+    var payload: String
+    var createdAt: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, type
+        case bundleID = "bundle_id"
+        case appUserID = "app_user_id"
+        case payload
+        case createdAt = "created_at"
+    }
+
+    static func engineColumns(on dialect: LedgerSQLDialect) -> Set<String> {
+        dialect == .postgresql ? ["xid"] : []
+    }
+
+    /// The row a write appends for `event`.
+    init(_ event: PendingEvent) {
+        (id, type, bundleID, payload, createdAt) = (nil, event.type, event.bundleID, event.payload, event.at)
+        appUserID = event.appUserID.map(CustomerIDRedaction.redacted)
+    }
+
+    var boundValues: [LedgerValue] {
+        [.text(type), .text(bundleID), appUserID.ledgerValue, .text(payload), .integer(createdAt)]
+    }
+}
+
 /// The outbox's events, as writes append them.
 enum EventStatements {
     /// Appends an outbox event (naming an anonymous customer redacted), and marks the purchase it
@@ -90,11 +136,8 @@ enum EventStatements {
     static func append(_ events: [PendingEvent]) -> [LedgerSQL] {
         let inserts: [LedgerSQL] = events.chunked(MetricStatements.rowsPerStatement).map { events in
             """
-            INSERT INTO events (type, bundle_id, app_user_id, payload, created_at)
-            VALUES \(rows: events.map { event in
-                [.text(event.type), .text(event.bundleID), event.appUserID.map(CustomerIDRedaction.redacted).ledgerValue,
-                 .text(event.payload), .integer(event.at)]
-            })
+            INSERT INTO events (\(unescaped: EventRow.boundColumns))
+            VALUES \(rows: events.map { EventRow($0).boundValues })
             """
         }
         let marked = events.compactMap { event in

@@ -1,17 +1,56 @@
 import Foundation
 import AppStoreModels
 
-/// A row of `daily_figures`: one app's figures for a UTC day, product, currency and environment.
-struct DailyFiguresRow: Decodable, Sendable {
+/// A row of `daily_figures`: one app's figures for a UTC day, product, currency (empty when the
+/// price is not known) and environment. The writes at the end of every purchase add to these rows
+/// by hand (``boundValues``), in key order.
+struct DailyFiguresRow: BoundRecord {
+    static let table = "daily_figures"
+    static let boundColumns = insertedColumns
+    typealias Columns = CodingKeys
+
+    var bundleID: String
     var day: Int
-    var product_id: String
+    var productID: String
     var currency: String
     var environment: String
-    var purchases: Int
-    var refunds: Int
+    var purchases: Int64
+    var refunds: Int64
     var revenue: Int64
-    var subscription_starts: Int
-    var subscription_ends: Int
+    var subscriptionStarts: Int64
+    var subscriptionEnds: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case day
+        case productID = "product_id"
+        case currency, environment, purchases, refunds, revenue
+        case subscriptionStarts = "subscription_starts"
+        case subscriptionEnds = "subscription_ends"
+    }
+
+    /// The row of `key` holding `values` (what a write adds to it).
+    init(_ key: FigureKey, _ values: FigureValues) {
+        (bundleID, day, productID, currency, environment) =
+            (key.bundleID, key.day, key.productID, key.currency, key.environment)
+        (purchases, refunds, revenue, subscriptionStarts, subscriptionEnds) =
+            (values.purchases, values.refunds, values.revenue, values.subscriptionStarts, values.subscriptionEnds)
+    }
+
+    var boundValues: [LedgerValue] {
+        [
+            .text(bundleID), .integer(Int64(day)), .text(productID), .text(currency), .text(environment),
+            .integer(purchases), .integer(refunds), .integer(revenue), .integer(subscriptionStarts),
+            .integer(subscriptionEnds),
+        ]
+    }
+
+    var figures: DailyFigures {
+        DailyFigures(
+            day: day, productID: productID, currency: currency.isEmpty ? nil : currency,
+            environment: AppStoreEnvironment(rawValue: environment), purchases: Int(purchases), refunds: Int(refunds),
+            revenue: revenue, subscriptionStarts: Int(subscriptionStarts), subscriptionEnds: Int(subscriptionEnds))
+    }
 }
 
 /// A customer found by the customers page, as one of its statements reads it.
@@ -48,8 +87,7 @@ extension StatementEngine {
         return try await snapshot(
             .run([
                 """
-                SELECT day, product_id, currency, environment, purchases, refunds, revenue, subscription_starts,
-                    subscription_ends
+                SELECT \(unescaped: DailyFiguresRow.selection())
                 FROM daily_figures WHERE bundle_id = \(bundleID) AND day >= \(first) AND day < \(end)
                 ORDER BY day, product_id, currency, environment
                 """,
@@ -68,13 +106,7 @@ extension StatementEngine {
                   AND (revocation_date IS NULL OR revocation_date > \(moment)) AND purchase_date < \(moment)
                 """,
             ]) { rows in
-                let figures = try rows[0].decode(DailyFiguresRow.self).map {
-                    DailyFigures(
-                        day: $0.day, productID: $0.product_id, currency: $0.currency.isEmpty ? nil : $0.currency,
-                        environment: AppStoreEnvironment(rawValue: $0.environment), purchases: $0.purchases,
-                        refunds: $0.refunds, revenue: $0.revenue, subscriptionStarts: $0.subscription_starts,
-                        subscriptionEnds: $0.subscription_ends)
-                }
+                let figures = try rows[0].decode(DailyFiguresRow.self).map(\.figures)
                 let sums = try rows[1].first(ActiveSums.self) ?? ActiveSums(before: 0, through: 0)
                 let endingLater = try rows[2].first(LedgerColumn<Int64>.self)?.value ?? 0
                 return .done(

@@ -19,6 +19,50 @@ enum MetricRollupTarget: Sendable {
     var cohortConflict: String { self == .rollups ? MetricStatements.addCohortConflict : "" }
 }
 
+/// A row of one of the rollups (``MetricDayRow``, ``MetricCohortRow``), whose changes the writes
+/// append to a table of their own (``RollupChangeRow``).
+protocol MetricRollupRow: BoundRecord {
+    /// The table the writes append this rollup's changes to.
+    static var changeTable: String { get }
+}
+
+/// A row of a rollup's change table (`metric_day_changes`, `metric_cohort_changes`): what one
+/// write adds to a rollup row, under an id the database gives it, in whose order the job folds
+/// the rows. Its other columns are the rollup's, and the writes bind it as the rollup row it adds
+/// to (``boundValues``).
+struct RollupChangeRow<Rollup: MetricRollupRow>: BoundRecord, NamedColumns {
+    static var table: String { Rollup.changeTable }
+    static var generatedColumns: Set<String> { ["id"] }
+    static var columnNames: [String] { ["id"] + Rollup.columns }
+    static var boundColumns: String { Rollup.boundColumns }
+    typealias Columns = NamedColumn<Self>
+
+    var id: Int64?
+    var change: Rollup
+
+    init(id: Int64? = nil, change: Rollup) {
+        (self.id, self.change) = (id, change)
+    }
+
+    init(from decoder: any Decoder) throws {
+        id = try decoder.container(keyedBy: Columns.self).decodeIfPresent(Int64.self, forKey: "id")
+        change = try Rollup(from: decoder)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var row = encoder.container(keyedBy: Columns.self)
+        try row.encodeIfPresent(id, forKey: "id")
+        try change.encode(to: encoder)
+    }
+
+    var boundValues: [LedgerValue] { change.boundValues }
+}
+
+/// A row of `metric_day_changes`: what one write adds to a row of `metric_days`.
+typealias MetricDayChangeRow = RollupChangeRow<MetricDayRow>
+/// A row of `metric_cohort_changes`: what one write adds to a row of `metric_cohorts`.
+typealias MetricCohortChangeRow = RollupChangeRow<MetricCohortRow>
+
 extension MetricStatements {
     /// How many change rows of each kind a step of the job folds for each purchase it may work
     /// out (its `limit`): the rows are small, and each is one sum.

@@ -51,8 +51,11 @@ extension MetricStatements {
                     for customer in customers {
                         let state = states[customer] ?? nil
                         guard state != stored[customer] else { continue }
-                        let key = customer.values
-                        if let state { kept.append(key + [.text(try state.json())]) } else { emptied.append(key) }
+                        if let state {
+                            kept.append(MetricCustomerRow(customer, state: try state.json()).boundValues)
+                        } else {
+                            emptied.append(customer.values)
+                        }
                     }
                     return .run(writes(customers: kept, emptied: emptied, update.change, into: target, figures: figures)) {
                         _ in .done(())
@@ -63,7 +66,7 @@ extension MetricStatements {
             reads.append(
                 """
                 WITH k(bundle_id, environment, customer) AS (VALUES \(rows: recomputed.map(\.values)))
-                SELECT u.bundle_id, u.environment, u.customer, u.original_transaction_id, u.record
+                SELECT \(unescaped: MetricUnitRow.joined)
                 FROM k \(.joinInOrder) metric_units u
                     ON u.bundle_id = k.bundle_id AND u.environment = k.environment AND u.customer = k.customer
                 """)
@@ -76,9 +79,9 @@ extension MetricStatements {
                             of: try rows.decode(TransactionRow.self), bundleID: customer.bundleID)
                     }
                 }
-                for row in try rows[rows.count - 1].decode(StoredUnitRow.self) {
-                    purchases[row.customerKey, default: [:]][row.original_transaction_id] =
-                        try MetricUnitRecord.decode(row.record, bundleID: row.bundle_id)
+                for row in try rows[rows.count - 1].decode(MetricUnitRow.self) {
+                    purchases[row.customerKey, default: [:]][row.originalTransactionID] =
+                        try MetricUnitRecord.decode(row.record, bundleID: row.bundleID)
                 }
                 for customer in recomputed {
                     states[customer] = .some(
@@ -132,7 +135,7 @@ extension MetricStatements {
         for rows in kept.chunked(rowsPerStatement) {
             statements.append(
                 """
-                INSERT INTO metric_customers (bundle_id, environment, customer, state) VALUES \(rows: rows)
+                INSERT INTO metric_customers (\(unescaped: MetricCustomerRow.boundColumns)) VALUES \(rows: rows)
                 ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
                 """)
         }
@@ -140,45 +143,28 @@ extension MetricStatements {
             statements.append(
                 "DELETE FROM metric_customers WHERE (bundle_id, environment, customer) IN (VALUES \(rows: rows))")
         }
-        let dayColumns = (dayKeys + Self.dayColumns).joined(separator: ", ")
+        // Change rows are bound as the rollup rows they add to (``RollupChangeRow``), days and cohorts alike.
         for rows in change.sortedDays.chunked(rowsPerStatement) {
-            let values = rows.map { key, counts in
-                [
-                    LedgerValue.text(key.bundleID), .text(key.environment), .integer(Int64(key.day)), .text(key.productID),
-                    .text(key.storefront), .text(key.currency),
-                ] + counts.values.map(LedgerValue.integer)
-            }
+            let values = rows.map { MetricDayRow(key: $0.key, counts: $0.counts).boundValues }
             statements.append(
                 """
-                INSERT INTO \(unescaped: target.dayTable) (\(unescaped: dayColumns)) VALUES \(rows: values)
+                INSERT INTO \(unescaped: target.dayTable) (\(unescaped: MetricDayRow.boundColumns)) VALUES \(rows: values)
                 \(unescaped: target.dayConflict)
                 """)
         }
         for rows in figures.sorted.chunked(rowsPerStatement) {
-            let values = rows.map { key, values -> [LedgerValue] in
-                [
-                    .text(key.bundleID), .integer(Int64(key.day)), .text(key.productID), .text(key.currency),
-                    .text(key.environment), .integer(values.purchases), .integer(values.refunds),
-                    .integer(values.revenue), .integer(values.subscriptionStarts), .integer(values.subscriptionEnds),
-                ]
-            }
+            let values = rows.map { DailyFiguresRow($0.key, $0.values).boundValues }
             statements.append(
                 """
-                INSERT INTO daily_figures (\(unescaped: FigureStatements.columns)) VALUES \(rows: values)
+                INSERT INTO daily_figures (\(unescaped: DailyFiguresRow.boundColumns)) VALUES \(rows: values)
                 \(unescaped: FigureStatements.addConflict)
                 """)
         }
-        let cohortColumns = (cohortKeys + ["value"]).joined(separator: ", ")
         for rows in change.sortedCohorts.chunked(rowsPerStatement) {
-            let values = rows.map { key, value -> [LedgerValue] in
-                [
-                    .text(key.bundleID), .text(key.environment), .text(key.kind), .integer(Int64(key.cohort)),
-                    .integer(Int64(key.offset)), .text(key.currency), .integer(value),
-                ]
-            }
+            let values = rows.map { MetricCohortRow(key: $0.key, value: $0.value).boundValues }
             statements.append(
                 """
-                INSERT INTO \(unescaped: target.cohortTable) (\(unescaped: cohortColumns)) VALUES \(rows: values)
+                INSERT INTO \(unescaped: target.cohortTable) (\(unescaped: MetricCohortRow.boundColumns)) VALUES \(rows: values)
                 \(unescaped: target.cohortConflict)
                 """)
         }
@@ -210,10 +196,10 @@ extension MetricStatements {
                     WHERE t.original_transaction_id = p.original_transaction_id AND t.bundle_id = p.bundle_id
                         AND t.product_type = \(subscription))
                 LIMIT \(limit) \(.skipLocked))
-            RETURNING bundle_id, original_transaction_id
+            RETURNING \(unescaped: MetricPendingRow.selection())
             """
         return .run([claim]) { rows in
-            let keys = try rows[0].decode(UnitKeyRow.self).map(\.key)
+            let keys = try rows[0].decode(MetricPendingRow.self).map(\.key)
             return foldChanges(limit: limit * changesPerPurchase).then { folded in
                 guard !keys.isEmpty else { return .done(folded) }
                 return work(keys, settled: settled).then { _ in .done(keys.count + folded) }
@@ -234,11 +220,11 @@ extension MetricStatements {
                 ON t.original_transaction_id = k.original AND t.bundle_id = k.bundle_id
             """,
             """
-            \(k) SELECT g.bundle_id, g.original_transaction_id, g.expires_at, g.period_expires_at
+            \(k) SELECT \(unescaped: MetricGraceRow.selection("g."))
             FROM k \(.joinInOrder) metric_grace g ON g.bundle_id = k.bundle_id AND g.original_transaction_id = k.original
             """,
             """
-            \(k) SELECT u.bundle_id, u.original_transaction_id, u.environment, u.customer, u.record
+            \(k) SELECT \(unescaped: MetricUnitRow.joined)
             FROM k \(.joinInOrder) metric_units u ON u.bundle_id = k.bundle_id AND u.original_transaction_id = k.original
             """,
         ]) { rows in
@@ -251,15 +237,14 @@ extension MetricStatements {
                 ].append(row)
             }
             var grace: [MetricsUpdate.UnitKey: [MetricGrace]] = [:]
-            for row in try rows[1].decode(GraceRow.self) {
-                grace[row.key, default: []].append(
-                    MetricGrace(expiresAt: row.expires_at, periodExpiresAt: row.period_expires_at))
+            for row in try rows[1].decode(MetricGraceRow.self) {
+                grace[row.key, default: []].append(row.grace)
             }
             var stored: [MetricsUpdate.UnitKey: MetricsUpdate.StoredUnit] = [:]
-            for row in try rows[2].decode(StoredUnitRow.self) {
+            for row in try rows[2].decode(MetricUnitRow.self) {
                 stored[row.key] = MetricsUpdate.StoredUnit(
                     environment: row.environment, customer: row.customer,
-                    record: try MetricUnitRecord.decode(row.record, bundleID: row.bundle_id))
+                    record: try MetricUnitRecord.decode(row.record, bundleID: row.bundleID))
             }
             var update = MetricsUpdate()
             update.update(keys, transactions: transactions, graceExpiries: grace, stored: stored)
@@ -285,41 +270,30 @@ extension MetricStatements {
             statements.append(
                 "DELETE FROM metric_units WHERE (bundle_id, original_transaction_id) IN (VALUES \(rows: rows))")
         }
-        var units: [[LedgerValue]] = []
-        var runs: [[LedgerValue]] = []
+        var units: [MetricUnitRow] = []
+        var runs: [MetricRunRow] = []
         for write in writes {
             guard let unit = write.unit else { continue }
-            for run in unit.runs {
-                runs.append(
-                    write.key.values + [
-                        .text(unit.environment), .text(run.kind.rawValue), .integer(run.start), .integer(run.end),
-                        .text(run.productID), .text(run.storefront), .integer(run.converted ? 1 : 0),
-                    ])
-            }
+            runs += unit.runs.map { MetricRunRow(write.key, environment: unit.environment, run: $0) }
             let record = MetricUnitRecord(unit)
             if let old = stored[write.key], old.record == record, old.customer == unit.customer,
                 old.environment == unit.environment
             {
                 continue  // Worked out again to the same record: nothing to write.
             }
-            units.append(write.key.values + [.text(unit.environment), .text(unit.customer), .text(try record.json())])
+            units.append(
+                MetricUnitRow(write.key, environment: unit.environment, customer: unit.customer, record: try record.json()))
         }
         for rows in units.chunked(rowsPerStatement) {
             statements.append(
-                """
-                INSERT INTO metric_units (bundle_id, original_transaction_id, environment, customer, record)
-                VALUES \(rows: rows)
+                try """
+                INSERT INTO \(insert: Array(rows))
                 ON CONFLICT (bundle_id, original_transaction_id) DO UPDATE SET
                     environment = excluded.environment, customer = excluded.customer, record = excluded.record
                 """)
         }
         for rows in runs.chunked(rowsPerStatement) {
-            statements.append(
-                """
-                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at,
-                    product_id, storefront, converted)
-                VALUES \(rows: rows)
-                """)
+            statements.append(try "INSERT INTO \(insert: Array(rows))")
         }
         return statements
     }
@@ -382,8 +356,8 @@ extension MetricStatements {
         ]) { rows in
             .done(
                 MetricsReading(
-                    before: try rows[0].decode(MetricDayRow.self).map(\.day).filter { !$0.counts.isZero },
-                    days: try rows[1].decode(MetricDayRow.self).map(\.day).filter { !$0.counts.isZero },
+                    before: try rows[0].decode(RollupDayRow.self).map(\.day).filter { !$0.counts.isZero },
+                    days: try rows[1].decode(RollupDayRow.self).map(\.day).filter { !$0.counts.isZero },
                     cohorts: try rows[2].decode(CohortRow.self).compactMap(\.decoded),
                     pendingTrials: try rows[3].decode(MetricCountRow.self).map(\.decoded)))
         }
@@ -427,6 +401,258 @@ extension MetricsUpdate.UnitKey {
     var values: [LedgerValue] { [.text(bundleID), .text(originalTransactionID)] }
 }
 
+// MARK: Rows of the metrics' tables
+
+/// A row of a purchase's metrics, keyed by app and original transaction ID.
+protocol UnitKeyed {
+    var bundleID: String { get }
+    var originalTransactionID: String { get }
+}
+
+extension UnitKeyed {
+    var key: MetricsUpdate.UnitKey {
+        MetricsUpdate.UnitKey(bundleID: bundleID, originalTransactionID: originalTransactionID)
+    }
+}
+
+/// A row of `metric_pending`: a purchase marked for the metrics job, which a step of the job
+/// claims by deleting it. Every write that changes a purchase the job works out marks it, by hand
+/// (``boundValues``).
+struct MetricPendingRow: BoundRecord, UnitKeyed {
+    static let table = "metric_pending"
+    static let boundColumns = insertedColumns
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    var originalTransactionID: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case originalTransactionID = "original_transaction_id"
+    }
+
+    init(_ key: MetricsUpdate.UnitKey) {
+        (bundleID, originalTransactionID) = (key.bundleID, key.originalTransactionID)
+    }
+
+    var boundValues: [LedgerValue] { [.text(bundleID), .text(originalTransactionID)] }
+}
+
+/// A row of `metric_grace`: a grace period Apple reported for a subscription, by the instant it
+/// ends, with the expiry of the period whose renewal failed when the report named it.
+struct MetricGraceRow: LedgerRecord, UnitKeyed {
+    static let table = "metric_grace"
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    var originalTransactionID: String
+    var expiresAt: Int64
+    var periodExpiresAt: Int64?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case originalTransactionID = "original_transaction_id"
+        case expiresAt = "expires_at"
+        case periodExpiresAt = "period_expires_at"
+    }
+
+    var grace: MetricGrace { MetricGrace(expiresAt: expiresAt, periodExpiresAt: periodExpiresAt) }
+}
+
+/// A row of `metric_units`: the record of what a purchase contributed to the metrics when the job
+/// last worked it out (``MetricUnitRecord`` as JSON), and the customer it counts for.
+struct MetricUnitRow: LedgerRecord, UnitKeyed {
+    static let table = "metric_units"
+    typealias Columns = CodingKeys
+    /// The columns as the reads by purchase and by customer list them (`u.`), made once.
+    static let joined = selection("u.")
+
+    var bundleID: String
+    var environment: String
+    var customer: String
+    var originalTransactionID: String
+    var record: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case environment, customer
+        case originalTransactionID = "original_transaction_id"
+        case record
+    }
+
+    init(_ key: MetricsUpdate.UnitKey, environment: String, customer: String, record: String) {
+        (bundleID, originalTransactionID) = (key.bundleID, key.originalTransactionID)
+        (self.environment, self.customer, self.record) = (environment, customer, record)
+    }
+
+    var customerKey: MetricsUpdate.CustomerKey {
+        MetricsUpdate.CustomerKey(bundleID: bundleID, environment: environment, customer: customer)
+    }
+}
+
+/// A row of `metric_customers`: what makes a customer a paying one (``MetricCustomerState`` as
+/// JSON). The writes at the end of every purchase keep these rows by hand (``boundValues``).
+struct MetricCustomerRow: BoundRecord {
+    static let table = "metric_customers"
+    static let boundColumns = insertedColumns
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    var environment: String
+    var customer: String
+    var state: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case environment, customer, state
+    }
+
+    init(_ key: MetricsUpdate.CustomerKey, state: String) {
+        (bundleID, environment, customer, self.state) = (key.bundleID, key.environment, key.customer, state)
+    }
+
+    var boundValues: [LedgerValue] { [.text(bundleID), .text(environment), .text(customer), .text(state)] }
+}
+
+/// A row of `metric_runs`: a period of paid service or a free trial of a subscription
+/// (``MetricRun``), which churn and trial conversion read; the job replaces a subscription's runs
+/// whenever it works the subscription out again.
+struct MetricRunRow: LedgerRecord {
+    static let table = "metric_runs"
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    var originalTransactionID: String
+    var environment: String
+    /// `paid` or `trial` (``MetricRun/Kind``).
+    var kind: String
+    var startAt: Int64
+    var endAt: Int64
+    var productID: String
+    var storefront: String
+    /// For a trial, 1 when a paid transaction followed it; otherwise 0.
+    var converted: Int
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case originalTransactionID = "original_transaction_id"
+        case environment, kind
+        case startAt = "start_at"
+        case endAt = "end_at"
+        case productID = "product_id"
+        case storefront, converted
+    }
+
+    init(_ key: MetricsUpdate.UnitKey, environment: String, run: MetricRun) {
+        (bundleID, originalTransactionID, self.environment) = (key.bundleID, key.originalTransactionID, environment)
+        (kind, startAt, endAt) = (run.kind.rawValue, run.start, run.end)
+        (productID, storefront, converted) = (run.productID, run.storefront, run.converted ? 1 : 0)
+    }
+}
+
+/// A row of `metric_days`: one app's figures for an environment, UTC day, product, storefront and
+/// currency, a column per ``MetricColumn``. The job adds to these rows, and the writes at the end
+/// of every purchase append theirs as change rows (``MetricDayChangeRow``), both by hand
+/// (``boundValues``).
+struct MetricDayRow: MetricRollupRow, NamedColumns {
+    static let table = "metric_days"
+    static let changeTable = "metric_day_changes"
+    static let columnNames = MetricStatements.dayKeys + MetricStatements.dayColumns
+    static let boundColumns = insertedColumns
+    typealias Columns = NamedColumn<Self>
+
+    var key: MetricDayKey
+    var counts: MetricCounts
+
+    init(key: MetricDayKey, counts: MetricCounts) {
+        (self.key, self.counts) = (key, counts)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let row = try decoder.container(keyedBy: Columns.self)
+        func text(_ column: Columns) throws -> String { try row.decode(String.self, forKey: column) }
+        key = MetricDayKey(
+            bundleID: try text("bundle_id"), environment: try text("environment"),
+            day: try row.decode(Int.self, forKey: "day"), productID: try text("product_id"),
+            storefront: try text("storefront"), currency: try text("currency"))
+        counts = MetricCounts(
+            values: try MetricStatements.dayColumns.map { try row.decode(Int64.self, forKey: Columns(rawValue: $0)) })
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var row = encoder.container(keyedBy: Columns.self)
+        try row.encode(key.bundleID, forKey: "bundle_id")
+        try row.encode(key.environment, forKey: "environment")
+        try row.encode(key.day, forKey: "day")
+        try row.encode(key.productID, forKey: "product_id")
+        try row.encode(key.storefront, forKey: "storefront")
+        try row.encode(key.currency, forKey: "currency")
+        for (column, value) in zip(MetricStatements.dayColumns, counts.values) {
+            try row.encode(value, forKey: Columns(rawValue: column))
+        }
+    }
+
+    var boundValues: [LedgerValue] {
+        [
+            .text(key.bundleID), .text(key.environment), .integer(Int64(key.day)), .text(key.productID),
+            .text(key.storefront), .text(key.currency),
+        ] + counts.values.map(LedgerValue.integer)
+    }
+}
+
+/// A row of `metric_cohorts`: one app's value of a kind (``MetricCohortKind``) for an
+/// environment, cohort month, month offset and currency. The job adds to these rows, and the
+/// writes at the end of every purchase append theirs as change rows (``MetricCohortChangeRow``),
+/// both by hand (``boundValues``).
+struct MetricCohortRow: MetricRollupRow {
+    static let table = "metric_cohorts"
+    static let changeTable = "metric_cohort_changes"
+    static let boundColumns = insertedColumns
+    typealias Columns = CodingKeys
+
+    var key: MetricCohortKey
+    var value: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case environment, kind, cohort
+        case offset = "month_offset"
+        case currency, value
+    }
+
+    init(key: MetricCohortKey, value: Int64) {
+        (self.key, self.value) = (key, value)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let row = try decoder.container(keyedBy: Columns.self)
+        key = MetricCohortKey(
+            bundleID: try row.decode(String.self, forKey: .bundleID),
+            environment: try row.decode(String.self, forKey: .environment),
+            kind: try row.decode(String.self, forKey: .kind), cohort: try row.decode(Int.self, forKey: .cohort),
+            offset: try row.decode(Int.self, forKey: .offset), currency: try row.decode(String.self, forKey: .currency))
+        value = try row.decode(Int64.self, forKey: .value)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var row = encoder.container(keyedBy: Columns.self)
+        try row.encode(key.bundleID, forKey: .bundleID)
+        try row.encode(key.environment, forKey: .environment)
+        try row.encode(key.kind, forKey: .kind)
+        try row.encode(key.cohort, forKey: .cohort)
+        try row.encode(key.offset, forKey: .offset)
+        try row.encode(key.currency, forKey: .currency)
+        try row.encode(value, forKey: .value)
+    }
+
+    var boundValues: [LedgerValue] {
+        [
+            .text(key.bundleID), .text(key.environment), .text(key.kind), .integer(Int64(key.cohort)),
+            .integer(Int64(key.offset)), .text(key.currency), .integer(value),
+        ]
+    }
+}
+
 // Column names as the tables spell them.
 // swiftlint:disable identifier_name
 
@@ -437,43 +663,6 @@ private struct CustomerStateRow: Decodable {
     var state: String?
 
     var key: MetricsUpdate.CustomerKey {
-        MetricsUpdate.CustomerKey(bundleID: bundle_id, environment: environment, customer: customer)
-    }
-}
-
-/// A row of a purchase's metrics, keyed by app and original transaction ID.
-private protocol UnitKeyed: Decodable {
-    var bundle_id: String { get }
-    var original_transaction_id: String { get }
-}
-
-extension UnitKeyed {
-    var key: MetricsUpdate.UnitKey {
-        MetricsUpdate.UnitKey(bundleID: bundle_id, originalTransactionID: original_transaction_id)
-    }
-}
-
-private struct UnitKeyRow: UnitKeyed {
-    var bundle_id: String
-    var original_transaction_id: String
-}
-
-private struct GraceRow: UnitKeyed {
-    var bundle_id: String
-    var original_transaction_id: String
-    var expires_at: Int64
-    var period_expires_at: Int64?
-}
-
-/// A row of `metric_units`: a purchase's record, and the customer it counts for.
-private struct StoredUnitRow: UnitKeyed {
-    var bundle_id: String
-    var original_transaction_id: String
-    var environment: String
-    var customer: String
-    var record: String
-
-    var customerKey: MetricsUpdate.CustomerKey {
         MetricsUpdate.CustomerKey(bundleID: bundle_id, environment: environment, customer: customer)
     }
 }
@@ -503,26 +692,20 @@ private struct MetricCountRow: Decodable {
 
 // swiftlint:enable identifier_name
 
-/// A row of `metric_days`, its figures read by the names of ``MetricColumn``.
-private struct MetricDayRow: Decodable {
+/// A day of `metric_days` as the reads list it (without its app and environment, or summed over
+/// days before a range), its figures read by the names of ``MetricColumn``.
+private struct RollupDayRow: Decodable {
     var day: MetricDay
 
-    private struct Column: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     init(from decoder: any Decoder) throws {
-        let row = try decoder.container(keyedBy: Column.self)
-        func text(_ name: String) throws -> String { try row.decode(String.self, forKey: Column(stringValue: name)) }
+        let row = try decoder.container(keyedBy: MetricDayRow.Columns.self)
+        func text(_ column: MetricDayRow.Columns) throws -> String { try row.decode(String.self, forKey: column) }
         day = MetricDay(
-            day: try row.decode(Int.self, forKey: Column(stringValue: "day")), productID: try text("product_id"),
+            day: try row.decode(Int.self, forKey: "day"), productID: try text("product_id"),
             storefront: try text("storefront"), currency: try text("currency"),
             counts: MetricCounts(
                 values: try MetricStatements.dayColumns.map {
-                    try row.decodeIfPresent(Int64.self, forKey: Column(stringValue: $0)) ?? 0
+                    try row.decodeIfPresent(Int64.self, forKey: MetricDayRow.Columns(rawValue: $0)) ?? 0
                 }))
     }
 }

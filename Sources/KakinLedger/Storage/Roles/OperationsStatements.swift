@@ -430,12 +430,14 @@ extension StatementEngine {
             return try await write(upsert) > 0
         }
         let (bundleID, original) = (renewal.bundleID, renewal.originalTransactionID)
+        let period = MetricGraceRow(
+            bundleID: bundleID, originalTransactionID: original, expiresAt: LedgerTime.milliseconds(grace),
+            periodExpiresAt: renewal.periodExpiresAt.map(LedgerTime.milliseconds))
         return try await perform(
             for: nil,
             .run([
-                """
-                INSERT INTO metric_grace (bundle_id, original_transaction_id, expires_at, period_expires_at)
-                VALUES (\(bundleID), \(original), \(grace), \(renewal.periodExpiresAt))
+                try """
+                INSERT INTO \(insert: period)
                 ON CONFLICT (bundle_id, original_transaction_id, expires_at) DO UPDATE SET
                     period_expires_at = excluded.period_expires_at
                 WHERE metric_grace.period_expires_at IS NULL AND excluded.period_expires_at IS NOT NULL

@@ -9,13 +9,17 @@ extension FigureStatements {
     /// twice. Its answer is whether there is more; each engine runs pages until there is none,
     /// once, while it opens the ledger.
     static func pricePage(_ page: Int = priceBackfillPage) -> LedgerTransaction<Bool> {
-        .run(["SELECT after_key, finished_at FROM ledger_backfills WHERE name = \(priceBackfill) \(.forUpdate)"]) {
-            rows in
-            guard let pass = try rows[0].first(BackfillRow.self), pass.finished_at == nil else { return .done(false) }
+        .run([
+            """
+            SELECT \(unescaped: LedgerBackfillRow.selection()) FROM ledger_backfills
+            WHERE name = \(priceBackfill) \(.forUpdate)
+            """
+        ]) { rows in
+            guard let pass = try rows[0].first(LedgerBackfillRow.self), pass.finishedAt == nil else { return .done(false) }
             return .run([
                 """
                 SELECT \(unescaped: TransactionRow.selection()) FROM transactions
-                WHERE transaction_id > \(pass.after_key) AND price IS NULL AND signed_transaction IS NOT NULL
+                WHERE transaction_id > \(pass.afterKey) AND price IS NULL AND signed_transaction IS NOT NULL
                 ORDER BY transaction_id LIMIT \(page) \(.forUpdate)
                 """
             ]) { rows in
@@ -52,7 +56,7 @@ extension FigureStatements {
                 let more = rows.count == page
                 statements.append(
                     """
-                    UPDATE ledger_backfills SET after_key = \(rows.last?.transactionID ?? pass.after_key),
+                    UPDATE ledger_backfills SET after_key = \(rows.last?.transactionID ?? pass.afterKey),
                         finished_at = \(more ? nil : Date())
                     WHERE name = \(priceBackfill)
                     """)
@@ -67,18 +71,30 @@ extension MetricStatements {
     /// Marks purchases for the metrics job, each once, in key order (``markConflict``).
     static func mark(_ purchases: [MetricsUpdate.UnitKey]) -> [LedgerSQL] {
         Set(purchases).sorted().chunked(rowsPerStatement).map { keys in
-            """
-            INSERT INTO metric_pending (bundle_id, original_transaction_id) VALUES \(rows: keys.map(\.values))
-            \(unescaped: markConflict)
-            """
+            let rows = keys.map { MetricPendingRow($0).boundValues }
+            return """
+                INSERT INTO metric_pending (\(unescaped: MetricPendingRow.boundColumns)) VALUES \(rows: rows)
+                \(unescaped: markConflict)
+                """
         }
     }
 }
 
-/// A pass's row in `ledger_backfills`.
-private struct BackfillRow: Decodable {
-    // swiftlint:disable identifier_name
-    var after_key: String
-    var finished_at: Int64?
-    // swiftlint:enable identifier_name
+/// A row of `ledger_backfills`: a pass run once after migrating, page by page (the price pass), or
+/// as steps of the metrics job (the metrics' settling pass), with the key it has read up to and
+/// when it finished.
+struct LedgerBackfillRow: LedgerRecord {
+    static let table = "ledger_backfills"
+    typealias Columns = CodingKeys
+
+    var name: String
+    /// The last key the pass has read; the empty string before its first page.
+    var afterKey: String
+    var finishedAt: Int64?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name
+        case afterKey = "after_key"
+        case finishedAt = "finished_at"
+    }
 }

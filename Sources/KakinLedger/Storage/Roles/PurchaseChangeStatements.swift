@@ -70,12 +70,16 @@ enum PurchaseChangeStatements {
     /// Adds to balances, each once, in key order, creating those the customer has none of; returns
     /// the balances after (``BalanceRow``'s columns).
     static func raise(_ amounts: [BalanceKey: Int64]) -> LedgerSQL {
-        """
-        INSERT INTO balances (bundle_id, app_user_id, currency, amount)
-        VALUES \(rows: amounts.keys.sorted().map { [.text($0.bundleID), .text($0.owner), .text($0.currency), .integer(amounts[$0] ?? 0)] })
-        ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
-        RETURNING bundle_id, app_user_id, currency, amount
-        """
+        let rows = amounts.keys.sorted().map {
+            BalanceRow(bundleID: $0.bundleID, appUserID: $0.owner, currency: $0.currency, amount: amounts[$0] ?? 0)
+                .boundValues
+        }
+        return """
+            INSERT INTO balances (\(unescaped: BalanceRow.boundColumns))
+            VALUES \(rows: rows)
+            ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
+            RETURNING \(unescaped: BalanceRow.boundColumns)
+            """
     }
 
     // MARK: Revocations
@@ -317,6 +321,27 @@ enum PurchaseChangeStatements {
     }
 }
 
+/// A row of `customer_aliases`: the identified customer an anonymous customer of an app became
+/// when the app signed in, once and for good; requests that name the anonymous ID are served
+/// for that customer.
+struct CustomerAliasRow: LedgerRecord {
+    static let table = "customer_aliases"
+    typealias Columns = CodingKeys
+
+    var bundleID: String
+    /// The anonymous customer's ID.
+    var alias: String
+    var appUserID: String
+    var createdAt: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bundleID = "bundle_id"
+        case alias
+        case appUserID = "app_user_id"
+        case createdAt = "created_at"
+    }
+}
+
 extension PurchaseChangeStatements {
     // MARK: Aliases
 
@@ -343,12 +368,9 @@ extension PurchaseChangeStatements {
             guard try rows[0].first(LedgerColumn<Bool>.self)?.value == true else {
                 return .done((.aliased(CustomerAliasMove(created: false)), PurchaseChanges()))
             }
+            let alias = CustomerAliasRow(bundleID: bundleID, alias: anonymousID, appUserID: appUserID, createdAt: now)
             return .run([
-                """
-                INSERT INTO customer_aliases (bundle_id, alias, app_user_id, created_at)
-                VALUES (\(bundleID), \(anonymousID), \(appUserID), \(now))
-                ON CONFLICT (bundle_id, alias) DO NOTHING RETURNING app_user_id AS value
-                """,
+                try "INSERT INTO \(insert: alias) ON CONFLICT (bundle_id, alias) DO NOTHING RETURNING app_user_id AS value",
                 "SELECT app_user_id AS value FROM customer_aliases WHERE bundle_id = \(bundleID) AND alias = \(anonymousID)",
                 """
                 SELECT DISTINCT other.original_transaction_id, other.app_user_id

@@ -73,9 +73,10 @@ extension StatementEngine {
         _ subject: SignInSubject, policy: SignInThrottlePolicy, now: Date
     ) async throws -> SignInFailureCount {
         let cutoff = LedgerTime.milliseconds(now) - Int64(policy.windowSeconds) * 1000
-        let counted: LedgerSQL = """
-            INSERT INTO sign_in_failures (subject, failures, last_failure_at, locked_until)
-            VALUES (\(subject.key), 1, \(now), 0)
+        let first = SignInFailureRecord(
+            subject: subject.key, failures: 1, lastFailureAt: LedgerTime.milliseconds(now), lockedUntil: 0)
+        let counted: LedgerSQL = try """
+            INSERT INTO \(insert: first)
             ON CONFLICT (subject) DO UPDATE SET last_failure_at = excluded.last_failure_at, failures = CASE
                 WHEN sign_in_failures.last_failure_at < \(cutoff) AND sign_in_failures.locked_until < \(cutoff)
                 THEN 1

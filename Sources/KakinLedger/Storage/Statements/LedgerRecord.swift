@@ -11,13 +11,22 @@ protocol LedgerRecord: Codable, Sendable {
     static var table: String { get }
     /// The columns the database fills in on insert (a generated key), left out of `\(insert:)`.
     static var generatedColumns: Set<String> { get }
+    /// The columns the table has on `dialect` only, which the record leaves out: the database
+    /// fills them in, and only that engine's own statements read them.
+    static func engineColumns(on dialect: LedgerSQLDialect) -> Set<String>
 }
 
 extension LedgerRecord {
     static var generatedColumns: Set<String> { [] }
+    static func engineColumns(on dialect: LedgerSQLDialect) -> Set<String> { [] }
 
     /// Every column, in declaration order.
     static var columns: [String] { Columns.allCases.map(\.rawValue) }
+
+    /// The columns `\(insert:)` writes (all but the generated ones), as a statement lists them.
+    static var insertedColumns: String {
+        columns.filter { !generatedColumns.contains($0) }.joined(separator: ", ")
+    }
 
     /// The columns as a `SELECT` lists them; `prefix` qualifies each (`t.` for `t.id`).
     static func selection(_ prefix: String = "") -> String {
@@ -51,6 +60,39 @@ extension LedgerSQL.StringInterpolation {
         appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) VALUES ")
         appendInterpolation(rows: rows.map { $0.map(\.value) })
     }
+}
+
+/// A record whose rows the writes every purchase makes bind by hand rather than through
+/// `\(insert:)`, which encodes each row: ``boundValues`` are its values in the order of
+/// ``boundColumns``, built directly. A test holds the two to what `\(insert:)` encodes, so the
+/// record stays the one declaration of the table's columns.
+protocol BoundRecord: LedgerRecord {
+    /// The columns the writes list (``LedgerRecord/insertedColumns``), made once.
+    static var boundColumns: String { get }
+    /// The row's values, in the order of ``boundColumns``.
+    var boundValues: [LedgerValue] { get }
+}
+
+/// The names of a record's columns, listed at run time: the day rollups have one per ``MetricColumn``.
+protocol NamedColumns: Sendable {
+    static var columnNames: [String] { get }
+}
+
+/// A column of a record whose columns are listed at run time (``NamedColumns``).
+struct NamedColumn<Record: NamedColumns>: CodingKey, CaseIterable, RawRepresentable, ExpressibleByStringLiteral,
+    Sendable
+{
+    let rawValue: String
+
+    init(rawValue: String) { self.rawValue = rawValue }
+    init(stringLiteral value: String) { rawValue = value }
+    init?(stringValue: String) { rawValue = stringValue }
+    init?(intValue: Int) { nil }
+
+    var stringValue: String { rawValue }
+    var intValue: Int? { nil }
+
+    static var allCases: [Self] { Record.columnNames.map(Self.init(rawValue:)) }
 }
 
 extension LedgerValue: LedgerBindable {

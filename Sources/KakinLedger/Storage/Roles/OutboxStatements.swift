@@ -80,10 +80,9 @@ extension StatementEngine {
                     guard !leased.isEmpty else { return .done([]) }
                     return .run([
                         """
-                        SELECT id, type, bundle_id, app_user_id, payload, created_at FROM events
-                        WHERE id IN (\(list: leased)) ORDER BY id
+                        SELECT \(unescaped: EventRow.selection()) FROM events WHERE id IN (\(list: leased)) ORDER BY id
                         """
-                    ]) { .done(try $0[0].decode(OutboxEventRow.self).map(\.event)) }
+                    ]) { .done(try $0[0].decode(EventRow.self).map { try $0.event() }) }
                 }
             })
     }
@@ -155,18 +154,12 @@ enum OutboxStatements {
     }
 }
 
-/// An outbox event as a claim reads it.
-private struct OutboxEventRow: Decodable {
-    var id: Int64
-    var type: String
-    var bundle_id: String
-    var app_user_id: String?
-    var payload: String
-    var created_at: Int64
-
-    var event: LedgerEvent {
-        LedgerEvent(
-            id: id, type: type, bundleID: bundle_id, appUserID: app_user_id, payload: Data(payload.utf8),
-            createdAt: LedgerTime.date(created_at))
+extension EventRow {
+    /// The event this row holds, as the outbox hands it out.
+    func event() throws -> LedgerEvent {
+        guard let id else { throw LedgerStoreError(.inconsistentState, "an event was read without its ID") }
+        return LedgerEvent(
+            id: id, type: type, bundleID: bundleID, appUserID: appUserID, payload: Data(payload.utf8),
+            createdAt: LedgerTime.date(createdAt))
     }
 }

@@ -8,11 +8,17 @@ import Synchronization
 /// itself in the connection that commits once the log passes 1000 pages, and that connection
 /// waits for it: in a large ledger every write changes index pages far apart, so those pages are
 /// scattered over the file and each checkpoint stalls every write queued behind it. Here, after
-/// each commit, a passive checkpoint (SQLite's `PRAGMA wal_checkpoint(PASSIVE)`) runs on a second
-/// connection while the writer goes on: it copies the pages committed so far without taking the
-/// write lock or waiting for readers. The writer's own automatic checkpoint stays on: it finds
-/// most pages copied already, copies the few committed since, and lets the log start over.
-/// Commits that come while a checkpoint runs are covered by the next one.
+/// every ``commitsPerCheckpoint`` commits, a passive checkpoint (SQLite's `PRAGMA
+/// wal_checkpoint(PASSIVE)`) runs on a second connection while the writer goes on: it copies the
+/// pages committed so far without taking the write lock or waiting for readers. The writer's own
+/// automatic checkpoint stays on: it finds most pages copied already, copies the few committed
+/// since, and lets the log start over. Commits that come while a checkpoint runs are covered by
+/// the next one.
+///
+/// Not after every commit: the first commit after a checkpoint walks the writer's whole page
+/// cache (SQLite drops from it what lies past the database's end), which with the writer's large
+/// cache cost a new purchase about a twentieth of its CPU when every commit had one; and a page
+/// that several commits change (the last leaf of an index) is copied once for all of them.
 ///
 /// A checkpoint that cannot run (another one holds SQLite's checkpoint lock, a reader still
 /// needs the pages) is left for the next commit or the writer's own checkpoint: nothing is lost
@@ -27,6 +33,11 @@ final class SQLiteCheckpoints: Sendable {
     /// Checkpoints that ran to their end (one that found the checkpoint lock held, or failed, is
     /// not counted).
     private let completions = Completions()
+    /// The commits told so far.
+    private let commitCount = Atomic<Int>(0)
+
+    /// How many commits a checkpoint follows.
+    static let commitsPerCheckpoint = 4
 
     private final class Completions: Sendable {
         let count = Atomic<Int>(0)
@@ -46,9 +57,12 @@ final class SQLiteCheckpoints: Sendable {
         }
     }
 
-    /// Says a write group committed: a checkpoint runs once the one running (if any) is done.
+    /// Says a write group committed: after every ``commitsPerCheckpoint`` of them, a checkpoint
+    /// runs once the one running (if any) is done.
     func committed() {
-        commits.yield()
+        if commitCount.add(1, ordering: .relaxed).newValue % Self.commitsPerCheckpoint == 0 {
+            commits.yield()
+        }
     }
 
     /// How many checkpoints the loop ran to their end.

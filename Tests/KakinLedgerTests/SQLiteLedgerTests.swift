@@ -194,4 +194,33 @@ struct SQLiteLedgerTests {
             }
         }
     }
+
+    @Test("an app's customer search and its newest deliveries walk an index in order, without sorting the app's rows")
+    func appListsWalkInOrder() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                func plan(_ statement: LedgerSQL) async throws -> String {
+                    let explained: LedgerSQL = "EXPLAIN QUERY PLAN \(statement)"
+                    return try await store.writer.read { db in
+                        try db.rows(explained).map { row -> String in row["detail"] }
+                            .joined(separator: "; ")
+                    }
+                }
+                for bundleID in [Fixture.bundleID, nil] {
+                    let search = try await plan(CustomerSearch.byPrefix("load-12", bundleID: bundleID, limit: 50))
+                    #expect(search.contains("INDEX transactions_by_user_prefix"), "\(search)")
+                    #expect(!search.contains("TEMP B-TREE"), "\(search)")
+                    let deliveries = try await plan(
+                        ActivityStatements.deliveries(bundleID: bundleID, appUserID: nil, limit: 100))
+                    #expect(deliveries.hasPrefix("SCAN e"), "\(deliveries)")
+                    #expect(!deliveries.contains("TEMP B-TREE"), "\(deliveries)")
+                }
+                let customer = try await plan(
+                    ActivityStatements.deliveries(bundleID: Fixture.bundleID, appUserID: "alice", limit: 100))
+                #expect(customer.contains("INDEX events_by_customer"), "\(customer)")
+                #expect(!customer.contains("TEMP B-TREE"), "\(customer)")
+            }
+        }
+    }
 }

@@ -112,13 +112,8 @@ extension StatementEngine {
     /// redacted, so `appUserID` is looked for redacted the same way.
     public func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
         try await read(
-            """
-            SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
-                d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
-            FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id
-            \(where: ["e.bundle_id": bundleID, "e.app_user_id": appUserID.map(CustomerIDRedaction.redacted)])
-            ORDER BY e.id DESC, d.endpoint LIMIT \(limit)
-            """, as: WebhookDeliveryRow.self
+            ActivityStatements.deliveries(bundleID: bundleID, appUserID: appUserID, limit: limit),
+            as: WebhookDeliveryRow.self
         ).map {
             WebhookDelivery(
                 eventID: $0.id, type: $0.type, bundleID: $0.bundle_id, appUserID: $0.app_user_id,
@@ -126,6 +121,22 @@ extension StatementEngine {
                 lastAttemptAt: $0.last_attempt_at.map(LedgerTime.date),
                 deliveredAt: $0.delivered_at.map(LedgerTime.date), nextAttemptAt: $0.next_attempt_at.map(LedgerTime.date))
         }
+    }
+}
+
+/// What the activity lists read, where a test reads their plans.
+enum ActivityStatements {
+    /// The newest outbox events with their deliveries: a customer's from the index by customer,
+    /// an app's (or every app's) in the events' own order, newest first.
+    static func deliveries(bundleID: String?, appUserID: String?, limit: Int) -> LedgerSQL {
+        let order: LedgerSQL = appUserID == nil ? "\(.index(nil))" : ""
+        return """
+            SELECT e.id, e.type, e.bundle_id, e.app_user_id, e.created_at,
+                d.endpoint, d.attempts, d.last_attempt_at, d.delivered_at, d.next_attempt_at
+            FROM events e \(order) LEFT JOIN event_deliveries d ON d.event_id = e.id
+            \(where: ["e.bundle_id": bundleID, "e.app_user_id": appUserID.map(CustomerIDRedaction.redacted)])
+            ORDER BY e.id DESC, d.endpoint LIMIT \(limit)
+            """
     }
 }
 

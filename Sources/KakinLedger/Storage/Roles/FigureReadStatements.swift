@@ -122,8 +122,6 @@ extension StatementEngine {
         if query.isEmpty {
             found = Self.newestCustomers(limit: limit, found: CustomerSearch.Found(bundleID: bundleID), after: nil, read: 0)
         } else {
-            // The range of lowercase IDs, compared byte by byte, walks the index by prefix; the
-            // LIKE that ignores case keeps its exact meaning.
             found = .run([
                 """
                 SELECT bundle_id, app_user_id FROM transactions
@@ -132,15 +130,7 @@ extension StatementEngine {
                 SELECT bundle_id, app_user_id FROM transactions
                 WHERE original_transaction_id = \(query) AND app_user_id IS NOT NULL
                 """,
-                """
-                SELECT bundle_id, app_user_id FROM transactions
-                WHERE lower(app_user_id)\(.bytewise) >= lower(\(query))
-                  AND lower(app_user_id)\(.bytewise) < lower(\(query)) || \(CustomerSearch.last)
-                  AND app_user_id \(.likeIgnoringCase) \(LedgerSQLDialect.likePrefix(query)) ESCAPE '\\'
-                  \(bundleID.map { "AND bundle_id = \($0)" } ?? "" as LedgerSQL)
-                GROUP BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id
-                ORDER BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id LIMIT \(limit)
-                """,
+                CustomerSearch.byPrefix(query, bundleID: bundleID, limit: limit),
             ]) { rows in
                 var found = CustomerSearch.Found(bundleID: bundleID)
                 for row in try rows[0].decode(CustomerKeyRow.self) + rows[1].decode(CustomerKeyRow.self) {
@@ -200,5 +190,25 @@ extension StatementEngine {
             else { return .done(found) }
             return newestCustomers(limit: limit, found: found, after: (date, id), read: read + rows.count)
         }
+    }
+}
+
+extension CustomerSearch {
+    /// Customers whose app user ID starts with `query`, ignoring case, of one app or of every app:
+    /// the range of lowercase IDs, compared byte by byte, walks the index by prefix, in the
+    /// order of the groups; the `LIKE` that ignores case keeps its exact meaning. The app is
+    /// compared as an expression (`|| ''`), not as the column: SQLite would otherwise read an
+    /// app's customers from the index by customer, or group the prefix's rows again in a
+    /// temporary tree, reading every customer the prefix matches.
+    static func byPrefix(_ query: String, bundleID: String?, limit: Int) -> LedgerSQL {
+        """
+        SELECT bundle_id, app_user_id FROM transactions
+        WHERE lower(app_user_id)\(.bytewise) >= lower(\(query))
+          AND lower(app_user_id)\(.bytewise) < lower(\(query)) || \(last)
+          AND app_user_id \(.likeIgnoringCase) \(LedgerSQLDialect.likePrefix(query)) ESCAPE '\\'
+          \(bundleID.map { "AND bundle_id || '' = \($0)" } ?? "" as LedgerSQL)
+        GROUP BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id
+        ORDER BY lower(app_user_id)\(.bytewise), bundle_id, app_user_id LIMIT \(limit)
+        """
     }
 }

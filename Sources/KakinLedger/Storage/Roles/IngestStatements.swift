@@ -253,7 +253,7 @@ enum IngestStatements {
     /// every transaction instead.
     static func earliestOwner(of transaction: RecordedTransaction) -> LedgerSQL {
         """
-        SELECT app_user_id AS value FROM transactions \(.byOriginalTransaction)
+        SELECT app_user_id AS value FROM transactions \(.index("transactions_by_original"))
         WHERE bundle_id = \(transaction.bundleID) AND original_transaction_id = \(transaction.originalTransactionID)
             AND app_user_id IS NOT NULL
         ORDER BY purchase_date, recorded_at, transaction_id LIMIT 1

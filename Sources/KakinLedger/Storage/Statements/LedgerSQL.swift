@@ -229,10 +229,12 @@ extension LedgerSQLDialect {
         case bytewise
         /// `LIKE` that ignores the case of letters (SQLite's `LIKE`, for ASCII letters; `ILIKE`).
         case likeIgnoringCase
-        /// After `FROM transactions`: read through the index by original transaction ID (SQLite's
-        /// `INDEXED BY`, where its planner could choose a worse one; PostgreSQL plans from its
-        /// statistics).
-        case byOriginalTransaction
+        /// After a table in `FROM`: read through the named index (SQLite's `INDEXED BY`), or,
+        /// with `nil`, in the table's own order (`NOT INDEXED`), where SQLite's planner, which has
+        /// no statistics, would choose worse: an equality on an index's first column looks
+        /// selective to it even when every row has the same value. PostgreSQL plans from its
+        /// statistics.
+        case index(String?)
         /// An expression, in a row with the columns `bundle_id`, `environment` and `customer`, that
         /// takes a lock on that customer's metrics until the transaction ends: PostgreSQL's
         /// writers change customers concurrently, and take these locks in key order before they
@@ -263,8 +265,9 @@ extension LedgerSQLDialect {
         case (.bytewise, .postgresql): " COLLATE \"C\""
         case (.likeIgnoringCase, .sqlite): "LIKE"
         case (.likeIgnoringCase, .postgresql): "ILIKE"
-        case (.byOriginalTransaction, .sqlite): "INDEXED BY transactions_by_original"
-        case (.byOriginalTransaction, .postgresql): ""
+        case (.index(let name?), .sqlite): "INDEXED BY \(name)"
+        case (.index(nil), .sqlite): "NOT INDEXED"
+        case (.index, .postgresql): ""
         case (.customerLock, .sqlite): "0"
         case (.customerLock, .postgresql):
             "pg_advisory_xact_lock(\(PostgresLedger.Lock.customerScope), "

@@ -8,13 +8,17 @@ let swiftSettings: [SwiftSetting] = [
 let serverSwiftSettings = swiftSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 
 /// On Linux, where there is no StoreKit, a stand-in module of that name declares the part of
-/// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it, with a scripted App
-/// Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link it, and only
-/// on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is the only one.
+/// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it in the iOS 27 SDK, with a
+/// scripted App Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link
+/// it, and only on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is
+/// the only one. It is built with library evolution, as Apple's StoreKit is, so that the backend
+/// must handle the cases a later StoreKit adds to an enum that is not `@frozen`.
 #if os(Linux)
 let storeKitStandIn: [Target.Dependency] = ["StoreKit"]
 let storeKitStandInTargets: [Target] = [
-    .target(name: "StoreKit", path: "Tests/StoreKitAPI", swiftSettings: swiftSettings)
+    .target(
+        name: "StoreKit", path: "Tests/StoreKitAPI",
+        swiftSettings: swiftSettings + [.unsafeFlags(["-enable-library-evolution"])])
 ]
 #else
 let storeKitStandIn: [Target.Dependency] = []

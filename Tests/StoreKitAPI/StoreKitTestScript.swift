@@ -43,6 +43,11 @@ public enum StoreKitTestScript {
         public var appTransactionJWS: String?
         /// The error `AppTransaction.shared` throws, when set.
         public var appTransactionError: (any Error & Sendable)?
+        /// What the offer code redemption sheet of iOS 27 returns: the transaction the redemption
+        /// made; `nil` makes it throw `StoreKitError.userCancelled`, as a customer who closes it does.
+        public var offerCodeRedemption: VerificationResult<Transaction>?
+        /// The error the offer code redemption sheet throws, when set (either sheet).
+        public var offerCodeError: (any Error & Sendable)?
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
@@ -58,6 +63,9 @@ public enum StoreKitTestScript {
         public var refundRequests: [(transactionID: UInt64, scene: ObjectIdentifier)] = []
         /// How many times `AppTransaction.shared` was read.
         public var appTransactionReads = 0
+        /// Each offer code redemption sheet shown: what it was presented from (a scene, view
+        /// controller or window) and whether it was the iOS 27 form, which returns the transaction.
+        public var offerCodeSheets: [(presenter: ObjectIdentifier, returnsTransaction: Bool)] = []
 
         public init() {}
     }
@@ -211,6 +219,19 @@ public enum StoreKitTestScript {
             if let error = state.refundError { throw error }
             return state.refundResults[transactionID] ?? .success
         }
+    }
+
+    static func presentOfferCodeRedeemSheet(from presenter: ObjectIdentifier, returningTransaction: Bool) throws {
+        try state.withLock { state in
+            state.offerCodeSheets.append((presenter, returningTransaction))
+            if let error = state.offerCodeError { throw error }
+        }
+    }
+
+    static func redeemedTransaction(from presenter: ObjectIdentifier) throws -> VerificationResult<Transaction> {
+        try presentOfferCodeRedeemSheet(from: presenter, returningTransaction: true)
+        guard let redeemed = state.withLock({ $0.offerCodeRedemption }) else { throw StoreKitError.userCancelled }
+        return redeemed
     }
 
     static func jws(of transaction: Transaction) -> String {

@@ -11,14 +11,13 @@ let serverSwiftSettings = swiftSettings + [.enableUpcomingFeature("NonisolatedNo
 /// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it in the iOS 27 SDK, with a
 /// scripted App Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link
 /// it, and only on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is
-/// the only one. It is built with library evolution, as Apple's StoreKit is, so that the backend
-/// must handle the cases a later StoreKit adds to an enum that is not `@frozen`.
+/// the only one. It is not built with library evolution as Apple's StoreKit is: Linux's Foundation
+/// is not, and a resilient module warns on each import of it; the backend's switches over StoreKit's
+/// enums that are not `@frozen` keep an `@unknown default` all the same.
 #if os(Linux)
 let storeKitStandIn: [Target.Dependency] = ["StoreKit"]
 let storeKitStandInTargets: [Target] = [
-    .target(
-        name: "StoreKit", path: "Tests/StoreKitAPI",
-        swiftSettings: swiftSettings + [.unsafeFlags(["-enable-library-evolution"])])
+    .target(name: "StoreKit", path: "Tests/StoreKitAPI", swiftSettings: swiftSettings)
 ]
 #else
 let storeKitStandIn: [Target.Dependency] = []

@@ -93,9 +93,21 @@ extension StoreKitBackend {
         #endif
     }
 
+    /// What a sheet is shown in, asked of the app on the main actor: its window scene (iOS,
+    /// visionOS) or its window (macOS). None on tvOS and watchOS, which have no App Store sheets.
+    enum SheetHost {
+        #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
+            case scene(UIWindowScene)
+        #endif
+        #if os(macOS) || os(Linux)
+            case window(NSWindow)
+        #endif
+    }
+
+    /// The scene or window the app has for `what` now; throws `KakinError/Code/notConfigured` when
+    /// it gave or has none, and `KakinError/Code/unsupported` on tvOS and watchOS.
     @MainActor
-    static func showManageSubscriptions(_ groupID: String?, presenter: Presenter) async throws {
-        let what = "the manage-subscriptions sheet"
+    static func host(for what: String, in presenter: Presenter) throws -> SheetHost {
         switch presenter {
         case .none:
             throw nothingToPresentIn(what)
@@ -106,16 +118,31 @@ extension StoreKitBackend {
             #else
                 case .windowScene(let scene):
                     guard let scene = scene() else { throw noScene(what) }
-                    if let groupID {
-                        try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: groupID)
-                    } else {
-                        try await AppStore.showManageSubscriptions(in: scene)
-                    }
-                #endif
+                    return .scene(scene)
+            #endif
         #endif
         #if os(macOS) || os(Linux)
             case .window(let window):
                 guard let window = window() else { throw noWindow(what) }
+                return .window(window)
+        #endif
+        }
+    }
+
+    @MainActor
+    static func showManageSubscriptions(_ groupID: String?, presenter: Presenter) async throws {
+        let what = "the manage-subscriptions sheet"
+        switch try host(for: what, in: presenter) {
+        #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
+            case .scene(let scene):
+                if let groupID {
+                    try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: groupID)
+                } else {
+                    try await AppStore.showManageSubscriptions(in: scene)
+                }
+        #endif
+        #if os(macOS) || os(Linux)
+            case .window(let window):
                 #if compiler(>=6.4) || os(Linux)
                     if #available(macOS 27.3, *) {
                         if let groupID {
@@ -135,22 +162,14 @@ extension StoreKitBackend {
     static func beginRefundRequest(for id: UInt64, presenter: Presenter) async throws -> RefundRequestOutcome {
         let what = "the refund request sheet"
         let status: Transaction.RefundRequestStatus
-        switch presenter {
-        case .none:
-            throw nothingToPresentIn(what)
-        #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-            #if os(tvOS)
-                case .windowScene:
-                    throw KakinError(.unsupported, "StoreKit has no \(what) on tvOS")
-            #else
-                case .windowScene(let scene):
-                    guard let scene = scene() else { throw noScene(what) }
-                    status = try await Transaction.beginRefundRequest(for: id, in: scene)
-                #endif
+        switch try host(for: what, in: presenter) {
+        #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
+            case .scene(let scene):
+                status = try await Transaction.beginRefundRequest(for: id, in: scene)
         #endif
         #if os(macOS) || os(Linux)
             case .window(let window):
-                guard let controller = window()?.contentViewController else { throw noWindow(what) }
+                guard let controller = window.contentViewController else { throw noWindow(what) }
                 status = try await Transaction.beginRefundRequest(for: id, in: controller)
         #endif
         }
@@ -167,29 +186,20 @@ extension StoreKitBackend {
         presenter: Presenter, returningTransaction: Bool
     ) async throws -> OfferCodeRedemption {
         let what = "the offer code redemption sheet"
-        switch presenter {
-        case .none:
-            throw nothingToPresentIn(what)
-        #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-            #if os(tvOS)
-                case .windowScene:
-                    throw KakinError(.unsupported, "StoreKit has no \(what) on tvOS")
-            #else
-                case .windowScene(let scene):
-                    guard let scene = scene() else { throw noScene(what) }
-                    #if compiler(>=6.4) || os(Linux)
-                        if returningTransaction, #available(iOS 27.0, visionOS 27.0, *) {
-                            guard let controller = topViewController(in: scene) else { throw noScene(what) }
-                            return .redeemed(transaction(try await AppStore.presentOfferCodeRedeemSheet(from: controller)))
-                        }
-                    #endif
-                    try await AppStore.presentOfferCodeRedeemSheet(in: scene)
-                    return .closed
+        switch try host(for: what, in: presenter) {
+        #if (canImport(UIKit) && !os(watchOS) && !os(tvOS)) || os(Linux)
+            case .scene(let scene):
+                #if compiler(>=6.4) || os(Linux)
+                    if returningTransaction, #available(iOS 27.0, visionOS 27.0, *) {
+                        guard let controller = topViewController(in: scene) else { throw noScene(what) }
+                        return .redeemed(transaction(try await AppStore.presentOfferCodeRedeemSheet(from: controller)))
+                    }
                 #endif
+                try await AppStore.presentOfferCodeRedeemSheet(in: scene)
+                return .closed
         #endif
         #if os(macOS) || os(Linux)
             case .window(let window):
-                guard let window = window() else { throw noWindow(what) }
                 #if compiler(>=6.4) || os(Linux)
                     if returningTransaction, #available(macOS 27.0, *) {
                         return .redeemed(transaction(try await AppStore.presentOfferCodeRedeemSheet(from: window)))

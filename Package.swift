@@ -8,9 +8,12 @@ let swiftSettings: [SwiftSetting] = [
 let serverSwiftSettings = swiftSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 
 /// On Linux, where there is no StoreKit, a stand-in module of that name declares the part of
-/// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it, with a scripted App
-/// Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link it, and only
-/// on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is the only one.
+/// StoreKit 2's API the SDK's StoreKit backend uses, as Apple documents it in the iOS 27 SDK, with a
+/// scripted App Store behind it (Tests/StoreKitAPI). Only the backend's target and its tests link
+/// it, and only on Linux: elsewhere the manifest does not even declare it, so Apple's StoreKit is
+/// the only one. It is not built with library evolution as Apple's StoreKit is: Linux's Foundation
+/// is not, and a resilient module warns on each import of it; the backend's switches over StoreKit's
+/// enums that are not `@frozen` keep an `@unknown default` all the same.
 #if os(Linux)
 let storeKitStandIn: [Target.Dependency] = ["StoreKit"]
 let storeKitStandInTargets: [Target] = [

@@ -38,17 +38,22 @@ extension StoreKitBackend {
             KakinError(.storeFailure, "the App Store refused the offer's signature", storeKitCode: 12)
         case .missingOfferParameters:
             KakinError(.storeFailure, "the offer's parameters are missing", storeKitCode: 13)
-        default:
-            // `paymentMethodBindingConfigurationRequired` came with the iOS 26.5 SDK. It is matched
-            // by its name so that the package still builds with the SDKs before it.
-            if "\(error)" == "paymentMethodBindingConfigurationRequired" {
-                KakinError(
-                    .storeFailure, "the customer must add a payment method to their Apple Account first",
-                    storeKitCode: 21)
-            } else {
-                KakinError(.storeFailure, "the App Store refused the purchase: \(error)")
-            }
+        default: newerPurchaseError(error)
         }
+    }
+
+    /// The cases newer than the package's oldest systems. `paymentMethodBindingConfigurationRequired`
+    /// came with the iOS 26.5 SDK (Xcode 26.5, the oldest the package builds with) and is thrown from
+    /// iOS 26.5; later SDKs may add more.
+    static func newerPurchaseError(_ error: Product.PurchaseError) -> KakinError {
+        if #available(iOS 26.5, macOS 26.5, tvOS 26.5, watchOS 26.5, visionOS 26.5, *),
+            case .paymentMethodBindingConfigurationRequired = error
+        {
+            return KakinError(
+                .storeFailure, "the customer must add a payment method to their Apple Account first",
+                storeKitCode: 21)
+        }
+        return KakinError(.storeFailure, "the App Store refused the purchase: \(error)")
     }
 
     /// `StoreKitError`: StoreKit's own failures. The network and StoreKit's unexplained or system
@@ -73,6 +78,17 @@ extension StoreKitBackend {
                 return KakinError(
                     .storeFailure, "StoreKit does not support this product for this operation", storeKitCode: 3)
             }
+            #if compiler(>=6.4) || os(Linux)
+                // New in the iOS 27 SDK: a sheet asked of a window that is not visible, or a view
+                // controller not in a window. The app must present from somewhere else.
+                if #available(iOS 27.0, macOS 27.0, tvOS 27.0, watchOS 27.0, visionOS 27.0, *),
+                    case .invalidPresentationContext = error
+                {
+                    return KakinError(
+                        .notConfigured,
+                        "StoreKit cannot present its sheet from here: give the backend a visible window or scene")
+                }
+            #endif
             return KakinError(.storeFailure, "StoreKit failed: \(error)")
         }
     }

@@ -7,6 +7,9 @@ import StoreKit
 #if canImport(UIKit)
     public import UIKit
 #endif
+#if os(macOS)
+    public import AppKit
+#endif
 
 // StoreKit declares top-level names Kakin's modules declare too (`SubscriptionPeriod` and
 // `SubscriptionStatus` since iOS 18.4, `AppTransaction`), so this file names Kakin's types with
@@ -19,33 +22,57 @@ import StoreKit
 ///
 /// On visionOS StoreKit confirms a purchase only in a scene the app names, so the backend is made
 /// there with `init(confirmIn:)`. The App Store's sheets (`showManageSubscriptions(subscriptionGroupID:)`,
-/// `beginRefundRequest(for:)`) need that window scene on every UIKit platform; StoreKit has
-/// neither sheet on tvOS and watchOS, nor the window-scene forms on macOS, where both throw
-/// `KakinError/Code/unsupported`.
+/// `beginRefundRequest(for:)`, `presentOfferCodeRedeemSheet()`) need that window scene on iOS and
+/// visionOS, and a window on macOS (`init(presentingIn:)`); StoreKit has none of them on tvOS and
+/// watchOS, where they throw `KakinError/Code/unsupported`.
 @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
 public struct StoreKitBackend: StoreBackend {
-    /// Creates the backend; StoreKit chooses where to confirm purchases. Not on visionOS, where a
-    /// purchase needs the app's scene: use `init(confirmIn:)` there.
-    @available(
-        visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
-    public init() {
+    /// Where StoreKit shows its confirmation and sheets: what the app gave, asked for each time one
+    /// is shown.
+    enum Presenter: Sendable {
+        /// The app gave nothing: StoreKit chooses where to confirm purchases, and there are no sheets.
+        case none
         #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-            windowScene = nil
+            /// The app's window scene (iOS, tvOS, visionOS).
+            case windowScene(@MainActor @Sendable () -> UIWindowScene?)
+        #endif
+        #if os(macOS) || os(Linux)
+            /// The app's window (macOS).
+            case window(@MainActor @Sendable () -> NSWindow?)
         #endif
     }
 
-    #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-        /// The window scene StoreKit shows its purchase confirmation and its sheets in, asked for
-        /// each time one is shown; `nil` when the app gave none.
-        let windowScene: (@MainActor @Sendable () -> UIWindowScene?)?
+    let presenter: Presenter
 
+    /// Creates the backend; StoreKit chooses where to confirm purchases, and the App Store's sheets
+    /// throw `KakinError/Code/notConfigured`. Not on visionOS, where a purchase needs the app's
+    /// scene: use `init(confirmIn:)` there.
+    @available(
+        visionOS, unavailable, message: "visionOS confirms purchases in a scene: use StoreKitBackend(confirmIn:)")
+    public init() {
+        presenter = .none
+    }
+
+    #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
         /// Creates the backend that shows StoreKit's confirmation sheet and the App Store's sheets
         /// in the window scene `scene` returns at that moment (`Product.purchase(confirmIn:options:)`),
         /// e.g. `StoreKitBackend(confirmIn: { view.window?.windowScene })`. Required on visionOS; where
         /// `scene` returns `nil`, other platforms let StoreKit choose, and visionOS throws
-        /// `KakinError/Code/notConfigured`.
+        /// `KakinError/Code/notConfigured`. From iOS 27 the offer code sheet is presented from the
+        /// view controller on top of the scene's key window.
         public init(confirmIn scene: @escaping @MainActor @Sendable () -> UIWindowScene?) {
-            windowScene = scene
+            presenter = .windowScene(scene)
+        }
+    #endif
+
+    #if os(macOS) || os(Linux)
+        /// Creates the backend that shows the App Store's sheets on the window `window` returns at
+        /// that moment (macOS), e.g. `StoreKitBackend(presentingIn: { NSApp.keyWindow })`: the refund
+        /// request and the older offer code sheet in its content view controller, the manage-
+        /// subscriptions sheet (macOS 27.3) and the offer code sheet of macOS 27 on the window itself.
+        /// Purchases are confirmed where StoreKit chooses.
+        public init(presentingIn window: @escaping @MainActor @Sendable () -> NSWindow?) {
+            presenter = .window(window)
         }
     #endif
 
@@ -113,19 +140,12 @@ public struct StoreKitBackend: StoreBackend {
             throw KakinError(.productUnavailable, "\(productID) is not for sale", storeKitCode: 5)
         }
         let purchaseOptions = try Self.purchaseOptions(options, for: product)
-        let result: Product.PurchaseResult
         do {
-            result = try await purchase(product, options: purchaseOptions)
+            return try await Self.purchase(product, options: purchaseOptions, presenter: presenter)
         } catch StoreKitError.userCancelled {
             return .cancelled
         } catch {
             throw Self.kakinError(error)
-        }
-        switch result {
-        case .success(let verification): return .purchased(Self.transaction(verification))
-        case .pending: return .pending
-        case .userCancelled: return .cancelled
-        @unknown default: return .cancelled
         }
     }
 
@@ -180,44 +200,45 @@ public struct StoreKitBackend: StoreBackend {
     }
 
     /// `Product.purchase(options:)`, or `purchase(confirmIn:options:)` in the app's window scene
-    /// when the backend was made with one and the app has one to show. visionOS has only the
-    /// second.
-    private func purchase(
-        _ product: Product, options: Set<Product.PurchaseOption>
-    ) async throws -> Product.PurchaseResult {
+    /// when the backend was made with one and the app has one to show (visionOS has only the
+    /// second), mapped on the main actor, where StoreKit returns its result.
+    @MainActor
+    static func purchase(
+        _ product: Product, options: Set<Product.PurchaseOption>, presenter: Presenter
+    ) async throws -> StorePurchaseResult {
+        let result: Product.PurchaseResult
         #if os(visionOS)
-            guard let windowScene else { throw Self.noScene("a purchase") }
-            return try await Self.purchase(product, options: options, in: windowScene)
-        #else
-            #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-                if let windowScene { return try await Self.purchase(product, options: options, in: windowScene) }
-            #endif
-            return try await product.purchase(options: options)
-        #endif
-    }
-
-    #if (canImport(UIKit) && !os(watchOS)) || os(Linux)
-        @MainActor
-        private static func purchase(
-            _ product: Product, options: Set<Product.PurchaseOption>,
-            in scene: @MainActor @Sendable () -> UIWindowScene?
-        ) async throws -> Product.PurchaseResult {
-            guard let scene = scene() else {
-                #if os(visionOS)
-                    throw noScene("a purchase")
-                #else
-                    return try await product.purchase(options: options)
-                #endif
+            guard case .windowScene(let scene) = presenter, let scene = scene() else { throw noScene("a purchase") }
+            result = try await product.purchase(confirmIn: scene, options: options)
+        #elseif (canImport(UIKit) && !os(watchOS)) || os(Linux)
+            if case .windowScene(let scene) = presenter, let scene = scene() {
+                result = try await product.purchase(confirmIn: scene, options: options)
+            } else {
+                result = try await product.purchase(options: options)
             }
-            return try await product.purchase(confirmIn: scene, options: options)
+        #else
+            result = try await product.purchase(options: options)
+        #endif
+        switch result {
+        case .success(let verification): return .purchased(transaction(verification))
+        case .pending: return .pending
+        case .userCancelled: return .cancelled
+        @unknown default: return .cancelled
         }
-    #endif
+    }
 
     /// The error for something StoreKit shows only in a window scene, when the app gave none.
     static func noScene(_ what: String) -> KakinError {
         KakinError(
             .notConfigured,
             "StoreKit shows \(what) in a window scene: make the backend with StoreKitBackend(confirmIn:)")
+    }
+
+    /// The error for something StoreKit shows only on a window (macOS), when the app gave none.
+    static func noWindow(_ what: String) -> KakinError {
+        KakinError(
+            .notConfigured,
+            "StoreKit shows \(what) on a window: make the backend with StoreKitBackend(presentingIn:)")
     }
 
     /// Everything in `Transaction.unfinished`, verified or not: the server does the verifying.
@@ -269,7 +290,8 @@ public struct StoreKitBackend: StoreBackend {
 
     /// The receipt at `Bundle.main.appStoreReceiptURL`, base64, or `nil` when the app has none.
     public func appReceipt() async throws -> String? {
-        guard let url = Bundle.main.appStoreReceiptURL, let data = try? Data(contentsOf: url) else { return nil }
+        let bundle: any AppReceiptLocation = Bundle.main
+        guard let url = bundle.appStoreReceiptURL, let data = try? Data(contentsOf: url) else { return nil }
         return data.base64EncodedString()
     }
 
@@ -332,4 +354,14 @@ public struct StoreKitBackend: StoreBackend {
             period: period(offer.period), periodCount: offer.periodCount, paymentMode: mode)
     }
 }
+/// Where the app receipt is. Apple deprecated `Bundle.appStoreReceiptURL` in iOS 18 and macOS 15,
+/// the package's minimums, in favour of `AppTransaction`; the legacy server flow still reads the
+/// receipt, so the backend reads the property through this requirement, which `Bundle` meets, and
+/// the package builds without a deprecation warning.
+protocol AppReceiptLocation {
+    /// The receipt's file URL, whether or not the file exists.
+    var appStoreReceiptURL: URL? { get }
+}
+
+extension Bundle: AppReceiptLocation {}
 #endif

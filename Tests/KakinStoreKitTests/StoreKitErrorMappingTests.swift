@@ -80,6 +80,10 @@ import Testing
         (.notAvailableInStorefront, .productUnavailable, false),
         (.notEntitled, .clientInvalid, false),
         (.unsupported, .invalidPayment, false),
+        (
+            .invalidPresentationContext,
+            .unknown("StoreKit cannot present its sheet from here: give the backend a visible window or scene"), false
+        ),
     ]
 
     @Test(arguments: 0..<storeKitErrors.count)

@@ -155,9 +155,10 @@ extension Product {
         }
     }
 
-    /// The result of a purchase.
+    /// The result of a purchase. Apple's documentation shows no `Sendable` conformance, so the
+    /// stand-in declares none: the backend maps it on the main actor, where StoreKit returns it.
     /// https://developer.apple.com/documentation/storekit/product/purchaseresult
-    public enum PurchaseResult: Sendable {
+    public enum PurchaseResult {
         /// The purchase succeeded with a transaction.
         case success(VerificationResult<Transaction>)
         /// The user cancelled the purchase.

@@ -30,6 +30,11 @@ public enum StoreKitError: Error {
     /// https://developer.apple.com/documentation/storekit/storekiterror/unsupported
     @available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4, *)
     case unsupported
+    /// StoreKit's interface cannot be presented from the current context (a window that is not
+    /// visible, a view controller not in a window). New in the iOS 27 SDK.
+    /// https://developer.apple.com/documentation/storekit/storekiterror/invalidpresentationcontext
+    @available(iOS 27.0, macOS 27.0, tvOS 27.0, watchOS 27.0, visionOS 27.0, *)
+    case invalidPresentationContext
 }
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)

@@ -6,12 +6,26 @@ import Synchronization
 /// what the store has and answers, then read what was asked of it. Every test that uses it runs
 /// under ``withScript(_:_:)``, which resets it and keeps other tests out meanwhile.
 public enum StoreKitTestScript {
+    /// What a scripted purchase answers: the cases of `Product.PurchaseResult`, which Apple documents
+    /// without `Sendable`, so the script keeps its own and makes StoreKit's when asked.
+    public enum PurchaseAnswer: Sendable {
+        case success(VerificationResult<Transaction>)
+        case userCancelled
+        case pending
+    }
+
+    /// What a scripted refund request answers: the cases of `Transaction.RefundRequestStatus`.
+    public enum RefundAnswer: Sendable {
+        case success
+        case userCancelled
+    }
+
     /// What the scripted store has and answers.
     public struct State: Sendable {
         /// Products for sale, by ID.
         public var products: [String: Product] = [:]
         /// What buying a product gives, by product ID (`.userCancelled` when not set).
-        public var purchaseResults: [String: Product.PurchaseResult] = [:]
+        public var purchaseResults: [String: PurchaseAnswer] = [:]
         /// The error buying a product throws, by product ID, instead of a result.
         public var purchaseErrors: [String: any Error & Sendable] = [:]
         /// The error `Product.products(for:)` throws, when set.
@@ -33,7 +47,7 @@ public enum StoreKitTestScript {
         /// The error the manage-subscriptions sheet throws, when set.
         public var manageSubscriptionsError: (any Error & Sendable)?
         /// What the refund request sheet answers, by transaction ID (`.success` when not set).
-        public var refundResults: [UInt64: Transaction.RefundRequestStatus] = [:]
+        public var refundResults: [UInt64: RefundAnswer] = [:]
         /// The error the refund request sheet throws, when set.
         public var refundError: (any Error & Sendable)?
         /// The app's app transaction (`AppTransaction.shared`); `nil` makes it throw
@@ -43,6 +57,11 @@ public enum StoreKitTestScript {
         public var appTransactionJWS: String?
         /// The error `AppTransaction.shared` throws, when set.
         public var appTransactionError: (any Error & Sendable)?
+        /// What the offer code redemption sheet of iOS 27 returns: the transaction the redemption
+        /// made; `nil` makes it throw `StoreKitError.userCancelled`, as a customer who closes it does.
+        public var offerCodeRedemption: VerificationResult<Transaction>?
+        /// The error the offer code redemption sheet throws, when set (either sheet).
+        public var offerCodeError: (any Error & Sendable)?
 
         /// What was asked of the store.
         public var purchases: [(productID: String, options: Set<Product.PurchaseOption>)] = []
@@ -58,6 +77,9 @@ public enum StoreKitTestScript {
         public var refundRequests: [(transactionID: UInt64, scene: ObjectIdentifier)] = []
         /// How many times `AppTransaction.shared` was read.
         public var appTransactionReads = 0
+        /// Each offer code redemption sheet shown: what it was presented from (a scene, view
+        /// controller or window) and whether it was the iOS 27 form, which returns the transaction.
+        public var offerCodeSheets: [(presenter: ObjectIdentifier, returnsTransaction: Bool)] = []
 
         public init() {}
     }
@@ -163,7 +185,11 @@ public enum StoreKitTestScript {
             state.purchases.append((product.id, options))
             state.confirmationScenes.append(scene)
             if let error = state.purchaseErrors[product.id] { throw error }
-            return state.purchaseResults[product.id] ?? .userCancelled
+            switch state.purchaseResults[product.id] ?? .userCancelled {
+            case .success(let verification): return .success(verification)
+            case .userCancelled: return .userCancelled
+            case .pending: return .pending
+            }
         }
     }
 
@@ -209,8 +235,24 @@ public enum StoreKitTestScript {
         try state.withLock { state in
             state.refundRequests.append((transactionID, scene))
             if let error = state.refundError { throw error }
-            return state.refundResults[transactionID] ?? .success
+            switch state.refundResults[transactionID] ?? .success {
+            case .success: return .success
+            case .userCancelled: return .userCancelled
+            }
         }
+    }
+
+    static func presentOfferCodeRedeemSheet(from presenter: ObjectIdentifier, returningTransaction: Bool) throws {
+        try state.withLock { state in
+            state.offerCodeSheets.append((presenter, returningTransaction))
+            if let error = state.offerCodeError { throw error }
+        }
+    }
+
+    static func redeemedTransaction(from presenter: ObjectIdentifier) throws -> VerificationResult<Transaction> {
+        try presentOfferCodeRedeemSheet(from: presenter, returningTransaction: true)
+        guard let redeemed = state.withLock({ $0.offerCodeRedemption }) else { throw StoreKitError.userCancelled }
+        return redeemed
     }
 
     static func jws(of transaction: Transaction) -> String {

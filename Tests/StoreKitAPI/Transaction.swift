@@ -76,7 +76,8 @@ extension Transaction {
         case failed
     }
 
-    /// What a refund request came to.
+    /// What a refund request came to. Apple's documentation shows no `Sendable` conformance, so the
+    /// stand-in declares none.
     /// https://developer.apple.com/documentation/storekit/transaction/refundrequeststatus
     @available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
     public enum RefundRequestStatus: Equatable, Hashable {
@@ -109,5 +110,19 @@ extension Transaction.RefundRequestError: LocalizedError {
     public var errorDescription: String? { "\(self)" }
 }
 
-@available(iOS 15.0, macOS 12.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
-extension Transaction.RefundRequestStatus: Sendable {}
+@available(macOS 12.0, *)
+@available(iOS, unavailable)
+@available(tvOS, unavailable)
+@available(watchOS, unavailable)
+@available(visionOS, unavailable)
+extension Transaction {
+    /// Presents the refund request sheet for the transaction `transactionID` in a view controller
+    /// (macOS). Throws `Transaction.RefundRequestError` or `StoreKitError`. Apple's declaration
+    /// names no actor; `NSViewController` is main-actor isolated.
+    /// https://developer.apple.com/documentation/storekit/transaction/beginrefundrequest(for:in:)-9mscy
+    public static func beginRefundRequest(
+        for transactionID: UInt64, in controller: NSViewController
+    ) async throws -> Transaction.RefundRequestStatus {
+        try StoreKitTestScript.beginRefundRequest(for: transactionID, in: ObjectIdentifier(controller))
+    }
+}

@@ -1,9 +1,10 @@
 // StoreKit 2's `VerificationResult`, as Apple documents it.
 // Apple's documentation: https://developer.apple.com/documentation/storekit/verificationresult
 
-/// A type that describes the result of a StoreKit verification.
+/// A type that describes the result of a StoreKit verification. `@frozen` and unconstrained, as
+/// Apple declares it; `Sendable` where its value is.
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
-public enum VerificationResult<SignedType: Sendable>: Sendable {
+@frozen public enum VerificationResult<SignedType> {
     /// The associated value failed verification for the provided reason.
     case unverified(SignedType, VerificationResult<SignedType>.VerificationError)
     /// The associated value passed StoreKit automatic verification checks.
@@ -28,6 +29,9 @@ public enum VerificationResult<SignedType: Sendable>: Sendable {
         }
     }
 }
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
+extension VerificationResult: Sendable where SignedType: Sendable {}
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
 extension VerificationResult where SignedType == Transaction {

@@ -7,7 +7,9 @@ import KakinWire
 /// The sandbox has no App Store sheets: ``StoreBackend/showManageSubscriptions(subscriptionGroupID:)``
 /// and ``StoreBackend/beginRefundRequest(for:)`` throw ``KakinError/Code/unsupported``. Tests refund
 /// and change subscriptions through the sandbox's control API instead
-/// (`POST /v1/control/transactions/{id}/refund`, `…/subscriptions/{original}/fail-renewals`).
+/// (`POST /v1/control/transactions/{id}/refund`, `…/subscriptions/{original}/fail-renewals`). The
+/// offer code redemption sheet is played by ``offerCodeSheet``, which stands for the customer who
+/// types a code into it (``presentOfferCodeRedeemSheet()``).
 public struct SandboxBackend: StoreBackend {
     /// The sandbox's base URL, e.g. `http://127.0.0.1:8081`.
     public let baseURL: URL
@@ -20,6 +22,9 @@ public struct SandboxBackend: StoreBackend {
     /// The sandbox token sent as `Authorization: Bearer` with every request, for a sandbox on
     /// another host that asks for one (`kakin serve --host 0.0.0.0 --sandbox-token …`); `nil` sends none.
     public let token: String?
+    /// The customer at the offer code redemption sheet: returns the code they type, or `nil` when
+    /// they close the sheet. `nil` (the default): the sandbox shows no such sheet.
+    public let offerCodeSheet: (@Sendable () async -> String?)?
     let http: TokenHTTP
 
     /// Creates a backend that acts as tester `testerID` on the sandbox at `baseURL`.
@@ -28,12 +33,17 @@ public struct SandboxBackend: StoreBackend {
     ///   - deviceID: stands in for `identifierForVendor`; pass a fixed value to keep one device across runs.
     ///   - pollSeconds: how long each poll of ``transactionUpdates()`` waits for news.
     ///   - token: the sandbox token, for a sandbox on another host that asks for one.
-    public init(baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20, token: String? = nil) {
+    ///   - offerCodeSheet: the customer at the offer code redemption sheet (see ``offerCodeSheet``).
+    public init(
+        baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20, token: String? = nil,
+        offerCodeSheet: (@Sendable () async -> String?)? = nil
+    ) {
         self.baseURL = baseURL
         self.testerID = testerID
         self.deviceID = deviceID
         self.pollSeconds = pollSeconds
         self.token = token
+        self.offerCodeSheet = offerCodeSheet
         self.http = TokenHTTP(token: token)
     }
 
@@ -224,6 +234,11 @@ public struct SandboxBackend: StoreBackend {
         if let winBack = options.winBackOfferID { body["winBackOfferID"] = winBack }
         let reply = try await http.send(
             "POST", url("v1/device/payments"), body: try JSONSerialization.data(withJSONObject: body))
+        return try paymentResult(reply)
+    }
+
+    /// The sandbox's answer to a payment (a purchase or a redeemed offer code) as the store's result.
+    func paymentResult(_ reply: JSONHTTP.Reply) throws -> StorePurchaseResult {
         try check(reply)
         let payment = try JSONHTTP.decode(Payment.self, from: reply.body)
         switch payment.state {

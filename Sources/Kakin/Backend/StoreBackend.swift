@@ -60,6 +60,11 @@ public protocol StoreBackend: Sendable {
     /// the store grants later arrives as a revoked transaction. A store without the sheet throws
     /// ``KakinError/Code/unsupported``.
     func beginRefundRequest(for transactionID: String) async throws -> RefundRequestOutcome
+    /// Shows the store's offer code redemption sheet. Where the store says what the customer
+    /// redeemed (StoreKit since iOS 27, the sandbox), the transaction comes back to be delivered as
+    /// a purchase's is; before, the sheet only closes, and a redeemed code arrives as an update. A
+    /// store without the sheet throws ``KakinError/Code/unsupported``.
+    func presentOfferCodeRedeemSheet() async throws -> OfferCodeRedemption
 }
 
 /// What a refund request sheet came to.
@@ -117,6 +122,11 @@ extension StoreBackend {
     /// Throws ``KakinError/Code/unsupported``: a store that has no refund request sheet.
     public func beginRefundRequest(for transactionID: String) async throws -> RefundRequestOutcome {
         throw KakinError(.unsupported, "\(storeIdentifier) has no refund request sheet")
+    }
+
+    /// Throws ``KakinError/Code/unsupported``: a store that has no offer code redemption sheet.
+    public func presentOfferCodeRedeemSheet() async throws -> OfferCodeRedemption {
+        throw KakinError(.unsupported, "\(storeIdentifier) has no offer code redemption sheet")
     }
 
     /// Buys without offers through ``purchase(_:quantity:appAccountToken:)``; a store that has

@@ -209,6 +209,30 @@ public actor PaymentManager {
         }
     }
 
+    /// Shows the store's offer code redemption sheet and delivers what the customer redeemed as a
+    /// purchase is delivered: queued durably, sent to the server, finished once the server
+    /// acknowledged it. Where the store's sheet says nothing of what happened (StoreKit before
+    /// iOS 27), the outcome is ``OfferCodeRedemptionOutcome/closed``, and a redeemed code arrives
+    /// through the store's updates, which the session delivers by itself.
+    ///
+    /// A redemption carries no app account token of the customer's, so its transaction goes with
+    /// the device's app transaction, as a restore's does. The store's refusals (a code already
+    /// used, one that does not exist) are thrown and reported as a failed status.
+    public func redeemOfferCode() async throws -> OfferCodeRedemptionOutcome {
+        let result: OfferCodeRedemption
+        do { result = try await session.backend.presentOfferCodeRedeemSheet() } catch {
+            post(.failed(productID: "", error: PaymentError(error)))
+            throw error
+        }
+        switch result {
+        case .closed: return .closed
+        case .cancelled: return .cancelled
+        case .redeemed(let transaction):
+            let customer = try await session.enqueueAndDeliver(transaction, appUserID: appUserID)
+            return .redeemed(transaction, customer: customer)
+        }
+    }
+
     private func sign(
         _ offer: SubscriptionOffer, of product: StoreProduct, token: UUID,
         into options: inout StorePurchaseOptions

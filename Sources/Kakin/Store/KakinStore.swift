@@ -229,6 +229,29 @@ public final class KakinStore {
         }
     }
 
+    /// Shows the App Store's offer code redemption sheet and delivers what the customer redeemed,
+    /// as ``purchase(_:quantity:)`` delivers a purchase; ``customerInfo`` becomes the server's
+    /// answer. Before iOS 27 StoreKit's sheet says nothing of what happened: the outcome is
+    /// ``OfferCodeRedemptionOutcome/closed``, the customer is read again, and a redeemed code
+    /// arrives through the store's updates (the store then reads the customer by itself).
+    ///
+    /// The backend shows the sheet: `StoreKitBackend(confirmIn:)` in the app's window scene on iOS
+    /// and visionOS, `StoreKitBackend(presentingIn:)` on a window on macOS. A failure is thrown as a
+    /// ``PaymentError`` (also kept in ``lastError``): the store's refusal of the code (a code used
+    /// before is ``PaymentError/ineligibleForOffer``), or ``PaymentError/unknown(_:)`` saying what is
+    /// missing when the backend has no scene or window to show the sheet in.
+    @discardableResult
+    public func redeemOfferCode() async throws(PaymentError) -> OfferCodeRedemptionOutcome {
+        lastError = nil
+        let outcome = try await keepingFailure { try await payments.redeemOfferCode() }
+        switch outcome {
+        case .redeemed(_, let customer?): publish(customer)
+        case .closed: await refreshCustomerInfo()
+        case .redeemed, .cancelled: break
+        }
+        return outcome
+    }
+
     /// Restores non-consumables and subscriptions (StoreKit may ask the customer to sign in), delivers
     /// them to the server, and returns the customer read afterwards (also in ``customerInfo``).
     ///

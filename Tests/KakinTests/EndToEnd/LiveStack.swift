@@ -37,13 +37,17 @@ struct LiveStack {
 
     /// `clock` is the sandbox's and the server's: a test that moves it moves both. With
     /// `requiringCustomerTokens`, the app requires a customer token signed with
-    /// ``customerTokenSecret`` for every request about an identified customer.
+    /// ``customerTokenSecret`` for every request about an identified customer. `catalogOptions`
+    /// changes the example catalog's side file (offer codes, say) for this stack.
     init(
         clock: SandboxClock = SandboxClock(), requiringCustomerTokens: Bool = false,
-        transferPolicy: TransferPolicy = .keepWithOriginal
+        transferPolicy: TransferPolicy = .keepWithOriginal, catalogOptions: @Sendable (inout CatalogOptions) -> Void = { _ in }
     ) async throws {
         self.clock = clock
-        let catalog = try ExampleApp.catalog()
+        var options = try CatalogOptions.load(
+            from: Data(contentsOf: CatalogOptions.sideFileURL(for: ExampleApp.storeKitFile)))
+        catalogOptions(&options)
+        let catalog = try SandboxCatalog.load(storeKitFile: ExampleApp.storeKitFile, options: options)
         engine = try ExampleSandbox.engine(catalog: catalog, authority: Self.authority, clock: clock)
         sandbox = SandboxService(
             engine: engine, catalog: catalog,

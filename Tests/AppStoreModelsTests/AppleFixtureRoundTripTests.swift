@@ -64,7 +64,7 @@ let modelFixtures: [ModelFixture] = [
 
 /// Fixtures this module deliberately does not model, and why.
 let fixturesOutOfScope: [String: String] = [
-    "transactionHistoryResponseWithMalformedAppAppleId": "must fail to decode; see MalformedFixtureTests",
+    "transactionHistoryResponseWithMalformedAppAppleId": "must fail to decode; see MalformedFixtureTests"
 ]
 
 @Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))

@@ -57,7 +57,7 @@ let retentionMessagingSamples: [RoundTripCase] = [
     @Test func statesAndSizesApplesLaterVersionsAddStillDecode() throws {
         let item = try JSONDecoder().decode(
             GetImageListResponseItem.self,
-            Data(#"{"imageIdentifier":"i","imageState":"ARCHIVED","imageSize":"THUMBNAIL"}"#.utf8))
+            from: Data(#"{"imageIdentifier":"i","imageState":"ARCHIVED","imageSize":"THUMBNAIL"}"#.utf8))
         #expect(item.imageState?.rawValue == "ARCHIVED")
         #expect(item.imageState?.isKnown == false)
         #expect(item.imageSize == RetentionImageSize("THUMBNAIL"))

@@ -202,7 +202,12 @@ public struct APIErrorCode: WireEnum {
         .statusRequestNotFound, .transactionIDNotFound, .appTransactionDoesNotExist, .rateLimitExceeded,
         .generalInternal, .generalInternalRetryable,
         // Retention Messaging API
-        .invalidImage, .headerTooLong, .bodyTooLong, .invalidLocale, .altTextTooLong, .invalidPerformanceTestRequest, .invalidRequestID, .existingPerformanceTestRun, .invalidRealtimeURL, .invalidImageSize, .tooManyBulletPoints, .bulletPointTextTooLong, .headerAboveImageRequiresImage, .maximumNumberOfImagesReached, .maximumNumberOfMessagesReached, .messageNotApproved, .imageNotApproved, .imageInUse, .noPassingPerformanceTest, .imageNotFound, .messageNotFound, .performanceTestRunNotFound, .defaultMessageNotFound, .realtimeURLNotFound, .imageAlreadyExists, .messageAlreadyExists,
+        .invalidImage, .headerTooLong, .bodyTooLong, .invalidLocale, .altTextTooLong, .invalidPerformanceTestRequest,
+        .invalidRequestID, .existingPerformanceTestRun, .invalidRealtimeURL, .invalidImageSize, .tooManyBulletPoints,
+        .bulletPointTextTooLong, .headerAboveImageRequiresImage, .maximumNumberOfImagesReached,
+        .maximumNumberOfMessagesReached, .messageNotApproved, .imageNotApproved, .imageInUse, .noPassingPerformanceTest,
+        .imageNotFound, .messageNotFound, .performanceTestRunNotFound, .defaultMessageNotFound, .realtimeURLNotFound,
+        .imageAlreadyExists, .messageAlreadyExists,
     ]
 
     /// The codes that mean "try the same request again later".

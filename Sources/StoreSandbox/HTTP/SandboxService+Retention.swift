@@ -170,10 +170,12 @@ extension SandboxService {
                 await respond {
                     let body = try await ServiceJSON.decode(ReviewStateBody.self, from: request)
                     let id = try context.parameters.require("id")
-                    let found =
-                        kind == "messages"
-                        ? await retention.setReviewState(message: id, body.state)
-                        : await retention.setReviewState(image: id, body.state)
+                    let found: Bool
+                    if kind == "messages" {
+                        found = await retention.setReviewState(message: id, body.state)
+                    } else {
+                        found = await retention.setReviewState(image: id, body.state)
+                    }
                     guard found else { throw SandboxError(.invalidRequest, "no \(kind.dropLast()) has ID \(id)") }
                     return ServiceJSON.response(body)
                 }

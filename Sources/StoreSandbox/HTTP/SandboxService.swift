@@ -46,8 +46,8 @@ public struct SandboxService: Sendable {
     let rateLimiter: SandboxRateLimiter?
 
     /// Creates the service; `retention` is made for `engine` (sending real-time requests with
-    /// `URLSession`) when not given. Nothing listens until its ``application(host:port:access:)`` runs, or its
-    /// ``router(access:)`` is served.
+    /// `URLSession`) when not given. Nothing listens until its ``application(host:port:access:)``
+    /// runs, or its ``router(access:)`` is served.
     public init(
         engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
         content: HostedContentStore = HostedContentStore(), retention: SandboxRetention? = nil

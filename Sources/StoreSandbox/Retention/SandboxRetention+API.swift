@@ -75,8 +75,9 @@ extension SandboxRetention {
         guard apps[bundleID]?.messages[identifier] != nil else {
             throw AppleAPIFailure(.messageNotFound, "Message not found.")
         }
+        let defaults = apps[bundleID]?.defaults.filter { $0.value != identifier } ?? [:]
         apps[bundleID]?.messages[identifier] = nil
-        apps[bundleID]?.defaults = apps[bundleID]?.defaults.filter { $0.value != identifier } ?? [:]
+        apps[bundleID]?.defaults = defaults
     }
 
     func configureDefaultMessage(

@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 extension SandboxRetention {
     /// A tester opens the page where they may cancel `originalTransactionID`'s subscription: the
@@ -16,7 +16,8 @@ extension SandboxRetention {
         originalTransactionID: String, locale: String = "en-US"
     ) async throws(SandboxError) -> RetentionRequestRecord {
         let productID = try await subscriptionProduct(originalTransactionID)
-        let (identifier, jws, date) = try sign(originalTransactionID: originalTransactionID, productID: productID,
+        let (identifier, jws, date) = try sign(
+            originalTransactionID: originalTransactionID, productID: productID,
             locale: locale)
         var record = RetentionRequestRecord(
             requestIdentifier: identifier, originalTransactionID: originalTransactionID, productID: productID,

@@ -98,8 +98,8 @@ extension SandboxRetention {
         let threshold = Duration.milliseconds(config.responseTimeThreshold ?? 700)
         let timing = sender.timing
         let start = timing.reading()
-        var sent = 0
-        await withTaskGroup(of: RetentionSender.Exchange.self) { group in
+        let sent = await withTaskGroup(of: RetentionSender.Exchange.self, returning: Int.self) { group in
+            var sent = 0
             func launch() -> Bool {
                 guard sent < total, timing.reading() - start < duration,
                     let (_, jws, _) = try? sign(
@@ -114,6 +114,7 @@ extension SandboxRetention {
                 record(exchange, requestID: requestID, bundleID: bundleID, threshold: threshold)
                 _ = launch()
             }
+            return sent
         }
         if total > sent {
             apps[bundleID]?.performanceTests[requestID]?.failures[SendAttemptResult.timedOut.rawValue, default: 0] +=

@@ -41,7 +41,8 @@ struct RetentionCancelPageTests {
 
         // Another product written into the payload, the signature kept: refused.
         let parts = jws.split(separator: ".").map(String.init)
-        var payload = try JSONSerialization.jsonObject(with: try #require(Self.base64URLDecode(parts[1]))) as? [String: Any]
+        var payload =
+            try JSONSerialization.jsonObject(with: try #require(Self.base64URLDecode(parts[1]))) as? [String: Any]
         payload?["productId"] = ExampleApp.productID("premium.yearly")
         let forged = try JSONSerialization.data(withJSONObject: try #require(payload))
         let tampered = [parts[0], Self.base64URLEncode(forged), parts[2]].joined(separator: ".")
@@ -97,8 +98,18 @@ struct RetentionCancelPageTests {
         (500, Data("{}".utf8), SendAttemptResult.unsuccessfulHTTPResponseCode),
         (200, Data("not json".utf8), .invalidResponse),
         (200, RetentionTesting.answer("11111111-2222-3333-4444-555555555555"), .invalidResponse),
-        (200, Data(#"{"message":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a"},"alternateProduct":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a","productId":"p"}}"#.utf8), .invalidResponse),
-        (200, Data(#"{"alternateProduct":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a","productId":"p"}}"#.utf8), .invalidResponse),
+        (
+            200,
+            Data(
+                #"{"message":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a"},"alternateProduct":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a","productId":"p"}}"#
+                    .utf8), .invalidResponse
+        ),
+        (
+            200,
+            Data(
+                #"{"alternateProduct":{"messageIdentifier":"6f1c2a9e-0b7d-4c4e-9a55-2f3e1d0c9b8a","productId":"p"}}"#
+                    .utf8), .invalidResponse
+        ),
     ])
     func anAnswerTheAppStoreCannotUseShowsTheDefault(status: Int, body: Data, failure: SendAttemptResult) async throws {
         let fixture = try await RetentionFixture(

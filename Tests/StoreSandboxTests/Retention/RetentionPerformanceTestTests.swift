@@ -8,9 +8,13 @@ import Testing
 @testable import StoreSandbox
 
 /// Counts the requests an endpoint is answering at once.
-private final class InFlight: Sendable {
+final class InFlight: Sendable {
     private let counts = Mutex((now: 0, most: 0, total: 0))
-    func enter() { counts.withLock { $0.now += 1; $0.most = max($0.most, $0.now); $0.total += 1 } }
+    func enter() {
+        counts.withLock {
+            $0.now += 1; $0.most = max($0.most, $0.now); $0.total += 1
+        }
+    }
     func leave() { counts.withLock { $0.now -= 1 } }
     var most: Int { counts.withLock { $0.most } }
     var total: Int { counts.withLock { $0.total } }

@@ -106,7 +106,7 @@ struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Apple's answer read as `Response`; an unreadable one is `appleUnavailable`.
-    private static func decode<Response: Decodable>(
+    static func decode<Response: Decodable>(
         _ type: Response.Type, from data: Data
     ) throws(ServerError) -> Response {
         do { return try JSONDecoder().decode(Response.self, from: data) } catch {

@@ -163,7 +163,7 @@ public struct RetentionMessagingAPIClient: Sendable {
             "POST", .initiatePerformanceTest, path: "inApps/v1/messaging/performanceTest", environment: .sandbox,
             body: body, contentType: "application/json")
         guard status == 200 else { throw Self.failure(status: status, body: answer) }
-        return try Self.decode(PerformanceTestResponse.self, from: answer)
+        return try AppStoreServerAPIClient.decode(PerformanceTestResponse.self, from: answer)
     }
 
     /// Get Performance Test Results for `requestID`: `PENDING` while it runs, then `PASS` or
@@ -191,7 +191,7 @@ public struct RetentionMessagingAPIClient: Sendable {
         let (status, answer) = try await api.send(
             "GET", endpoint, path: path, environment: environment, body: nil, contentType: nil)
         guard status == 200 else { throw Self.failure(status: status, body: answer) }
-        return try Self.decode(Response.self, from: answer)
+        return try AppStoreServerAPIClient.decode(Response.self, from: answer)
     }
 
     private func expectSuccess(
@@ -217,14 +217,6 @@ public struct RetentionMessagingAPIClient: Sendable {
     private static func encode(_ value: some Encodable) throws(ServerError) -> Data {
         do { return try JSONEncoder().encode(value) } catch {
             throw ServerError(.internalError, "the request body cannot be encoded: \(error)")
-        }
-    }
-
-    private static func decode<Response: Decodable>(
-        _ type: Response.Type, from data: Data
-    ) throws(ServerError) -> Response {
-        do { return try JSONDecoder().decode(Response.self, from: data) } catch {
-            throw ServerError(.appleUnavailable, "the Retention Messaging API answered an unreadable \(Response.self)")
         }
     }
 

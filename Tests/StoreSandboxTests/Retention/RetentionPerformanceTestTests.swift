@@ -106,3 +106,60 @@ extension RetentionFixture {
             appAppleID: ExampleApp.appAppleID, environment: .sandbox)
     }
 }
+
+/// Holds every request until the test lets them all go.
+actor GatedRetentionTransport: RetentionRequestTransport {
+    private var held: [CheckedContinuation<Void, Never>] = []
+    private var open = false
+    let arrived: AsyncStream<Void>.Continuation
+
+    init(arrived: AsyncStream<Void>.Continuation) {
+        self.arrived = arrived
+    }
+
+    func post(_ body: Data, to url: URL) async throws -> (status: Int, body: Data) {
+        if !open {
+            await withCheckedContinuation { continuation in
+                held.append(continuation)
+                arrived.yield()
+            }
+        }
+        return (200, RetentionTesting.answer(RetentionFixture.messageID))
+    }
+
+    func releaseAll() {
+        open = true
+        for continuation in held { continuation.resume() }
+        held = []
+    }
+}
+
+@Suite("Retention Messaging: a performance test while it runs")
+struct RunningPerformanceTestTests {
+    @Test func aRunningTestIsPendingAndASecondOneIsRefused() async throws {
+        let (arrivals, arrived) = AsyncStream<Void>.makeStream()
+        let transport = GatedRetentionTransport(arrived: arrived)
+        let fixture = try await RetentionFixture(
+            transport: transport, timing: .stepping(.milliseconds(1)),
+            configuration: RetentionPerformanceTestTests.small)
+        let app = fixture.engine.signer.bundleID
+        let request = PerformanceTestRequest(originalTransactionID: fixture.subscription.originalID)
+        let started = try await fixture.retention.initiatePerformanceTest(request, bundleID: app)
+        let id = try #require(started.requestID)
+        var next = arrivals.makeAsyncIterator()
+        for _ in 0..<4 { await next.next() }
+
+        let pending = try #require(await fixture.retention.performanceTestResult(id))
+        #expect(pending.result == .pending)
+        #expect(pending.numPending == 20)
+        await #expect {
+            _ = try await fixture.retention.initiatePerformanceTest(request, bundleID: app)
+        } throws: { error in (error as? AppleAPIFailure)?.code == .existingPerformanceTestRun }
+
+        await transport.releaseAll()
+        await fixture.retention.waitForPerformanceTest(id)
+        let done = try #require(await fixture.retention.performanceTestResult(id))
+        #expect(done.result == .pass)
+        #expect(done.numPending == 0)
+    }
+}

@@ -44,7 +44,7 @@ extension SignedDataVerifier {
     }
 
     /// Verifies a `Get Retention Message` request's `signedPayload` (the JWS in a
-    /// ``RealtimeRequestBody``), signed like a notification: chain, signature, environment, and the
+    /// `RealtimeRequestBody`), signed like a notification: chain, signature, environment, and the
     /// app's ``appAppleID``.
     ///
     /// Apple asks the endpoint not to answer a request whose `appAppleId` is not the app's, in either

@@ -12,10 +12,10 @@ public import Foundation
 /// ``ServerAPIAccess/concurrentRequestsPerEndpoint`` requests to one endpoint at once, and a 429
 /// sent again after Apple's `Retry-After` (or 1, 2, 4… seconds) up to ``attempts`` times within
 /// ``longestWait``. Apple's limits are low (one request a second for most endpoints, a tenth of that
-/// in the sandbox environment; see ``ServerAPIEndpoint/productionRequestsPerSecond``).
+/// in the sandbox environment; see `ServerAPIEndpoint/productionRequestsPerSecond`).
 ///
 /// Every refusal is a ``ServerError`` whose ``ServerError/appleStatus`` is Apple's error code
-/// (``APIErrorCode``: ``APIErrorCode/messageNotFound``, ``APIErrorCode/imageInUse``…) and whose code
+/// (`APIErrorCode`: `APIErrorCode/messageNotFound`, `APIErrorCode/imageInUse`…) and whose code
 /// follows the HTTP status: 400 `invalidRequest`, 401 `invalidConfiguration` (a bad key), 403
 /// `forbidden`, 404 `notFound`, 409 `conflict` (an identifier uploaded already), 429 and 5xx the
 /// retryable `appleUnavailable`.
@@ -50,8 +50,8 @@ public struct RetentionMessagingAPIClient: Sendable {
     // MARK: - Images
 
     /// Upload Image: `png` under `imageIdentifier` (a UUID the app chooses), for a message or a
-    /// bullet point (`size`). Apple refuses an identifier in use with ``APIErrorCode/imageAlreadyExists``
-    /// and a file it cannot use with ``APIErrorCode/invalidImage``; an upload is pending review until
+    /// bullet point (`size`). Apple refuses an identifier in use with `APIErrorCode/imageAlreadyExists`
+    /// and a file it cannot use with `APIErrorCode/invalidImage`; an upload is pending review until
     /// Get Image List says otherwise.
     public func uploadImage(
         _ imageIdentifier: UUID, png: Data, size: RetentionImageSize? = nil, environment: AppStoreEnvironment
@@ -67,7 +67,7 @@ public struct RetentionMessagingAPIClient: Sendable {
         try await get(GetImageListResponse.self, .getImageList, path: "inApps/v1/messaging/image/list", environment)
     }
 
-    /// Delete Image; Apple refuses with ``APIErrorCode/imageInUse`` while a message shows it.
+    /// Delete Image; Apple refuses with `APIErrorCode/imageInUse` while a message shows it.
     public func deleteImage(_ imageIdentifier: UUID, environment: AppStoreEnvironment) async throws(ServerError) {
         try await expectSuccess(
             "DELETE", .deleteImage, path: "inApps/v1/messaging/image/\(Self.text(imageIdentifier))",
@@ -77,7 +77,7 @@ public struct RetentionMessagingAPIClient: Sendable {
     // MARK: - Messages
 
     /// Upload Message: `message` under `messageIdentifier` (a UUID the app chooses). Not idempotent:
-    /// an identifier in use is refused with ``APIErrorCode/messageAlreadyExists``.
+    /// an identifier in use is refused with `APIErrorCode/messageAlreadyExists`.
     public func uploadMessage(
         _ messageIdentifier: UUID, _ message: UploadMessageRequestBody, environment: AppStoreEnvironment
     ) async throws(ServerError) {
@@ -111,7 +111,7 @@ public struct RetentionMessagingAPIClient: Sendable {
             json: DefaultConfigurationRequest(messageIdentifier: Self.text(messageIdentifier)))
     }
 
-    /// Get Default Message for `productID` in `locale`; ``APIErrorCode/defaultMessageNotFound`` when
+    /// Get Default Message for `productID` in `locale`; `APIErrorCode/defaultMessageNotFound` when
     /// none is configured.
     public func defaultMessage(
         productID: String, locale: String, environment: AppStoreEnvironment
@@ -132,7 +132,7 @@ public struct RetentionMessagingAPIClient: Sendable {
     // MARK: - Real-time URL
 
     /// Configure Realtime URL: where the App Store of `environment` sends `Get Retention Message`
-    /// requests. Production refuses with ``APIErrorCode/noPassingPerformanceTest`` until a
+    /// requests. Production refuses with `APIErrorCode/noPassingPerformanceTest` until a
     /// performance test passed.
     public func configureRealtimeURL(_ url: URL, environment: AppStoreEnvironment) async throws(ServerError) {
         try await expectSuccess(
@@ -140,7 +140,7 @@ public struct RetentionMessagingAPIClient: Sendable {
             json: RealtimeURLRequest(realtimeURL: url.absoluteString))
     }
 
-    /// Get Realtime URL of `environment`; ``APIErrorCode/realtimeURLNotFound`` when none is set.
+    /// Get Realtime URL of `environment`; `APIErrorCode/realtimeURLNotFound` when none is set.
     public func realtimeURL(environment: AppStoreEnvironment) async throws(ServerError) -> RealtimeURLResponse {
         try await get(RealtimeURLResponse.self, .getRealtimeURL, path: Self.realtimePath, environment)
     }

@@ -24,11 +24,11 @@ public struct RetentionRequestRecord: Codable, Hashable, Sendable {
     public var signedDate: Date
     /// The HTTP status of the answer; `nil` when none came in time.
     public var status: Int?
-    /// The answer's body, when it was a readable ``RealtimeResponseBody``.
+    /// The answer's body, when it was a readable `RealtimeResponseBody`.
     public var response: RealtimeResponseBody?
     /// How long the answer took, in milliseconds (up to the deadline when none came).
     public var elapsedMilliseconds: Int64?
-    /// Whether a valid answer came within ``RetentionMessaging/realtimeResponseLimit``.
+    /// Whether a valid answer came within `RetentionMessaging/realtimeResponseLimit`.
     public var answeredInTime: Bool
     /// Why the request failed, in Apple's terms (`TIMED_OUT`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`,
     /// `INVALID_RESPONSE`, `NO_RESPONSE`); `nil` when it succeeded or was not sent.

@@ -17,7 +17,7 @@ public actor SandboxRetention {
         /// the sandbox's: 100 requests, 10 at a time, within 60 seconds, each answered within
         /// 700 ms, 95 % needed to pass.
         public var performanceTest: PerformanceTestConfig
-        /// How long a real-time request may take: ``RetentionMessaging/realtimeResponseLimit``.
+        /// How long a real-time request may take: `RetentionMessaging/realtimeResponseLimit`.
         public var responseLimit: Duration
 
         /// Settings from their parts; Apple's behaviour by default.

@@ -19,6 +19,7 @@ struct SandboxCommand: AsyncParsableCommand {
             SandboxAutoRenewCommand.self,
             SandboxApproveCommand.self, SandboxDeclineCommand.self, SandboxClearCommand.self,
             SandboxClockCommand.self, SandboxSettingsCommand.self, SandboxCACommand.self,
+            SandboxCancelPageCommand.self, SandboxRetentionRequestsCommand.self,
         ],
         defaultSubcommand: SandboxRunCommand.self
     )

@@ -53,18 +53,18 @@ let modelFixtures: [ModelFixture] = [
     .of("invalidTransactionIdError", APIErrorResponse.self),
     .of("transactionIdNotFoundError", APIErrorResponse.self),
     .of("transactionIdNotOriginalTransactionId", APIErrorResponse.self),
+    .of("decodedRealtimeRequest", DecodedRealtimeRequestBody.self),
+    .of("getDefaultMessageResponse", DefaultConfigurationResponse.self),
+    .of("getImageListResponse", GetImageListResponse.self),
+    .of("getMessageListResponse", GetMessageListResponse.self),
+    .of("getRealtimeUrlResponse", RealtimeURLResponse.self),
+    .of("performanceTestResponse", PerformanceTestResponse.self),
+    .of("performanceTestResultResponse", PerformanceTestResultResponse.self),
 ]
 
 /// Fixtures this module deliberately does not model, and why.
 let fixturesOutOfScope: [String: String] = [
-    "transactionHistoryResponseWithMalformedAppAppleId": "must fail to decode; see MalformedFixtureTests",
-    "decodedRealtimeRequest": "Retention Messaging API",
-    "getDefaultMessageResponse": "Retention Messaging API",
-    "getImageListResponse": "Retention Messaging API",
-    "getMessageListResponse": "Retention Messaging API",
-    "getRealtimeUrlResponse": "Retention Messaging API",
-    "performanceTestResponse": "Retention Messaging API",
-    "performanceTestResultResponse": "Retention Messaging API",
+    "transactionHistoryResponseWithMalformedAppAppleId": "must fail to decode; see MalformedFixtureTests"
 ]
 
 @Suite(.enabled(if: SharedFixtures.available, SharedFixtures.skipMessage))

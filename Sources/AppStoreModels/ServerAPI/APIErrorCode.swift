@@ -124,6 +124,58 @@ public struct APIErrorCode: WireEnum {
     public static let transactionIDNotFound = Self(rawValue: 4040010)
     /// 4040019: The customer has no app transaction for this app.
     public static let appTransactionDoesNotExist = Self(rawValue: 4040019)
+    /// 4000161: The uploaded image is not a PNG Apple accepts (Retention Messaging).
+    public static let invalidImage = Self(rawValue: 4000161)
+    /// 4000162: The message header is longer than 66 characters (Retention Messaging).
+    public static let headerTooLong = Self(rawValue: 4000162)
+    /// 4000163: The message body is longer than 144 characters (Retention Messaging).
+    public static let bodyTooLong = Self(rawValue: 4000163)
+    /// 4000164: The locale is invalid (Retention Messaging).
+    public static let invalidLocale = Self(rawValue: 4000164)
+    /// 4000175: The image's alternative text is longer than 150 characters (Retention Messaging).
+    public static let altTextTooLong = Self(rawValue: 4000175)
+    /// 4000211: The performance test request is invalid (Retention Messaging).
+    public static let invalidPerformanceTestRequest = Self(rawValue: 4000211)
+    /// 4000212: The performance test's request ID is invalid (Retention Messaging).
+    public static let invalidRequestID = Self(rawValue: 4000212)
+    /// 4000213: A performance test is already running for the app (Retention Messaging).
+    public static let existingPerformanceTestRun = Self(rawValue: 4000213)
+    /// 4000215: The real-time URL is invalid (Retention Messaging).
+    public static let invalidRealtimeURL = Self(rawValue: 4000215)
+    /// 4000216: The image size is invalid (Retention Messaging).
+    public static let invalidImageSize = Self(rawValue: 4000216)
+    /// 4000218: The message has more than five bullet points (Retention Messaging).
+    public static let tooManyBulletPoints = Self(rawValue: 4000218)
+    /// 4000219: A bullet point's text is longer than 66 characters (Retention Messaging).
+    public static let bulletPointTextTooLong = Self(rawValue: 4000219)
+    /// 4000224: The header is to go above an image, but the message has none (Retention Messaging).
+    public static let headerAboveImageRequiresImage = Self(rawValue: 4000224)
+    /// 4030014: The app has uploaded as many images as Apple allows (Retention Messaging).
+    public static let maximumNumberOfImagesReached = Self(rawValue: 4030014)
+    /// 4030016: The app has uploaded as many messages as Apple allows (Retention Messaging).
+    public static let maximumNumberOfMessagesReached = Self(rawValue: 4030016)
+    /// 4030017: The message is not approved, so it cannot be a default (Retention Messaging).
+    public static let messageNotApproved = Self(rawValue: 4030017)
+    /// 4030018: The message's image is not approved, so it cannot be a default (Retention Messaging).
+    public static let imageNotApproved = Self(rawValue: 4030018)
+    /// 4030019: A message shows the image, so it cannot be deleted (Retention Messaging).
+    public static let imageInUse = Self(rawValue: 4030019)
+    /// 4030026: A production real-time URL needs a passed performance test first (Retention Messaging).
+    public static let noPassingPerformanceTest = Self(rawValue: 4030026)
+    /// 4040014: No image has this identifier (Retention Messaging).
+    public static let imageNotFound = Self(rawValue: 4040014)
+    /// 4040015: No message has this identifier (Retention Messaging).
+    public static let messageNotFound = Self(rawValue: 4040015)
+    /// 4040018: No performance test has this request ID (Retention Messaging).
+    public static let performanceTestRunNotFound = Self(rawValue: 4040018)
+    /// 4040020: No default message is configured for the product and locale (Retention Messaging).
+    public static let defaultMessageNotFound = Self(rawValue: 4040020)
+    /// 4040021: No real-time URL is configured in this environment (Retention Messaging).
+    public static let realtimeURLNotFound = Self(rawValue: 4040021)
+    /// 4090000: An image with this identifier exists already; uploads are not idempotent (Retention Messaging).
+    public static let imageAlreadyExists = Self(rawValue: 4090000)
+    /// 4090001: A message with this identifier exists already; uploads are not idempotent (Retention Messaging).
+    public static let messageAlreadyExists = Self(rawValue: 4090001)
     /// 4290000: Too many requests; slow down and try again later.
     public static let rateLimitExceeded = Self(rawValue: 4290000)
     /// 5000000: Apple's server failed.
@@ -149,6 +201,13 @@ public struct APIErrorCode: WireEnum {
         .originalTransactionIDNotFoundRetryable, .serverNotificationURLNotFound, .testNotificationNotFound,
         .statusRequestNotFound, .transactionIDNotFound, .appTransactionDoesNotExist, .rateLimitExceeded,
         .generalInternal, .generalInternalRetryable,
+        // Retention Messaging API
+        .invalidImage, .headerTooLong, .bodyTooLong, .invalidLocale, .altTextTooLong, .invalidPerformanceTestRequest,
+        .invalidRequestID, .existingPerformanceTestRun, .invalidRealtimeURL, .invalidImageSize, .tooManyBulletPoints,
+        .bulletPointTextTooLong, .headerAboveImageRequiresImage, .maximumNumberOfImagesReached,
+        .maximumNumberOfMessagesReached, .messageNotApproved, .imageNotApproved, .imageInUse, .noPassingPerformanceTest,
+        .imageNotFound, .messageNotFound, .performanceTestRunNotFound, .defaultMessageNotFound, .realtimeURLNotFound,
+        .imageAlreadyExists, .messageAlreadyExists,
     ]
 
     /// The codes that mean "try the same request again later".

@@ -41,6 +41,37 @@ public enum ServerAPIEndpoint: String, Sendable, Hashable, CaseIterable, Codable
     /// `GET /inApps/v1/notifications/test/{testNotificationToken}`: Get Test Notification Status.
     case getTestNotificationStatus
 
+    // The Retention Messaging API: same hosts, keys and error bodies, under `/inApps/v1/messaging`.
+
+    /// `PUT /inApps/v1/messaging/image/{imageIdentifier}`: Upload Image.
+    case uploadImage
+    /// `DELETE /inApps/v1/messaging/image/{imageIdentifier}`: Delete Image.
+    case deleteImage
+    /// `GET /inApps/v1/messaging/image/list`: Get Image List.
+    case getImageList
+    /// `PUT /inApps/v1/messaging/message/{messageIdentifier}`: Upload Message.
+    case uploadMessage
+    /// `DELETE /inApps/v1/messaging/message/{messageIdentifier}`: Delete Message.
+    case deleteMessage
+    /// `GET /inApps/v1/messaging/message/list`: Get Message List.
+    case getMessageList
+    /// `PUT /inApps/v1/messaging/default/{productId}/{locale}`: Configure Default Message.
+    case configureDefaultMessage
+    /// `GET /inApps/v1/messaging/default/{productId}/{locale}`: Get Default Message.
+    case getDefaultMessage
+    /// `DELETE /inApps/v1/messaging/default/{productId}/{locale}`: Delete Default Message.
+    case deleteDefaultMessage
+    /// `PUT /inApps/v1/messaging/realtime/url`: Configure Realtime URL.
+    case configureRealtimeURL
+    /// `GET /inApps/v1/messaging/realtime/url`: Get Realtime URL.
+    case getRealtimeURL
+    /// `DELETE /inApps/v1/messaging/realtime/url`: Delete Realtime URL.
+    case deleteRealtimeURL
+    /// `POST /inApps/v1/messaging/performanceTest`: Initiate Performance Test.
+    case initiatePerformanceTest
+    /// `GET /inApps/v1/messaging/performanceTest/result/{requestId}`: Get Performance Test Results.
+    case getPerformanceTestResults
+
     /// Apple's production limit in requests a second; `nil` where Apple publishes none.
     public var productionRequestsPerSecond: Int? {
         switch self {
@@ -51,6 +82,11 @@ public enum ServerAPIEndpoint: String, Sendable, Hashable, CaseIterable, Codable
         case .extendSubscriptionRenewalDate, .setAppAccountToken: 20
         case .lookUpOrderID, .getRefundHistory: 10
         case .extendRenewalDatesForAllActiveSubscribers, .requestTestNotification, .getTestNotificationStatus: 1
+        case .configureDefaultMessage: 10
+        case .uploadImage, .deleteImage, .getImageList, .uploadMessage, .deleteMessage, .getMessageList,
+            .getDefaultMessage, .deleteDefaultMessage, .configureRealtimeURL, .getRealtimeURL, .deleteRealtimeURL,
+            .initiatePerformanceTest, .getPerformanceTestResults:
+            1
         case .getStatusOfRenewalDateExtensions: nil
         }
     }

@@ -42,4 +42,26 @@ extension SignedDataVerifier {
     {
         try await verify(jws, as: AppTransaction.self, checking: .all, at: validationTime)
     }
+
+    /// Verifies a `Get Retention Message` request's `signedPayload` (the JWS in a
+    /// `RealtimeRequestBody`), signed like a notification: chain, signature, environment, and the
+    /// app's ``appAppleID``.
+    ///
+    /// Apple asks the endpoint not to answer a request whose `appAppleId` is not the app's, in either
+    /// environment; so, unlike the other payloads, the app ID is compared whenever the verifier knows
+    /// it, not only in Production. The request names no bundle ID.
+    public func verifyRealtimeRequest(
+        _ jws: String, at validationTime: Date? = nil
+    ) async throws(AppStoreSecurityError)
+        -> DecodedRealtimeRequestBody
+    {
+        let payload = try await verify(
+            jws, as: DecodedRealtimeRequestBody.self, checking: [.environment], at: validationTime)
+        if let appAppleID, payload.appAppleID != appAppleID {
+            throw AppStoreSecurityError(
+                .wrongAppAppleID, "the retention message request is for another app", expected: "\(appAppleID)",
+                found: payload.appAppleID.map { "\($0)" } ?? "no appAppleId")
+        }
+        return payload
+    }
 }

@@ -77,20 +77,36 @@ struct AppStoreServerAPIClient: Sendable {
         _ method: String, _ endpoint: ServerAPIEndpoint, path: String, query: [URLQueryItem] = [],
         environment: AppStoreEnvironment, body: (any Encodable)? = nil
     ) async throws(ServerError) -> (Int, Data) {
-        var components = URLComponents(
-            url: access.baseURL(for: environment).appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url else { throw ServerError(.invalidConfiguration, "bad App Store Server API URL") }
-        guard let body else { return try await exchange(method, endpoint, url: url, headers: [:], body: nil) }
+        guard let body else {
+            return try await send(
+                method, endpoint, path: path, query: query, environment: environment, body: nil, contentType: nil)
+        }
         let data: Data
         do { data = try JSONEncoder().encode(body) } catch {
             throw ServerError(.internalError, "the request body cannot be encoded: \(error)")
         }
-        return try await exchange(method, endpoint, url: url, headers: ["Content-Type": "application/json"], body: data)
+        return try await send(
+            method, endpoint, path: path, query: query, environment: environment, body: data,
+            contentType: "application/json")
+    }
+
+    /// Sends `method <host>/<path>?<query>` with `body` as it is (of type `contentType`), in its
+    /// turn and again while Apple answers 429 and the waits allow; returns Apple's status and body,
+    /// whatever the status. The Retention Messaging API's image upload sends PNG bytes this way.
+    func send(
+        _ method: String, _ endpoint: ServerAPIEndpoint, path: String, query: [URLQueryItem] = [],
+        environment: AppStoreEnvironment, body: Data?, contentType: String?
+    ) async throws(ServerError) -> (Int, Data) {
+        var components = URLComponents(
+            url: access.baseURL(for: environment).appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw ServerError(.invalidConfiguration, "bad App Store Server API URL") }
+        let headers = contentType.map { ["Content-Type": $0] } ?? [:]
+        return try await exchange(method, endpoint, url: url, headers: headers, body: body)
     }
 
     /// Apple's answer read as `Response`; an unreadable one is `appleUnavailable`.
-    private static func decode<Response: Decodable>(
+    static func decode<Response: Decodable>(
         _ type: Response.Type, from data: Data
     ) throws(ServerError) -> Response {
         do { return try JSONDecoder().decode(Response.self, from: data) } catch {

@@ -68,6 +68,16 @@ public struct SandboxSigner: Sendable {
         return try jwsSigner.sign(notification)
     }
 
+    /// A `Get Retention Message` request's `signedPayload`, signed as notifications are;
+    /// `signedDate`, `environment` and `appAppleId` are set here.
+    public func signRealtimeRequest(_ request: DecodedRealtimeRequestBody, at date: Date) throws -> String {
+        var request = request
+        request.signedDate = date
+        request.environment = .sandbox
+        request.appAppleID = appAppleID
+        return try jwsSigner.sign(request)
+    }
+
     /// `AppTransaction` for a tester's download of the app.
     public func signAppTransaction(
         appTransactionID: String, originalPurchaseDate: Date, deviceVerificationNonce: UUID? = nil,

@@ -45,6 +45,7 @@ extension SandboxService {
         addStoreKitControlRoutes(to: control)
         addCertificateControlRoutes(to: control)
         addOfferControlRoutes(to: control)
+        addRetentionControlRoutes(to: control)
         control.get("testers") { _, _ in
             ServiceJSON.response(TestersResponse(testers: await engine.testers()))
         }

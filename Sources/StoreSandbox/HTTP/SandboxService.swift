@@ -38,18 +38,22 @@ public struct SandboxService: Sendable {
     public let configuration: Configuration
     /// The hosted content packages.
     public let content: HostedContentStore
+    /// Apple's side of Retention Messaging: uploads, cancel-page requests, performance tests.
+    public let retention: SandboxRetention
     /// Checks App Store Server API bearer tokens against ``Configuration/apiKeys``; made once.
     let tokenVerifier: AppStoreServerAPITokenVerifier
     /// Counts the App Store Server API's requests against ``Configuration/rateLimits``.
     let rateLimiter: SandboxRateLimiter?
 
-    /// Creates the service; nothing listens until its ``application(host:port:access:)`` runs, or its
-    /// ``router(access:)`` is served.
+    /// Creates the service; `retention` is made for `engine` (sending real-time requests with
+    /// `URLSession`) when not given. Nothing listens until its ``application(host:port:access:)``
+    /// runs, or its ``router(access:)`` is served.
     public init(
         engine: SandboxEngine, catalog: SandboxCatalog, configuration: Configuration = Configuration(),
-        content: HostedContentStore = HostedContentStore()
+        content: HostedContentStore = HostedContentStore(), retention: SandboxRetention? = nil
     ) {
         self.engine = engine
+        self.retention = retention ?? SandboxRetention(engine: engine)
         self.catalog = catalog
         self.configuration = configuration
         self.content = content
@@ -69,6 +73,7 @@ public struct SandboxService: Sendable {
         addServerAPIRoutes(to: router)
         addNotificationAPIRoutes(to: router)
         addExtensionAPIRoutes(to: router)
+        addRetentionAPIRoutes(to: router)
         addOCSPRoutes(to: router)
         return router
     }

@@ -295,7 +295,7 @@ struct ServerParts {
                 keyID: api.keyID, issuerID: api.issuerID, privateKey: privateKey)
         }
         let keys = app.keys ?? server.keys
-        return AppConfiguration(
+        var configuration = AppConfiguration(
             bundleID: app.bundleID, appAppleID: app.appAppleID, environments: Set(app.environments),
             sandboxRoots: roots, publicKey: keys.publishable, secretKey: keys.secret, sharedSecret: app.sharedSecret,
             verifyReceiptProductionURL: app.endpoints.verifyReceiptProduction,
@@ -305,6 +305,8 @@ struct ServerParts {
             setsAppAccountTokens: app.setAppAccountTokens, smallBusinessProgram: app.smallBusinessProgram,
             customerTokens: app.customerTokens.map { CustomerTokenPolicy(secret: $0.secret, required: $0.required) },
             sandboxPurchases: app.sandboxPurchases)
+        configuration.retention = app.retention
+        return configuration
     }
 
     static func read(_ path: String, key: String) throws(ServerError) -> String {

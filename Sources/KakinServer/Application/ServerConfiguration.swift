@@ -132,6 +132,9 @@ public struct ServerConfiguration: Sendable {
         /// `sandboxPurchases`: `grant` (default) or `allowList`, with `sandboxAllowList` the app
         /// user IDs whose sandbox purchases are accepted.
         public var sandboxPurchases: SandboxPurchasePolicy = .grant
+        /// `retention`: how the App Store's `Get Retention Message` requests are answered (see
+        /// ``RetentionPolicy``); `nil` answers with no choice.
+        public var retention: RetentionPolicy?
 
         /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
@@ -516,7 +519,58 @@ extension ServerConfiguration {
             try consumption.finish()
             app.consumption = policy
         }
+        if let retention = try reader.object("retention") {
+            app.retention = RetentionPolicy(rules: try retention.objects("rules").map(readRetentionRule))
+            try retention.finish()
+        }
         try reader.finish()
         return app
+    }
+
+    /// One rule of `apps[].retention.rules`: `name`, the conditions (`products`, `locales`,
+    /// `states`, `minTenureDays`, `maxTenureDays`, `refunded`, `minLifetimeValue` as
+    /// `{"currency", "amount"}` in the currency's units) and exactly one of `message`,
+    /// `alternateProduct` (`{"productId", "message"}`) or `promotionalOffer` (`{"offerId", "message"}`).
+    private static func readRetentionRule(_ rule: ConfigurationReader) throws(ServerError) -> RetentionRule {
+        let name = try rule.requiredString("name")
+        var answers: [RetentionAnswer] = []
+        if let message = try rule.string("message") { answers.append(.message(messageID: message)) }
+        if let alternate = try rule.object("alternateProduct") {
+            answers.append(
+                .alternateProduct(
+                    productID: try alternate.requiredString("productId"), messageID: try alternate.requiredString("message")))
+            try alternate.finish()
+        }
+        if let offer = try rule.object("promotionalOffer") {
+            answers.append(
+                .promotionalOffer(offerID: try offer.requiredString("offerId"), messageID: try offer.requiredString("message")))
+            try offer.finish()
+        }
+        guard answers.count == 1, let answer = answers.first else {
+            throw rule.failure("message", "a rule shows exactly one of message, alternateProduct or promotionalOffer")
+        }
+        var states: Set<RetentionSubscriberState> = []
+        for state in try rule.strings("states") {
+            guard let known = RetentionSubscriberState(rawValue: state) else {
+                throw rule.failure("states", "expected trial, billingIssue or paid; found \(state)")
+            }
+            states.insert(known)
+        }
+        var floor: (currency: String, milliunits: Int64)?
+        if let value = try rule.object("minLifetimeValue") {
+            let currency = try value.requiredString("currency")
+            guard let amount = try value.integer("amount", in: 0...1_000_000_000) else {
+                throw value.failure("amount", "is required")
+            }
+            floor = (currency.uppercased(), amount * 1000)
+            try value.finish()
+        }
+        let result = RetentionRule(
+            name: name, products: Set(try rule.strings("products")), locales: try rule.strings("locales"), states: states,
+            minTenureDays: try rule.integer("minTenureDays", in: 0...36_500).map { Int($0) },
+            maxTenureDays: try rule.integer("maxTenureDays", in: 0...36_500).map { Int($0) },
+            refunded: try rule.boolean("refunded"), minLifetimeValue: floor, answer: answer)
+        try rule.finish()
+        return result
     }
 }

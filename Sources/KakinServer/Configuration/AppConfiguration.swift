@@ -93,6 +93,9 @@ public struct AppConfiguration: Sendable {
     public var customerTokens: CustomerTokenPolicy?
     /// Who a sandbox purchase is accepted from.
     public var sandboxPurchases: SandboxPurchasePolicy = .grant
+    /// How the App Store's `Get Retention Message` requests are answered; `nil`: with no choice,
+    /// so the App Store shows the default message of the product and locale.
+    public var retention: RetentionPolicy?
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,

@@ -54,5 +54,11 @@ struct PurchaseController: RouteController {
                 return JSONBody.response(NotificationAnswer(status: "duplicate"))
             }
         }
+        // Apple asks here which retention message to show, without a key: the signature is the
+        // authentication.
+        routes.on(.appleRetention) { request, _ in
+            let body = try await reader.decode(RealtimeRequestBody.self, from: request)
+            return JSONBody.response(try await service.answerRetentionRequest(body).answer)
+        }
     }
 }

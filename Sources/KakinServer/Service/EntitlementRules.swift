@@ -17,9 +17,32 @@ public enum EntitlementRules {
     /// The entitlements `transactions` give at `date` under `grants`, one per identifier, sorted by
     /// identifier; `renewals` is the renewal state of the subscriptions among them, by original
     /// transaction ID.
+    ///
+    /// While a parent's withdrawal of consent (`consent`) stands, every entitlement is inactive and
+    /// carries its date (``Entitlement/consentRescindedDate``); a new purchase of something that
+    /// grants an entitlement, made after it, lifts it (``ConsentRescission/isLifted(by:)``).
     public static func entitlements(
         transactions: [RecordedTransaction], grants: GrantsCatalog,
-        renewals: [String: SubscriptionRenewal] = [:], at date: Date
+        renewals: [String: SubscriptionRenewal] = [:], consent: ConsentRescission? = nil, at date: Date
+    ) -> [Entitlement] {
+        let granting = transactions.filter { transaction in
+            grants.grants(for: transaction.productID).contains { grant in
+                if case .entitlement = grant { true } else { false }
+            }
+        }
+        let withheld = consent.flatMap { $0.isLifted(by: granting) ? nil : $0.rescindedAt }
+        return entitlements(granting, grants: grants, renewals: renewals, at: date).map { entitlement in
+            guard let withheld else { return entitlement }
+            var ended = entitlement
+            ended.isActive = false
+            ended.consentRescindedDate = withheld
+            return ended
+        }
+    }
+
+    private static func entitlements(
+        _ transactions: [RecordedTransaction], grants: GrantsCatalog, renewals: [String: SubscriptionRenewal],
+        at date: Date
     ) -> [Entitlement] {
         var best: [String: Entitlement] = [:]
         let latest = latestSubscriptionTransactions(transactions)

@@ -41,8 +41,8 @@ import Testing
             json: ["testerID": "trial", "productID": "com.example.kakin.premium.monthly"])
         let transaction = try #require(payment.body["transaction"] as? [String: Any], "\(payment.body)")
         let jws = try #require(transaction["jwsRepresentation"] as? String)
-        let original = try #require(
-            (transaction["originalID"] ?? transaction["originalTransactionId"] ?? transaction["id"]).map { "\($0)" })
+        let payload = try #require(transaction["transaction"] as? [String: Any], "\(transaction)")
+        let original = try #require(payload["originalTransactionId"] as? String)
         #expect(try await serve.upload(jws, for: "subscriber").status == 200)
 
         func premium() async throws -> [String: Any] {

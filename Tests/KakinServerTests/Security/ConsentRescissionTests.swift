@@ -37,8 +37,8 @@ import Testing
             // A parent withdraws consent: the sandbox sends RESCIND_CONSENT.
             server.clock.advance(by: 60)
             _ = try await server.engine.rescindConsent(of: "kid")
-            let notification = try #require(try await server.engine.queueNotifications().first)
-            #expect(notification.notificationType == .rescindConsent)
+            let notification = try #require(
+                try await server.engine.queueNotifications().first { $0.notificationType == .rescindConsent })
             let body = ResponseBodyV2(signedPayload: notification.signedPayload)
             #expect(try await server.post("/v1/notifications/apple", body, headers: [.contentType: "application/json"]).status == .ok)
 

@@ -90,8 +90,8 @@ extension StatementEngine {
                     }
                 }
                 return .run(erasures) { erasedRows in
-                    var counts: [ConsentScopedData: Int] = [:]
-                    for (data, rows) in zip(recorded.erased, erasedRows) { counts[data] = rows.count }
+                    let counts = Dictionary(
+                        zip(recorded.erased, erasedRows.map(\.count)), uniquingKeysWith: { first, _ in first })
                     let event = EventStatements.append(
                         LedgerEventType.customerConsentRescinded, bundleID: recorded.bundleID, appUserID: customer,
                         payload: ConsentRescindedEventPayload(recorded, appUserID: customer, erased: counts),

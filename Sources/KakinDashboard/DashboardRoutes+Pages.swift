@@ -353,7 +353,7 @@ struct CustomerView {
         consent = state.consentRescission.map { rescission in
             Consent(
                 rescindedAt: DashboardFormat.time(rescission.rescindedAt),
-                stands: state.entitlements.contains { $0.consentRescindedDate != nil },
+                stands: state.consentWithheld,
                 erased: rescission.erased.isEmpty ? "nothing" : rescission.erased.map(\.rawValue).joined(separator: ", "),
                 appTransactionID: rescission.appTransactionID)
         }

@@ -25,11 +25,7 @@ public enum EntitlementRules {
         transactions: [RecordedTransaction], grants: GrantsCatalog,
         renewals: [String: SubscriptionRenewal] = [:], consent: ConsentRescission? = nil, at date: Date
     ) -> [Entitlement] {
-        let granting = transactions.filter { transaction in
-            grants.grants(for: transaction.productID).contains { grant in
-                if case .entitlement = grant { true } else { false }
-            }
-        }
+        let granting = granting(transactions, grants: grants)
         let withheld = consent.flatMap { $0.isLifted(by: granting) ? nil : $0.rescindedAt }
         return entitlements(granting, grants: grants, renewals: renewals, at: date).map { entitlement in
             guard let withheld else { return entitlement }
@@ -37,6 +33,23 @@ public enum EntitlementRules {
             ended.isActive = false
             ended.consentRescindedDate = withheld
             return ended
+        }
+    }
+
+    /// Whether `consent`, a withdrawal of consent, still stands over `transactions`: no new
+    /// purchase of something that grants an entitlement was made after it.
+    public static func withholds(
+        _ consent: ConsentRescission, transactions: [RecordedTransaction], grants: GrantsCatalog
+    ) -> Bool {
+        !consent.isLifted(by: granting(transactions, grants: grants))
+    }
+
+    /// The transactions of a product that grants an entitlement.
+    private static func granting(_ transactions: [RecordedTransaction], grants: GrantsCatalog) -> [RecordedTransaction] {
+        transactions.filter { transaction in
+            grants.grants(for: transaction.productID).contains { grant in
+                if case .entitlement = grant { true } else { false }
+            }
         }
     }
 

@@ -425,7 +425,11 @@ public struct PurchaseService: Sendable {
         let entitlements = EntitlementRules.entitlements(
             transactions: state.transactions, grants: app.grants ?? grants,
             renewals: try await renewals(of: state.transactions, app: app), consent: consent, at: now())
-        return EntitledCustomer(state: state, entitlements: entitlements, consentRescission: consent)
+        return EntitledCustomer(
+            state: state, entitlements: entitlements, consentRescission: consent,
+            consentWithheld: consent.map {
+                EntitlementRules.withholds($0, transactions: state.transactions, grants: app.grants ?? grants)
+            } ?? false)
     }
 
     /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and

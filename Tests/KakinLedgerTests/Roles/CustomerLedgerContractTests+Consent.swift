@@ -23,15 +23,15 @@ struct ConsentLedgerContractTests {
     @Test("a rescission is recorded once, erases what is named, and a later one replaces it", arguments: RoleImplementation.all)
     func recordedOnceAndErases(_ implementation: RoleImplementation) async throws {
         try await implementation.withCustomers { ledger in
-            try await ledger.linkAppTransaction(
-                bundleID: Fixture.bundleID, appTransactionID: "download-1", appUserID: anonymous, environment: .sandbox,
-                at: Fixture.at(1))
+            // Alice's download, reported before she signed in, and Bob's.
+            for (download, user) in [("download-1", anonymous), ("download-2", "bob")] {
+                try await ledger.linkAppTransaction(
+                    bundleID: Fixture.bundleID, appTransactionID: download, appUserID: user, environment: .sandbox,
+                    at: Fixture.at(1))
+            }
             _ = try await ledger.alias(
                 bundleID: Fixture.bundleID, anonymousID: anonymous, to: "alice", transfersOwnership: false,
                 at: Fixture.at(2))
-            try await ledger.linkAppTransaction(
-                bundleID: Fixture.bundleID, appTransactionID: "download-2", appUserID: "bob", environment: .sandbox,
-                at: Fixture.at(3))
 
             let first = try await ledger.recordConsentRescission(
                 rescission("download-1", of: "alice", at: 100), erasing: [.aliases, .appTransactions])

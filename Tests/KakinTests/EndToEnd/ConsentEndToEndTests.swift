@@ -11,13 +11,13 @@ import Testing
 /// changes nothing, and a new purchase the parent lets the child make brings access back.
 @Suite(.serialized) struct ConsentEndToEndTests {
     @Test func aRescindedConsentEndsAccessUntilANewPurchase() async throws {
-        let clock = SandboxClock.manual(at: Date(epochMilliseconds: Date().epochMilliseconds))
-        let stack = try await LiveStack(clock: clock)
+        // The sandbox and the server share one clock that only the test moves.
+        let stack = try await LiveStack(clock: .manual(at: Date(epochMilliseconds: Date().epochMilliseconds)))
+        let (clock, engine) = (stack.clock, stack.engine)
         try await stack.run { sandboxURL, serverURL in
-            let engine = stack.engine
-            _ = try await engine.createTester(name: "kid@example.com", id: "kid")
             let notificationURL = serverURL.appendingPathComponent("v1/notifications/apple")
             try await engine.updateSettings(SandboxSettings(notificationURL: notificationURL))
+            _ = try await engine.createTester(name: "kid@example.com", id: "kid")
             let backend = SandboxBackend(baseURL: sandboxURL, testerID: "kid", pollSeconds: 1)
             let payments = try await PaymentManager(
                 backend: backend, server: stack.client(serverURL), appUserID: "kid-account",

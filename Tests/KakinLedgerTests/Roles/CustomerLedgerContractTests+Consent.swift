@@ -69,6 +69,13 @@ struct ConsentLedgerContractTests {
             #expect(latest?.rescindedAt == Fixture.at(200))
             #expect(latest?.notificationUUID == "n-2")
             #expect(latest?.erased == [.aliases])
+
+            // Its link erased, the download is still known as Alice's when it is withdrawn again.
+            let third = try await ledger.recordConsentRescission(
+                rescission("download-1", of: nil, at: 300, uuid: "n-3"), erasing: [.appTransactions])
+            #expect(third == ConsentRescissionOutcome(recorded: true, erasedCounts: [.appTransactions: 0]))
+            let kept = try await ledger.consentRescission(bundleID: Fixture.bundleID, appUserID: "alice")
+            #expect(kept?.notificationUUID == "n-3" && kept?.appUserID == "alice")
         }
     }
 

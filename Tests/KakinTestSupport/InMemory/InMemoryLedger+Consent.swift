@@ -15,6 +15,7 @@ extension InMemoryLedger {
         if let current = consentRescissions[key], current.rescindedAt >= rescission.rescindedAt {
             return ConsentRescissionOutcome(recorded: false)
         }
+        rescission.appUserID = rescission.appUserID ?? consentRescissions[key]?.appUserID
         rescission.erased = rescission.appUserID == nil ? [] : ConsentScopedData.allCases.filter(erasing.contains)
         consentRescissions[key] = rescission
         guard let customer = rescission.appUserID else { return ConsentRescissionOutcome(recorded: true) }

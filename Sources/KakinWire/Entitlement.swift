@@ -8,8 +8,9 @@ public import KakinCore
 /// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, and for
 /// auto-renewable subscriptions `willRenew`, `periodType`, `billingIssueDetectedAt` and
 /// `gracePeriodExpiresAt`, `environment` (`Production` or `Sandbox`: which App Store granted
-/// it), and `consentRescindedDate` when a parent withdrew consent for the customer; dates as integer milliseconds since 1970, whatever the coder's date strategy. An answer or
-/// cache written before the subscription keys or the environment existed still decodes, with them
+/// it), and `consentRescindedDate` when a parent withdrew consent for the customer; dates as
+/// integer milliseconds since 1970, whatever the coder's date strategy. An answer or cache written
+/// before the subscription keys, the environment or the consent existed still decodes, with them
 /// `nil`.
 public struct Entitlement: Codable, Hashable, Sendable {
     /// Which kind of period of a subscription the entitlement's transaction pays for (a free trial,

@@ -42,7 +42,8 @@ extension KakinServerHTTP.Caller {
             if let rescission, Double(claims.iat) <= rescission.rescindedAt.timeIntervalSince1970 {
                 throw ServerError(
                     .unauthorized,
-                    "the customer token was issued before a parent withdrew consent for this customer; a token issued since is needed",
+                    "the customer token was issued before a parent withdrew consent for this customer; "
+                        + "a token issued since is needed",
                     cause: "consentRescinded")
             }
         }

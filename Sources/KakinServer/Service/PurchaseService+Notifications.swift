@@ -185,13 +185,14 @@ extension PurchaseService {
             erasing: app.consentScopedData)
         guard outcome.recorded else { return }
         metrics?.ledgerEvent("customer.consent_rescinded")
+        let erased = outcome.erasedCounts.map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ",")
         logger.info(
             "ledger",
             metadata: [
                 "event": "customer.consent_rescinded", "bundle_id": "\(app.bundleID)",
                 "app_transaction_id": "\(appTransactionID)",
                 "app_user_id": "\(customer.map(CustomerIDRedaction.redacted) ?? "")",
-                "erased": "\(outcome.erasedCounts.map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ","))",
+                "erased": "\(erased)",
             ])
     }
 

@@ -214,11 +214,10 @@ struct ServeCommand: AsyncParsableCommand {
         let barrier = StartBarrier(names: ["server", "sandbox"]) { _ in
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        var dependencies = ServerDependencies()
+        // The server's ledger follows the sandbox's clock (see ServeEnvironment.serverDependencies).
+        var dependencies = environment.serverDependencies()
         dependencies.logger = Logger(label: "kakin.server")
         dependencies.onServerRunning = { port in await barrier.started("server", port: port) }
-        dependencies.addDashboard(
-            sandbox: EngineSandboxControl(engine: environment.sandbox.engine), sandboxApp: options.bundleID)
         let server: any ApplicationProtocol
         do {
             server = try await buildApplication(configuration: environment.server, dependencies: dependencies)

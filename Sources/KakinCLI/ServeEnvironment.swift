@@ -4,6 +4,7 @@ import AppStoreTesting
 import Crypto
 import Foundation
 import Hummingbird
+import KakinDashboard
 import KakinServer
 import KakinLedger
 import Logging
@@ -162,6 +163,21 @@ struct ServeEnvironment {
         server.dashboard.secureCookies = false
         server.rateLimits.enabled = options.rateLimits
         return ServeEnvironment(options: options, keys: keys, sandbox: sandbox, server: server)
+    }
+
+    /// What the purchase server is built with under `kakin serve`: the ledger's clock is the
+    /// sandbox's (moving the sandbox clock moves entitlements, grace periods, trial conversion and
+    /// cohorts with it), while what other parties check against real time (certificate chains and
+    /// their revocation answers, the App Store Server API's bearer tokens, customer tokens,
+    /// webhook signatures) keeps the real clock; the dashboard drives the embedded sandbox.
+    func serverDependencies() -> ServerDependencies {
+        var dependencies = ServerDependencies()
+        let clock = sandbox.engine.clock
+        dependencies.now = { clock.now() }
+        dependencies.realNow = { Date() }
+        dependencies.addDashboard(
+            sandbox: EngineSandboxControl(engine: sandbox.engine), sandboxApp: options.bundleID)
+        return dependencies
     }
 
     static func loadOrMakeKeys(in data: URL) throws -> Keys {

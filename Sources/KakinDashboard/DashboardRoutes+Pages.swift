@@ -325,6 +325,15 @@ struct CustomerView {
     }
     var downloads: [Download] = []
     var hasDownloads = false
+    /// The mark of a parent's withdrawal of consent (`RESCIND_CONSENT`): when, whether it still
+    /// stands, and what was erased; `nil` without one.
+    struct Consent {
+        var rescindedAt: String
+        var stands: Bool
+        var erased: String
+        var appTransactionID: String
+    }
+    var consent: Consent?
 
     init(state: EntitledCustomer, notifications: [ReceivedNotification], deliveries: [WebhookDelivery], now: Date) {
         bundleID = state.bundleID
@@ -333,11 +342,21 @@ struct CustomerView {
         entitlements = state.entitlements.map { entitlement in
             EntitlementRow(
                 identifier: entitlement.identifier, productID: entitlement.productID,
-                state: entitlement.isActive ? "active" : entitlement.revocationDate != nil ? "revoked" : "expired",
+                state: entitlement.isActive
+                    ? "active"
+                    : entitlement.consentRescindedDate != nil
+                        ? "consent-rescinded" : entitlement.revocationDate != nil ? "revoked" : "expired",
                 until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil,
                 environment: entitlement.environment?.rawValue ?? "", isSandbox: entitlement.environment == .sandbox)
         }
         hasEntitlements = !entitlements.isEmpty
+        consent = state.consentRescission.map { rescission in
+            Consent(
+                rescindedAt: DashboardFormat.time(rescission.rescindedAt),
+                stands: state.consentWithheld,
+                erased: rescission.erased.isEmpty ? "nothing" : rescission.erased.map(\.rawValue).joined(separator: ", "),
+                appTransactionID: rescission.appTransactionID)
+        }
         balances = state.balances.keys.sorted().map { Balance(currency: $0, amount: state.balances[$0] ?? 0) }
         hasBalances = !balances.isEmpty
         var events: [Event] = []
@@ -360,6 +379,11 @@ struct CustomerView {
                 let reason = transaction.revocationReason.map { " (reason \($0.rawValue))" } ?? ""
                 add(revoked, "refunded", "refund", "\(transaction.productID) · \(transaction.transactionID)\(reason)")
             }
+        }
+        if let rescission = state.consentRescission {
+            add(
+                rescission.rescindedAt, "consent", "consent rescinded",
+                "app download \(rescission.appTransactionID) · erased \(consent?.erased ?? "nothing")")
         }
         for line in state.ledger {
             var details = "\(line.amount > 0 ? "+" : "")\(line.amount) \(line.currency) · \(line.idempotencyKey)"

@@ -7,9 +7,10 @@ public import KakinCore
 /// On the wire (``CustomerAnswer``) its keys are `identifier`, `productId`, `isActive`,
 /// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, and for
 /// auto-renewable subscriptions `willRenew`, `periodType`, `billingIssueDetectedAt` and
-/// `gracePeriodExpiresAt`, and `environment` (`Production` or `Sandbox`: which App Store granted
-/// it); dates as integer milliseconds since 1970, whatever the coder's date strategy. An answer or
-/// cache written before the subscription keys or the environment existed still decodes, with them
+/// `gracePeriodExpiresAt`, `environment` (`Production` or `Sandbox`: which App Store granted
+/// it), and `consentRescindedDate` when a parent withdrew consent for the customer; dates as
+/// integer milliseconds since 1970, whatever the coder's date strategy. An answer or cache written
+/// before the subscription keys, the environment or the consent existed still decodes, with them
 /// `nil`.
 public struct Entitlement: Codable, Hashable, Sendable {
     /// Which kind of period of a subscription the entitlement's transaction pays for (a free trial,
@@ -62,12 +63,18 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// sandbox account (a tester, TestFlight, App Review), which costs nothing. `nil` when the
     /// server did not say (an answer or a cache written before it did).
     public var environment: Environment?
+    /// When a parent withdrew consent for the customer's use of the app (the App Store's
+    /// `RESCIND_CONSENT`, for a minor under the age-assurance rules): while it stands, the
+    /// entitlement is inactive whatever its purchase says, and this says why. `nil` when consent
+    /// stands (or was given again: a new purchase after the withdrawal).
+    public var consentRescindedDate: Date?
 
     /// Creates an entitlement.
     public init(
         identifier: String, productID: String, isActive: Bool, expiresDate: Date? = nil, revocationDate: Date? = nil,
         transactionID: String, originalTransactionID: String, willRenew: Bool? = nil, periodType: PeriodType? = nil,
-        billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, environment: Environment? = nil
+        billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, environment: Environment? = nil,
+        consentRescindedDate: Date? = nil
     ) {
         self.identifier = identifier
         self.productID = productID
@@ -81,11 +88,12 @@ public struct Entitlement: Codable, Hashable, Sendable {
         self.billingIssueDetectedAt = billingIssueDetectedAt
         self.gracePeriodExpiresAt = gracePeriodExpiresAt
         self.environment = environment
+        self.consentRescindedDate = consentRescindedDate
     }
 
     enum CodingKeys: String, CodingKey {
         case identifier, productId, isActive, expiresDate, revocationDate, transactionId, originalTransactionId
-        case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt, environment
+        case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt, environment, consentRescindedDate
     }
 
     /// The keys an SDK's device cache used before entitlements had one type (dates in the coder's
@@ -124,6 +132,8 @@ public struct Entitlement: Codable, Hashable, Sendable {
         // An environment a later App Store adds reads as unknown rather than failing the answer.
         environment = try container.decodeIfPresent(String.self, forKey: .environment).flatMap(
             Environment.init(rawValue:))
+        consentRescindedDate = try container.decodeIfPresent(Int64.self, forKey: .consentRescindedDate)
+            .map(KakinJSON.date(epochMilliseconds:))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -142,5 +152,7 @@ public struct Entitlement: Codable, Hashable, Sendable {
         try container.encodeIfPresent(
             gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds), forKey: .gracePeriodExpiresAt)
         try container.encodeIfPresent(environment, forKey: .environment)
+        try container.encodeIfPresent(
+            consentRescindedDate.map(KakinJSON.epochMilliseconds), forKey: .consentRescindedDate)
     }
 }

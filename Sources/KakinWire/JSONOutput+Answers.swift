@@ -7,6 +7,7 @@ extension Entitlement {
     public func write(to output: inout JSONOutput) {
         output.object { output in
             output.field("billingIssueDetectedAt", billingIssueDetectedAt.map(KakinJSON.epochMilliseconds))
+            output.field("consentRescindedDate", consentRescindedDate.map(KakinJSON.epochMilliseconds))
             output.field("environment", environment?.rawValue)
             output.field("expiresDate", expiresDate.map(KakinJSON.epochMilliseconds))
             output.field("gracePeriodExpiresAt", gracePeriodExpiresAt.map(KakinJSON.epochMilliseconds))

@@ -124,6 +124,26 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func aRescindedConsentIsMarkedOnTheCustomersPage() async throws {
+        let fixture = try await Self.fixtureWithPurchases()
+        try await fixture.service.linkAppTransaction(
+            try await fixture.engine.signedAppTransaction(for: "tester"), bundleID: ServerFixture.bundleID,
+            appUserID: "alice")
+        fixture.clock.advance(by: 60)
+        _ = try await fixture.engine.rescindConsent(of: "tester")
+        let rescinded = try #require(await fixture.engine.events().last)
+        #expect(
+            try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: rescinded))
+                == .processed(.rescindConsent))
+        let (status, html) = try await Self.page("/dashboard/customer?app=com.example.kakin&user=alice", fixture: fixture)
+        #expect(status == .ok)
+        #expect(html.contains("id=\"consent\" data-stands=\"true\""))
+        #expect(html.contains("Erased: aliases, appTransactions."))
+        #expect(html.contains("data-entitlement=\"premium\" data-state=\"consent-rescinded\""))
+        #expect(html.contains("consent rescinded"))
+        try await fixture.store.shutdown()
+    }
+
     @Test func activityShowsNotificationsDeliveriesAndRuns() async throws {
         let fixture = try await Self.fixtureWithPurchases()
         var run = try await fixture.store.startReconciliation(

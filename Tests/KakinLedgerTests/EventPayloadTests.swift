@@ -53,4 +53,17 @@ import Testing
             #expect(Self.written(payload) == (try Self.encoded(payload)))
         }
     }
+
+    @Test func consentPayloadsMatchTheEncoder() throws {
+        let rescission = ConsentRescission(
+            bundleID: "com.example.kakin", appTransactionID: "7/\"x\"", appUserID: "kid",
+            environment: .sandbox, rescindedAt: Date(timeIntervalSince1970: 1_790_000_000.123),
+            notificationUUID: "n", recordedAt: Date(timeIntervalSince1970: 1_790_000_001))
+        for erased in [[:], [ConsentScopedData.aliases: 2, .appTransactions: 0]] {
+            let payload = ConsentRescindedEventPayload(
+                rescission, appUserID: AnonymousAppUserID.prefix + "0123456789abcdef0123456789abcdef", erased: erased)
+            #expect(Self.written(payload) == (try Self.encoded(payload)))
+            #expect(!String(decoding: Self.written(payload), as: UTF8.self).contains("0123456789abcdef"), "redacted")
+        }
+    }
 }

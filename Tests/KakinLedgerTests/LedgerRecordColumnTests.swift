@@ -20,7 +20,7 @@ struct LedgerRecordColumnTests {
         BalanceRow.self, CustomerAliasRow.self, DailyFiguresRow.self, LedgerBackfillRow.self, EventRow.self,
         EventDeliveryRow.self, EventLeaseRow.self, EventCursorRow.self, MetricPendingRow.self, MetricGraceRow.self,
         MetricUnitRow.self, MetricCustomerRow.self, MetricRunRow.self, MetricDayRow.self, MetricCohortRow.self,
-        MetricDayChangeRow.self, MetricCohortChangeRow.self,
+        MetricDayChangeRow.self, MetricCohortChangeRow.self, ConsentRescissionRecord.self,
     ]
 
     /// The tables the migrations build, but the ledger's own.

@@ -51,7 +51,8 @@ import Testing
                 originalTransactionID: text(&random), willRenew: optional(Bool.random(using: &random), &random),
                 periodType: optional(Entitlement.PeriodType.allCases.randomElement(using: &random)!, &random),
                 billingIssueDetectedAt: optional(date(&random), &random),
-                gracePeriodExpiresAt: optional(date(&random), &random))
+                gracePeriodExpiresAt: optional(date(&random), &random),
+                consentRescindedDate: optional(date(&random), &random))
         }
         var balances: [String: Int64] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &random) {

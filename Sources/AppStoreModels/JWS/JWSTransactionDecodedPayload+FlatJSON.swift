@@ -75,6 +75,7 @@ extension JWSTransactionDecodedPayload: FlatJSONDecodable {
             return assign(&billingPlanType, value.string.map { $0.map(BillingPlanType.init(rawValue:)) })
         case .deviceVerification: return assign(&deviceVerification, value.string)
         case .deviceVerificationNonce: return assign(&deviceVerificationNonce, value.string)
+        case .previousOriginalTransactionID: return assign(&previousOriginalTransactionID, value.string)
         // Objects: only `JSONDecoder` reads them; a `null` is what the fast reader can say.
         case .advancedCommerceInfo, .commitmentInfo: return value == .null
         }

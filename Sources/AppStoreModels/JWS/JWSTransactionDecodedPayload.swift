@@ -81,6 +81,9 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
     public var deviceVerification: String?
     /// The UUID mixed into ``deviceVerification``.
     public var deviceVerificationNonce: String?
+    /// Advanced Commerce: the original transaction ID of the In-App Purchase subscription this
+    /// one was migrated from (in the transaction of a `MIGRATION` notification).
+    public var previousOriginalTransactionID: String?
 
     /// Creates a transaction payload; every field defaults to absent.
     public init(
@@ -96,7 +99,8 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         appTransactionID: String? = nil, offerPeriod: String? = nil, revocationType: RevocationType? = nil,
         revocationPercentage: Int? = nil, advancedCommerceInfo: JSONValue? = nil,
         billingPlanType: BillingPlanType? = nil, commitmentInfo: TransactionCommitmentInfo? = nil,
-        deviceVerification: String? = nil, deviceVerificationNonce: String? = nil
+        deviceVerification: String? = nil, deviceVerificationNonce: String? = nil,
+        previousOriginalTransactionID: String? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -133,6 +137,7 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         self.commitmentInfo = commitmentInfo
         self.deviceVerification = deviceVerification
         self.deviceVerificationNonce = deviceVerificationNonce
+        self.previousOriginalTransactionID = previousOriginalTransactionID
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -171,6 +176,7 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         case commitmentInfo
         case deviceVerification
         case deviceVerificationNonce
+        case previousOriginalTransactionID = "previousOriginalTransactionId"
     }
 }
 

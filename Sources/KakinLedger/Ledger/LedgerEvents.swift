@@ -10,6 +10,7 @@ enum LedgerEventType {
     static let balanceSpent = "balance.spent"
     static let balanceClawedBack = "balance.clawed_back"
     static let customerAliased = "customer.aliased"
+    static let customerConsentRescinded = "customer.consent_rescinded"
 }
 
 /// An outbox event's body, written straight to JSON bytes (the same bytes `JSONEncoder` writes
@@ -169,6 +170,34 @@ struct AliasEventPayload: EventPayload {
             output.array(transactionIds) { output, id in output.string(id) }
             output.key("transferredPurchases")
             output.array(transferredPurchases) { output, id in output.string(id) }
+        }
+    }
+}
+
+/// Body of `customer.consent_rescinded` events: the app download, when consent was rescinded,
+/// and what was erased (rows per consent-scoped data); `appUserId` redacted.
+struct ConsentRescindedEventPayload: EventPayload {
+    var appUserId: String
+    var appTransactionId: String
+    var environment: String
+    var rescindedDate: Int64
+    var erased: [String: Int64]
+
+    init(_ rescission: ConsentRescission, appUserID: String, erased: [ConsentScopedData: Int]) {
+        appUserId = CustomerIDRedaction.redacted(appUserID)
+        appTransactionId = rescission.appTransactionID
+        environment = rescission.environment.rawValue
+        rescindedDate = LedgerTime.milliseconds(rescission.rescindedAt)
+        self.erased = Dictionary(uniqueKeysWithValues: erased.map { ($0.key.rawValue, Int64($0.value)) })
+    }
+
+    func write(to output: inout JSONOutput) {
+        output.object { output in
+            output.field("appTransactionId", appTransactionId)
+            output.field("appUserId", appUserId)
+            output.field("environment", environment)
+            output.field("erased", erased)
+            output.field("rescindedDate", rescindedDate)
         }
     }
 }

@@ -656,5 +656,28 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // Parents' withdrawals of consent for a minor's use of an app (RESCIND_CONSENT): the
+        // latest one per app download, and the customer it was linked to, read by customer.
+        LedgerMigration(id: "0025_consent_rescissions") { _ in
+            [
+                """
+                CREATE TABLE consent_rescissions (
+                    bundle_id TEXT NOT NULL,
+                    app_transaction_id TEXT NOT NULL,
+                    app_user_id TEXT,
+                    environment TEXT NOT NULL,
+                    rescinded_at BIGINT NOT NULL,
+                    notification_uuid TEXT NOT NULL,
+                    recorded_at BIGINT NOT NULL,
+                    erased TEXT NOT NULL,
+                    PRIMARY KEY (bundle_id, app_transaction_id)
+                )
+                """,
+                """
+                CREATE INDEX consent_rescissions_by_customer
+                ON consent_rescissions (bundle_id, app_user_id, rescinded_at)
+                """,
+            ]
+        },
     ]
 }

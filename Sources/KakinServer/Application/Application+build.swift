@@ -15,8 +15,13 @@ public struct ServerDependencies: Sendable {
     public var verifyReceiptClient: any VerifyReceiptClient = URLSessionVerifyReceiptClient()
     /// Calls the App Store Server API and webhook endpoints.
     public var exchange: any HTTPExchange = URLSessionExchange()
-    /// The clock of the ledger and the verifiers.
+    /// The clock of the ledger: what "now" is for entitlements, grace periods, trial conversion,
+    /// cohorts and the dashboard (`kakin serve` gives the embedded sandbox's clock).
     public var now: @Sendable () -> Date = { Date() }
+    /// The clock of what other parties check against real time: certificate chains and their
+    /// revocation answers, the App Store Server API's bearer tokens, customer tokens, and webhook
+    /// signatures and retries. `nil` takes ``now``.
+    public var realNow: (@Sendable () -> Date)? = nil
     /// Carries the OCSP requests of the revocation checks.
     public var ocspTransport: any OCSPTransport = URLSessionOCSPTransport.cancellable
     /// The root logger; requests log at `info`, jobs at `warning`.
@@ -217,7 +222,7 @@ struct ServerParts {
             upkeep: store, sessions: store, apps: apps, grants: GrantsCatalog(), productTypes: [:],
             clawbackPolicy: configuration.clawbackPolicy, verifyReceiptClient: dependencies.verifyReceiptClient,
             exchange: dependencies.exchange, ocspTransport: dependencies.ocspTransport, now: dependencies.now,
-            metrics: dependencies.metrics, logger: dependencies.logger)
+            metrics: dependencies.metrics, logger: dependencies.logger, realNow: dependencies.realNow)
         service.currencyRates = configuration.currencyRates
         let reconciler = Reconciler(service: service, runs: store, exchange: dependencies.exchange)
         return ServerParts(
@@ -225,7 +230,8 @@ struct ServerParts {
             reconciliations: ReconciliationRunner(reconciler: reconciler),
             webhooks: WebhookDispatcher(
                 outbox: store, endpoints: configuration.webhooks, exchange: dependencies.exchange,
-                leaseDuration: TimeInterval(configuration.webhookLeaseSeconds), now: dependencies.now))
+                leaseDuration: TimeInterval(configuration.webhookLeaseSeconds),
+                now: dependencies.realNow ?? dependencies.now))
     }
 
     static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any LedgerStore {
@@ -304,7 +310,7 @@ struct ServerParts {
             serverAPI: access, revocation: app.revocation, offers: app.offers, consumption: app.consumption,
             setsAppAccountTokens: app.setAppAccountTokens, smallBusinessProgram: app.smallBusinessProgram,
             customerTokens: app.customerTokens.map { CustomerTokenPolicy(secret: $0.secret, required: $0.required) },
-            sandboxPurchases: app.sandboxPurchases)
+            sandboxPurchases: app.sandboxPurchases, consentScopedData: app.consentScopedData)
         configuration.retention = app.retention
         return configuration
     }

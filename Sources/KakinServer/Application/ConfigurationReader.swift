@@ -120,6 +120,12 @@ final class ConfigurationReader {
         return readers
     }
 
+    /// ``strings(_:)``, or `nil` when the key is absent (so that an empty list can mean none).
+    func optionalStrings(_ key: String) throws(ServerError) -> [String]? {
+        guard try value(key) != nil else { return nil }
+        return try strings(key)
+    }
+
     func strings(_ key: String) throws(ServerError) -> [String] {
         var strings: [String] = []
         for (index, element) in try array(key).enumerated() {

@@ -132,6 +132,9 @@ public struct ServerConfiguration: Sendable {
         /// `sandboxPurchases`: `grant` (default) or `allowList`, with `sandboxAllowList` the app
         /// user IDs whose sandbox purchases are accepted.
         public var sandboxPurchases: SandboxPurchasePolicy = .grant
+        /// `consentScopedData`: what is erased for a customer whose parent withdraws consent
+        /// (`RESCIND_CONSENT`), of `aliases` and `appTransactions`; both by default, `[]` for none.
+        public var consentScopedData: Set<ConsentScopedData> = Set(ConsentScopedData.allCases)
         /// `retention`: how the App Store's `Get Retention Message` requests are answered (see
         /// ``RetentionPolicy``); `nil` answers with no choice.
         public var retention: RetentionPolicy?
@@ -509,6 +512,17 @@ extension ServerConfiguration {
             }
         case "allowList": app.sandboxPurchases = .allowList(Set(allowList))
         case let other: throw reader.failure("sandboxPurchases", "expected grant or allowList; found \(other)")
+        }
+        if let scoped = try reader.optionalStrings("consentScopedData") {
+            app.consentScopedData = []
+            for name in scoped {
+                guard let data = ConsentScopedData(rawValue: name) else {
+                    throw reader.failure(
+                        "consentScopedData",
+                        "expected \(ConsentScopedData.allCases.map(\.rawValue).joined(separator: " or ")); found \(name)")
+                }
+                app.consentScopedData.insert(data)
+            }
         }
         if let consumption = try reader.object("consumption") {
             var policy = ConsumptionPolicy()

@@ -93,6 +93,10 @@ public struct AppConfiguration: Sendable {
     public var customerTokens: CustomerTokenPolicy?
     /// Who a sandbox purchase is accepted from.
     public var sandboxPurchases: SandboxPurchasePolicy = .grant
+    /// The customer data erased when a parent withdraws consent for a minor (`RESCIND_CONSENT`):
+    /// by default all of it (``ConsentScopedData/allCases``); an empty set erases nothing, and
+    /// access ends either way.
+    public var consentScopedData: Set<ConsentScopedData> = Set(ConsentScopedData.allCases)
     /// How the App Store's `Get Retention Message` requests are answered; `nil`: with no choice,
     /// so the App Store shows the default message of the product and locale.
     public var retention: RetentionPolicy?
@@ -109,8 +113,10 @@ public struct AppConfiguration: Sendable {
         catalog: StoreKitConfiguration? = nil, transferPolicy: TransferPolicy = .keepWithOriginal,
         serverAPI: ServerAPIAccess? = nil, revocation: RevocationMode? = nil, offers: OfferPolicy = OfferPolicy(),
         consumption: ConsumptionPolicy? = nil, setsAppAccountTokens: Bool = true, smallBusinessProgram: Bool = false,
-        customerTokens: CustomerTokenPolicy? = nil, sandboxPurchases: SandboxPurchasePolicy = .grant
+        customerTokens: CustomerTokenPolicy? = nil, sandboxPurchases: SandboxPurchasePolicy = .grant,
+        consentScopedData: Set<ConsentScopedData> = Set(ConsentScopedData.allCases)
     ) {
+        self.consentScopedData = consentScopedData
         self.customerTokens = customerTokens
         self.sandboxPurchases = sandboxPurchases
         self.smallBusinessProgram = smallBusinessProgram

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KakinCore
+import KakinLedger
 import KakinWire
 
 /// Who a request about a customer may be about: the one rule every customer route applies after
@@ -21,28 +22,51 @@ extension KakinServerHTTP.Caller {
     /// - Throws: ``ServerError/Code/invalidRequest`` for an ID that is not one (cause
     ///   `malformedAnonymousID` for a bad anonymous one); ``ServerError/Code/unauthorized`` with a
     ///   ``CustomerToken/Failure`` as cause when the app requires a token the request lacks.
+    ///
+    /// With `checksConsent` (every route but the uploads, which read nothing more than they did),
+    /// a customer token issued no later than a parent's withdrawal of consent for the customer
+    /// (`RESCIND_CONSENT`) is refused: 401, cause `consentRescinded`. The app's backend issues a
+    /// new one once a parent consents again.
     func customer(
-        _ requested: String, of app: AppConfiguration, request: Request, service: PurchaseService
+        _ requested: String, of app: AppConfiguration, request: Request, service: PurchaseService,
+        checksConsent: Bool = true
     ) async throws(ServerError) -> String {
         try Self.checkCustomerID(requested)
         let customer = try await service.customerID(requested, bundleID: app.bundleID)
-        try authorize(customer, of: app, request: request, now: service.now())
+        let claims = try authorize(customer, of: app, request: request, now: service.realNow())
+        if checksConsent, let claims {
+            let rescission: ConsentRescission?
+            do {
+                rescission = try await service.customers.consentRescission(bundleID: app.bundleID, appUserID: customer)
+            } catch { throw ServerError(error) }
+            if let rescission, Double(claims.iat) <= rescission.rescindedAt.timeIntervalSince1970 {
+                throw ServerError(
+                    .unauthorized,
+                    "the customer token was issued before a parent withdrew consent for this customer; "
+                        + "a token issued since is needed",
+                    cause: "consentRescinded")
+            }
+        }
         return customer
     }
 
     /// Checks that the request may act for `customer` (an ID already resolved): always with the
-    /// app's secret key; without it, with a valid customer token where the app has them.
-    func authorize(_ customer: String, of app: AppConfiguration, request: Request, now: Date) throws(ServerError) {
+    /// app's secret key; without it, with a valid customer token where the app has them. The
+    /// claims of the token the request carried, if it carried one that was checked.
+    @discardableResult
+    func authorize(
+        _ customer: String, of app: AppConfiguration, request: Request, now: Date
+    ) throws(ServerError) -> CustomerToken.Claims? {
         guard !isBackend(of: app), !AnonymousAppUserID.isAnonymous(customer), let tokens = app.customerTokens else {
-            return
+            return nil
         }
         let token = request.headers[Self.customerTokenHeader].flatMap { $0.isEmpty ? nil : $0 }
         do throws(CustomerToken.Failure) {
             guard let token else {
                 if tokens.required { throw CustomerToken.Failure.customerTokenMissing }
-                return
+                return nil
             }
-            try CustomerToken.verify(
+            return try CustomerToken.verify(
                 token, appUserID: customer, bundleID: app.bundleID, secret: tokens.secret, now: now)
         } catch {
             throw ServerError(

@@ -109,7 +109,7 @@ public struct AppleRequestSender: Sendable {
             return Outcome(state: .skipped, error: "the app has no App Store Server API key")
         }
         let client = AppStoreServerAPIClient(
-            access: access, exchange: service.exchange, bundleID: app.bundleID, now: service.now)
+            access: access, exchange: service.exchange, bundleID: app.bundleID, now: service.realNow)
         let text: String
         do {
             switch request.kind {

@@ -151,7 +151,7 @@ public struct Reconciler: Sendable {
         guard let access = access[bundleID] ?? app.serverAPI else {
             throw ServerError(.notConfigured, "no App Store Server API key is configured for \(bundleID)")
         }
-        return (app, AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID, now: service.now))
+        return (app, AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: bundleID, now: service.realNow))
     }
 
     /// Does a recorded run, recording its progress after each page and how it ended.

@@ -10,11 +10,21 @@ public struct EntitledCustomer: Hashable, Sendable {
     public var state: CustomerState
     /// What the customer has access to now, and what lapsed or was refunded.
     public var entitlements: [Entitlement]
+    /// The latest withdrawal of consent recorded for the customer (`RESCIND_CONSENT`), if any,
+    /// whether it still stands or a new purchase lifted it.
+    public var consentRescission: ConsentRescission?
+    /// Whether ``consentRescission`` still stands: no new purchase lifted it, and access is withheld.
+    public var consentWithheld: Bool
 
     /// A customer's state with the entitlements derived from it.
-    public init(state: CustomerState, entitlements: [Entitlement]) {
+    public init(
+        state: CustomerState, entitlements: [Entitlement], consentRescission: ConsentRescission? = nil,
+        consentWithheld: Bool = false
+    ) {
         self.state = state
         self.entitlements = entitlements
+        self.consentRescission = consentRescission
+        self.consentWithheld = consentWithheld
     }
 
     /// A field of the ledger's ``state``.

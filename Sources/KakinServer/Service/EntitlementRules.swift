@@ -17,9 +17,45 @@ public enum EntitlementRules {
     /// The entitlements `transactions` give at `date` under `grants`, one per identifier, sorted by
     /// identifier; `renewals` is the renewal state of the subscriptions among them, by original
     /// transaction ID.
+    ///
+    /// While a parent's withdrawal of consent (`consent`) stands, every entitlement is inactive and
+    /// carries its date (``Entitlement/consentRescindedDate``); a new purchase of something that
+    /// grants an entitlement, made after it, lifts it (``ConsentRescission/isLifted(by:)``).
     public static func entitlements(
         transactions: [RecordedTransaction], grants: GrantsCatalog,
-        renewals: [String: SubscriptionRenewal] = [:], at date: Date
+        renewals: [String: SubscriptionRenewal] = [:], consent: ConsentRescission? = nil, at date: Date
+    ) -> [Entitlement] {
+        let granting = granting(transactions, grants: grants)
+        let withheld = consent.flatMap { $0.isLifted(by: granting) ? nil : $0.rescindedAt }
+        return entitlements(granting, grants: grants, renewals: renewals, at: date).map { entitlement in
+            guard let withheld else { return entitlement }
+            var ended = entitlement
+            ended.isActive = false
+            ended.consentRescindedDate = withheld
+            return ended
+        }
+    }
+
+    /// Whether `consent`, a withdrawal of consent, still stands over `transactions`: no new
+    /// purchase of something that grants an entitlement was made after it.
+    public static func withholds(
+        _ consent: ConsentRescission, transactions: [RecordedTransaction], grants: GrantsCatalog
+    ) -> Bool {
+        !consent.isLifted(by: granting(transactions, grants: grants))
+    }
+
+    /// The transactions of a product that grants an entitlement.
+    private static func granting(_ transactions: [RecordedTransaction], grants: GrantsCatalog) -> [RecordedTransaction] {
+        transactions.filter { transaction in
+            grants.grants(for: transaction.productID).contains { grant in
+                if case .entitlement = grant { true } else { false }
+            }
+        }
+    }
+
+    private static func entitlements(
+        _ transactions: [RecordedTransaction], grants: GrantsCatalog, renewals: [String: SubscriptionRenewal],
+        at date: Date
     ) -> [Entitlement] {
         var best: [String: Entitlement] = [:]
         let latest = latestSubscriptionTransactions(transactions)

@@ -61,7 +61,7 @@ extension PurchaseService {
     ) async -> String? {
         var appTransactionID = payload.appTransactionID
         if appTransactionID == nil, let access = app.serverAPI, let transactionID = payload.transactionID {
-            let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: now)
+            let client = AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: realNow)
             if let answer = try? await client.get(
                 AppTransactionInfoResponse.self, .getAppTransactionInfo,
                 path: "inApps/v1/transactions/appTransactions/\(transactionID)",

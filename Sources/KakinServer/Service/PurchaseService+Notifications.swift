@@ -13,9 +13,16 @@ extension PurchaseService {
     }
 
     /// `POST /v1/notifications/apple`: verifies an App Store Server Notification V2, records it once,
-    /// records the transaction it carries, revokes on REFUND and REVOKE, and reinstates on
-    /// REFUND_REVERSED. Returns only after the writes are durable, so a 200 never loses a
+    /// records the transaction it carries, revokes on REFUND and REVOKE, reinstates on
+    /// REFUND_REVERSED, and on RESCIND_CONSENT ends the customer's access and erases their
+    /// consent-scoped data. Returns only after the writes are durable, so a 200 never loses a
     /// notification.
+    ///
+    /// The Advanced Commerce API's METADATA_UPDATE (a subscription's SKU, name or description
+    /// changed), MIGRATION (an In-App Purchase subscription moved to Advanced Commerce; its
+    /// transaction names the one it replaced in `previousOriginalTransactionId`) and PRICE_CHANGE
+    /// carry a subscription's signed transaction and renewal info like any subscription
+    /// notification: both are verified and recorded, and the notification acknowledged.
     ///
     /// Notifications can arrive late, twice, or out of order, so a refund and its reversal are
     /// ordered by Apple's dates, not by arrival: a REFUND_REVERSED reinstates the transaction
@@ -71,6 +78,15 @@ extension PurchaseService {
             }
             transactionID = record.transactionID
             originalTransactionID = record.originalTransactionID
+            if Self.advancedCommerceTypes.contains(type) {
+                logger.info(
+                    "ledger",
+                    metadata: [
+                        "event": "subscription.advanced_commerce", "notification_type": "\(type.rawValue)",
+                        "bundle_id": "\(bundleID)", "original_transaction_id": "\(record.originalTransactionID)",
+                        "previous_original_transaction_id": "\(payload.previousOriginalTransactionID ?? "")",
+                    ])
+            }
             periodExpiresAt = record.expiresDate
             _ = try await ingest(record, app: app)
             if type == .refundReversed {
@@ -86,6 +102,9 @@ extension PurchaseService {
             try await recordRenewal(
                 signedRenewalInfo, of: notification, uuid: uuid, type: type, bundleID: bundleID,
                 originalTransactionID: originalTransactionID, periodExpiresAt: periodExpiresAt, verifier: verifier)
+        }
+        if type == .rescindConsent {
+            try await recordConsentRescission(notification, uuid: uuid, app: app)
         }
         if type == .consumptionRequest, let transactionID {
             try await recordConsumptionRequest(
@@ -133,6 +152,48 @@ extension PurchaseService {
                     "billing_issue": "\(renewal.billingIssueDetectedAt != nil)",
                 ])
         }
+    }
+
+    /// The Advanced Commerce API's notification types, recorded as any subscription notification.
+    static let advancedCommerceTypes: Set<NotificationTypeV2> = [.metadataUpdate, .migration, .priceChange]
+
+    /// RESCIND_CONSENT: a parent withdrew consent for a minor's use of the app. Verifies the app
+    /// transaction the notification's `appData` carries, finds the customer its download is
+    /// linked to, and records the withdrawal once (``CustomerLedger/recordConsentRescission(_:erasing:)``):
+    /// the customer's entitlements end, customer tokens issued before it are refused, the app's
+    /// consent-scoped data is erased and a `customer.consent_rescinded` event is sent.
+    private func recordConsentRescission(
+        _ notification: ResponseBodyV2DecodedPayload, uuid: String, app: AppConfiguration
+    ) async throws {
+        guard let jws = notification.appData?.signedAppTransactionInfo, !jws.isEmpty else {
+            throw ServerError(
+                .verificationFailed, "the RESCIND_CONSENT notification has no appData.signedAppTransactionInfo",
+                cause: "malformedInput")
+        }
+        let appTransaction = try await verifiedAppTransaction(jws, app: app)
+        guard let appTransactionID = appTransaction.appTransactionID,
+            let environment = appTransaction.receiptType ?? notification.appData?.environment
+        else { return }
+        let customer = try await customers.appTransactionCustomer(
+            bundleID: app.bundleID, appTransactionID: appTransactionID)
+        let now = now()
+        let outcome = try await customers.recordConsentRescission(
+            ConsentRescission(
+                bundleID: app.bundleID, appTransactionID: appTransactionID, appUserID: customer,
+                environment: environment, rescindedAt: notification.signedDate ?? now, notificationUUID: uuid,
+                recordedAt: now),
+            erasing: app.consentScopedData)
+        guard outcome.recorded else { return }
+        metrics?.ledgerEvent("customer.consent_rescinded")
+        let erased = outcome.erasedCounts.map { "\($0.key.rawValue)=\($0.value)" }.sorted().joined(separator: ",")
+        logger.info(
+            "ledger",
+            metadata: [
+                "event": "customer.consent_rescinded", "bundle_id": "\(app.bundleID)",
+                "app_transaction_id": "\(appTransactionID)",
+                "app_user_id": "\(customer.map(CustomerIDRedaction.redacted) ?? "")",
+                "erased": "\(erased)",
+            ])
     }
 
     /// Records Apple's request for consumption information, once per notification: `pending` for

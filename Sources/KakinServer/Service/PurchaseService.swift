@@ -41,8 +41,13 @@ public struct PurchaseService: Sendable {
     public let verifyReceiptClient: any VerifyReceiptClient
     /// Calls the App Store Server API to fetch again a transaction whose signing leaf has expired.
     public let exchange: any HTTPExchange
-    /// The clock of the ledger and of the verifiers.
+    /// The clock of the ledger: what "now" is for entitlements, grace periods and the metrics.
     public let now: @Sendable () -> Date
+    /// The clock of what is checked against real time: the verifiers' certificate chains and
+    /// revocation answers, bearer tokens for the App Store Server API, customer tokens. The same
+    /// as ``now`` unless the service was given another (`kakin serve`, whose ledger follows the
+    /// sandbox's clock).
+    public let realNow: @Sendable () -> Date
     /// Counts ledger events; `nil` counts nothing.
     public let metrics: ServerMetrics?
     /// One line per ledger event (`transaction.recorded`, `transaction.revoked`, …).
@@ -68,13 +73,13 @@ public struct PurchaseService: Sendable {
         exchange: any HTTPExchange = URLSessionExchange(),
         ocspTransport: any OCSPTransport = URLSessionOCSPTransport.cancellable,
         now: @escaping @Sendable () -> Date = { Date() }, metrics: ServerMetrics? = nil,
-        logger: Logger = KakinServerHTTP.quietLogger
+        logger: Logger = KakinServerHTTP.quietLogger, realNow: (@Sendable () -> Date)? = nil
     ) {
         self.init(
             purchases: store, customers: store, balances: store, appleCalls: store, figures: store, outbox: store,
             upkeep: store, sessions: store, apps: apps, grants: grants, productTypes: productTypes,
             clawbackPolicy: clawbackPolicy, verifyReceiptClient: verifyReceiptClient, exchange: exchange,
-            ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger)
+            ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger, realNow: realNow)
     }
 
     /// Creates the service over the roles of the ledger it uses, and builds the verifier of each
@@ -86,7 +91,8 @@ public struct PurchaseService: Sendable {
         upkeep: any LedgerOperations, sessions: any SessionLedger, apps: [AppConfiguration],
         grants: GrantsCatalog, productTypes: [String: ProductType], clawbackPolicy: ClawbackPolicy,
         verifyReceiptClient: any VerifyReceiptClient, exchange: any HTTPExchange, ocspTransport: any OCSPTransport,
-        now: @escaping @Sendable () -> Date, metrics: ServerMetrics?, logger: Logger
+        now: @escaping @Sendable () -> Date, metrics: ServerMetrics?, logger: Logger,
+        realNow: (@Sendable () -> Date)? = nil
     ) {
         self.purchases = purchases
         self.customers = customers
@@ -105,15 +111,17 @@ public struct PurchaseService: Sendable {
         self.verifyReceiptClient = verifyReceiptClient
         self.exchange = exchange
         self.now = now
+        let realNow = realNow ?? now
+        self.realNow = realNow
         var verifiers: [VerifierKey: SignedDataVerifier] = [:]
         for app in self.apps.values {
             for environment in app.environments {
                 let revocation = RevocationChecker(
-                    mode: app.revocationMode(for: environment), transport: ocspTransport, now: now,
+                    mode: app.revocationMode(for: environment), transport: ocspTransport, now: realNow,
                     observer: Self.revocationObserver(
                         bundleID: app.bundleID, environment: environment, metrics: metrics, logger: logger))
                 verifiers[VerifierKey(bundleID: app.bundleID, environment: environment)] = app.verifier(
-                    for: environment, revocation: revocation, now: now)
+                    for: environment, revocation: revocation, now: realNow)
             }
         }
         self.verifiers = verifiers
@@ -213,7 +221,7 @@ public struct PurchaseService: Sendable {
             signedAppTransaction: signedAppTransaction)
         if let recorded { return (outcome, recorded, try await entitlements(of: recorded, app: app)) }
         let (summary, entitlements) = try await customerSummary(
-            app: app, appUserID: appUserID, recent: recent, withJWS: withJWS)
+            app: app, appUserID: appUserID, recent: recent, withJWS: withJWS, readsConsent: false)
         return (outcome, summary, entitlements)
     }
 
@@ -413,10 +421,15 @@ public struct PurchaseService: Sendable {
     public func customer(bundleID: String, appUserID: String) async throws -> EntitledCustomer {
         let app = try app(bundleID)
         let state = try await customers.customer(bundleID: bundleID, appUserID: appUserID)
+        let consent = try await customers.consentRescission(bundleID: bundleID, appUserID: appUserID)
         let entitlements = EntitlementRules.entitlements(
             transactions: state.transactions, grants: app.grants ?? grants,
-            renewals: try await renewals(of: state.transactions, app: app), at: now())
-        return EntitledCustomer(state: state, entitlements: entitlements)
+            renewals: try await renewals(of: state.transactions, app: app), consent: consent, at: now())
+        return EntitledCustomer(
+            state: state, entitlements: entitlements, consentRescission: consent,
+            consentWithheld: consent.map {
+                EntitlementRules.withholds($0, transactions: state.transactions, grants: app.grants ?? grants)
+            } ?? false)
     }
 
     /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and
@@ -428,19 +441,35 @@ public struct PurchaseService: Sendable {
     }
 
     /// ``customerSummary(bundleID:appUserID:recent:withJWS:)`` for an app the caller has looked up.
+    ///
+    /// The entitlements say whether a parent withdrew consent (one more indexed read). The answer
+    /// to an upload (``submit(_:app:appUserID:recent:withJWS:signedAppTransaction:)``) does not
+    /// read it, so that recording a purchase, or its duplicate, costs what it did: the App Store
+    /// opens an app for a minor only while a parent consents, and a new purchase lifts a
+    /// withdrawal anyway.
     public func customerSummary(
         app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool = true
     ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
+        try await customerSummary(app: app, appUserID: appUserID, recent: recent, withJWS: withJWS, readsConsent: true)
+    }
+
+    private func customerSummary(
+        app: AppConfiguration, appUserID: String, recent: Int, withJWS: Bool, readsConsent: Bool
+    ) async throws -> (summary: CustomerSummary, entitlements: [Entitlement]) {
         let summary = try await purchases.customerSummary(
             bundleID: app.bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS)
-        return (summary, try await entitlements(of: summary, app: app))
+        let consent =
+            readsConsent ? try await customers.consentRescission(bundleID: app.bundleID, appUserID: appUserID) : nil
+        return (summary, try await entitlements(of: summary, app: app, consent: consent))
     }
 
     /// What the transactions of `summary` that can grant access grant now.
-    private func entitlements(of summary: CustomerSummary, app: AppConfiguration) async throws -> [Entitlement] {
+    private func entitlements(
+        of summary: CustomerSummary, app: AppConfiguration, consent: ConsentRescission? = nil
+    ) async throws -> [Entitlement] {
         EntitlementRules.entitlements(
             transactions: summary.accessTransactions, grants: app.grants ?? grants,
-            renewals: try await renewals(of: summary.accessTransactions, app: app), at: now())
+            renewals: try await renewals(of: summary.accessTransactions, app: app), consent: consent, at: now())
     }
 
     /// The renewal state of the subscriptions among `transactions` that grant an entitlement: one
@@ -526,7 +555,7 @@ public struct PurchaseService: Sendable {
         }
         let fetched: TransactionInfoResponse
         do {
-            fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: now)
+            fetched = try await AppStoreServerAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: realNow)
                 .get(
                     TransactionInfoResponse.self, .getTransactionInfo, path: "inApps/v1/transactions/\(transactionID)",
                     environment: environment)

@@ -141,6 +141,25 @@ import Testing
         #expect(Self.failure { $0["logging"] = ["format": "xml"] }?.hasPrefix("logging.format:") == true)
     }
 
+    @Test("an app's consent-scoped data is all of it by default, what the list names, or none")
+    func consentScopedData() throws {
+        func scoped(_ value: Any?) throws -> Set<ConsentScopedData> {
+            var object = Self.minimal
+            var app: [String: Any] = ["bundleId": "com.example.app", "environments": ["Sandbox"]]
+            app["consentScopedData"] = value
+            object["apps"] = [app]
+            return try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: object)).apps[0]
+                .consentScopedData
+        }
+        #expect(try scoped(nil) == [.aliases, .appTransactions])
+        #expect(try scoped(["aliases"]) == [.aliases])
+        #expect(try scoped([String]()) == [])
+        #expect(
+            Self.failure {
+                $0["apps"] = [["bundleId": "a", "environments": ["Sandbox"], "consentScopedData": ["purchases"]]]
+            } == "apps[0].consentScopedData: expected aliases or appTransactions; found purchases")
+    }
+
     @Test("the metrics' rates table, job interval and an app's commission program are read and checked")
     func metricsSettings() throws {
         var object = Self.minimal

@@ -129,6 +129,34 @@ import Testing
         try await fixture.store.shutdown()
     }
 
+    @Test func aWithdrawnConsentWithholdsHostedContent() async throws {
+        let fixture = try await ServerFixture()
+        let (_, sound) = try await fixture.buy("soundPack", tester: "kid")
+        _ = try await fixture.service.submitTransaction(sound, bundleID: ServerFixture.bundleID, appUserID: "kid-1")
+        try await fixture.service.linkAppTransaction(
+            try await fixture.engine.signedAppTransaction(for: "kid"), bundleID: ServerFixture.bundleID,
+            appUserID: "kid-1")
+        let secret: HTTPFields = [.authorization: "Bearer sk_test"]
+        try await Application(router: fixture.http.router()).test(.router) { client in
+            let upload = try await client.execute(
+                uri: "/v1/content/com.example.kakin.soundPack?bundleId=\(ServerFixture.bundleID)&version=1.0",
+                method: .put, headers: secret, body: ByteBuffer(bytes: [1, 2, 3]))
+            #expect(upload.status == .created)
+            let uri = "/v1/content/com.example.kakin.soundPack?bundleId=\(ServerFixture.bundleID)&appUserId=kid-1"
+            let appKey: HTTPFields = [HTTPField.Name("X-Kakin-Key")!: "pk_test"]
+            #expect(try await client.execute(uri: uri, method: .get, headers: appKey).status == .ok)
+
+            fixture.clock.advance(by: 60)
+            _ = try await fixture.engine.rescindConsent(of: "kid")
+            let rescinded = try #require(await fixture.engine.events().last)
+            _ = try await fixture.service.receiveNotification(try await fixture.engine.signedNotification(for: rescinded))
+            let withheld = try await client.execute(uri: uri, method: .get, headers: appKey)
+            #expect(withheld.status == .forbidden)
+            #expect(String(buffer: withheld.body).contains("consentRescinded"))
+        }
+        try await fixture.store.shutdown()
+    }
+
     @Test("content is uploaded only for a product of the catalog that carries content; nothing else is stored")
     func contentOnlyForCatalogProductsWithContent() async throws {
         let fixture = try await ServerFixture()

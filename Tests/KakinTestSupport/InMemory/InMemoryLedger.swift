@@ -60,6 +60,8 @@ public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger, Metr
     var aliases: [AppKey: String] = [:]
     /// The customer each app download was last linked to, and when, by app and app transaction ID.
     var appDownloads: [AppKey: (appUserID: String, linkedAt: Date)] = [:]
+    /// The latest rescission of consent of each app download, by app and app transaction ID.
+    var consentRescissions: [AppKey: ConsentRescission] = [:]
     /// The grace periods Apple reported, by app and original transaction ID, each end once.
     var graceExpiries: [AppKey: [MetricGrace]] = [:]
     /// The purchases as the metrics last took them (``updateMetrics(limit:)``), by app and

@@ -11,6 +11,7 @@ import KakinLedger
 import KakinTestSupport
 import StoreSandbox
 import Synchronization
+import Testing
 
 /// A sandbox App Store and a purchase server, both listening on loopback (port 0), wired like
 /// `kakin serve`, for end-to-end tests of the SDK.
@@ -85,6 +86,19 @@ struct LiveStack {
         KakinServerClient(
             baseURL: serverURL, bundleID: Self.bundleID, publishableKey: "pk_test", serverKey: serverKey.publicKey,
             customerToken: customerToken)
+    }
+
+    /// Sends the sandbox's due notifications to the server at `notificationURL`; every one must be
+    /// accepted.
+    @discardableResult
+    func deliverNotifications(
+        to notificationURL: URL, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [NotificationRecord] {
+        let sent = try await engine.deliverDueNotifications(to: notificationURL, using: URLSessionNotificationTransport())
+        #expect(
+            sent.allSatisfy { $0.attempts.last?.sendAttemptResult == .success }, "\(sent)",
+            sourceLocation: sourceLocation)
+        return sent
     }
 
     /// A client of a server address where nothing listens: the server is down.

@@ -55,6 +55,18 @@ public protocol CustomerLedger: Sendable {
 
     /// The customer an app download was last linked to, if any.
     func appTransactionCustomer(bundleID: String, appTransactionID: String) async throws -> String?
+
+    /// Records that a parent rescinded consent for the app download of `rescission`, unless a
+    /// rescission Apple signed at the same moment or later is recorded for it already. When it is
+    /// recorded and names a customer, the customer's consent-scoped data in `erasing` is erased
+    /// and a `customer.consent_rescinded` event appended, all in one database transaction: the
+    /// same notification twice changes nothing the second time.
+    func recordConsentRescission(
+        _ rescission: ConsentRescission, erasing: Set<ConsentScopedData>
+    ) async throws -> ConsentRescissionOutcome
+
+    /// The latest rescission recorded for the customer, if any (one indexed read).
+    func consentRescission(bundleID: String, appUserID: String) async throws -> ConsentRescission?
 }
 
 extension CustomerLedger {

@@ -54,8 +54,13 @@ struct ContentController: RouteController {
             }
             let customer = try await caller.customer(user, of: app, request: request, service: service)
             let productID = try Self.contentProduct(context, of: app, in: service)
-            let (summary, _) = try await service.customerSummary(
+            let (summary, entitlements) = try await service.customerSummary(
                 bundleID: app.bundleID, appUserID: customer, recent: 0, withJWS: false)
+            // A parent's withdrawal of consent withholds hosted content too.
+            if entitlements.contains(where: { $0.consentRescindedDate != nil }) {
+                throw ServerError(
+                    .notEntitled, "a parent withdrew consent for \(user): access is withheld", cause: "consentRescinded")
+            }
             guard try await service.hasAccess(to: productID, in: summary, app: app) else {
                 throw ServerError(.notEntitled, "\(user) does not own \(productID)")
             }

@@ -50,7 +50,7 @@ struct CustomerController: RouteController {
             // The caller speaks for the customer the anonymous one becomes.
             try KakinServerHTTP.Caller.checkCustomerID(body.appUserId)
             let caller = try context.caller(secret: false)
-            try caller.authorize(body.appUserId, of: app, request: request, now: service.now())
+            try caller.authorize(body.appUserId, of: app, request: request, now: service.realNow())
             let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
             try await service.alias(bundleID: app.bundleID, anonymousID: anonymous, to: body.appUserId)
             return try await answers.answer(asked, bundleID: app.bundleID, appUserID: body.appUserId)

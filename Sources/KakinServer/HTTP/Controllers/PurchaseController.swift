@@ -19,7 +19,8 @@ struct PurchaseController: RouteController {
             let app = try caller.app(body.bundleId, in: service)
             let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
             // An anonymous customer who became an identified one uploads for the identified one.
-            let user = try await caller.customer(body.appUserId, of: app, request: request, service: service)
+            let user = try await caller.customer(
+                body.appUserId, of: app, request: request, service: service, checksConsent: false)
             let (_, summary, entitlements) = try await service.submit(
                 body.signedTransaction, app: app, appUserID: user, recent: asked.recent, withJWS: asked.withJWS,
                 signedAppTransaction: body.signedAppTransaction)
@@ -35,7 +36,8 @@ struct PurchaseController: RouteController {
             let body = try await reader.decode(ReceiptSubmission.self, from: request)
             let app = try caller.app(body.bundleId, in: service)
             let asked = try CustomerAnswerSigner.AnswerQuery(request, caller: caller, app: app)
-            var user = try await caller.customer(body.appUserId, of: app, request: request, service: service)
+            var user = try await caller.customer(
+                body.appUserId, of: app, request: request, service: service, checksConsent: false)
             _ = try await service.submitReceipt(body.receipt, bundleID: app.bundleID, appUserID: user)
             if user == body.appUserId,
                 let identified = try await service.followAlias(of: user, bundleID: app.bundleID)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How the server answers the App Store's `Get Retention Message` requests for one app
 /// (`apps[].retention`): rules tried in order, the first that matches the subscriber chooses what

@@ -94,7 +94,7 @@ public struct AppConfiguration: Sendable {
     /// Who a sandbox purchase is accepted from.
     public var sandboxPurchases: SandboxPurchasePolicy = .grant
     /// The customer data erased when a parent withdraws consent for a minor (`RESCIND_CONSENT`):
-    /// by default all of it (``ConsentScopedData/allCases``); an empty set erases nothing, and
+    /// by default all of it (`ConsentScopedData.allCases`); an empty set erases nothing, and
     /// access ends either way.
     public var consentScopedData: Set<ConsentScopedData> = Set(ConsentScopedData.allCases)
     /// How the App Store's `Get Retention Message` requests are answered; `nil`: with no choice,

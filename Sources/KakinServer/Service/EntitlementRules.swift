@@ -19,8 +19,8 @@ public enum EntitlementRules {
     /// transaction ID.
     ///
     /// While a parent's withdrawal of consent (`consent`) stands, every entitlement is inactive and
-    /// carries its date (``Entitlement/consentRescindedDate``); a new purchase of something that
-    /// grants an entitlement, made after it, lifts it (``ConsentRescission/isLifted(by:)``).
+    /// carries its date (`Entitlement.consentRescindedDate`); a new purchase of something that
+    /// grants an entitlement, made after it, lifts it (`ConsentRescission.isLifted(by:)`).
     public static func entitlements(
         transactions: [RecordedTransaction], grants: GrantsCatalog,
         renewals: [String: SubscriptionRenewal] = [:], consent: ConsentRescission? = nil, at date: Date

@@ -64,7 +64,7 @@ public struct PurchaseService: Sendable {
     }
 
     /// Creates the service over one ledger that plays every role (see
-    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:)``).
+    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:realNow:)``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],

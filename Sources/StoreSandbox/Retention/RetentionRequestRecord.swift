@@ -6,7 +6,7 @@ public import Foundation
 /// and what the App Store would have shown.
 ///
 /// Read through the control API (`GET /v1/control/retention/requests`) or
-/// ``SandboxRetention/requests()``.
+/// ``SandboxRetention/requests(bundleID:)``.
 public struct RetentionRequestRecord: Codable, Hashable, Sendable {
     /// The request's `requestIdentifier` (a UUID, lowercase).
     public var requestIdentifier: String

@@ -570,13 +570,13 @@ extension ServerConfiguration {
             }
             states.insert(known)
         }
-        var floor: (currency: String, milliunits: Int64)?
+        var floor: RetentionAmount?
         if let value = try rule.object("minLifetimeValue") {
             let currency = try value.requiredString("currency")
             guard let amount = try value.integer("amount", in: 0...1_000_000_000) else {
                 throw value.failure("amount", "is required")
             }
-            floor = (currency.uppercased(), amount * 1000)
+            floor = RetentionAmount(currency: currency.uppercased(), milliunits: amount * 1000)
             try value.finish()
         }
         let result = RetentionRule(

@@ -60,6 +60,20 @@ public struct RetentionSubscriber: Hashable, Sendable {
     }
 }
 
+/// An amount in one currency, in milliunits (1990 is 1.99).
+public struct RetentionAmount: Hashable, Sendable {
+    /// The ISO 4217 currency code.
+    public var currency: String
+    /// The amount in milliunits.
+    public var milliunits: Int64
+
+    /// An amount of `currency`.
+    public init(currency: String, milliunits: Int64) {
+        self.currency = currency
+        self.milliunits = milliunits
+    }
+}
+
 /// One rule of a ``RetentionPolicy``: the conditions a subscriber must meet (each one left out
 /// matches everyone), and what is shown to those who meet them all.
 public struct RetentionRule: Hashable, Sendable {
@@ -79,7 +93,7 @@ public struct RetentionRule: Hashable, Sendable {
     /// `true`: only customers with a refund; `false`: only customers without one; `nil`: either.
     public var refunded: Bool?
     /// Least the customer has paid in the app, in one currency, in milliunits.
-    public var minLifetimeValue: (currency: String, milliunits: Int64)?
+    public var minLifetimeValue: RetentionAmount?
     /// What the rule shows.
     public var answer: RetentionAnswer
 
@@ -87,7 +101,7 @@ public struct RetentionRule: Hashable, Sendable {
     public init(
         name: String, products: Set<String> = [], locales: [String] = [], states: Set<RetentionSubscriberState> = [],
         minTenureDays: Int? = nil, maxTenureDays: Int? = nil, refunded: Bool? = nil,
-        minLifetimeValue: (currency: String, milliunits: Int64)? = nil, answer: RetentionAnswer
+        minLifetimeValue: RetentionAmount? = nil, answer: RetentionAnswer
     ) {
         self.name = name
         self.products = products
@@ -119,18 +133,6 @@ public struct RetentionRule: Hashable, Sendable {
         let pattern = pattern.lowercased().replacingOccurrences(of: "_", with: "-")
         let locale = locale.lowercased().replacingOccurrences(of: "_", with: "-")
         return locale == pattern || locale.hasPrefix(pattern + "-")
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.name == rhs.name && lhs.products == rhs.products && lhs.locales == rhs.locales && lhs.states == rhs.states
-            && lhs.minTenureDays == rhs.minTenureDays && lhs.maxTenureDays == rhs.maxTenureDays
-            && lhs.refunded == rhs.refunded && lhs.minLifetimeValue?.currency == rhs.minLifetimeValue?.currency
-            && lhs.minLifetimeValue?.milliunits == rhs.minLifetimeValue?.milliunits && lhs.answer == rhs.answer
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(name)
-        hasher.combine(answer)
     }
 }
 

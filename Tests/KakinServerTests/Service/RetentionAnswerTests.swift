@@ -39,7 +39,7 @@ struct RetentionAnswerTests {
             RetentionRule(name: "trial", states: [.trial], answer: .message(messageID: "trial")),
             RetentionRule(
                 name: "loyal", states: [.paid], minTenureDays: 180, refunded: false,
-                minLifetimeValue: ("USD", 50_000), answer: .promotionalOffer(offerID: "stay", messageID: "loyal")),
+                minLifetimeValue: RetentionAmount(currency: "USD", milliunits: 50_000), answer: .promotionalOffer(offerID: "stay", messageID: "loyal")),
             RetentionRule(
                 name: "switch", products: [Self.monthly], maxTenureDays: 179,
                 answer: .alternateProduct(productID: ExampleApp.productID("premium.yearly"), messageID: "yearly")),

@@ -62,6 +62,8 @@ struct SandboxRunCommand: AsyncParsableCommand {
     @Option(name: .customLong("notification-url"), help: "Where to POST App Store Server Notifications V2.")
     var notificationURL: String?
 
+    @OptionGroup var retentionTest: RetentionTestOptions
+
     func validate() throws {
         if let notificationURL, URL(string: notificationURL)?.scheme == nil {
             throw ValidationError("--notification-url must be an absolute URL; found \(notificationURL)")
@@ -139,7 +141,8 @@ struct SandboxRunCommand: AsyncParsableCommand {
             configuration: .init(
                 sharedSecret: sharedSecret, apiKeys: try apiKeys.map(Self.apiKey),
                 rateLimits: appleRateLimits ? .apple : nil),
-            content: HostedContentStore(directory: content.map { URL(fileURLWithPath: $0) }))
+            content: HostedContentStore(directory: content.map { URL(fileURLWithPath: $0) }),
+            retention: SandboxRetention(engine: engine, configuration: .init(performanceTest: retentionTest.config)))
     }
 
     /// Reads `KEY_ID:ISSUER_ID:FILE`, where FILE holds a `.p8` private key or a PEM public key.

@@ -19,13 +19,16 @@ struct ServeCommand: AsyncParsableCommand {
             KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE, \
             KAKIN_SANDBOX_TOKEN), then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, \
             host, data, catalog, grants, bundleId, clawbackPolicy, transferPolicy, revocation, webhooks, \
-            adminPassword, database, sandboxToken), \
+            adminPassword, database, sandboxToken, and retention: the app's retention rules in the shape of a \
+            production configuration's apps[].retention), \
             then defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
             directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead. \
             --revocation sets how the server checks the signing certificates against the sandbox's OCSP \
             responder: require refuses a transaction when no answer can be had, bestEffort (the Sandbox \
             default) lets it through, off does not ask; a revoked certificate is refused unless off. \
-            Bound to anything but loopback (--host 0.0.0.0), the sandbox's device and control APIs \
+            The sandbox sends its Get Retention Message requests to the server's /v1/retention/apple; \
+            --retention-test-requests, --retention-test-concurrency and --retention-test-seconds set how \
+            its performance test runs. Bound to anything but loopback (--host 0.0.0.0), the sandbox's device and control APIs \
             (/v1/device, /v1/control), with which anyone could mint purchases the server trusts, answer \
             this machine only; --sandbox-token TOKEN lets other hosts in with Authorization: Bearer TOKEN.
             """)
@@ -84,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
             sharing one machine each take their share of its cores.
             """)
     var threads: Int?
+    @OptionGroup var retentionTest: RetentionTestOptions
 
     /// Flags over environment over defaults, validated with one clear message.
     func resolvedOptions(
@@ -97,6 +101,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
             do { file = try JSONDecoder().decode(ServeConfigurationFile.self, from: data) } catch {
                 throw ValidationError("the configuration file \(path) is not valid: \(error)")
+            }
+            do { options.retention = try ServerConfiguration.retentionPolicy(in: data) } catch {
+                throw ValidationError("the configuration file \(path): \(error.message)")
             }
         }
         options.port = file.port ?? options.port
@@ -175,6 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             options.adminPassword = password
         }
+        options.retentionPerformanceTest = retentionTest.config
         options.webhooks = try (webhooks.isEmpty ? file.webhooks ?? [] : webhooks).map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let url = URL(string: parts[0]), url.scheme != nil, !parts[1].isEmpty else {

@@ -42,6 +42,10 @@ struct ServeEnvironment {
         /// What other hosts present (`Authorization: Bearer`) to use the sandbox's device and
         /// control APIs; without it, only this machine may when the host is not loopback.
         var sandboxToken: String?
+        /// The app's retention rules (the configuration file's `retention`).
+        var retention: RetentionPolicy?
+        /// How the sandbox runs Retention Messaging's performance test.
+        var retentionPerformanceTest = SandboxRetention.Configuration.defaultPerformanceTest
     }
 
     /// Keys made on first start and kept in `DATA/keys.json`.
@@ -123,12 +127,20 @@ struct ServeEnvironment {
             SandboxSettingsUpdate(
                 notificationURL: URL(string: "http://\(options.host):\(options.port)/v1/notifications/apple").map { .set($0) }
                     ?? .keep))
+        // The cancel page asks the server's own Get Retention Message endpoint, as the real-time
+        // URL configured in App Store Connect would.
+        let retention = SandboxRetention(
+            engine: engine,
+            configuration: .init(
+                performanceTest: options.retentionPerformanceTest,
+                realtimeURL: URL(string: "http://\(options.host):\(options.port)/v1/retention/apple")))
         let sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(
                 sharedSecret: keys.sharedSecret,
                 apiKeys: [.init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, publicKey: apiKey.publicKey)],
-                rateLimits: .apple))
+                rateLimits: .apple),
+            retention: retention)
 
         // The purchase server, configured as `kakin server` would be against the sandbox.
         let sandboxBase = "http://\(options.host):\(options.sandboxPort)"
@@ -138,6 +150,7 @@ struct ServeEnvironment {
         app.appStoreServerAPI = .init(keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, privateKeyPath: apiKeyURL.path)
         app.catalogPath = options.catalog
         app.grantsPath = options.grants
+        app.retention = options.retention
         // The sandbox's testers consent: a refund request is answered with the ledger's facts.
         app.consumption = ConsumptionPolicy(customersConsented: true, declineWhenUsed: true, grantWithinDays: 14)
         app.transferPolicy = options.transferPolicy

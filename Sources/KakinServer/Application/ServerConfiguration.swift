@@ -533,12 +533,21 @@ extension ServerConfiguration {
             try consumption.finish()
             app.consumption = policy
         }
-        if let retention = try reader.object("retention") {
-            app.retention = RetentionPolicy(rules: try retention.objects("rules").map(readRetentionRule))
-            try retention.finish()
-        }
+        if let retention = try reader.object("retention") { app.retention = try readRetentionPolicy(retention) }
         try reader.finish()
         return app
+    }
+
+    /// The `retention` object of a JSON document (`kakin serve`'s configuration file), read as
+    /// `apps[].retention` is; `nil` when it has none.
+    public static func retentionPolicy(in data: Data) throws(ServerError) -> RetentionPolicy? {
+        try ConfigurationReader.root(data, environment: [:]).object("retention").map(readRetentionPolicy)
+    }
+
+    private static func readRetentionPolicy(_ retention: ConfigurationReader) throws(ServerError) -> RetentionPolicy {
+        let policy = RetentionPolicy(rules: try retention.objects("rules").map(readRetentionRule))
+        try retention.finish()
+        return policy
     }
 
     /// One rule of `apps[].retention.rules`: `name`, the conditions (`products`, `locales`,

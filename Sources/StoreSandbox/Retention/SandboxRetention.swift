@@ -13,24 +13,31 @@ public actor SandboxRetention {
     public struct Configuration: Sendable {
         /// The review state an upload gets: approved, as in Apple's sandbox environment.
         public var reviewState: RetentionReviewState
-        /// How the sandbox's performance test runs. Apple does not publish its figures; these are
-        /// the sandbox's: 100 requests, 10 at a time, within 60 seconds, each answered within
-        /// 700 ms, 95 % needed to pass.
+        /// How the sandbox's performance test runs. Apple does not publish its figures; the
+        /// sandbox's are ``defaultPerformanceTest``.
         public var performanceTest: PerformanceTestConfig
         /// How long a real-time request may take: `RetentionMessaging/realtimeResponseLimit`.
         public var responseLimit: Duration
+        /// The real-time URL the sandbox's app starts with, as if configured through the API
+        /// (`kakin serve` names its own server's endpoint); none by default.
+        public var realtimeURL: URL?
+
+        /// The sandbox's performance test: 100 requests, 10 at a time, within 60 seconds, each
+        /// answered within 700 ms, 95 % needed to pass.
+        public static let defaultPerformanceTest = PerformanceTestConfig(
+            maxConcurrentRequests: 10, totalRequests: 100, totalDuration: 60_000, responseTimeThreshold: 700,
+            successRateThreshold: 95)
 
         /// Settings from their parts; Apple's behaviour by default.
         public init(
             reviewState: RetentionReviewState = .approved,
-            performanceTest: PerformanceTestConfig = PerformanceTestConfig(
-                maxConcurrentRequests: 10, totalRequests: 100, totalDuration: 60_000, responseTimeThreshold: 700,
-                successRateThreshold: 95),
-            responseLimit: Duration = RetentionMessaging.realtimeResponseLimit
+            performanceTest: PerformanceTestConfig = Configuration.defaultPerformanceTest,
+            responseLimit: Duration = RetentionMessaging.realtimeResponseLimit, realtimeURL: URL? = nil
         ) {
             self.reviewState = reviewState
             self.performanceTest = performanceTest
             self.responseLimit = responseLimit
+            self.realtimeURL = realtimeURL
         }
     }
 
@@ -80,6 +87,9 @@ public actor SandboxRetention {
         self.engine = engine
         self.configuration = configuration
         sender = RetentionSender(transport: transport, timing: timing)
+        if let url = configuration.realtimeURL {
+            apps[engine.signer.bundleID] = AppState(realtimeURL: url)
+        }
     }
 
     /// The app the sandbox signs for.

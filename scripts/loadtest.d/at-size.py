@@ -6,11 +6,14 @@ reconciliation run followed to its end. Each subcommand prints one JSON object.
   at-size.py pages URL SECRET PUBLISHABLE PIDS [ROUNDS]
   at-size.py notifications SANDBOX_URL COUNT
   at-size.py reconcile URL SECRET PIDS
+  at-size.py retention SANDBOX_URL URL PUBLISHABLE KAKIN DATA SANDBOX_PORT MESSAGE PIDS
 """
 import http.client
 import json
+import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -158,8 +161,74 @@ def reconcile(url, secret, pids):
     return {"seconds": time.perf_counter() - start, "rssIdleMB": idle, "rssPeakMB": peak, "run": run}
 
 
+def cpu_seconds(pids):
+    """The CPU time the processes used so far, user and system, added up, in seconds."""
+    ticks = 0
+    for pid in pids.split():
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def retention(sandbox_url, url, publishable, kakin, data, sandbox_port, message, pids):
+    """Retention Messaging at size: a subscription bought in the sandbox and posted to the server,
+    the message its rule names uploaded, the cancel page opened once (the server's choice must be
+    shown), then the sandbox's performance test against the server's endpoint, followed to its end.
+    `kakin serve` answers and plays Apple in one process: its CPU per request covers both sides."""
+    sandbox = Client(sandbox_url)
+    json_headers = {"Content-Type": "application/json"}
+    tester = "retention-load"
+    status, body = sandbox.request(
+        "POST", "/v1/control/testers", body=json.dumps({"id": tester, "name": "retention@example.com"}),
+        headers=json_headers)
+    if status >= 300 and status != 409:
+        sys.exit(f"at-size.py: the sandbox did not make a tester ({status}): {body[:300]!r}")
+    status, body = sandbox.request(
+        "POST", "/v1/device/payments",
+        body=json.dumps({"testerID": tester, "productID": f"{BUNDLE_ID}.premium.monthly"}), headers=json_headers)
+    if status != 200:
+        sys.exit(f"at-size.py: the subscription was not bought ({status}): {body[:300]!r}")
+    transaction = json.loads(body)["transaction"]
+    original = transaction["transaction"]["originalTransactionId"]
+    status, body = Client(url).request(
+        "POST", "/v1/transactions",
+        body=json.dumps({"bundleId": BUNDLE_ID, "appUserId": "retention-subscriber",
+                         "signedTransaction": transaction["jwsRepresentation"]}),
+        headers={**json_headers, "X-Kakin-Key": publishable})
+    if status != 200:
+        sys.exit(f"at-size.py: the server refused the subscription ({status}): {body[:300]!r}")
+
+    def cli(*arguments):
+        done = subprocess.run(
+            [kakin, "retention", *arguments, "--data", data, "--sandbox-port", sandbox_port],
+            capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"at-size.py: kakin retention {' '.join(arguments)}: {done.stderr.strip()}")
+        return done.stdout
+
+    cli("messages", "upload", "--id", message, "--header", "Before you go", "--body", "Three months at half price.")
+    status, body = sandbox.request(
+        "POST", "/v1/control/retention/cancel-page",
+        body=json.dumps({"originalTransactionId": original, "locale": "en-US"}), headers=json_headers)
+    page = json.loads(body) if status == 200 else {}
+    if page.get("shownMessageIdentifier") != message:
+        sys.exit(f"at-size.py: the cancel page did not show the server's choice ({status}): {body[:500]!r}")
+    before = cpu_seconds(pids)
+    start = time.perf_counter()
+    result = json.loads(cli("performance-test", "start", original, "--wait", "--json"))
+    seconds = time.perf_counter() - start
+    used = cpu_seconds(pids) - before
+    requests = (result.get("config") or {}).get("totalRequests") or 1
+    return {"originalTransactionId": original, "cancelPageMs": page.get("elapsedMilliseconds"),
+            "seconds": seconds, "cpuPerRequestUs": used * 1e6 / requests, "result": result}
+
+
 if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
     action = {"pages": pages, "notifications": notifications, "reconcile": reconcile,
-              "metrics": metrics_caught_up}[command]
+              "metrics": metrics_caught_up, "retention": retention}[command]
     print(json.dumps(action(*arguments)))

@@ -79,7 +79,8 @@ public struct RetentionDecision: Hashable, Sendable {
 }
 
 /// Whether a subscriber shown a retention answer stayed, worked out when read, from what the
-/// ledger holds then (one definition, ``RetentionStatements``' outcome expression):
+/// ledger holds then (one definition for both engines: the SQL expression
+/// `RetentionStatements.outcome(now:)`):
 ///
 /// - ``stayed``: the subscription (same app, same original transaction ID) has a transaction
 ///   purchased after the decision that is not revoked: a renewal, the offer redeemed, or the
@@ -133,7 +134,10 @@ public struct RetentionDecisionCursor: Hashable, Sendable {
 
 /// The saves of one message over a range: how many times it was shown, and how many of those
 /// subscribers stayed, left, or have not decided yet.
-public struct RetentionSaves: Hashable, Sendable {
+///
+/// Its JSON (`messageId`, `shown`, `stayed`, `left`, `pending`, and `saveRate` when known) is what
+/// the server answers for each message; ``saveRate`` is derived, and ignored when decoded.
+public struct RetentionSaves: Codable, Hashable, Sendable {
     /// What ``RetentionSaves/messageID`` is for answers with no choice (the App Store's default).
     public static let defaultMessage = "default"
 
@@ -161,5 +165,32 @@ public struct RetentionSaves: Hashable, Sendable {
     /// `nil` while none is.
     public var saveRate: Double? {
         stayed + left == 0 ? nil : Double(stayed) / Double(stayed + left)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case messageID = "messageId"
+        case shown, stayed, left, pending, saveRate
+    }
+
+    /// Decodes the counts; a `saveRate` is derived from them, not read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            messageID: try container.decode(String.self, forKey: .messageID),
+            shown: try container.decode(Int.self, forKey: .shown),
+            stayed: try container.decode(Int.self, forKey: .stayed),
+            left: try container.decode(Int.self, forKey: .left),
+            pending: try container.decode(Int.self, forKey: .pending))
+    }
+
+    /// Encodes the counts, and ``saveRate`` when it is known.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(messageID, forKey: .messageID)
+        try container.encode(shown, forKey: .shown)
+        try container.encode(stayed, forKey: .stayed)
+        try container.encode(left, forKey: .left)
+        try container.encode(pending, forKey: .pending)
+        try container.encodeIfPresent(saveRate, forKey: .saveRate)
     }
 }

@@ -83,7 +83,7 @@ struct RetentionDecisionTests {
                 #expect(answered.status == .ok)
                 let saves = try JSONDecoder().decode(RetentionSavesAnswer.self, from: Data(buffer: answered.body))
                 #expect(saves.environment == "Sandbox")
-                #expect(saves.messages.map(\.messageId) == ["default", "trial-message"])
+                #expect(saves.messages.map(\.messageID) == ["default", "trial-message"])
                 #expect(saves.messages.map(\.stayed) == [0, 1])
                 #expect(saves.messages.map(\.pending) == [1, 0])
                 #expect(saves.messages.map(\.saveRate) == [nil, 1])

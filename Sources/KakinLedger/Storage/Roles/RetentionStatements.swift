@@ -111,12 +111,14 @@ enum RetentionStatements {
     /// through the index by original transaction ID: the subscription's own transactions only);
     /// otherwise `left` when the period in effect at the decision has ended, or the renewal state
     /// says automatic renewal is off or the subscription expired (its row by primary key);
+    /// SQLite is told the index by original transaction ID, as its planner, without statistics,
+    /// could take the one by app instead;
     /// otherwise `pending`.
     static func outcome(now: Date) -> LedgerSQL {
         """
         CASE
             WHEN EXISTS (
-                SELECT 1 FROM transactions t
+                SELECT 1 FROM transactions t \(.index("transactions_by_original"))
                 WHERE t.original_transaction_id = d.original_transaction_id AND t.bundle_id = d.bundle_id
                     AND t.purchase_date > d.decided_at AND t.revocation_date IS NULL
             ) THEN 'stayed'

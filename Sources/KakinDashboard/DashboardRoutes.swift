@@ -127,6 +127,9 @@ public struct DashboardRoutes: Sendable {
             await page(request) { try await customerPage(request, $0) }
         }
         router.get("dashboard/activity") { request, _ in await page(request) { try await activityPage($0) } }
+        router.get("dashboard/retention") { request, _ in
+            await page(request) { try await retentionPage(request, $0) }
+        }
         router.post("dashboard/reconcile") { request, _ in
             await action(request) { session, _ in
                 guard let reconciliations else {
@@ -351,7 +354,8 @@ public struct DashboardRoutes: Sendable {
             title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "",
             hasSandbox: session.map(opensSandbox) ?? false,
             isOverview: current == "overview", isCustomers: current == "customers",
-            isActivity: current == "activity", isSandbox: current == "sandbox", notice: notice, problem: problem)
+            isActivity: current == "activity", isRetention: current == "retention", isSandbox: current == "sandbox",
+            notice: notice, problem: problem)
         let html = library.render(layout, withTemplate: "layout") ?? body
         return Response(
             status: status,
@@ -446,6 +450,7 @@ struct LayoutView {
     var isOverview: Bool
     var isCustomers: Bool
     var isActivity: Bool
+    var isRetention: Bool
     var isSandbox: Bool
     var notice: String?
     var problem: String?

@@ -223,4 +223,21 @@ struct SQLiteLedgerTests {
             }
         }
     }
+    @Test("an app's newest retention decisions walk their index in order, each subscription by its own transactions")
+    func retentionDecisionsWalkTheirIndex() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                let filter: LedgerSQL = "d.bundle_id = \(Fixture.bundleID) AND d.environment = 'Sandbox'"
+                let explained: LedgerSQL =
+                    "EXPLAIN QUERY PLAN \(RetentionStatements.decisions(filter, limit: 50, now: Fixture.at(0)))"
+                let plan = try await store.writer.read { db in
+                    try db.rows(explained).map { row -> String in row["detail"] }.joined(separator: "; ")
+                }
+                #expect(plan.contains("INDEX retention_decisions_by_app"), "\(plan)")
+                #expect(plan.contains("INDEX transactions_by_original"), "\(plan)")
+                #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+            }
+        }
+    }
 }

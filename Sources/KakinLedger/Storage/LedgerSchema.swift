@@ -679,5 +679,41 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // The answers given to the App Store's Get Retention Message requests: one row per app and
+        // request identifier (a request sent again is recorded once), read by app and time, and by
+        // subscription. Whether the subscriber stayed is worked out when read.
+        LedgerMigration(id: "0026_retention_decisions") { _ in
+            [
+                """
+                CREATE TABLE retention_decisions (
+                    decision_id TEXT PRIMARY KEY,
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    request_identifier TEXT NOT NULL,
+                    original_transaction_id TEXT NOT NULL,
+                    product_id TEXT NOT NULL,
+                    locale TEXT NOT NULL,
+                    subscriber_state TEXT CHECK (subscriber_state IN ('trial', 'billingIssue', 'paid')),
+                    rule_name TEXT,
+                    choice TEXT NOT NULL CHECK (choice IN ('none', 'message', 'alternateProduct', 'promotionalOffer')),
+                    message_id TEXT,
+                    alternate_product_id TEXT,
+                    offer_id TEXT,
+                    decided_at BIGINT NOT NULL,
+                    period_expires_at BIGINT,
+                    UNIQUE (bundle_id, request_identifier),
+                    CHECK ((choice = 'none') = (message_id IS NULL))
+                )
+                """,
+                """
+                CREATE INDEX retention_decisions_by_app
+                ON retention_decisions (bundle_id, environment, decided_at, decision_id)
+                """,
+                """
+                CREATE INDEX retention_decisions_by_subscription
+                ON retention_decisions (bundle_id, original_transaction_id, decided_at)
+                """,
+            ]
+        },
     ]
 }

@@ -222,7 +222,8 @@ struct ServerParts {
             upkeep: store, sessions: store, apps: apps, grants: GrantsCatalog(), productTypes: [:],
             clawbackPolicy: configuration.clawbackPolicy, verifyReceiptClient: dependencies.verifyReceiptClient,
             exchange: dependencies.exchange, ocspTransport: dependencies.ocspTransport, now: dependencies.now,
-            metrics: dependencies.metrics, logger: dependencies.logger, realNow: dependencies.realNow)
+            metrics: dependencies.metrics, logger: dependencies.logger, realNow: dependencies.realNow,
+            retention: store)
         service.currencyRates = configuration.currencyRates
         let reconciler = Reconciler(service: service, runs: store, exchange: dependencies.exchange)
         return ServerParts(

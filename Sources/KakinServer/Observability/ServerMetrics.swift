@@ -27,7 +27,9 @@ import Synchronization
 ///   (`ineligible`, `unknownOffer`, `notConfigured`);
 /// - `kakin_apple_requests_total{kind, outcome}`: calls made to the App Store Server API on the
 ///   server's own initiative (`consumptionInformation`, `appAccountToken`): `sent`, `skipped` (no
-///   consent, no key), `retried` and `failed`.
+///   consent, no key), `retried` and `failed`;
+/// - `kakin_retention_answers_total{bundle_id, message}`: answers to the App Store's retention
+///   message requests, by app and the message chosen (`default` for no choice).
 public final class ServerMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry: PrometheusCollectorRegistry
@@ -141,6 +143,17 @@ public final class ServerMetrics: Sendable {
     public func offerSignature(kind: String, outcome: String) {
         Counter(
             label: "kakin_offer_signatures_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory
+        ).increment()
+    }
+
+    /// One answer to the App Store's `Get Retention Message` requests, by app and the message it
+    /// chose (`default` for no choice: the App Store's own). Message IDs come from the apps'
+    /// configured rules, so the label set is bounded by the configuration.
+    public func retentionAnswer(bundleID: String, messageID: String?) {
+        Counter(
+            label: "kakin_retention_answers_total",
+            dimensions: [("bundle_id", bundleID), ("message", messageID ?? RetentionSaves.defaultMessage)],
+            factory: factory
         ).increment()
     }
 

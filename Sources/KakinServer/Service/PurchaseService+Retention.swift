@@ -24,7 +24,9 @@ extension PurchaseService {
     /// carries no bundle ID), the subscriber is read from the ledger (their subscription, their
     /// purchases in the app, its renewal state), and the app's ``RetentionPolicy`` chooses. When no
     /// rule matches, or the ledger knows no such subscription, the answer has no choice and the App
-    /// Store shows the default message of the product and locale.
+    /// Store shows the default message of the product and locale. What was chosen is recorded
+    /// (`RetentionLedger.recordRetentionDecision(_:)`, once per request identifier) and counted
+    /// (`kakin_retention_answers_total`); a failure to record is logged and the answer still sent.
     ///
     /// - Throws: ``ServerError/Code/invalidRequest`` without a signed payload;
     ///   ``ServerError/Code/verificationFailed`` for a request that fails verification or names an
@@ -48,12 +50,17 @@ extension PurchaseService {
         do { request = try await verifier.verifyRealtimeRequest(signedPayload) } catch {
             throw ServerError(verification: error)
         }
-        let subscriber = try await retentionSubscriber(request, app: app)
+        let known = try await retentionSubscriber(request, app: app)
+        let subscriber = known?.subscriber
         let rule = subscriber.flatMap { (app.retention ?? RetentionPolicy()).rule(for: $0) }
         var answer = RealtimeResponseBody()
         if let rule {
             answer = try retentionAnswer(rule.answer, request: request, app: app)
         }
+        metrics?.retentionAnswer(bundleID: app.bundleID, messageID: rule?.answer.messageID)
+        await recordRetentionDecision(
+            request, app: app, environment: request.environment ?? environment, subscriber: subscriber,
+            periodExpiresAt: known?.periodExpiresAt, rule: rule)
         logger.info(
             "retention.answered",
             metadata: [
@@ -64,11 +71,60 @@ extension PurchaseService {
         return RetentionChoice(bundleID: app.bundleID, request: request, subscriber: subscriber, rule: rule, answer: answer)
     }
 
-    /// The subscriber a request is about, from the ledger: `nil` when it holds no such subscription
+    /// The saves by message of an app's retention answers in `environment` made on the UTC days
+    /// `days`, with the outcomes as of now; none when the service records no decisions.
+    public func retentionSaves(
+        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>
+    ) async throws -> [RetentionSaves] {
+        guard let retention else { return [] }
+        return try await retention.retentionSaves(
+            bundleID: bundleID, environment: environment, from: DailyFigures.start(ofDay: days.lowerBound),
+            before: DailyFigures.start(ofDay: days.upperBound + 1), now: now())
+    }
+
+    /// Records what was chosen for `request` (`RetentionLedger.recordRetentionDecision(_:)`: one
+    /// insert, once per request identifier), unless the service records no decisions or the request
+    /// names no request identifier or subscription. A failure is logged, never thrown: the answer
+    /// still reaches Apple.
+    private func recordRetentionDecision(
+        _ request: DecodedRealtimeRequestBody, app: AppConfiguration, environment: AppStoreEnvironment,
+        subscriber: RetentionSubscriber?, periodExpiresAt: Date?, rule: RetentionRule?
+    ) async {
+        guard let retention, let requestID = request.requestIdentifier, let originalID = request.originalTransactionID
+        else { return }
+        var decision = RetentionDecision(
+            id: UUID().uuidString, bundleID: app.bundleID, environment: environment, requestIdentifier: requestID,
+            originalTransactionID: originalID, productID: request.productID ?? "", locale: request.userLocale ?? "",
+            subscriberState: subscriber?.state.rawValue, ruleName: rule?.name, choice: .none, decidedAt: now(),
+            periodExpiresAt: periodExpiresAt)
+        switch rule?.answer {
+        case nil: break
+        case .message(let messageID):
+            (decision.choice, decision.messageID) = (.message, messageID)
+        case .alternateProduct(let productID, let messageID):
+            (decision.choice, decision.messageID) = (.alternateProduct, messageID)
+            decision.alternateProductID = productID
+        case .promotionalOffer(let offerID, let messageID):
+            (decision.choice, decision.messageID, decision.offerID) = (.promotionalOffer, messageID, offerID)
+        }
+        do {
+            _ = try await retention.recordRetentionDecision(decision)
+        } catch {
+            logger.error(
+                "retention.not_recorded",
+                metadata: [
+                    "bundleId": .string(app.bundleID), "requestIdentifier": .string(requestID),
+                    "error": .string("\(error)"),
+                ])
+        }
+    }
+
+    /// The subscriber a request is about, from the ledger, with the end of the subscription's
+    /// current period (its latest transaction's expiry): `nil` when it holds no such subscription
     /// of the app.
     func retentionSubscriber(
         _ request: DecodedRealtimeRequestBody, app: AppConfiguration
-    ) async throws -> RetentionSubscriber? {
+    ) async throws -> (subscriber: RetentionSubscriber, periodExpiresAt: Date?)? {
         guard let originalID = request.originalTransactionID, let productID = request.productID,
             let original = try await purchases.transaction(id: originalID), original.bundleID == app.bundleID
         else { return nil }
@@ -96,10 +152,11 @@ extension PurchaseService {
             guard let price = purchase.price, let currency = purchase.currency else { continue }
             lifetimeValue[currency, default: 0] += price
         }
-        return RetentionSubscriber(
+        let subscriber = RetentionSubscriber(
             productID: productID, locale: request.userLocale ?? "", state: state,
             tenureDays: max(0, Int(now().timeIntervalSince(first) / 86_400)),
             refunds: purchasesInApp.filter { $0.revocationDate != nil }.count, lifetimeValue: lifetimeValue)
+        return (subscriber, latest.expiresDate)
     }
 
     /// The App Store's form of a rule's answer; a promotional offer is signed now, with the app's

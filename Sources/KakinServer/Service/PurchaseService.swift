@@ -29,6 +29,9 @@ public struct PurchaseService: Sendable {
     /// The dashboard's sessions and the failed sign-ins, which the access checks built over this
     /// service (``SignInThrottle``, the dashboard's sessions) keep.
     public let sessions: any SessionLedger
+    /// The answers given to the App Store's retention message requests, and whether their
+    /// subscribers stayed; `nil` records none.
+    public let retention: (any RetentionLedger)?
     /// The apps served, by bundle ID.
     public let apps: [String: AppConfiguration]
     /// Grants for apps that have none of their own.
@@ -64,7 +67,7 @@ public struct PurchaseService: Sendable {
     }
 
     /// Creates the service over one ledger that plays every role (see
-    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:realNow:)``).
+    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:realNow:retention:)``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
@@ -79,12 +82,14 @@ public struct PurchaseService: Sendable {
             purchases: store, customers: store, balances: store, appleCalls: store, figures: store, outbox: store,
             upkeep: store, sessions: store, apps: apps, grants: grants, productTypes: productTypes,
             clawbackPolicy: clawbackPolicy, verifyReceiptClient: verifyReceiptClient, exchange: exchange,
-            ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger, realNow: realNow)
+            ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger, realNow: realNow,
+            retention: store)
     }
 
     /// Creates the service over the roles of the ledger it uses, and builds the verifier of each
     /// app and accepted environment, with its revocation check (through `ocspTransport`). When two
-    /// apps share a bundle ID, the first is kept.
+    /// apps share a bundle ID, the first is kept. Without `retention`, the answers to retention
+    /// message requests are not recorded.
     public init(
         purchases: any PurchaseLedger, customers: any CustomerLedger, balances: any BalanceLedger,
         appleCalls: any AppleCallLedger, figures: any MetricsLedger, outbox: any OutboxLedger,
@@ -92,9 +97,10 @@ public struct PurchaseService: Sendable {
         grants: GrantsCatalog, productTypes: [String: ProductType], clawbackPolicy: ClawbackPolicy,
         verifyReceiptClient: any VerifyReceiptClient, exchange: any HTTPExchange, ocspTransport: any OCSPTransport,
         now: @escaping @Sendable () -> Date, metrics: ServerMetrics?, logger: Logger,
-        realNow: (@Sendable () -> Date)? = nil
+        realNow: (@Sendable () -> Date)? = nil, retention: (any RetentionLedger)? = nil
     ) {
         self.purchases = purchases
+        self.retention = retention
         self.customers = customers
         self.balances = balances
         self.appleCalls = appleCalls

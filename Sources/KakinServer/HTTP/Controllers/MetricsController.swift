@@ -6,6 +6,10 @@ import KakinLedger
 
 /// `GET /v1/metrics/{metric}` (secret key): a subscription metric of one app's environment over a
 /// range of UTC days, as JSON or, with `?format=csv` or `Accept: text/csv`, as CSV.
+///
+/// `GET /v1/retention/saves` (secret key): the app's retention answers over a range of UTC days, by
+/// message, with how many subscribers stayed, left or are pending (``RetentionSavesAnswer``); the
+/// same `environment`, `from` and `to` as the metrics.
 struct MetricsController: RouteController {
     let service: PurchaseService
 
@@ -37,6 +41,16 @@ struct MetricsController: RouteController {
                     ], body: .init(byteBuffer: ByteBuffer(string: MetricsCSV.text(answer))))
             default: throw ServerError(.invalidRequest, "format is json or csv, not '\(format)'")
             }
+        }
+        routes.get("v1/retention/saves") { request, context in
+            let caller = try context.caller(secret: true)
+            let app = try caller.app(try RequestReader.bundleID(request), in: service)
+            let query = try Self.query(request, app: app, now: service.now())
+            let days = query.from...query.through
+            let saves = try await service.retentionSaves(
+                bundleID: app.bundleID, environment: query.environment, days: days)
+            return JSONBody.response(
+                RetentionSavesAnswer(bundleID: app.bundleID, environment: query.environment, days: days, saves: saves))
         }
     }
 

@@ -397,7 +397,7 @@ extension ServerConfiguration {
     }
 
     /// Brings `store`'s schema up to date, runs `body` with it, and shuts it down, also when either throws.
-    private static func migrating<R: Sendable>(
+    static func migrating<R: Sendable>(
         _ store: any LedgerStore, _ body: (any LedgerStore) async throws -> R
     ) async throws -> R {
         do {

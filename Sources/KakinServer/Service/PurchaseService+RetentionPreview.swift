@@ -1,5 +1,5 @@
-public import AppStoreModels
-public import Foundation
+import AppStoreModels
+import Foundation
 
 extension PurchaseService {
     /// What the app's retention rules would answer for one subscriber, worked out without a

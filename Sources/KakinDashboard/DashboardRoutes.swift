@@ -155,6 +155,12 @@ public struct DashboardRoutes: Sendable {
         router.post("dashboard/sandbox/action") { request, _ in
             await action(request) { session, form in await sandboxAction(form, session: session) }
         }
+        router.get("dashboard/retention/messages") { request, _ in
+            await page(request) { try await retentionMessagesPage(request, $0) }
+        }
+        router.post("dashboard/retention/messages/action") { request, _ in
+            await action(request) { session, form in await retentionMessagesAction(form, session: session) }
+        }
     }
 
     // MARK: - Sign-in

@@ -2,8 +2,9 @@ public import AppStoreModels
 
 /// How a retention message reads on the page where a subscriber may cancel, in plain text: the
 /// header where its position puts it, the image by its alternative text, the body, the bullet
-/// points; and what Apple would refuse in it (Apple publishes the limits, ``RetentionMessaging``,
-/// and checks them at upload). Shown by `kakin retention preview` and the dashboard's upload form.
+/// points; and what Apple would refuse in it (Apple publishes the limits, `RetentionMessaging` in
+/// AppStoreModels, and checks them at upload). Shown by `kakin retention preview` and the
+/// dashboard's upload form.
 public struct RetentionMessagePreview: Hashable, Sendable {
     /// The message's lines, top to bottom, as the page shows them.
     public var lines: [String]

@@ -41,6 +41,17 @@ struct RetentionMessageOptions: ParsableArguments {
     }
 }
 
+/// `--id`: the identifier an upload is made under.
+struct RetentionIdentifierOption: ParsableArguments {
+    @Option(help: "The identifier (a UUID you choose); a new one by default.") var id: String?
+
+    /// The identifier given, or `nil` for a new one.
+    func identifier() throws(ServerError) -> UUID? {
+        guard let id else { return nil }
+        return try RetentionOperations.uuid(id, "--id")
+    }
+}
+
 /// `kakin retention messages list`
 struct RetentionMessagesListCommand: RetentionAPICommand {
     static let configuration = CommandConfiguration(
@@ -62,12 +73,11 @@ struct RetentionMessagesUploadCommand: RetentionAPICommand {
         discussion: "Apple reviews each message before it can be shown; `messages list` says where the review stands.")
     @OptionGroup var connection: RetentionConnectionOptions
     @OptionGroup var message: RetentionMessageOptions
-    @Option(help: "The identifier (a UUID you choose); a new one by default.") var id: String?
+    @OptionGroup var id: RetentionIdentifierOption
 
     func perform(_ operations: RetentionOperations) async throws(ServerError) -> CommandOutput {
         let body = try message.message()
-        let identifier = try id.map { text throws(ServerError) in try RetentionOperations.uuid(text, "--id") }
-        let uploaded = try await operations.uploadMessage(body, identifier: identifier)
+        let uploaded = try await operations.uploadMessage(body, identifier: try id.identifier())
         return CommandOutput(standardOutput: "uploaded message \(uploaded.appleText)")
     }
 }
@@ -115,14 +125,13 @@ struct RetentionImagesUploadCommand: RetentionAPICommand {
     @Argument(help: "The PNG file (or - for standard input).") var file: String
     @Option(help: "FULL_SIZE (a message's image) or BULLET_POINT (a bullet point's icon); Apple's default when absent.")
     var size: String?
-    @Option(help: "The identifier (a UUID you choose); a new one by default.") var id: String?
+    @OptionGroup var id: RetentionIdentifierOption
 
     func perform(_ operations: RetentionOperations) async throws(ServerError) -> CommandOutput {
         let png: Data
         do { png = try InputFile.read(file) } catch { throw ServerError(.invalidRequest, error.description) }
-        let identifier = try id.map { text throws(ServerError) in try RetentionOperations.uuid(text, "--id") }
         let uploaded = try await operations.uploadImage(
-            png, size: size.map { RetentionImageSize(rawValue: $0.uppercased()) }, identifier: identifier)
+            png, size: size.map { RetentionImageSize(rawValue: $0.uppercased()) }, identifier: try id.identifier())
         return CommandOutput(standardOutput: "uploaded image \(uploaded.appleText)")
     }
 }

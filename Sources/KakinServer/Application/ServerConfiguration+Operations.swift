@@ -32,9 +32,6 @@ extension ServerConfiguration {
     public func withService<R: Sendable>(
         logger: Logger = Logger(label: "kakin.server"), _ body: (PurchaseService) async throws -> R
     ) async throws -> R {
-        var dependencies = ServerDependencies()
-        dependencies.logger = logger
-        let parts = try await ServerParts.make(self, dependencies)
-        return try await Self.migrating(parts.store) { _ in try await body(parts.service) }
+        try await withParts(logger: logger) { try await body($0.service) }
     }
 }

@@ -7,7 +7,9 @@ import KakinServer
 struct RetentionMessagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messages", abstract: "List, upload and delete the app's retention messages.",
-        subcommands: [RetentionMessagesListCommand.self, RetentionMessagesUploadCommand.self, RetentionMessagesDeleteCommand.self])
+        subcommands: [
+            RetentionMessagesListCommand.self, RetentionMessagesUploadCommand.self, RetentionMessagesDeleteCommand.self,
+        ])
 }
 
 /// A message's text, from flags or from a JSON file in Apple's `UploadMessageRequestBody` shape.
@@ -16,7 +18,8 @@ struct RetentionMessageOptions: ParsableArguments {
     @Option(help: "The message's body (at most 144 characters).") var body: String?
     @Option(help: "The identifier (UUID) of an uploaded image to show with it.") var image: String?
     @Option(name: .customLong("alt-text"), help: "What the image shows, read aloud by VoiceOver.") var altText: String?
-    @Option(help: "A JSON file (or - for standard input) in Apple's UploadMessageRequestBody shape, instead of the flags.")
+    @Option(
+        help: "A JSON file (or - for standard input) in Apple's UploadMessageRequestBody shape, instead of the flags.")
     var file: String?
 
     /// Whether any part of a message was given.
@@ -31,7 +34,8 @@ struct RetentionMessageOptions: ParsableArguments {
             let data: Data
             do { data = try InputFile.read(file) } catch { throw ServerError(.invalidRequest, error.description) }
             do { return try JSONDecoder().decode(UploadMessageRequestBody.self, from: data) } catch {
-                throw ServerError(.invalidRequest, "\(file) is not an UploadMessageRequestBody (header, body, image…): \(error)")
+                throw ServerError(
+                    .invalidRequest, "\(file) is not an UploadMessageRequestBody (header, body, image…): \(error)")
             }
         }
         guard let header, let body else {
@@ -60,7 +64,9 @@ struct RetentionMessagesListCommand: RetentionAPICommand {
 
     func perform(_ operations: RetentionOperations) async throws(ServerError) -> CommandOutput {
         let list = try await operations.client.messageList(environment: operations.environment)
-        let lines = (list.messageIdentifiers ?? []).map { "\($0.messageIdentifier ?? "?")  \($0.messageState?.rawValue ?? "?")" }
+        let lines = (list.messageIdentifiers ?? []).map {
+            "\($0.messageIdentifier ?? "?")  \($0.messageState?.rawValue ?? "?")"
+        }
         return connection.output(list, text: lines.isEmpty ? "no messages" : lines.joined(separator: "\n"))
     }
 }
@@ -99,7 +105,9 @@ struct RetentionMessagesDeleteCommand: RetentionAPICommand {
 struct RetentionImagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "images", abstract: "List, upload and delete the images messages show.",
-        subcommands: [RetentionImagesListCommand.self, RetentionImagesUploadCommand.self, RetentionImagesDeleteCommand.self])
+        subcommands: [
+            RetentionImagesListCommand.self, RetentionImagesUploadCommand.self, RetentionImagesDeleteCommand.self,
+        ])
 }
 
 /// `kakin retention images list`

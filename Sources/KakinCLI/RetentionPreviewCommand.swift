@@ -6,7 +6,8 @@ import KakinServer
 struct RetentionPreviewCommand: AsyncParsableCommand, OutputProducingCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview",
-        abstract: "Show how a message reads on the cancel page, or what the configured rules would answer for a subscription.",
+        abstract:
+            "Show how a message reads on the cancel page, or what the configured rules would answer for a subscription.",
         discussion: """
             With --header and --body (or --file), the message's lines as the page shows them, and what \
             Apple would refuse in it. With ORIGINAL_TRANSACTION_ID, the subscriber as the server's rules \
@@ -15,7 +16,8 @@ struct RetentionPreviewCommand: AsyncParsableCommand, OutputProducingCommand {
             """)
     @OptionGroup var connection: RetentionConnectionOptions
     @OptionGroup var message: RetentionMessageOptions
-    @Argument(help: "A subscription's original transaction ID, for the rules preview.") var originalTransactionID: String?
+    @Argument(help: "A subscription's original transaction ID, for the rules preview.") var originalTransactionID:
+        String?
     @Option(help: "The locale the App Store's request would carry.") var locale = "en-US"
 
     func run() async throws { try await emit() }
@@ -37,7 +39,8 @@ struct RetentionPreviewCommand: AsyncParsableCommand, OutputProducingCommand {
     /// The rules preview, read from the ledger of the configuration.
     private func rules(_ originalTransactionID: String) async throws -> String {
         guard let path = connection.configPath else {
-            throw ServerError(.invalidRequest, "the rules preview reads a server's ledger and rules: give --config FILE")
+            throw ServerError(
+                .invalidRequest, "the rules preview reads a server's ledger and rules: give --config FILE")
         }
         let configuration = try ServerConfiguration.load(contentsOf: URL(fileURLWithPath: path))
         let bundleID = try configuration.appConfiguration(bundleID: connection.bundleID).bundleID

@@ -7,8 +7,11 @@ import KakinServer
 struct RetentionDefaultCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "default",
-        abstract: "Read, set or delete the default message of a product and locale (shown when the server does not answer in time).",
-        subcommands: [RetentionDefaultGetCommand.self, RetentionDefaultSetCommand.self, RetentionDefaultDeleteCommand.self])
+        abstract:
+            "Read, set or delete the default message of a product and locale (shown when the server does not answer in time).",
+        subcommands: [
+            RetentionDefaultGetCommand.self, RetentionDefaultSetCommand.self, RetentionDefaultDeleteCommand.self,
+        ])
 }
 
 /// The product and locale a default message is for.
@@ -19,7 +22,8 @@ struct RetentionDefaultKey: ParsableArguments {
 
 /// `kakin retention default get PRODUCT LOCALE`
 struct RetentionDefaultGetCommand: RetentionAPICommand {
-    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the default message's identifier.")
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print the default message's identifier.")
     @OptionGroup var connection: RetentionConnectionOptions
     @OptionGroup var key: RetentionDefaultKey
 
@@ -65,8 +69,12 @@ struct RetentionDefaultDeleteCommand: RetentionAPICommand {
 struct RetentionRealtimeURLCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "realtime-url",
-        abstract: "Read, set or delete the URL the App Store asks which message to show (the server's /v1/retention/apple).",
-        subcommands: [RetentionRealtimeURLGetCommand.self, RetentionRealtimeURLSetCommand.self, RetentionRealtimeURLDeleteCommand.self])
+        abstract:
+            "Read, set or delete the URL the App Store asks which message to show (the server's /v1/retention/apple).",
+        subcommands: [
+            RetentionRealtimeURLGetCommand.self, RetentionRealtimeURLSetCommand.self,
+            RetentionRealtimeURLDeleteCommand.self,
+        ])
 }
 
 /// `kakin retention realtime-url get`
@@ -123,7 +131,9 @@ struct RetentionPollOptions: ParsableArguments {
     @Option(help: "With --wait: seconds between two reads.") var interval = 5
 
     func validate() throws {
-        guard polls > 0, interval >= 0 else { throw ValidationError("--polls must be 1 or more and --interval 0 or more") }
+        guard polls > 0, interval >= 0 else {
+            throw ValidationError("--polls must be 1 or more and --interval 0 or more")
+        }
     }
 
     /// The result of `requestID`, read again while it is pending when `--wait` is given.

@@ -7,7 +7,9 @@ extension ServeEnvironment {
     /// (`keys.json` and `api-key.p8`), sent to the embedded sandbox at `host:sandboxPort`, which
     /// serves both environments. Reads only: a directory `kakin serve` never started in is an
     /// error, not made here.
-    static func existingServerAPIAccess(data: String, host: String, sandboxPort: Int) throws(ServerError) -> ServerAPIAccess {
+    static func existingServerAPIAccess(
+        data: String, host: String, sandboxPort: Int
+    ) throws(ServerError) -> ServerAPIAccess {
         let directory = URL(fileURLWithPath: data)
         let keysURL = directory.appendingPathComponent(Files.keys)
         let keyURL = directory.appendingPathComponent(Files.apiKey)
@@ -16,7 +18,8 @@ extension ServeEnvironment {
         else {
             throw ServerError(
                 .invalidConfiguration,
-                "\(keysURL.path) cannot be read: give the data directory of kakin serve (--data) or a server configuration (--config)")
+                "\(keysURL.path) cannot be read: give the data directory of kakin serve (--data) or a server configuration (--config)"
+            )
         }
         guard let text = try? String(contentsOf: keyURL, encoding: .utf8),
             let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text)

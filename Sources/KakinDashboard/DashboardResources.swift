@@ -8,7 +8,10 @@ enum DashboardResources {
     /// The templates by name (`layout`, `login`, `overview`, …).
     static func templates() throws(ServerError) -> [String: String] {
         var templates: [String: String] = [:]
-        for name in ["layout", "login", "overview", "customers", "customer", "activity", "sandbox", "message", "retention-messages"] {
+        for name in [
+            "layout", "login", "overview", "customers", "customer", "activity", "sandbox", "message",
+            "retention-messages",
+        ] {
             templates[name] = try text("\(name).mustache")
         }
         return templates

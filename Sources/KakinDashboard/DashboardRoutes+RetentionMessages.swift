@@ -18,7 +18,9 @@ extension DashboardRoutes {
     }
 
     /// The operations on `app`'s messages in the environment `name` names, else the app's default.
-    func retentionOperations(_ app: AppConfiguration, environment name: String?) throws(ServerError) -> RetentionOperations {
+    func retentionOperations(
+        _ app: AppConfiguration, environment name: String?
+    ) throws(ServerError) -> RetentionOperations {
         let environment =
             name.flatMap(RetentionOperations.environment(named:)) ?? RetentionOperations.defaultEnvironment(of: app)
         return try RetentionOperations(
@@ -51,11 +53,13 @@ extension DashboardRoutes {
         view.otherEnvironment = view.environment == "production" ? "sandbox" : "production"
         func note(_ what: String, _ error: ServerError) { view.problems.append("\(what): \(error.message)") }
         do {
-            view.messages = try await operations.client.messageList(environment: operations.environment)
+            view.messages =
+                try await operations.client.messageList(environment: operations.environment)
                 .messageIdentifiers?.map { .init($0.messageIdentifier, $0.messageState, size: nil) } ?? []
         } catch { note("Messages", error) }
         do {
-            view.images = try await operations.client.imageList(environment: operations.environment)
+            view.images =
+                try await operations.client.imageList(environment: operations.environment)
                 .imageIdentifiers?.map { .init($0.imageIdentifier, $0.imageState, size: $0.imageSize) } ?? []
         } catch { note("Images", error) }
         do { view.realtimeURL = try await operations.realtimeURL() } catch { note("Real-time URL", error) }
@@ -84,7 +88,8 @@ extension DashboardRoutes {
         if let transaction = query["transaction"], !transaction.isEmpty {
             do {
                 let preview = try await service.previewRetention(
-                    bundleID: app.bundleID, originalTransactionID: transaction, locale: query["previewLocale"] ?? "en-US")
+                    bundleID: app.bundleID, originalTransactionID: transaction,
+                    locale: query["previewLocale"] ?? "en-US")
                 view.rulesPreview = .init(transaction: transaction, lines: preview.lines)
             } catch { note("Rules preview", ServerError(error)) }
         }
@@ -97,11 +102,14 @@ extension DashboardRoutes {
     /// what was done or why Apple refused. An app the session does not open (or one without an
     /// In-App Purchase key) is answered 404 and nothing is sent.
     func retentionMessagesAction(_ form: [String: String], session: DashboardSessions.Session) async -> Response {
-        guard let bundleID = form["app"], let app = retentionApps(session).first(where: { $0.bundleID == bundleID }) else {
+        guard let bundleID = form["app"], let app = retentionApps(session).first(where: { $0.bundleID == bundleID })
+        else {
             logger.warning("dashboard retention action refused: the session does not open the app")
             return render(
                 "message",
-                MessageView(heading: "Not found", text: "This session opens no app with that bundle ID and an In-App Purchase key."),
+                MessageView(
+                    heading: "Not found",
+                    text: "This session opens no app with that bundle ID and an In-App Purchase key."),
                 title: "Not found", session: session, current: nil, status: .notFound)
         }
         var back = [URLQueryItem(name: "app", value: bundleID)]
@@ -109,7 +117,8 @@ extension DashboardRoutes {
         do {
             let operations = try retentionOperations(app, environment: form["environment"])
             let (notice, extra) = try await retentionChange(form, operations)
-            logger.info("dashboard retention action", metadata: ["app": "\(bundleID)", "action": "\(form["action"] ?? "")"])
+            logger.info(
+                "dashboard retention action", metadata: ["app": "\(bundleID)", "action": "\(form["action"] ?? "")"])
             return Self.redirect(Self.retentionLink(back + extra), notice: "\(bundleID): \(notice)")
         } catch {
             return Self.redirect(Self.retentionLink(back), problem: "\(bundleID): \(error.message)")
@@ -169,7 +178,9 @@ extension DashboardRoutes {
         case "start-performance-test":
             let started = try await client.initiatePerformanceTest(originalTransactionID: try field("transaction"))
             let id = started.requestID ?? ""
-            return ("started performance test \(id); reload to read its result", [URLQueryItem(name: "test", value: id)])
+            return (
+                "started performance test \(id); reload to read its result", [URLQueryItem(name: "test", value: id)]
+            )
         case let other:
             throw ServerError(.invalidRequest, "the retention messages page has no action \(other)")
         }
@@ -267,7 +278,9 @@ struct RetentionMessagesView {
             bundleID = app.bundleID
             products = app.catalog?.allSubscriptions.compactMap(\.productID) ?? []
             rules = (app.retention?.rules ?? []).map {
-                Rule(name: $0.name, conditions: $0.conditions, matchesEveryone: $0.conditions.isEmpty, answer: $0.answer.summary)
+                Rule(
+                    name: $0.name, conditions: $0.conditions, matchesEveryone: $0.conditions.isEmpty,
+                    answer: $0.answer.summary)
             }
             hasProducts = !products.isEmpty
             hasRules = !rules.isEmpty

@@ -73,8 +73,11 @@ import Testing
     @Test func messagesAreUploadedListedAndDeleted() async throws {
         try await Self.withSandbox { reach, _, sandbox in
             let uploaded = try await kakin(
-                ["retention", "messages", "upload", "--header", "Before you go", "--body", "Half price for three months.",
-                 "--id", Self.message] + reach)
+                [
+                    "retention", "messages", "upload", "--header", "Before you go", "--body",
+                    "Half price for three months.",
+                    "--id", Self.message,
+                ] + reach)
             #expect(uploaded.exitCode == 0, "\(uploaded.standardError)")
             #expect(uploaded.standardOutput == "uploaded message \(Self.message)")
             #expect(await sandbox.retention.message(Self.message)?.header == "Before you go")
@@ -110,12 +113,15 @@ import Testing
             let image = try await kakin(["retention", "images", "upload", png.path, "--size", "full_size"] + reach)
             #expect(image.exitCode == 0, "\(image.standardError)")
             let imageID = String(image.standardOutput.dropFirst("uploaded image ".count))
-            #expect(try await kakin(["retention", "images", "list"] + reach).standardOutput == "\(imageID)  APPROVED  FULL_SIZE")
+            #expect(
+                try await kakin(["retention", "images", "list"] + reach).standardOutput
+                    == "\(imageID)  APPROVED  FULL_SIZE")
 
             let file = data.appendingPathComponent("message.json")
             try JSONEncoder().encode(
                 UploadMessageRequestBody(
-                    header: "Stay", body: "Half price.", image: UploadMessageImage(imageIdentifier: imageID, altText: "A flame"),
+                    header: "Stay", body: "Half price.",
+                    image: UploadMessageImage(imageIdentifier: imageID, altText: "A flame"),
                     headerPosition: .aboveImage)
             ).write(to: file)
             let uploaded = try await kakin(
@@ -125,7 +131,9 @@ import Testing
 
             let inUse = try await kakin(["retention", "images", "delete", imageID] + reach)
             #expect(inUse.exitCode == 1)
-            #expect(inUse.standardError.hasPrefix("error: conflict \(APIErrorCode.imageInUse.rawValue): ") || inUse.standardError.contains("\(APIErrorCode.imageInUse.rawValue)"))
+            #expect(
+                inUse.standardError.hasPrefix("error: conflict \(APIErrorCode.imageInUse.rawValue): ")
+                    || inUse.standardError.contains("\(APIErrorCode.imageInUse.rawValue)"))
         }
     }
 
@@ -136,18 +144,23 @@ import Testing
                     + reach)
             let missing = try await kakin(["retention", "default", "get", Self.monthly, "en-US"] + reach)
             #expect(missing.exitCode == 1)
-            #expect(missing.standardError.hasPrefix("error: notFound \(APIErrorCode.defaultMessageNotFound.rawValue): "))
+            #expect(
+                missing.standardError.hasPrefix("error: notFound \(APIErrorCode.defaultMessageNotFound.rawValue): "))
 
             let set = try await kakin(["retention", "default", "set", Self.monthly, "en-US", Self.message] + reach)
             #expect(set.exitCode == 0, "\(set.standardError)")
-            #expect(try await kakin(["retention", "default", "get", Self.monthly, "en-US"] + reach).standardOutput == Self.message)
+            #expect(
+                try await kakin(["retention", "default", "get", Self.monthly, "en-US"] + reach).standardOutput
+                    == Self.message)
             #expect(try await kakin(["retention", "default", "delete", Self.monthly, "en-US"] + reach).exitCode == 0)
             #expect(try await kakin(["retention", "default", "get", Self.monthly, "en-US"] + reach).exitCode == 1)
 
             let noURL = try await kakin(["retention", "realtime-url", "get"] + reach)
             #expect(noURL.standardError.hasPrefix("error: notFound \(APIErrorCode.realtimeURLNotFound.rawValue): "))
             let url = "https://kakin.example.com/v1/retention/apple"
-            #expect(try await kakin(["retention", "realtime-url", "set", url] + reach).standardOutput == "the real-time URL is \(url)")
+            #expect(
+                try await kakin(["retention", "realtime-url", "set", url] + reach).standardOutput
+                    == "the real-time URL is \(url)")
             #expect(try await kakin(["retention", "realtime-url", "get"] + reach).standardOutput == url)
             #expect(try await kakin(["retention", "realtime-url", "delete"] + reach).exitCode == 0)
             #expect(try await kakin(["retention", "realtime-url", "get"] + reach).exitCode == 1)
@@ -158,13 +171,18 @@ import Testing
         try await Self.withSandbox { reach, _, sandbox in
             let engine = sandbox.engine
             let tester = try await engine.createTester(name: "perf@example.com")
-            guard case .purchased(let monthly) = try await engine.purchase(PurchaseRequest(testerID: tester.id, productID: Self.monthly))
+            guard
+                case .purchased(let monthly) = try await engine.purchase(
+                    PurchaseRequest(testerID: tester.id, productID: Self.monthly))
             else { throw SandboxError(.invalidRequest, "not purchased") }
             _ = try await kakin(
                 ["retention", "messages", "upload", "--header", "Stay", "--body", "Half price.", "--id", Self.message]
                     + reach)
-            try await RetentionTesting.withEndpoint(answer: { _ in (200, RetentionTesting.answer(Self.message)) }) { endpoint in
-                #expect(try await kakin(["retention", "realtime-url", "set", endpoint.absoluteString] + reach).exitCode == 0)
+            try await RetentionTesting.withEndpoint(answer: { _ in (200, RetentionTesting.answer(Self.message)) }) {
+                endpoint in
+                #expect(
+                    try await kakin(["retention", "realtime-url", "set", endpoint.absoluteString] + reach).exitCode == 0
+                )
                 let started = try await kakin(["retention", "performance-test", "start", monthly.originalID] + reach)
                 #expect(started.exitCode == 0, "\(started.standardError)")
                 #expect(started.standardOutput.contains("4 requests, 2 at a time"))
@@ -178,7 +196,9 @@ import Testing
                 #expect(result.standardOutput.contains("target: \(endpoint.absoluteString)"))
 
                 let unknown = try await kakin(["retention", "performance-test", "result", UUID().uuidString] + reach)
-                #expect(unknown.standardError.hasPrefix("error: notFound \(APIErrorCode.performanceTestRunNotFound.rawValue): "))
+                #expect(
+                    unknown.standardError.hasPrefix(
+                        "error: notFound \(APIErrorCode.performanceTestRunNotFound.rawValue): "))
             }
         }
     }
@@ -191,16 +211,19 @@ import Testing
             let object: [String: Any] = [
                 "database": "sqlite::memory:", "serverKey": data.appendingPathComponent("server.pem").path,
                 "keys": ["publishable": "pk_test_0123456789abcdef", "secret": "sk_test_0123456789abcdef"],
-                "apps": [[
-                    "bundleId": ExampleApp.bundleID, "appAppleId": ExampleApp.appAppleID,
-                    "appStoreServerAPI": [
-                        "keyId": keys.apiKeyID, "issuerId": keys.apiIssuerID,
-                        "privateKey": data.appendingPathComponent(ServeEnvironment.Files.apiKey).path,
-                    ],
-                    "endpoints": [
-                        "serverAPIProduction": "http://127.0.0.1:\(port)", "serverAPISandbox": "http://127.0.0.1:\(port)",
-                    ],
-                ]],
+                "apps": [
+                    [
+                        "bundleId": ExampleApp.bundleID, "appAppleId": ExampleApp.appAppleID,
+                        "appStoreServerAPI": [
+                            "keyId": keys.apiKeyID, "issuerId": keys.apiIssuerID,
+                            "privateKey": data.appendingPathComponent(ServeEnvironment.Files.apiKey).path,
+                        ],
+                        "endpoints": [
+                            "serverAPIProduction": "http://127.0.0.1:\(port)",
+                            "serverAPISandbox": "http://127.0.0.1:\(port)",
+                        ],
+                    ]
+                ],
             ]
             try JSONSerialization.data(withJSONObject: object).write(to: config)
             _ = try await kakin(
@@ -208,7 +231,9 @@ import Testing
                     + reach)
             let listed = try await kakin(["retention", "messages", "list", "--config", config.path])
             #expect(listed.standardOutput == "\(Self.message)  APPROVED", "\(listed.standardError)")
-            let other = try await kakin(["retention", "messages", "list", "--config", config.path, "--bundle-id", "com.example.none"])
+            let other = try await kakin([
+                "retention", "messages", "list", "--config", config.path, "--bundle-id", "com.example.none",
+            ])
             #expect(other.exitCode == 1)
             #expect(other.standardError.hasPrefix("error: unknownApp: the configuration has no app com.example.none"))
 
@@ -220,7 +245,8 @@ import Testing
 
     @Test func aMessageIsPreviewedAsTheCancelPageShowsIt() async throws {
         let preview = try await kakin(
-            "retention", "preview", "--header", "Before you go", "--body", String(repeating: "b", count: 150), "--image",
+            "retention", "preview", "--header", "Before you go", "--body", String(repeating: "b", count: 150),
+            "--image",
             Self.message, "--alt-text", "A flame")
         #expect(preview.exitCode == 0, "\(preview.standardError)")
         #expect(
@@ -233,7 +259,9 @@ import Testing
         let nothing = try await kakin("retention", "preview")
         #expect(nothing.exitCode == 1)
         let noData = try await kakin("retention", "messages", "list", "--data", "/nonexistent/kakin-data")
-        #expect(noData.standardError.hasPrefix("error: invalidConfiguration: /nonexistent/kakin-data/keys.json cannot be read"))
+        #expect(
+            noData.standardError.hasPrefix(
+                "error: invalidConfiguration: /nonexistent/kakin-data/keys.json cannot be read"))
     }
 }
 

@@ -31,14 +31,16 @@ import Testing
             engine: engine, catalog: catalog,
             configuration: .init(apiKeys: [.init(keyID: "KEY", issuerID: "issuer", publicKey: key.publicKey)]))
         try await sandbox.retention.uploadMessage(
-            existing, UploadMessageRequestBody(header: "Stay", body: "Every feature stays."), bundleID: engine.signer.bundleID)
+            existing, UploadMessageRequestBody(header: "Stay", body: "Every feature stays."),
+            bundleID: engine.signer.bundleID)
         let app = Application(router: sandbox.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { http in
             let port = try #require(http.port)
             let access = ServerAPIAccess(
                 baseURL: URL(string: "http://127.0.0.1:\(port)")!, keyID: "KEY", issuerID: "issuer", privateKey: key)
             try await withLedgerStore(.memory) { store in
-                let deployment = try await FourAppDeployment(store: store, serverAPI: access, exchange: URLSessionExchange())
+                let deployment = try await FourAppDeployment(
+                    store: store, serverAPI: access, exchange: URLSessionExchange())
                 try await body(try deployment.router(), sandbox)
             }
         }
@@ -65,8 +67,11 @@ import Testing
 
                 let uploaded = try await browser.post(
                     Self.action,
-                    ["csrf": csrf, "app": FourAppDeployment.appA, "environment": "sandbox", "action": "upload-message",
-                     "header": "Before you go", "body": "Half price for three months."],
+                    [
+                        "csrf": csrf, "app": FourAppDeployment.appA, "environment": "sandbox",
+                        "action": "upload-message",
+                        "header": "Before you go", "body": "Half price for three months.",
+                    ],
                     client)
                 #expect(uploaded.status == .seeOther)
                 #expect(uploaded.headers[.location]?.contains("notice=") == true, "\(uploaded.headers)")
@@ -100,7 +105,10 @@ import Testing
                 #expect(page.contains("No app this session opens has an In-App Purchase key"))
                 let foreign = try await shared.post(
                     Self.action,
-                    ["csrf": sharedCSRF, "app": FourAppDeployment.appA, "action": "delete-message", "id": Self.existing],
+                    [
+                        "csrf": sharedCSRF, "app": FourAppDeployment.appA, "action": "delete-message",
+                        "id": Self.existing,
+                    ],
                     client)
                 #expect(foreign.status == .notFound)
 
@@ -116,7 +124,8 @@ import Testing
                 var asA = Browser()
                 _ = try #require(try await asA.signIn(DashboardAccessTests.keyA, client))
                 let forged = try await asA.post(
-                    Self.action, ["app": FourAppDeployment.appA, "action": "delete-message", "id": Self.existing], client)
+                    Self.action, ["app": FourAppDeployment.appA, "action": "delete-message", "id": Self.existing],
+                    client)
                 #expect(forged.status == .forbidden)
                 #expect(await sandbox.retention.message(Self.existing) != nil, "nothing was deleted")
             }

@@ -19,7 +19,8 @@ extension ServerConfiguration {
             index = found
         } else {
             guard apps.count == 1 else {
-                throw ServerError(.invalidRequest, "the configuration has \(apps.count) apps: name one with --bundle-id")
+                throw ServerError(
+                    .invalidRequest, "the configuration has \(apps.count) apps: name one with --bundle-id")
             }
             index = 0
         }

@@ -44,7 +44,8 @@ extension PurchaseService {
             } else {
                 [original]
             }
-        let latest = inApp.filter { $0.originalTransactionID == originalTransactionID }
+        let latest =
+            inApp.filter { $0.originalTransactionID == originalTransactionID }
             .max { $0.purchaseDate < $1.purchaseDate } ?? original
         let request = DecodedRealtimeRequestBody(
             originalTransactionID: originalTransactionID, productID: latest.productID, userLocale: locale)

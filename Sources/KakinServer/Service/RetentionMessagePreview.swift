@@ -33,14 +33,17 @@ public struct RetentionMessagePreview: Hashable, Sendable {
         }
         limit(message.header, RetentionMessaging.maximumHeaderLength, "header")
         limit(message.body, RetentionMessaging.maximumBodyLength, "body")
-        if let image = message.image { limit(image.altText, RetentionMessaging.maximumAltTextLength, "alternative text") }
+        if let image = message.image {
+            limit(image.altText, RetentionMessaging.maximumAltTextLength, "alternative text")
+        }
         let points = message.bulletPoints ?? []
         if points.count > RetentionMessaging.maximumBulletPoints {
             problems.append("\(points.count) bullet points; Apple allows \(RetentionMessaging.maximumBulletPoints)")
         }
         for (index, point) in points.enumerated() {
             limit(point.text, RetentionMessaging.maximumBulletPointTextLength, "bullet point \(index + 1)")
-            limit(point.altText, RetentionMessaging.maximumAltTextLength, "bullet point \(index + 1)'s alternative text")
+            limit(
+                point.altText, RetentionMessaging.maximumAltTextLength, "bullet point \(index + 1)'s alternative text")
         }
         if message.headerPosition == .aboveImage, message.image == nil {
             problems.append("the header is placed above an image, and the message has none")

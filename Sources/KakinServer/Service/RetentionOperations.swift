@@ -119,7 +119,7 @@ public struct RetentionOperations: Sendable {
         do {
             return try await client.defaultMessage(productID: productID, locale: locale, environment: environment)
                 .messageIdentifier
-        } catch where error.appleStatus == APIErrorCode.defaultMessageNotFound.rawValue {
+        } catch  where error.appleStatus == APIErrorCode.defaultMessageNotFound.rawValue {
             return nil
         }
     }

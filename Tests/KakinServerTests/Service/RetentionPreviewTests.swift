@@ -33,7 +33,8 @@ struct RetentionPreviewTests {
             bundleID: ExampleApp.bundleID, originalTransactionID: purchase.originalID, locale: "en-US")
         #expect(preview.subscriber?.productID == ExampleApp.productID("premium.monthly"))
         #expect(preview.rule?.name == "switch")
-        #expect(preview.answer == .alternateProduct(productID: ExampleApp.productID("premium.yearly"), messageID: "yearly"))
+        #expect(
+            preview.answer == .alternateProduct(productID: ExampleApp.productID("premium.yearly"), messageID: "yearly"))
         #expect(preview.lines.contains("rule: switch"))
 
         let french = try await service.previewRetention(
@@ -57,11 +58,13 @@ struct RetentionPreviewTests {
             bundleID: ExampleApp.bundleID, originalTransactionID: "404", locale: "en-US")
         #expect(unknown.subscriber == nil)
         #expect(unknown.rule == nil)
-        #expect(unknown.lines == [
-            "the ledger knows no subscription 404 of \(ExampleApp.bundleID): the server answers with no choice, and the App Store shows the default message"
-        ])
+        #expect(
+            unknown.lines == [
+                "the ledger knows no subscription 404 of \(ExampleApp.bundleID): the server answers with no choice, and the App Store shows the default message"
+            ])
         await #expect(throws: ServerError.self) {
-            try await service.previewRetention(bundleID: "com.example.none", originalTransactionID: "1", locale: "en-US")
+            try await service.previewRetention(
+                bundleID: "com.example.none", originalTransactionID: "1", locale: "en-US")
         }
         try await fixture.store.shutdown()
     }
@@ -72,9 +75,10 @@ struct RetentionPreviewTests {
             name: "loyal", states: [.paid], minTenureDays: 180, refunded: false,
             minLifetimeValue: RetentionAmount(currency: "USD", milliunits: 49_990),
             answer: .promotionalOffer(offerID: "stay", messageID: "m"))
-        #expect(rule.conditions == [
-            "states: paid", "tenure: at least 180 days", "refunded: never", "lifetime value: at least 49.99 USD",
-        ])
+        #expect(
+            rule.conditions == [
+                "states: paid", "tenure: at least 180 days", "refunded: never", "lifetime value: at least 49.99 USD",
+            ])
         #expect(rule.answer.summary == "message m, with the promotional offer stay")
         #expect(RetentionRule(name: "all", answer: .message(messageID: "m")).conditions.isEmpty)
     }

@@ -9,7 +9,7 @@ public struct KakinCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, ServerCommand.self, SandboxCommand.self, TokenCommand.self, DemoCommand.self,
             JWSCommand.self, ReceiptCommand.self, CatalogCommand.self, MintCommand.self,
-            CACommand.self, HealthCommand.self,
+            CACommand.self, HealthCommand.self, RetentionCommand.self,
         ]
     )
 

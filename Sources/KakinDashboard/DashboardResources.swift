@@ -9,7 +9,8 @@ enum DashboardResources {
     static func templates() throws(ServerError) -> [String: String] {
         var templates: [String: String] = [:]
         let names = [
-            "layout", "login", "overview", "customers", "customer", "activity", "retention", "sandbox", "message",
+            "layout", "login", "overview", "customers", "customer", "activity", "retention", "retention-messages",
+            "sandbox", "message",
         ]
         for name in names {
             templates[name] = try text("\(name).mustache")

@@ -158,6 +158,12 @@ public struct DashboardRoutes: Sendable {
         router.post("dashboard/sandbox/action") { request, _ in
             await action(request) { session, form in await sandboxAction(form, session: session) }
         }
+        router.get("dashboard/retention/messages") { request, _ in
+            await page(request) { try await retentionMessagesPage(request, $0) }
+        }
+        router.post("dashboard/retention/messages/action") { request, _ in
+            await action(request) { session, form in await retentionMessagesAction(form, session: session) }
+        }
     }
 
     // MARK: - Sign-in
@@ -354,7 +360,7 @@ public struct DashboardRoutes: Sendable {
             title: title, body: body, signedIn: session != nil, csrf: session?.csrf ?? "",
             hasSandbox: session.map(opensSandbox) ?? false,
             isOverview: current == "overview", isCustomers: current == "customers",
-            isActivity: current == "activity", isRetention: current == "retention", isSandbox: current == "sandbox",
+            isActivity: current == "activity", isRetention: current?.hasPrefix("retention") == true, isSandbox: current == "sandbox",
             notice: notice, problem: problem)
         let html = library.render(layout, withTemplate: "layout") ?? body
         return Response(

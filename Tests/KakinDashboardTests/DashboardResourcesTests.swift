@@ -6,7 +6,8 @@ import Testing
 @Suite struct DashboardResourcesTests {
     @Test func theTemplatesComeFromResourceFiles() throws {
         let templates = try DashboardResources.templates()
-        #expect(templates.count == 9)
+        #expect(templates.count == 10)
+        #expect(templates["retention-messages"]?.contains("Retention messages") == true)
         #expect(templates["layout"]?.contains("<!doctype html>") == true)
     }
 }

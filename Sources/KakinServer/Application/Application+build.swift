@@ -383,10 +383,16 @@ extension ServerConfiguration {
     public func withReconciler<R: Sendable>(
         logger: Logger = Logger(label: "kakin.server"), _ body: (Reconciler) async throws -> R
     ) async throws -> R {
+        try await withParts(logger: logger) { try await body($0.reconciler) }
+    }
+
+    /// Makes the parts of a server with this configuration, runs `body` with them over the ledger
+    /// brought up to date, and closes the ledger.
+    func withParts<R: Sendable>(logger: Logger, _ body: (ServerParts) async throws -> R) async throws -> R {
         var dependencies = ServerDependencies()
         dependencies.logger = logger
         let parts = try await ServerParts.make(self, dependencies)
-        return try await Self.migrating(parts.store) { _ in try await body(parts.reconciler) }
+        return try await Self.migrating(parts.store) { _ in try await body(parts) }
     }
 
     /// Opens the ledger this configuration names, brings its schema up to date, runs `body` with

@@ -4,6 +4,11 @@ import Testing
 
 /// Runs `kakin` with arguments in-process and returns what it would print.
 func kakin(_ arguments: String...) async throws -> CommandOutput {
+    try await kakin(arguments)
+}
+
+/// Runs `kakin` with a list of arguments in-process and returns what it would print.
+func kakin(_ arguments: [String]) async throws -> CommandOutput {
     let command = try KakinCommand.parseAsRoot(arguments)
     let producing = try #require(
         command as? any OutputProducingCommand, "\(arguments) is not an output-producing command")

@@ -264,10 +264,3 @@ import Testing
                 "error: invalidConfiguration: /nonexistent/kakin-data/keys.json cannot be read"))
     }
 }
-
-/// Runs `kakin` with `arguments` in-process.
-private func kakin(_ arguments: [String]) async throws -> CommandOutput {
-    let command = try KakinCommand.parseAsRoot(arguments)
-    let producing = try #require(command as? any OutputProducingCommand, "\(arguments)")
-    return await producing.produceOutput()
-}

@@ -1,5 +1,4 @@
 import AppStoreModels
-import Crypto
 import Foundation
 import KakinServer
 import KakinTestSupport
@@ -58,16 +57,19 @@ import Testing
         let serve = try await ServeRevocationTests.Serve(data: data, arguments: ["--config", file])
         defer { _ = serve.process.stop() }
 
-        // The operator uploads the messages and a default, as to Apple, with the served API key.
-        let client = try Self.client(data: data, sandbox: serve.sandbox)
+        // The operator uploads the messages and a default with `kakin retention`, as to Apple.
+        let port = try #require(URL(string: serve.sandbox)?.port)
+        let connection = ["--data", data, "--sandbox-port", "\(port)"]
         for (id, header) in [(Self.stayMessage, "Stay a while"), (Self.defaultMessage, "Before you go")] {
-            try await client.uploadMessage(
-                try #require(UUID(uuidString: id)), UploadMessageRequestBody(header: header, body: "Everything stays."),
-                environment: .sandbox)
+            let uploaded = try await kakin(
+                ["retention", "messages", "upload", "--id", id, "--header", header, "--body", "Everything stays."]
+                    + connection)
+            #expect(uploaded.exitCode == 0, "\(uploaded.standardError)")
         }
-        try await client.configureDefaultMessage(
-            productID: "com.example.kakin.premium.monthly", locale: "en-US",
-            messageIdentifier: try #require(UUID(uuidString: Self.defaultMessage)), environment: .sandbox)
+        let defaulted = try await kakin(
+            ["retention", "default", "set", "com.example.kakin.premium.monthly", "en-US", Self.defaultMessage]
+                + connection)
+        #expect(defaulted.exitCode == 0, "\(defaulted.standardError)")
 
         // A subscriber in a free trial whose purchase reached the server, and one whose did not.
         let known = try await Self.subscribe(serve, tester: "trial")
@@ -90,6 +92,20 @@ import Testing
         #expect(other["status"] as? Int == 200, "\(other)")
         #expect(other["shownMessageIdentifier"] as? String == Self.defaultMessage, "\(other)")
         #expect(other["shownDefault"] as? Bool == true, "\(other)")
+
+        // Both answers are recorded: the trial's message is pending until its period ends.
+        let keys = try JSONDecoder().decode(
+            ServeEnvironment.Keys.self,
+            from: Data(contentsOf: URL(fileURLWithPath: data).appendingPathComponent(ServeEnvironment.Files.keys)))
+        let saves = try await exchange(
+            "GET", "\(serve.server)/v1/retention/saves?bundleId=\(ServerCommandTests.bundleID)&environment=Sandbox",
+            headers: ["Authorization": "Bearer \(keys.secretKey)"])
+        #expect(saves.status == 200, "\(saves.body)")
+        let messages = try #require(saves.body["messages"] as? [[String: Any]], "\(saves.body)")
+        let stay = try #require(messages.first { $0["messageId"] as? String == Self.stayMessage }, "\(messages)")
+        #expect(stay["shown"] as? Int == 1 && stay["pending"] as? Int == 1, "\(stay)")
+        let fallbackSaves = try #require(messages.first { $0["messageId"] as? String == "default" }, "\(messages)")
+        #expect(fallbackSaves["shown"] as? Int == 1, "\(fallbackSaves)")
     }
 
     /// A monthly subscription with a free trial bought by a new tester: its signed transaction and
@@ -108,20 +124,5 @@ import Testing
             try #require(transaction["jwsRepresentation"] as? String),
             try #require(payload["originalTransactionId"] as? String)
         )
-    }
-
-    /// The Retention Messaging API of the served sandbox, with the API key `kakin serve` made.
-    static func client(data: String, sandbox: String) throws -> RetentionMessagingAPIClient {
-        let directory = URL(fileURLWithPath: data)
-        let keys = try JSONDecoder().decode(
-            ServeEnvironment.Keys.self,
-            from: Data(contentsOf: directory.appendingPathComponent(ServeEnvironment.Files.keys)))
-        let key = try P256.Signing.PrivateKey(
-            pemRepresentation: String(
-                contentsOf: directory.appendingPathComponent(ServeEnvironment.Files.apiKey), encoding: .utf8))
-        let access = ServerAPIAccess(
-            baseURL: try #require(URL(string: sandbox)), keyID: keys.apiKeyID, issuerID: keys.apiIssuerID, privateKey: key)
-        return RetentionMessagingAPIClient(
-            access: access, exchange: URLSessionExchange(), bundleID: ServerCommandTests.bundleID)
     }
 }

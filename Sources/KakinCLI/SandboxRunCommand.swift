@@ -17,7 +17,8 @@ struct SandboxRunCommand: AsyncParsableCommand {
         discussion: """
             The sandbox sells from the .storekit catalog, signs with its own certificate authority \
             (kept in DATA/ca, made on first start) and keeps its testers and transactions in \
-            DATA/state.db (SQLite; a DATA/state.json from an older version is imported once). \
+            DATA/state.db (SQLite; a DATA/state.json from an older version is imported once) and \
+            its Retention Messaging uploads in DATA/retention.json. \
             Without --data everything lives in memory and a new CA is made. The CA's intermediate \
             and leaf name the sandbox's OCSP responder, http://HOST:PORT/ocsp (with --port 0, the \
             port it got); `kakin sandbox ca revoke` revokes them.
@@ -79,6 +80,15 @@ struct SandboxRunCommand: AsyncParsableCommand {
         do { service = try makeService() } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(1)
+        }
+        if let data {
+            do {
+                try await service.retention.keepUploads(
+                    in: URL(fileURLWithPath: data).appendingPathComponent(ServeEnvironment.Files.retentionUploads))
+            } catch {
+                FileHandle.standardError.write(Data("error: the retention uploads cannot be read: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
         }
         let host = self.host
         let engine = service.engine

@@ -65,6 +65,8 @@ struct ServeEnvironment {
         static let serverKey = "server-key.pem"
         static let ledger = "kakin.sqlite"
         static let sandbox = "sandbox"
+        /// The sandbox's Retention Messaging uploads, inside ``sandbox``.
+        static let retentionUploads = "retention.json"
     }
 
     let options: Options
@@ -134,6 +136,8 @@ struct ServeEnvironment {
             configuration: .init(
                 performanceTest: options.retentionPerformanceTest,
                 realtimeURL: URL(string: "http://\(options.host):\(options.port)/v1/retention/apple")))
+        // Uploads are kept beside the sandbox's state, so a restart keeps them.
+        try await retention.keepUploads(in: sandboxData.appendingPathComponent(Files.retentionUploads))
         let sandbox = SandboxService(
             engine: engine, catalog: catalog,
             configuration: .init(

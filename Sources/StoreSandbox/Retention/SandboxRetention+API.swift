@@ -22,6 +22,7 @@ extension SandboxRetention {
         app.images[identifier] = StoredImage(
             png: png, size: size, state: configuration.reviewState, sequence: nextSequence())
         apps[bundleID] = app
+        try saveUploads()
     }
 
     func deleteImage(_ identifier: String, bundleID: String) throws(AppleAPIFailure) {
@@ -34,6 +35,7 @@ extension SandboxRetention {
         }
         guard !inUse else { throw AppleAPIFailure(.imageInUse, "A message uses this image.") }
         apps[bundleID]?.images[identifier] = nil
+        try saveUploads()
     }
 
     func uploadMessage(
@@ -69,6 +71,7 @@ extension SandboxRetention {
         }
         app.messages[identifier] = StoredMessage(body: body, state: configuration.reviewState, sequence: nextSequence())
         apps[bundleID] = app
+        try saveUploads()
     }
 
     func deleteMessage(_ identifier: String, bundleID: String) throws(AppleAPIFailure) {
@@ -78,6 +81,7 @@ extension SandboxRetention {
         let defaults = apps[bundleID]?.defaults.filter { $0.value != identifier } ?? [:]
         apps[bundleID]?.messages[identifier] = nil
         apps[bundleID]?.defaults = defaults
+        try saveUploads()
     }
 
     func configureDefaultMessage(
@@ -96,6 +100,7 @@ extension SandboxRetention {
             throw AppleAPIFailure(.imageNotApproved, "The message's image is not approved.")
         }
         apps[bundleID, default: AppState()].defaults[DefaultKey(productID: productID, locale: locale)] = identifier
+        try saveUploads()
     }
 
     func defaultMessage(
@@ -111,6 +116,7 @@ extension SandboxRetention {
     func deleteDefaultMessage(productID: String, locale: String, bundleID: String) throws(AppleAPIFailure) {
         _ = try defaultMessage(productID: productID, locale: locale, bundleID: bundleID)
         apps[bundleID]?.defaults[DefaultKey(productID: productID, locale: locale)] = nil
+        try saveUploads()
     }
 
     /// Accepts `http` as well as `https`, so that a server on the tester's machine can be named.
@@ -119,6 +125,7 @@ extension SandboxRetention {
             ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false
         else { throw AppleAPIFailure(.invalidRealtimeURL, "Invalid realtime URL.") }
         apps[bundleID, default: AppState()].realtimeURL = url
+        try saveUploads()
     }
 
     func configuredRealtimeURL(bundleID: String) throws(AppleAPIFailure) -> URL {
@@ -131,6 +138,7 @@ extension SandboxRetention {
     func deleteRealtimeURL(bundleID: String) throws(AppleAPIFailure) {
         _ = try configuredRealtimeURL(bundleID: bundleID)
         apps[bundleID]?.realtimeURL = nil
+        try saveUploads()
     }
 
     /// A locale as Apple writes them: a language, then region or script parts (`en-US`, `zh-Hant-TW`).

@@ -7,7 +7,9 @@ public import Foundation
 ///
 /// Like Apple's sandbox environment, uploads are approved at once (``Configuration/reviewState``
 /// changes that, and ``setReviewState(message:_:)`` moves one later). What is uploaded is kept in
-/// memory: a restarted sandbox starts with none.
+/// memory, and on disk after ``keepUploads(in:)`` (`kakin serve` and `kakin sandbox run --data`
+/// keep it in their data directories); the requests sent and the performance tests run are
+/// kept in memory only.
 public actor SandboxRetention {
     /// Settings.
     public struct Configuration: Sendable {
@@ -77,6 +79,9 @@ public actor SandboxRetention {
     var apps: [String: AppState] = [:]
     var sequence = 0
     var runningTests: [String: Task<Void, Never>] = [:]
+    /// Where the uploads are written at each change (``keepUploads(in:)``); `nil` keeps them in
+    /// memory only.
+    var uploadsFile: URL?
 
     /// Creates the sandbox's retention side for `engine`'s app, sending requests over `transport`
     /// and timing them with `timing`.
@@ -140,6 +145,7 @@ public actor SandboxRetention {
     public func setReviewState(message identifier: String, _ state: RetentionReviewState) -> Bool {
         guard apps[bundleID]?.messages[identifier.lowercased()] != nil else { return false }
         apps[bundleID]?.messages[identifier.lowercased()]?.state = state
+        try? saveUploads()
         return true
     }
 
@@ -148,6 +154,7 @@ public actor SandboxRetention {
     public func setReviewState(image identifier: String, _ state: RetentionReviewState) -> Bool {
         guard apps[bundleID]?.images[identifier.lowercased()] != nil else { return false }
         apps[bundleID]?.images[identifier.lowercased()]?.state = state
+        try? saveUploads()
         return true
     }
 }

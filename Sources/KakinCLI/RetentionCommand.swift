@@ -67,7 +67,7 @@ struct RetentionConnectionOptions: ParsableArguments {
         let app = try app()
         let named = environment.flatMap(RetentionOperations.environment(named:))
         return try RetentionOperations(
-            app: app, environment: named ?? RetentionOperations.defaultEnvironment(of: app),
+            app: app, environment: named ?? app.defaultEnvironment,
             exchange: URLSessionExchange())
     }
 

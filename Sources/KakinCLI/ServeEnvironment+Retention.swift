@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KakinServer
 
@@ -13,17 +12,13 @@ extension ServeEnvironment {
         let directory = URL(fileURLWithPath: data)
         let keysURL = directory.appendingPathComponent(Files.keys)
         let keyURL = directory.appendingPathComponent(Files.apiKey)
-        guard let keysData = FileManager.default.contents(atPath: keysURL.path),
-            let keys = try? JSONDecoder().decode(Keys.self, from: keysData)
-        else {
+        guard let keys = existingKeys(keysURL) else {
             throw ServerError(
                 .invalidConfiguration,
                 "\(keysURL.path) cannot be read: give the data directory of kakin serve (--data) or a server configuration (--config)"
             )
         }
-        guard let text = try? String(contentsOf: keyURL, encoding: .utf8),
-            let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: text)
-        else { throw ServerError(.invalidConfiguration, "\(keyURL.path) is not the P-256 key kakin serve made") }
+        guard let privateKey = existingKey(keyURL) else { throw ServerError(.invalidConfiguration, "\(keyURL.path) is not the P-256 key kakin serve made") }
         guard let base = URL(string: "http://\(host):\(sandboxPort)"), base.host != nil else {
             throw ServerError(.invalidRequest, "--host \(host) and --sandbox-port \(sandboxPort) make no URL")
         }

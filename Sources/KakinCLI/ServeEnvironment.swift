@@ -199,7 +199,7 @@ struct ServeEnvironment {
 
     static func loadOrMakeKeys(in data: URL) throws -> Keys {
         let url = data.appendingPathComponent(Files.keys)
-        if let existing = try? JSONDecoder().decode(Keys.self, from: Data(contentsOf: url)) { return existing }
+        if let existing = existingKeys(url) { return existing }
         func random(_ prefix: String) -> String {
             prefix
                 + SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }.map { String(format: "%02x", $0) }.joined()
@@ -214,13 +214,19 @@ struct ServeEnvironment {
     }
 
     static func loadOrMakeKey(_ url: URL) throws -> P256.Signing.PrivateKey {
-        if let text = try? String(contentsOf: url, encoding: .utf8),
-            let key = try? P256.Signing.PrivateKey(pemRepresentation: text)
-        {
-            return key
-        }
+        if let key = existingKey(url) { return key }
         let key = P256.Signing.PrivateKey()
         try SecretFile.write(Data((key.pemRepresentation + "\n").utf8), to: url)
         return key
+    }
+
+    /// The keys a start wrote to `url` (`keys.json`), if it holds them.
+    static func existingKeys(_ url: URL) -> Keys? {
+        try? JSONDecoder().decode(Keys.self, from: Data(contentsOf: url))
+    }
+
+    /// The P-256 key a start wrote to `url` (PEM), if it holds one.
+    static func existingKey(_ url: URL) -> P256.Signing.PrivateKey? {
+        (try? String(contentsOf: url, encoding: .utf8)).flatMap { try? P256.Signing.PrivateKey(pemRepresentation: $0) }
     }
 }

@@ -53,8 +53,7 @@ extension DashboardRoutes {
     /// The metrics panel of one app for `choice`.
     func metricsPanel(bundleID: String, choice: MetricsChoice) async throws -> OverviewView.Metrics {
         let app = service.apps[bundleID]
-        let environment =
-            choice.environment ?? (app?.environments.contains(.production) == true ? .production : .sandbox)
+        let environment = choice.environment ?? app?.defaultEnvironment ?? .sandbox
         let query = MetricQuery(
             bundleID: bundleID, environment: environment, from: choice.from, through: choice.through,
             granularity: choice.granularity, breakdown: choice.breakdown)

@@ -21,8 +21,7 @@ extension DashboardRoutes {
         }
         var apps: [RetentionView.App] = []
         for bundleID in self.apps(of: session) {
-            let environment =
-                chosen ?? (service.apps[bundleID]?.environments.contains(.production) == true ? .production : .sandbox)
+            let environment = chosen ?? service.apps[bundleID]?.defaultEnvironment ?? .sandbox
             let saves = try await service.retentionSaves(
                 bundleID: bundleID, environment: environment, days: (today - days + 1)...today)
             let decisions =

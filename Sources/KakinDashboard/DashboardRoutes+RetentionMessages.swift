@@ -21,8 +21,7 @@ extension DashboardRoutes {
     func retentionOperations(
         _ app: AppConfiguration, environment name: String?
     ) throws(ServerError) -> RetentionOperations {
-        let environment =
-            name.flatMap(RetentionOperations.environment(named:)) ?? RetentionOperations.defaultEnvironment(of: app)
+        let environment = name.flatMap(RetentionOperations.environment(named:)) ?? app.defaultEnvironment
         return try RetentionOperations(
             app: app, environment: environment, exchange: service.exchange, now: service.realNow)
     }

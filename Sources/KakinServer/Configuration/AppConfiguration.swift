@@ -46,6 +46,11 @@ public struct AppConfiguration: Sendable {
     public var appAppleID: Int64?
     /// The environments accepted from this app.
     public var environments: Set<AppStoreEnvironment>
+    /// The environment a read of the app's figures takes when none is named: Production when
+    /// the app takes it, otherwise Sandbox.
+    public var defaultEnvironment: AppStoreEnvironment {
+        environments.contains(.production) ? .production : .sandbox
+    }
     /// Roots trusted besides Apple Root CA - G3 (for example the sandbox App Store's root).
     public var sandboxRoots: [Certificate]
     /// The publishable key the app sends on customer endpoints.

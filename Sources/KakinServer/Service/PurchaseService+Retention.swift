@@ -121,11 +121,12 @@ extension PurchaseService {
 
     /// The subscriber a request is about, from the ledger, with the end of the subscription's
     /// current period (its latest transaction's expiry): `nil` when it holds no such subscription
-    /// of the app.
+    /// of the app. The product is the request's, or, when it names none (a preview), the one the
+    /// subscription's latest transaction is for.
     func retentionSubscriber(
         _ request: DecodedRealtimeRequestBody, app: AppConfiguration
     ) async throws -> (subscriber: RetentionSubscriber, periodExpiresAt: Date?)? {
-        guard let originalID = request.originalTransactionID, let productID = request.productID,
+        guard let originalID = request.originalTransactionID,
             let original = try await purchases.transaction(id: originalID), original.bundleID == app.bundleID
         else { return nil }
         let purchasesInApp =
@@ -153,7 +154,7 @@ extension PurchaseService {
             lifetimeValue[currency, default: 0] += price
         }
         let subscriber = RetentionSubscriber(
-            productID: productID, locale: request.userLocale ?? "", state: state,
+            productID: request.productID ?? latest.productID, locale: request.userLocale ?? "", state: state,
             tenureDays: max(0, Int(now().timeIntervalSince(first) / 86_400)),
             refunds: purchasesInApp.filter { $0.revocationDate != nil }.count, lifetimeValue: lifetimeValue)
         return (subscriber, latest.expiresDate)

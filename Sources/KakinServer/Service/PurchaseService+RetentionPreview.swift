@@ -36,19 +36,7 @@ extension PurchaseService {
             throw ServerError(.unknownApp, "this server serves no app \(bundleID)")
         }
         var preview = RetentionPreview(bundleID: bundleID, originalTransactionID: originalTransactionID, locale: locale)
-        guard let original = try await purchases.transaction(id: originalTransactionID), original.bundleID == bundleID
-        else { return preview }
-        let inApp =
-            if let owner = original.appUserID {
-                try await customers.customer(bundleID: bundleID, appUserID: owner).transactions
-            } else {
-                [original]
-            }
-        let latest =
-            inApp.filter { $0.originalTransactionID == originalTransactionID }
-            .max { $0.purchaseDate < $1.purchaseDate } ?? original
-        let request = DecodedRealtimeRequestBody(
-            originalTransactionID: originalTransactionID, productID: latest.productID, userLocale: locale)
+        let request = DecodedRealtimeRequestBody(originalTransactionID: originalTransactionID, userLocale: locale)
         preview.subscriber = try await retentionSubscriber(request, app: app)?.subscriber
         preview.rule = preview.subscriber.flatMap { (app.retention ?? RetentionPolicy()).rule(for: $0) }
         return preview

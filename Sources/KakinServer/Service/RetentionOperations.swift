@@ -38,12 +38,6 @@ public struct RetentionOperations: Sendable {
         client = RetentionMessagingAPIClient(access: access, exchange: exchange, bundleID: app.bundleID, now: now)
     }
 
-    /// The environment an operator means when they name none: Production when the app accepts it
-    /// (its real customers see those messages), else Sandbox.
-    public static func defaultEnvironment(of app: AppConfiguration) -> AppStoreEnvironment {
-        app.environments.contains(.production) ? .production : .sandbox
-    }
-
     /// `sandbox` or `production` (any case) as an environment; `nil` for anything else.
     public static func environment(named name: String) -> AppStoreEnvironment? {
         switch name.lowercased() {

@@ -66,7 +66,7 @@ struct MetricsController: RouteController {
             }
             environment = chosen
         } else {
-            environment = app.environments.contains(.production) ? .production : .sandbox
+            environment = app.defaultEnvironment
         }
         let today = DailyFigures.day(of: now)
         let through = try parameters.get("to").map { text throws(ServerError) in try day(text, name: "to") } ?? today

@@ -1,4 +1,4 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
 
 /// What an app uploaded through the Retention Messaging API, as the sandbox keeps it on disk: the

@@ -313,6 +313,7 @@ struct ServerParts {
             customerTokens: app.customerTokens.map { CustomerTokenPolicy(secret: $0.secret, required: $0.required) },
             sandboxPurchases: app.sandboxPurchases, consentScopedData: app.consentScopedData)
         configuration.retention = app.retention
+        configuration.stripe = app.stripe
         return configuration
     }
 

@@ -138,6 +138,10 @@ public struct ServerConfiguration: Sendable {
         /// `retention`: how the App Store's `Get Retention Message` requests are answered (see
         /// ``RetentionPolicy``); `nil` answers with no choice.
         public var retention: RetentionPolicy?
+        /// `stripe`: the app's Stripe account for web purchases (see ``StripeAccount``):
+        /// `{"secretKey": "env:…", "webhookSecrets": ["env:…"], "products": [{"productId": …, "price": "price_…"}]}`,
+        /// and `apiBase` for an emulator; `nil` when the app sells only in the App Store.
+        public var stripe: StripeAccount?
 
         /// Creates an app with the defaults: both environments, keys shared with the server, Apple's hosts.
         public init(bundleID: String, appAppleID: Int64? = nil) {
@@ -534,8 +538,25 @@ extension ServerConfiguration {
             app.consumption = policy
         }
         if let retention = try reader.object("retention") { app.retention = try readRetentionPolicy(retention) }
+        if let stripe = try reader.object("stripe") { app.stripe = try readStripeAccount(stripe) }
         try reader.finish()
         return app
+    }
+
+    /// `apps[].stripe`: the account's keys, webhook secrets and web products, checked as
+    /// ``StripeAccount/check()`` says.
+    private static func readStripeAccount(_ stripe: ConfigurationReader) throws(ServerError) -> StripeAccount {
+        var account = StripeAccount(
+            secretKey: try stripe.requiredString("secretKey"), webhookSecrets: try stripe.strings("webhookSecrets"))
+        if let base = try stripe.url("apiBase") { account.apiBase = base }
+        for product in try stripe.objects("products") {
+            account.products.append(
+                .init(productID: try product.requiredString("productId"), price: try product.requiredString("price")))
+            try product.finish()
+        }
+        try stripe.finish()
+        if let problem = account.check() { throw ServerError(.invalidConfiguration, "\(stripe.keyPath(problem))") }
+        return account
     }
 
     /// The `retention` object of a JSON document (`kakin serve`'s configuration file), read as

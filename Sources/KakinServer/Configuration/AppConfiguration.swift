@@ -105,6 +105,8 @@ public struct AppConfiguration: Sendable {
     /// How the App Store's `Get Retention Message` requests are answered; `nil`: with no choice,
     /// so the App Store shows the default message of the product and locale.
     public var retention: RetentionPolicy?
+    /// The app's Stripe account, for web purchases; `nil` when the app sells only in the App Store.
+    public var stripe: StripeAccount?
 
     /// Creates an app's configuration; what is not given takes its default: both environments, Apple's
     /// hosts, the service's grants and product types, no catalog, no App Store Server API key,

@@ -160,6 +160,64 @@ import Testing
             } == "apps[0].consentScopedData: expected aliases or appTransactions; found purchases")
     }
 
+    @Test("an app's Stripe account: its key and webhook secrets from the environment, its web products, checked")
+    func stripeAccount() throws {
+        func app(_ stripe: [String: Any]) -> [String: Any] {
+            ["bundleId": "com.example.app", "environments": ["Sandbox"], "stripe": stripe]
+        }
+        var object = Self.minimal
+        object["apps"] = [
+            app([
+                "secretKey": "env:STRIPE_KEY", "webhookSecrets": ["whsec_old0123456789", "env:STRIPE_WHSEC"],
+                "products": [
+                    ["productId": "com.example.premium.monthly", "price": "price_usd"],
+                    ["productId": "com.example.premium.monthly", "price": "price_eur"],
+                ],
+            ])
+        ]
+        let read = try ServerConfiguration.parse(
+            try JSONSerialization.data(withJSONObject: object),
+            environment: ["STRIPE_KEY": "sk_test_0123456789", "STRIPE_WHSEC": "whsec_new0123456789"])
+        let account = try #require(read.apps[0].stripe)
+        #expect(account.secretKey == "sk_test_0123456789")
+        #expect(account.webhookSecrets == ["whsec_old0123456789", "whsec_new0123456789"])
+        #expect(account.apiBase == URL(string: "https://api.stripe.com"))
+        #expect(account.environment == .sandbox)
+        #expect(account.accepts(livemode: false) && !account.accepts(livemode: true))
+        #expect(account.products(for: "com.example.premium.monthly").map(\.price) == ["price_usd", "price_eur"])
+        #expect(account.product(price: "price_eur")?.productID == "com.example.premium.monthly")
+        #expect(account.product(price: "price_gbp") == nil)
+        #expect(StripeAccount(secretKey: "rk_live_0123456789", webhookSecrets: ["whsec_0123456789"]).environment == .production)
+        #expect(try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: Self.minimal)).apps[0].stripe == nil)
+
+        let mistakes: [([String: Any], String)] = [
+            (["webhookSecrets": ["whsec_0123456789"]], "apps[0].stripe.secretKey: is required"),
+            (["secretKey": "pk_test_0123456789", "webhookSecrets": ["whsec_0123456789"]], "apps[0].stripe.secretKey: expected a secret"),
+            (["secretKey": "sk_test_0123456789", "webhookSecrets": []], "apps[0].stripe.webhookSecrets: at least one"),
+            (["secretKey": "sk_test_0123456789", "webhookSecrets": ["sk_test_0123456789"]], "apps[0].stripe.webhookSecrets: sk_tes… is not"),
+            (
+                ["secretKey": "sk_test_0123456789", "webhookSecrets": ["whsec_0123456789"], "apiBase": "http://stripe.example.com"],
+                "apps[0].stripe.apiBase: Stripe's API is reached over HTTPS"
+            ),
+            (
+                [
+                    "secretKey": "sk_test_0123456789", "webhookSecrets": ["whsec_0123456789"],
+                    "products": [["productId": "a", "price": "price_1"], ["productId": "b", "price": "price_1"]],
+                ],
+                "apps[0].stripe.products: the price price_1 is named twice"
+            ),
+            (
+                ["secretKey": "sk_test_0123456789", "webhookSecrets": ["whsec_0123456789"], "products": [["productId": "a"]]],
+                "apps[0].stripe.products[0].price: is required"
+            ),
+            (["secretKey": "sk_test_0123456789", "webhookSecrets": ["whsec_0123456789"], "key": "x"], "apps[0].stripe.key: unknown key"),
+        ]
+        for (stripe, message) in mistakes {
+            let failure = Self.failure { $0["apps"] = [app(stripe)] }
+            #expect(failure?.hasPrefix(message) == true, "\(failure ?? "accepted")")
+        }
+    }
+
     @Test("the metrics' rates table, job interval and an app's commission program are read and checked")
     func metricsSettings() throws {
         var object = Self.minimal

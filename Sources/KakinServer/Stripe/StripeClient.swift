@@ -32,6 +32,14 @@ struct StripeClient: Sendable {
     /// Stripe's API host.
     static let defaultBaseURL = URL(string: "https://api.stripe.com")!
 
+    /// How Stripe's JSON is read: times are Unix seconds. A `JSONDecoder` is safe to share once
+    /// configured.
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
     /// Where requests go: Stripe's host, or an emulator's in tests.
     let baseURL: URL
     /// The secret key (`sk_live_…`, `sk_test_…` or a restricted `rk_…` key).
@@ -90,9 +98,7 @@ struct StripeClient: Sendable {
         }
         let answer = try await exchange(method, url: url, headers: headers, body: body)
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            return try decoder.decode(Response.self, from: answer.body)
+            return try Self.decoder.decode(Response.self, from: answer.body)
         } catch {
             throw StripeError.unreadable(
                 "\(Response.self)", status: answer.status, cause: error, requestID: answer.headers["request-id"])

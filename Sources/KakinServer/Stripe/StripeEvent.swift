@@ -30,15 +30,16 @@ struct StripeEvent: Decodable, Sendable, Equatable {
     /// The object's ID, from its `id` field.
     var objectID: String? { object["id"]?.stringValue }
 
-    /// The object read as `T`, with the decoder Stripe's answers are read with.
+    /// The object read as `T`, with the decoder Stripe's answers are read with
+    /// (``StripeClient/decoder``).
     func object<T: Decodable>(as type: T.Type) throws -> T {
-        try JSONDecoder().decode(T.self, from: JSONEncoder().encode(object))
+        try StripeClient.decoder.decode(T.self, from: JSONEncoder().encode(object))
     }
 
     /// An event from Stripe's JSON: a webhook's body or an element of a list of events.
     init(json: Data) throws(StripeEventError) {
         do {
-            self = try JSONDecoder().decode(StripeEvent.self, from: json)
+            self = try StripeClient.decoder.decode(StripeEvent.self, from: json)
         } catch {
             throw StripeEventError(reason: Self.describe(error))
         }

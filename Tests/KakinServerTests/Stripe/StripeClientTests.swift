@@ -212,7 +212,7 @@ struct StripeClientTests {
         let second = try await client.createCustomer(email: "events-2@example.com")
         let since = first.created.addingTimeInterval(-1)
 
-        var seen: [StripeEventSummary] = []
+        var seen: [StripeEvent] = []
         var pages = 0
         var query = StripeEventQuery(type: "customer.created", createdAfter: since, limit: 1)
         while pages < 500 {

@@ -40,10 +40,10 @@ struct StripeWebhookDeliveryTests {
             let endpoint = "http://127.0.0.1:\(try #require(client.port))/stripe"
             // Two endpoints on the emulator post to this one: one signs with its secret, one with another.
             let tag = UUID().uuidString
-            try await Self.post(emulator, "/_config/webhooks/right-\(tag)", ["url": endpoint, "secret": secret, "events[]": "customer.created"])
-            try await Self.post(emulator, "/_config/webhooks/wrong-\(tag)", ["url": endpoint, "secret": "whsec_other", "events[]": "customer.created"])
-            let customer = try await Self.post(emulator, "/v1/customers", ["email": "\(tag)@example.com"])
-            let customerID = try #require(customer["id"] as? String)
+            try await Self.configureWebhook(emulator, id: "right-\(tag)", url: endpoint, secret: secret)
+            try await Self.configureWebhook(emulator, id: "wrong-\(tag)", url: endpoint, secret: "whsec_other")
+            let client = StripeClient(secretKey: StripeEmulator.secretKey, baseURL: emulator)
+            let customerID = try await client.createCustomer(email: "\(tag)@example.com").id
 
             // Every endpoint the emulator knows gets every event; this test's are those of its customer.
             var accepted: [StripeEvent] = []
@@ -65,21 +65,18 @@ struct StripeWebhookDeliveryTests {
         }
     }
 
-    /// Posts `form` to the emulator with a test key and returns its JSON object (empty when none).
-    @discardableResult
-    static func post(_ emulator: URL, _ path: String, _ form: [String: String]) async throws -> [String: Any] {
-        var request = URLRequest(url: emulator.appendingPathComponent(path))
+    /// Has the emulator post its `customer.created` events to `url`, signed with `secret`
+    /// (localstripe's own configuration route, not Stripe's API).
+    static func configureWebhook(_ emulator: URL, id: String, url: String, secret: String) async throws {
+        var form = StripeForm()
+        form.append(url, at: "url")
+        form.append(secret, at: "secret")
+        form.append(list: ["customer.created"], at: "events")
+        var request = URLRequest(url: emulator.appendingPathComponent("_config/webhooks/\(id)"))
         request.httpMethod = "POST"
-        request.setValue("Bearer sk_test_kakin", forHTTPHeaderField: "Authorization")
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        request.httpBody = Data(
-            form.map { key, value in
-                "\(key.addingPercentEncoding(withAllowedCharacters: allowed)!)=\(value.addingPercentEncoding(withAllowedCharacters: allowed)!)"
-            }.joined(separator: "&").utf8)
+        request.httpBody = Data(form.body.utf8)
         let (data, response) = try await URLSession.shared.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(path): \(String(decoding: data, as: UTF8.self))")
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
     }
 }

@@ -78,6 +78,13 @@ extension KakinRoute {
     /// `POST /v1/notifications/apple`: App Store Server Notifications V2, posted by Apple.
     public static let appleNotification = KakinRoute(
         "POST", [.literal("v1"), .literal("notifications"), .literal("apple")])
+    /// `POST /v1/notifications/stripe/{bundleId}`: the events of an app's Stripe account, posted by
+    /// Stripe.
+    public static func stripeNotification(_ bundleID: String = "") -> KakinRoute {
+        KakinRoute(
+            "POST",
+            [.literal("v1"), .literal("notifications"), .literal("stripe"), .parameter(name: "bundle", value: bundleID)])
+    }
     /// `POST /v1/retention/apple`: the App Store's `Get Retention Message` requests, posted by Apple.
     public static let appleRetention = KakinRoute("POST", [.literal("v1"), .literal("retention"), .literal("apple")])
     /// `GET /v1/customers/{user}`: the signed ``CustomerAnswer``.

@@ -26,7 +26,7 @@ struct RequestReader: Sendable {
     }
 
     /// The whole body, no larger than ``maxBodySize`` (413 beyond it).
-    private func body(of request: Request) async throws(ServerError) -> ByteBuffer {
+    func body(of request: Request) async throws(ServerError) -> ByteBuffer {
         do { return try await request.body.collect(upTo: maxBodySize) } catch {
             throw ServerError(.payloadTooLarge, "the body is larger than \(maxBodySize) bytes")
         }

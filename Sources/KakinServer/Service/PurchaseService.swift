@@ -32,6 +32,9 @@ public struct PurchaseService: Sendable {
     /// The answers given to the App Store's retention message requests, and whether their
     /// subscribers stayed; `nil` records none.
     public let retention: (any RetentionLedger)?
+    /// The inbox of the apps' Stripe events; `nil` takes none (an app's Stripe webhooks are then
+    /// refused as not configured).
+    public let stripeEvents: (any StripeEventLedger)?
     /// The apps served, by bundle ID.
     public let apps: [String: AppConfiguration]
     /// Grants for apps that have none of their own.
@@ -67,7 +70,7 @@ public struct PurchaseService: Sendable {
     }
 
     /// Creates the service over one ledger that plays every role (see
-    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:realNow:retention:)``).
+    /// ``init(purchases:customers:balances:appleCalls:figures:outbox:upkeep:sessions:apps:grants:productTypes:clawbackPolicy:verifyReceiptClient:exchange:ocspTransport:now:metrics:logger:realNow:retention:stripeEvents:)``).
     public init(
         store: any LedgerStore, apps: [AppConfiguration], grants: GrantsCatalog = GrantsCatalog(),
         productTypes: [String: ProductType] = [:],
@@ -83,13 +86,13 @@ public struct PurchaseService: Sendable {
             upkeep: store, sessions: store, apps: apps, grants: grants, productTypes: productTypes,
             clawbackPolicy: clawbackPolicy, verifyReceiptClient: verifyReceiptClient, exchange: exchange,
             ocspTransport: ocspTransport, now: now, metrics: metrics, logger: logger, realNow: realNow,
-            retention: store)
+            retention: store, stripeEvents: store)
     }
 
     /// Creates the service over the roles of the ledger it uses, and builds the verifier of each
     /// app and accepted environment, with its revocation check (through `ocspTransport`). When two
     /// apps share a bundle ID, the first is kept. Without `retention`, the answers to retention
-    /// message requests are not recorded.
+    /// message requests are not recorded; without `stripeEvents`, no Stripe webhook is taken.
     public init(
         purchases: any PurchaseLedger, customers: any CustomerLedger, balances: any BalanceLedger,
         appleCalls: any AppleCallLedger, figures: any MetricsLedger, outbox: any OutboxLedger,
@@ -97,10 +100,12 @@ public struct PurchaseService: Sendable {
         grants: GrantsCatalog, productTypes: [String: ProductType], clawbackPolicy: ClawbackPolicy,
         verifyReceiptClient: any VerifyReceiptClient, exchange: any HTTPExchange, ocspTransport: any OCSPTransport,
         now: @escaping @Sendable () -> Date, metrics: ServerMetrics?, logger: Logger,
-        realNow: (@Sendable () -> Date)? = nil, retention: (any RetentionLedger)? = nil
+        realNow: (@Sendable () -> Date)? = nil, retention: (any RetentionLedger)? = nil,
+        stripeEvents: (any StripeEventLedger)? = nil
     ) {
         self.purchases = purchases
         self.retention = retention
+        self.stripeEvents = stripeEvents
         self.customers = customers
         self.balances = balances
         self.appleCalls = appleCalls

@@ -6,7 +6,7 @@ import KakinHTTP
 import KakinWire
 
 /// The routes that bring purchases in: the SDK's signed transactions and legacy receipts
-/// (publishable key), and Apple's notifications (signed, no key).
+/// (publishable key), Apple's notifications and Stripe's events (signed, no key).
 struct PurchaseController: RouteController {
     let service: PurchaseService
     let reader: RequestReader
@@ -55,6 +55,15 @@ struct PurchaseController: RouteController {
             case .duplicate:
                 return JSONBody.response(NotificationAnswer(status: "duplicate"))
             }
+        }
+        // Stripe posts an app's events here without a key: the signature over the body as received
+        // is the authentication.
+        routes.on(.stripeNotification()) { request, context in
+            let bundleID = try RequestReader.pathParameter(context, "bundle")
+            let body = Data(buffer: try await reader.body(of: request))
+            let signature = request.headers[HTTPField.Name("Stripe-Signature")!]
+            return JSONBody.response(
+                try await service.receiveStripeEvent(bundleID: bundleID, signature: signature, body: body))
         }
         // Apple asks here which retention message to show, without a key: the signature is the
         // authentication.

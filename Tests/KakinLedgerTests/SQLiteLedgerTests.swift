@@ -240,4 +240,24 @@ struct SQLiteLedgerTests {
             }
         }
     }
+
+    @Test("an app's Stripe events to apply walk their partial index in order, and its newest is one probe")
+    func stripeEventsWalkTheirIndexes() async throws {
+        try await withFile { path in
+            let store = try SQLiteLedger(path: path)
+            try await withMigratedStore(store) { _ in
+                func plan(_ statement: LedgerSQL) async throws -> String {
+                    let explained: LedgerSQL = "EXPLAIN QUERY PLAN \(statement)"
+                    return try await store.writer.read { db in
+                        try db.rows(explained).map { row -> String in row["detail"] }.joined(separator: "; ")
+                    }
+                }
+                let toApply = try await plan(StripeEventStatements.toApply(bundleID: Fixture.bundleID, limit: 50))
+                #expect(toApply.contains("INDEX stripe_events_to_apply"), "\(toApply)")
+                #expect(!toApply.contains("TEMP B-TREE"), "\(toApply)")
+                let newest = try await plan(StripeEventStatements.newest(bundleID: Fixture.bundleID))
+                #expect(newest.contains("INDEX stripe_events_by_created"), "\(newest)")
+            }
+        }
+    }
 }

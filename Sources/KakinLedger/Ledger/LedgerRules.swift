@@ -47,6 +47,69 @@ package enum LedgerRules {
         "spend:\(bundleID):\(idempotencyKey)"
     }
 
+    /// The longest ID (an app's bundle ID, a Stripe event's or its object's) and Stripe event type
+    /// the ledger takes, in characters: Stripe's IDs are at most 255.
+    package static let stripeTextLimit = 255
+
+    /// The longest reason a Stripe event failed to apply that the ledger keeps, in characters.
+    package static let stripeFailureLimit = 2_000
+
+    /// Checks an app and a Stripe event ID: each 1 to ``stripeTextLimit`` characters.
+    package static func validateStripeEvent(bundleID: String, eventID: String) throws {
+        try validateStripeText(bundleID, "a bundle ID")
+        try validateStripeText(eventID, "a Stripe event ID")
+    }
+
+    /// Checks a Stripe event before it is recorded: its app, ID and type of 1 to
+    /// ``stripeTextLimit`` characters, an object ID, when given, as well; a payload; attempts not
+    /// below zero; a failure of at most ``stripeFailureLimit`` characters, only on an event still
+    /// to apply with a failed attempt counted.
+    package static func validateStripeEvent(_ event: StripeEventRecord) throws {
+        try validateStripeEvent(bundleID: event.bundleID, eventID: event.eventID)
+        try validateStripeText(event.type, "a Stripe event type")
+        if let objectID = event.objectID { try validateStripeText(objectID, "a Stripe object ID") }
+        guard !event.payload.isEmpty else {
+            throw LedgerStoreError(.invalidArgument, "Stripe event \(event.eventID) has no payload")
+        }
+        guard event.attempts >= 0 else {
+            throw LedgerStoreError(.invalidArgument, "a Stripe event's attempts must not be negative")
+        }
+        if let failure = event.failure {
+            try validateStripeFailure(failure)
+            guard event.appliedAt == nil, event.attempts > 0 else {
+                throw LedgerStoreError(
+                    .invalidArgument, "a Stripe event's failure needs a failed attempt and no application")
+            }
+        }
+    }
+
+    /// Checks why a Stripe event failed to apply: at most ``stripeFailureLimit`` characters.
+    package static func validateStripeFailure(_ failure: String) throws {
+        guard failure.count <= stripeFailureLimit else {
+            throw LedgerStoreError(
+                .invalidArgument, "a Stripe event's failure must be at most \(stripeFailureLimit) characters")
+        }
+    }
+
+    /// Checks how many Stripe events a read returns: at least one.
+    package static func validateStripeLimit(_ limit: Int) throws {
+        guard limit >= 1 else { throw LedgerStoreError(.invalidArgument, "limit must be at least 1, not \(limit)") }
+    }
+
+    /// The error for a Stripe event the ledger does not hold for the app (cause `unknownStripeEvent`).
+    package static func unknownStripeEvent(bundleID: String, eventID: String) -> LedgerStoreError {
+        LedgerStoreError(
+            .invalidArgument, "no Stripe event \(eventID) is recorded for \(bundleID)", cause: "unknownStripeEvent")
+    }
+
+    /// Checks an ID or event type (`name` says which, for the message): 1 to ``stripeTextLimit``
+    /// characters.
+    package static func validateStripeText(_ text: String, _ name: String) throws {
+        guard !text.isEmpty, text.count <= stripeTextLimit else {
+            throw LedgerStoreError(.invalidArgument, "\(name) must be 1 to \(stripeTextLimit) characters")
+        }
+    }
+
     /// Checks a content package against its bytes: not empty, and the size and SHA-256 it states;
     /// the SHA-256 in lowercase hex.
     package static func validateContent(_ package: ContentPackage, bytes: Data) throws -> String {

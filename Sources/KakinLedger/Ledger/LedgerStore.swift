@@ -6,7 +6,7 @@
 /// so several server replicas can share one database.
 public protocol LedgerStore:
     PurchaseLedger, CustomerLedger, BalanceLedger, OutboxLedger, AppleCallLedger, MetricsLedger, SessionLedger,
-    RetentionLedger, LedgerOperations
+    RetentionLedger, StripeEventLedger, LedgerOperations
 {}
 
 extension Sequence<UInt8> {

@@ -715,5 +715,37 @@ enum LedgerSchema {
                 """,
             ]
         },
+        // Stripe's events, the inbox of an app's web purchases: one row per app and event ID (an
+        // event Stripe sends again is recorded once), kept as received and applied in order. The
+        // event ID compares byte by byte on both engines, so events made in the same second are
+        // applied in the same order everywhere. Whether an event is of live mode is 0 or 1. The
+        // events still to apply are read through a partial index, in the order they are applied;
+        // the newest event of an app (the reconciliation's checkpoint) through the index by time.
+        LedgerMigration(id: "0027_stripe_events") { dialect in
+            [
+                """
+                CREATE TABLE stripe_events (
+                    bundle_id TEXT NOT NULL,
+                    event_id TEXT COLLATE \(dialect.bytewiseCollation) NOT NULL,
+                    type TEXT NOT NULL,
+                    object_id TEXT,
+                    livemode INTEGER NOT NULL CHECK (livemode IN (0, 1)),
+                    created_at BIGINT NOT NULL,
+                    received_at BIGINT NOT NULL,
+                    payload TEXT NOT NULL,
+                    applied_at BIGINT,
+                    attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                    failure TEXT,
+                    PRIMARY KEY (bundle_id, event_id),
+                    CHECK (failure IS NULL OR (applied_at IS NULL AND attempts > 0))
+                )
+                """,
+                """
+                CREATE INDEX stripe_events_to_apply ON stripe_events (bundle_id, created_at, event_id)
+                WHERE applied_at IS NULL
+                """,
+                "CREATE INDEX stripe_events_by_created ON stripe_events (bundle_id, created_at)",
+            ]
+        },
     ]
 }

@@ -37,6 +37,11 @@ public enum RoleImplementation: Sendable, CustomTestStringConvertible {
         try await run({ InMemoryAppleCallLedger() }, { $0 }, body)
     }
 
+    /// Runs `body` with a fresh ledger playing ``StripeEventLedger``.
+    public func withStripeEvents(_ body: (any StripeEventLedger) async throws -> Void) async throws {
+        try await run({ InMemoryStripeEventLedger() }, { $0 }, body)
+    }
+
     /// Runs `body` with a fresh ledger playing ``LedgerOperations`` (migrated).
     public func withOperations(_ body: (any LedgerOperations) async throws -> Void) async throws {
         try await run({ InMemoryLedgerOperations() }, { $0 }, body)

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import KakinLedger
+import HTTPTypes
 import Hummingbird
 import KakinHTTP
 import KakinWire

@@ -1,5 +1,5 @@
-import Foundation
-public import KakinLedger
+public import Foundation
+import KakinLedger
 
 extension PurchaseService {
     /// What became of one of Stripe's webhooks.
@@ -27,12 +27,7 @@ extension PurchaseService {
     ///   or an event of the other mode; ``ServerError/Code/invalidRequest`` for a body that is not
     ///   one of Stripe's events.
     public func receiveStripeEvent(bundleID: String, signature: String?, body: Data) async throws -> StripeEventReceipt {
-        guard let app = apps[bundleID] else {
-            throw ServerError(.unknownApp, "this server does not serve \(bundleID)")
-        }
-        guard let account = app.stripe, let stripeEvents else {
-            throw ServerError(.notConfigured, "\(bundleID) has no Stripe account (apps[].stripe)")
-        }
+        let (account, stripeEvents) = try stripeInbox(of: bundleID)
         let receivedAt = realNow()
         do {
             try StripeSignature(secrets: account.webhookSecrets).verify(header: signature, body: body, now: receivedAt)
@@ -50,10 +45,7 @@ extension PurchaseService {
                 cause: "wrongEnvironment")
         }
         let recorded = try await stripeEvents.recordStripeEvent(
-            StripeEventRecord(
-                bundleID: bundleID, eventID: event.id, type: event.type, objectID: event.objectID,
-                livemode: event.livemode, createdAt: event.created, receivedAt: receivedAt,
-                payload: String(decoding: body, as: UTF8.self)))
+            StripeEventRecord(event, bundleID: bundleID, receivedAt: receivedAt, payload: body))
         logger.info(
             "stripe.event",
             metadata: [
@@ -61,6 +53,76 @@ extension PurchaseService {
                 "status": "\(recorded ? "recorded" : "duplicate")",
             ])
         return StripeEventReceipt(status: recorded ? "recorded" : "duplicate", eventId: event.id, type: event.type)
+    }
+
+    /// What one reconciliation of an app's Stripe events found.
+    public struct StripeEventsReconciled: Sendable, Equatable {
+        /// The events Stripe listed from the checkpoint on.
+        public var listed: Int
+        /// Those the inbox did not hold yet: webhooks that never arrived, or were refused.
+        public var recorded: Int
+    }
+
+    /// Records the app's Stripe events that no webhook brought: lists the account's events
+    /// (`GET /v1/events`) made from the second of the newest event the inbox holds on (every event
+    /// Stripe still keeps, thirty days, when it holds none), and records those it lacks, as a
+    /// webhook would have. Every page is read before anything is recorded, oldest first, so a run
+    /// that fails part way records nothing it would skip later (the checkpoint is the newest event
+    /// recorded). Events of the other mode than the account's are left out.
+    ///
+    /// - Throws: ``ServerError/Code/unknownApp``; ``ServerError/Code/notConfigured`` for an app
+    ///   without a Stripe account; ``ServerError/Code/appleUnavailable`` (retryable) when Stripe does
+    ///   not answer or refuses (its error in the message).
+    public func reconcileStripeEvents(bundleID: String) async throws -> StripeEventsReconciled {
+        let (account, stripeEvents) = try stripeInbox(of: bundleID)
+        let client = StripeClient(secretKey: account.secretKey, baseURL: account.apiBase, exchange: exchange)
+        let checkpoint = try await stripeEvents.newestStripeEvent(bundleID: bundleID)
+        var listed: [StripeEvent] = []
+        var query = StripeEventQuery(createdFrom: checkpoint, limit: 100)
+        do {
+            while true {
+                let page = try await client.listEvents(query)
+                listed += page.data
+                guard page.hasMore, let last = page.data.last else { break }
+                query.startingAfter = last.id
+            }
+        } catch {
+            throw ServerError(.appleUnavailable, "Stripe's events could not be listed: \(error)", cause: "stripeUnavailable")
+        }
+        var recorded = 0
+        let receivedAt = realNow()
+        for event in listed.sorted(by: { ($0.created, $0.id) < ($1.created, $1.id) })
+        where account.accepts(livemode: event.livemode) {
+            let isNew = try await stripeEvents.recordStripeEvent(
+                StripeEventRecord(event, bundleID: bundleID, receivedAt: receivedAt, payload: event.json))
+            if isNew { recorded += 1 }
+        }
+        logger.info(
+            "stripe.reconciled",
+            metadata: ["bundle_id": "\(bundleID)", "listed": "\(listed.count)", "recorded": "\(recorded)"])
+        return StripeEventsReconciled(listed: listed.count, recorded: recorded)
+    }
+
+    /// The app's Stripe account and the inbox its events are recorded in.
+    private func stripeInbox(of bundleID: String) throws -> (StripeAccount, any StripeEventLedger) {
+        guard let app = apps[bundleID] else {
+            throw ServerError(.unknownApp, "this server does not serve \(bundleID)")
+        }
+        guard let account = app.stripe, let stripeEvents else {
+            throw ServerError(.notConfigured, "\(bundleID) has no Stripe account (apps[].stripe)")
+        }
+        return (account, stripeEvents)
+    }
+}
+
+extension StripeEventRecord {
+    /// `event` as the inbox keeps it for `bundleID`, received at `receivedAt`, its JSON `payload`
+    /// kept whole; still to apply.
+    init(_ event: StripeEvent, bundleID: String, receivedAt: Date, payload: Data) {
+        self.init(
+            bundleID: bundleID, eventID: event.id, type: event.type, objectID: event.objectID,
+            livemode: event.livemode, createdAt: event.created, receivedAt: receivedAt,
+            payload: String(decoding: payload, as: UTF8.self))
     }
 }
 

@@ -6,15 +6,21 @@ struct StripeEventQuery: Sendable, Hashable {
     var type: String?
     /// Only events created after this time (`created[gt]`, whole seconds).
     var createdAfter: Date?
+    /// Only events created at or after this time (`created[gte]`, whole seconds).
+    var createdFrom: Date?
     /// The page after the event with this id (`starting_after`): the last id of the page before.
     var startingAfter: String?
     /// How many events a page holds (Stripe allows 1 to 100, and gives 10 by default).
     var limit: Int?
 
     /// A query with the given filters and page.
-    init(type: String? = nil, createdAfter: Date? = nil, startingAfter: String? = nil, limit: Int? = nil) {
+    init(
+        type: String? = nil, createdAfter: Date? = nil, createdFrom: Date? = nil, startingAfter: String? = nil,
+        limit: Int? = nil
+    ) {
         self.type = type
         self.createdAfter = createdAfter
+        self.createdFrom = createdFrom
         self.startingAfter = startingAfter
         self.limit = limit
     }
@@ -24,6 +30,7 @@ struct StripeEventQuery: Sendable, Hashable {
         var form = StripeForm()
         form.append(type, at: "type")
         form.append(createdAfter, at: "created", "gt")
+        form.append(createdFrom, at: "created", "gte")
         form.append(startingAfter, at: "starting_after")
         form.append(limit, at: "limit")
         return form

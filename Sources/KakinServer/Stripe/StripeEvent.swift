@@ -8,7 +8,7 @@ import Foundation
 /// ``object(as:)``, so an event of a type Kakin does not act on is still recorded whole. Its shape
 /// is that of the event's ``apiVersion``: the webhook endpoint's version, which Stripe sets when the
 /// endpoint is made.
-struct StripeEvent: Decodable, Sendable, Equatable {
+struct StripeEvent: Codable, Sendable, Equatable {
     /// The event's ID (`evt_…`), unique per Stripe account: an event delivered twice has one ID.
     var id: String
     /// What happened, e.g. `payment_intent.succeeded`, `invoice.paid`, `charge.refunded`.
@@ -72,6 +72,27 @@ struct StripeEvent: Decodable, Sendable, Equatable {
         let data = try container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
         object = try data.decode(JSONValue.self, forKey: .object)
         previousAttributes = try data.decodeIfPresent(JSONValue.self, forKey: .previousAttributes)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode("event", forKey: .object)
+        try container.encode(type, forKey: .type)
+        try container.encode(Int64(created.timeIntervalSince1970.rounded(.down)), forKey: .created)
+        try container.encodeIfPresent(apiVersion, forKey: .apiVersion)
+        try container.encode(livemode, forKey: .livemode)
+        var data = container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
+        try data.encode(object, forKey: .object)
+        try data.encodeIfPresent(previousAttributes, forKey: .previousAttributes)
+    }
+
+    /// The event as Stripe's JSON (keys sorted), for an event that came in a list rather than as a
+    /// body of its own: it reads back as the same event.
+    var json: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data()
     }
 
     /// What a decoding error says, in a line.

@@ -186,8 +186,8 @@ struct StripeClientRequestTests {
         _ = try await client.retrieveInvoice("in_1", expand: ["subscription", "payment_intent"])
         _ = try await client.listEvents(
             StripeEventQuery(
-                type: "invoice.paid", createdAfter: Date(timeIntervalSince1970: 1_700_000_000), startingAfter: "evt_9",
-                limit: 50))
+                type: "invoice.paid", createdAfter: Date(timeIntervalSince1970: 1_700_000_000),
+                createdFrom: Date(timeIntervalSince1970: 1_699_999_000), startingAfter: "evt_9", limit: 50))
         let requests = await exchange.requests
         #expect(
             requests.map(\.body) == [
@@ -209,7 +209,7 @@ struct StripeClientRequestTests {
                 "https://stripe.example/v1/plans",
                 "https://stripe.example/v1/subscriptions/sub_1",
                 "https://stripe.example/v1/invoices/in_1?expand%5B%5D=subscription&expand%5B%5D=payment_intent",
-                "https://stripe.example/v1/events?type=invoice.paid&created%5Bgt%5D=1700000000&starting_after=evt_9&limit=50",
+                "https://stripe.example/v1/events?type=invoice.paid&created%5Bgt%5D=1700000000&created%5Bgte%5D=1699999000&starting_after=evt_9&limit=50",
             ])
     }
 

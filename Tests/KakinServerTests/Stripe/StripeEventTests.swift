@@ -55,6 +55,14 @@ struct StripeEventTests {
         #expect(paid.amount_paid == 999)
     }
 
+    @Test func anEventWrittenAsJSONReadsBackTheSame() throws {
+        let event = try StripeEvent(json: Self.invoicePaid)
+        #expect(try StripeEvent(json: event.json) == event)
+        let text = String(decoding: event.json, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"api_version":"2024-06-20","created":1795000000,"data":{"object":{"#))
+        #expect(text.contains(#""object":"event""#))
+    }
+
     @Test func anUpdateKeepsThePreviousAttributes() throws {
         let json = Data(
             #"""

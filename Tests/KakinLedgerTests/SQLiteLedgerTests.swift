@@ -18,6 +18,14 @@ struct SQLiteLedgerTests {
         try await body(directory.appendingPathComponent("ledger.sqlite").path)
     }
 
+    /// SQLite's plan of `statement` on `store`, its steps joined by "; ".
+    private func plan(_ statement: LedgerSQL, on store: SQLiteLedger) async throws -> String {
+        let explained: LedgerSQL = "EXPLAIN QUERY PLAN \(statement)"
+        return try await store.writer.read { db in
+            try db.rows(explained).map { row -> String in row["detail"] }.joined(separator: "; ")
+        }
+    }
+
     @Test("a file is in WAL mode and its writer flushes every commit")
     func durability() async throws {
         try await withFile { path in
@@ -200,43 +208,35 @@ struct SQLiteLedgerTests {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
-                func plan(_ statement: LedgerSQL) async throws -> String {
-                    let explained: LedgerSQL = "EXPLAIN QUERY PLAN \(statement)"
-                    return try await store.writer.read { db in
-                        try db.rows(explained).map { row -> String in row["detail"] }
-                            .joined(separator: "; ")
-                    }
-                }
                 for bundleID in [Fixture.bundleID, nil] {
-                    let search = try await plan(CustomerSearch.byPrefix("load-12", bundleID: bundleID, limit: 50))
+                    let search = try await plan(
+                        CustomerSearch.byPrefix("load-12", bundleID: bundleID, limit: 50), on: store)
                     #expect(search.contains("INDEX transactions_by_user_prefix"), "\(search)")
                     #expect(!search.contains("TEMP B-TREE"), "\(search)")
                     let deliveries = try await plan(
-                        ActivityStatements.deliveries(bundleID: bundleID, appUserID: nil, limit: 100))
+                        ActivityStatements.deliveries(bundleID: bundleID, appUserID: nil, limit: 100), on: store)
                     #expect(deliveries.hasPrefix("SCAN e"), "\(deliveries)")
                     #expect(!deliveries.contains("TEMP B-TREE"), "\(deliveries)")
                 }
                 let customer = try await plan(
-                    ActivityStatements.deliveries(bundleID: Fixture.bundleID, appUserID: "alice", limit: 100))
+                    ActivityStatements.deliveries(bundleID: Fixture.bundleID, appUserID: "alice", limit: 100), on: store)
                 #expect(customer.contains("INDEX events_by_customer"), "\(customer)")
                 #expect(!customer.contains("TEMP B-TREE"), "\(customer)")
             }
         }
     }
+
     @Test("an app's newest retention decisions walk their index in order, each subscription by its own transactions")
     func retentionDecisionsWalkTheirIndex() async throws {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
                 let filter: LedgerSQL = "d.bundle_id = \(Fixture.bundleID) AND d.environment = 'Sandbox'"
-                let explained: LedgerSQL =
-                    "EXPLAIN QUERY PLAN \(RetentionStatements.decisions(filter, limit: 50, now: Fixture.at(0)))"
-                let plan = try await store.writer.read { db in
-                    try db.rows(explained).map { row -> String in row["detail"] }.joined(separator: "; ")
-                }
-                #expect(plan.contains("INDEX retention_decisions_by_app"), "\(plan)")
-                #expect(plan.contains("INDEX transactions_by_original"), "\(plan)")
-                #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+                let decisions = try await plan(
+                    RetentionStatements.decisions(filter, limit: 50, now: Fixture.at(0)), on: store)
+                #expect(decisions.contains("INDEX retention_decisions_by_app"), "\(decisions)")
+                #expect(decisions.contains("INDEX transactions_by_original"), "\(decisions)")
+                #expect(!decisions.contains("TEMP B-TREE"), "\(decisions)")
             }
         }
     }
@@ -246,16 +246,11 @@ struct SQLiteLedgerTests {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
-                func plan(_ statement: LedgerSQL) async throws -> String {
-                    let explained: LedgerSQL = "EXPLAIN QUERY PLAN \(statement)"
-                    return try await store.writer.read { db in
-                        try db.rows(explained).map { row -> String in row["detail"] }.joined(separator: "; ")
-                    }
-                }
-                let toApply = try await plan(StripeEventStatements.toApply(bundleID: Fixture.bundleID, limit: 50))
+                let toApply = try await plan(
+                    StripeEventStatements.toApply(bundleID: Fixture.bundleID, limit: 50), on: store)
                 #expect(toApply.contains("INDEX stripe_events_to_apply"), "\(toApply)")
                 #expect(!toApply.contains("TEMP B-TREE"), "\(toApply)")
-                let newest = try await plan(StripeEventStatements.newest(bundleID: Fixture.bundleID))
+                let newest = try await plan(StripeEventStatements.newest(bundleID: Fixture.bundleID), on: store)
                 #expect(newest.contains("INDEX stripe_events_by_created"), "\(newest)")
             }
         }

@@ -105,10 +105,7 @@ extension PurchaseService {
 
     /// The app's Stripe account and the inbox its events are recorded in.
     private func stripeInbox(of bundleID: String) throws -> (StripeAccount, any StripeEventLedger) {
-        guard let app = apps[bundleID] else {
-            throw ServerError(.unknownApp, "this server does not serve \(bundleID)")
-        }
-        guard let account = app.stripe, let stripeEvents else {
+        guard let account = try app(bundleID).stripe, let stripeEvents else {
             throw ServerError(.notConfigured, "\(bundleID) has no Stripe account (apps[].stripe)")
         }
         return (account, stripeEvents)

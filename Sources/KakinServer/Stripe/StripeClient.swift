@@ -1,4 +1,5 @@
 import Foundation
+import KakinWire
 
 /// Kakin's client for Stripe's REST API, over an ``HTTPExchange``.
 ///
@@ -127,5 +128,5 @@ struct StripeClient: Sendable {
     }
 
     /// `id` as one segment of a URL's path.
-    static func segment(_ id: String) -> String { StripeForm.escape(id) }
+    static func segment(_ id: String) -> String { KakinRoute.encode(id) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KakinWire
 
 /// The parameters of one Stripe request, in the form encoding Stripe reads
 /// (`application/x-www-form-urlencoded`), with Stripe's bracket syntax for nested names:
@@ -74,28 +75,9 @@ struct StripeForm: Sendable, Hashable {
     /// The pairs, with each nested part of a name between `bracket`'s two halves.
     private func encoded(bracket: (open: String, close: String)) -> String {
         fields.map { field in
-            var name = Self.escape(field.path.first ?? "")
-            for part in field.path.dropFirst() { name += bracket.open + Self.escape(part) + bracket.close }
-            return name + "=" + Self.escape(field.value)
+            var name = KakinRoute.encode(field.path.first ?? "")
+            for part in field.path.dropFirst() { name += bracket.open + KakinRoute.encode(part) + bracket.close }
+            return name + "=" + KakinRoute.encode(field.value)
         }.joined(separator: "&")
-    }
-
-    /// `text` with every UTF-8 byte outside RFC 3986's unreserved set written as `%XX`
-    /// (uppercase hexadecimal).
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                escaped.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                escaped += byte < 16 ? "%0" + hex : "%" + hex
-            }
-        }
-        return escaped
     }
 }

@@ -1,3 +1,5 @@
+public import KakinCore
+
 /// What the server says a customer has: entitlements, balances and the newest transactions.
 ///
 /// Bounded whatever the customer's history (the rest through ``TransactionPage``); dates are
@@ -29,13 +31,18 @@ public struct CustomerAnswer: Codable, Hashable, Sendable {
         public var source: String
         /// The JWS the transaction was verified from, only when the request asked for it.
         public var signedTransaction: String?
+        /// Where the customer paid: the App Store or the app's web checkout. `nil` in an answer
+        /// from a server that did not say (every purchase it knew was the App Store's).
+        public var store: PurchaseStore?
 
         /// Creates a transaction record.
         public init(
             transactionId: String, originalTransactionId: String, productId: String, productType: String,
             quantity: Int, purchaseDate: Int64, expiresDate: Int64? = nil, revocationDate: Int64? = nil,
-            revocationReason: Int? = nil, environment: String, source: String, signedTransaction: String? = nil
+            revocationReason: Int? = nil, environment: String, source: String, signedTransaction: String? = nil,
+            store: PurchaseStore? = nil
         ) {
+            self.store = store
             self.transactionId = transactionId
             self.originalTransactionId = originalTransactionId
             self.productId = productId

@@ -8,7 +8,8 @@ public import KakinCore
 /// `expiresDate`, `revocationDate`, `transactionId` and `originalTransactionId`, and for
 /// auto-renewable subscriptions `willRenew`, `periodType`, `billingIssueDetectedAt` and
 /// `gracePeriodExpiresAt`, `environment` (`Production` or `Sandbox`: which App Store granted
-/// it), and `consentRescindedDate` when a parent withdrew consent for the customer; dates as
+/// it), `store` (`appStore` or `stripe`: where the customer paid), and `consentRescindedDate`
+/// when a parent withdrew consent for the customer; dates as
 /// integer milliseconds since 1970, whatever the coder's date strategy. An answer or cache written
 /// before the subscription keys, the environment or the consent existed still decodes, with them
 /// `nil`.
@@ -68,14 +69,19 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// entitlement is inactive whatever its purchase says, and this says why. `nil` when consent
     /// stands (or was given again: a new purchase after the withdrawal).
     public var consentRescindedDate: Date?
+    /// Where the customer paid for the purchase that gives it: the App Store, or the app's web
+    /// checkout (Stripe). It decides where the customer manages it (Apple's subscription settings,
+    /// or the web). `nil` when the server did not say (an answer or a cache written before it did).
+    public var store: PurchaseStore?
 
     /// Creates an entitlement.
     public init(
         identifier: String, productID: String, isActive: Bool, expiresDate: Date? = nil, revocationDate: Date? = nil,
         transactionID: String, originalTransactionID: String, willRenew: Bool? = nil, periodType: PeriodType? = nil,
         billingIssueDetectedAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, environment: Environment? = nil,
-        consentRescindedDate: Date? = nil
+        consentRescindedDate: Date? = nil, store: PurchaseStore? = nil
     ) {
+        self.store = store
         self.identifier = identifier
         self.productID = productID
         self.isActive = isActive
@@ -94,6 +100,7 @@ public struct Entitlement: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case identifier, productId, isActive, expiresDate, revocationDate, transactionId, originalTransactionId
         case willRenew, periodType, billingIssueDetectedAt, gracePeriodExpiresAt, environment, consentRescindedDate
+        case store
     }
 
     /// The keys an SDK's device cache used before entitlements had one type (dates in the coder's
@@ -134,6 +141,8 @@ public struct Entitlement: Codable, Hashable, Sendable {
             Environment.init(rawValue:))
         consentRescindedDate = try container.decodeIfPresent(Int64.self, forKey: .consentRescindedDate)
             .map(KakinJSON.date(epochMilliseconds:))
+        // A store a later server adds reads as unknown rather than failing the answer.
+        store = try container.decodeIfPresent(String.self, forKey: .store).flatMap(PurchaseStore.init(rawValue:))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -154,5 +163,6 @@ public struct Entitlement: Codable, Hashable, Sendable {
         try container.encodeIfPresent(environment, forKey: .environment)
         try container.encodeIfPresent(
             consentRescindedDate.map(KakinJSON.epochMilliseconds), forKey: .consentRescindedDate)
+        try container.encodeIfPresent(store, forKey: .store)
     }
 }

@@ -58,10 +58,12 @@ struct TransactionEventPayload: EventPayload {
     var revocationPercentage: Int?
     /// When Apple signed the refund reversal, on `transaction.reinstated`.
     var reinstatedDate: Int64?
+    /// Where the customer paid (``PurchaseStore``'s raw value).
+    var store: String?
 
     private enum CodingKeys: String, CodingKey {
         case transactionId, originalTransactionId, productId, productType, quantity, environment, source
-        case ownerAssigned, revoked, revocationDate, revocationReason, revocationPercentage, reinstatedDate
+        case ownerAssigned, revoked, revocationDate, revocationReason, revocationPercentage, reinstatedDate, store
     }
 
     func write(to output: inout JSONOutput) {
@@ -78,6 +80,7 @@ struct TransactionEventPayload: EventPayload {
             output.field("revocationReason", revocationReason)
             output.field("revoked", revoked)
             output.field("source", source)
+            output.field("store", store)
             output.field("transactionId", transactionId)
         }
     }

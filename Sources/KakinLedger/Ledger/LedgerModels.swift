@@ -64,6 +64,11 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
     public var price: Int64?
     /// The ISO 4217 currency of ``price``, as Apple signed it.
     public var currency: String?
+    /// Where the customer paid: the App Store, or the app's web checkout (Stripe). For a web
+    /// purchase the transaction ID is Stripe's (the payment intent's, or the invoice's of a
+    /// subscription period), the original transaction ID the payment intent's or the
+    /// subscription's, and the environment Sandbox for the account's test mode.
+    public var store: PurchaseStore = .appStore
     /// The storefront (ISO 3166-1 alpha-3) Apple signed, the ownership (a purchase of one's own
     /// or shared by family) and the offer's discount type, as read from ``signedTransaction``
     /// when it was verified; all `nil` when not read, and the metrics read them from
@@ -83,8 +88,9 @@ public struct RecordedTransaction: Codable, Hashable, Sendable {
         signedTransaction: String? = nil, source: TransactionSource, recordedAt: Date,
         periodType: SubscriptionPeriodType? = nil, price: Int64? = nil, currency: String? = nil,
         storefront: String? = nil, inAppOwnershipType: InAppOwnershipType? = nil,
-        offerDiscountType: OfferDiscountType? = nil
+        offerDiscountType: OfferDiscountType? = nil, store: PurchaseStore = .appStore
     ) {
+        self.store = store
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
         self.bundleID = bundleID

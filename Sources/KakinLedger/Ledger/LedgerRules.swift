@@ -204,7 +204,7 @@ package enum LedgerRules {
             transactionId: row.transactionID, originalTransactionId: row.originalTransactionID,
             metricsKeptInWrite: PurchaseMetricChanges.keptInWrite(productType: row.productType),
             productId: row.productID, productType: row.productType, quantity: Int(row.quantity),
-            environment: row.environment, revoked: false, reinstatedDate: reversedAt)
+            environment: row.environment, revoked: false, reinstatedDate: reversedAt, store: row.store)
     }
 
     /// The body of the `transaction.recorded` event of `transaction`.
@@ -215,7 +215,7 @@ package enum LedgerRules {
             productId: transaction.productID, productType: transaction.productType.rawValue,
             quantity: transaction.quantity, environment: transaction.environment.rawValue,
             source: transaction.source.rawValue, ownerAssigned: ownerAssigned,
-            revoked: transaction.revocationDate != nil)
+            revoked: transaction.revocationDate != nil, store: transaction.store.rawValue)
     }
 }
 

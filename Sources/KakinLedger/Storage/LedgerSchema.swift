@@ -747,5 +747,15 @@ enum LedgerSchema {
                 "CREATE INDEX stripe_events_by_created ON stripe_events (bundle_id, created_at)",
             ]
         },
+        // Where the customer paid for each transaction: the App Store (every transaction recorded
+        // before), or the app's web checkout through Stripe.
+        LedgerMigration(id: "0028_transaction_store") { _ in
+            [
+                """
+                ALTER TABLE transactions ADD COLUMN store TEXT NOT NULL DEFAULT 'appStore'
+                CHECK (store IN ('appStore', 'stripe'))
+                """
+            ]
+        },
     ]
 }

@@ -40,6 +40,8 @@ struct TransactionRow: LedgerRecord, Hashable {
     /// The signed date of the latest refund reversal Apple reported for the transaction; `NULL`
     /// when none. Revocations dated no later are the ones it reversed.
     var revocationReversedAt: Int64?
+    /// Where the customer paid (``PurchaseStore``'s raw value).
+    var store: String
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transaction_id"
@@ -64,6 +66,7 @@ struct TransactionRow: LedgerRecord, Hashable {
         case price
         case currency
         case revocationReversedAt = "revocation_reversed_at"
+        case store
     }
 
     /// The columns as a `SELECT` lists them; without the signed JWS (a few kilobytes a row) it is
@@ -111,6 +114,7 @@ struct TransactionRow: LedgerRecord, Hashable {
         periodType = transaction.periodType?.rawValue
         self.signedDigest = signedDigest
         revocationPercentage = nil
+        store = transaction.store.rawValue
         // A price without its currency (or the reverse) says nothing.
         if let price = transaction.price, let currency = transaction.currency {
             self.price = price
@@ -123,6 +127,9 @@ struct TransactionRow: LedgerRecord, Hashable {
         guard let source = TransactionSource(rawValue: source) else {
             throw LedgerStoreError(.inconsistentState, "unknown transaction source '\(source)'")
         }
+        guard let store = PurchaseStore(rawValue: store) else {
+            throw LedgerStoreError(.inconsistentState, "unknown store '\(store)'")
+        }
         return RecordedTransaction(
             transactionID: transactionID, originalTransactionID: originalTransactionID, bundleID: bundleID,
             appUserID: appUserID, productID: productID, productType: ProductType(rawValue: productType),
@@ -131,6 +138,7 @@ struct TransactionRow: LedgerRecord, Hashable {
             revocationReason: revocationReason.map { RevocationReason(rawValue: Int($0)) },
             environment: AppStoreEnvironment(rawValue: environment), appAccountToken: appAccountToken,
             signedTransaction: signedTransaction, source: source, recordedAt: LedgerTime.date(recordedAt),
-            periodType: periodType.flatMap(SubscriptionPeriodType.init(rawValue:)), price: price, currency: currency)
+            periodType: periodType.flatMap(SubscriptionPeriodType.init(rawValue:)), price: price, currency: currency,
+            store: store)
     }
 }

@@ -20,7 +20,8 @@ extension CustomerAnswer.Transaction {
             revocationReason: transaction.revocationReason?.rawValue,
             environment: transaction.environment.rawValue,
             source: transaction.source.rawValue,
-            signedTransaction: includeJWS ? transaction.signedTransaction : nil)
+            signedTransaction: includeJWS ? transaction.signedTransaction : nil,
+            store: transaction.store)
     }
 }
 

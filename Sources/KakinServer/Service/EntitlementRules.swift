@@ -92,7 +92,7 @@ public enum EntitlementRules {
             isActive: isActive(transaction, renewal: renewal, at: date), expiresDate: transaction.expiresDate,
             revocationDate: transaction.revocationDate, transactionID: transaction.transactionID,
             originalTransactionID: transaction.originalTransactionID,
-            environment: Entitlement.Environment(rawValue: transaction.environment.rawValue))
+            environment: Entitlement.Environment(rawValue: transaction.environment.rawValue), store: transaction.store)
         guard transaction.productType == .autoRenewableSubscription else { return entitlement }
         entitlement.periodType = transaction.periodType
         entitlement.billingIssueDetectedAt = renewal?.billingIssueDetectedAt

@@ -122,7 +122,7 @@ enum PurchaseChangeStatements {
                 payload: TransactionEventPayload(
                     transactionId: transactionID, originalTransactionId: row.originalTransactionID,
                     metricsKeptInWrite: keptInWrite, productId: row.productID, revocationDate: now,
-                    revocationReason: reason, revocationPercentage: share),
+                    revocationReason: reason, revocationPercentage: share, store: row.store),
                 at: now)
             let credits: LedgerSQL = """
                 SELECT credit.bundle_id, credit.app_user_id, credit.currency, credit.amount,

@@ -246,10 +246,15 @@ struct SQLiteLedgerTests {
         try await withFile { path in
             let store = try SQLiteLedger(path: path)
             try await withMigratedStore(store) { _ in
-                let toApply = try await plan(
-                    StripeEventStatements.toApply(bundleID: Fixture.bundleID, limit: 50), on: store)
-                #expect(toApply.contains("INDEX stripe_events_to_apply"), "\(toApply)")
-                #expect(!toApply.contains("TEMP B-TREE"), "\(toApply)")
+                let after = StripeEventRecord(
+                    bundleID: Fixture.bundleID, eventID: "evt_1", type: "invoice.paid", objectID: nil, livemode: false,
+                    createdAt: Fixture.at(10), receivedAt: Fixture.at(11), payload: "{}")
+                for cursor in [nil, after] {
+                    let toApply = try await plan(
+                        StripeEventStatements.toApply(bundleID: Fixture.bundleID, after: cursor, limit: 50), on: store)
+                    #expect(toApply.contains("INDEX stripe_events_to_apply"), "\(toApply)")
+                    #expect(!toApply.contains("TEMP B-TREE"), "\(toApply)")
+                }
                 let newest = try await plan(StripeEventStatements.newest(bundleID: Fixture.bundleID), on: store)
                 #expect(newest.contains("INDEX stripe_events_by_created"), "\(newest)")
             }

@@ -107,8 +107,9 @@ public func buildApplication(
             }
             if !Task.isShuttingDownGracefully { metrics.metricsCaughtUp(true) }
         })
-    // Stripe's events that no webhook brought are recorded from its list of events; recording
-    // an event twice changes nothing, so servers sharing a database need not take turns.
+    // Stripe's events that no webhook brought are recorded from its list of events, then every
+    // event still to apply is applied; recording or applying an event twice changes nothing, so
+    // servers sharing a database need not take turns.
     let stripeApps = parts.service.apps.values.filter { $0.stripe != nil }.map(\.bundleID).sorted()
     if configuration.reconcileIntervalSeconds > 0, !stripeApps.isEmpty {
         let service = parts.service
@@ -117,7 +118,10 @@ public func buildApplication(
                 name: "stripe events", every: .seconds(configuration.reconcileIntervalSeconds), waitsFirst: true,
                 logger: logger
             ) {
-                for bundleID in stripeApps { _ = try await service.reconcileStripeEvents(bundleID: bundleID) }
+                for bundleID in stripeApps {
+                    _ = try await service.reconcileStripeEvents(bundleID: bundleID)
+                    await service.applyStripeEventsNow(bundleID: bundleID)
+                }
             })
     }
     let reconciled = parts.service.apps.values.filter { $0.serverAPI != nil }.map(\.bundleID).sorted()

@@ -104,7 +104,7 @@ extension PurchaseService {
     }
 
     /// The app's Stripe account and the inbox its events are recorded in.
-    private func stripeInbox(of bundleID: String) throws -> (StripeAccount, any StripeEventLedger) {
+    func stripeInbox(of bundleID: String) throws -> (StripeAccount, any StripeEventLedger) {
         guard let account = try app(bundleID).stripe, let stripeEvents else {
             throw ServerError(.notConfigured, "\(bundleID) has no Stripe account (apps[].stripe)")
         }

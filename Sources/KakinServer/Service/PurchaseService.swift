@@ -60,6 +60,8 @@ public struct PurchaseService: Sendable {
     public let logger: Logger
     /// One verifier per app and accepted environment.
     private let verifiers: [VerifierKey: SignedDataVerifier]
+    /// The runs applying each app's Stripe events: one at a time per app.
+    let stripeRuns = StripeEventRuns()
     /// The rates the metrics convert amounts with, to one reporting currency; `nil` keeps each
     /// currency apart.
     public var currencyRates: CurrencyRates?

@@ -60,19 +60,25 @@ struct StripeSubscription: Decodable, Sendable, Hashable {
         var id: String
         /// The plan's id.
         var plan: String?
+        /// The price's id (a plan's id where the account sells plans).
+        var price: String?
         var quantity: Int?
 
         enum CodingKeys: String, CodingKey {
-            case id, plan, quantity
+            case id, plan, price, quantity
         }
 
-        /// Reads an item, its plan (always sent whole) as its id.
+        /// Reads an item, its plan and price (always sent whole) as their ids.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             id = try container.decode(String.self, forKey: .id)
             plan = try container.decodeExpandableID(forKey: .plan)
+            price = try container.decodeExpandableID(forKey: .price)
             quantity = try container.decodeIfPresent(Int.self, forKey: .quantity)
         }
+
+        /// The price the item sells: its price, or its plan.
+        var priceID: String? { price ?? plan }
     }
 
     var id: String

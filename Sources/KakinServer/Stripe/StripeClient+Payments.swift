@@ -58,4 +58,14 @@ extension StripeClient {
         form.append(metadata: metadata)
         return try await send(.post, "/v1/refunds", form: form, idempotencyKey: idempotencyKey)
     }
+
+    /// The charge `id`, with what was refunded of it.
+    func retrieveCharge(_ id: String) async throws(StripeError) -> StripeCharge {
+        try await send(.get, "/v1/charges/\(Self.segment(id))")
+    }
+
+    /// The dispute `id`.
+    func retrieveDispute(_ id: String) async throws(StripeError) -> StripeDispute {
+        try await send(.get, "/v1/disputes/\(Self.segment(id))")
+    }
 }

@@ -129,9 +129,11 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
     var created: Date
     /// Why the last attempt to pay failed, while the intent waits for another payment method.
     var lastPaymentError: PaymentError?
+    /// The invoice the intent pays, for a subscription's payment; `nil` for a payment of its own.
+    var invoice: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, status, amount, currency, customer, description, metadata, created, charges
+        case id, status, amount, currency, customer, description, metadata, created, charges, invoice
         case paymentMethod = "payment_method"
         case latestCharge = "latest_charge"
         case lastPaymentError = "last_payment_error"
@@ -156,6 +158,84 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
         metadata = try container.decodeMetadata(forKey: .metadata)
         created = try container.decode(Date.self, forKey: .created)
         lastPaymentError = try container.decodeIfPresent(PaymentError.self, forKey: .lastPaymentError)
+        invoice = try container.decodeExpandableID(forKey: .invoice)
+    }
+}
+
+/// A charge: one attempt to take a payment, and what was refunded or disputed of it.
+struct StripeCharge: Decodable, Sendable, Hashable {
+    var id: String
+    /// What was charged, in minor units of ``currency``.
+    var amount: Int
+    /// How much of it was refunded so far, in minor units.
+    var amountRefunded: Int
+    var currency: String
+    var customer: String?
+    /// The payment intent the charge paid.
+    var paymentIntent: String?
+    /// The invoice the charge paid, for a subscription's payment (older API versions only; newer
+    /// ones reach it through the payment intent).
+    var invoice: String?
+    /// Whether the charge was disputed.
+    var disputed: Bool
+    var created: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, amount, currency, customer, invoice, disputed, created
+        case amountRefunded = "amount_refunded"
+        case paymentIntent = "payment_intent"
+    }
+
+    /// Reads a charge, its expandable fields as ids.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        amount = try container.decode(Int.self, forKey: .amount)
+        amountRefunded = try container.decodeIfPresent(Int.self, forKey: .amountRefunded) ?? 0
+        currency = try container.decode(String.self, forKey: .currency)
+        customer = try container.decodeExpandableID(forKey: .customer)
+        paymentIntent = try container.decodeExpandableID(forKey: .paymentIntent)
+        invoice = try container.decodeExpandableID(forKey: .invoice)
+        disputed = try container.decodeIfPresent(Bool.self, forKey: .disputed) ?? false
+        created = try container.decode(Date.self, forKey: .created)
+    }
+}
+
+/// A dispute: a customer's bank contesting a charge.
+struct StripeDispute: Decodable, Sendable, Hashable {
+    /// Where a dispute stands; values Stripe adds later are kept as they are.
+    struct Status: RawRepresentable, Decodable, Sendable, Hashable {
+        var rawValue: String
+        init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The bank decided for the customer: the money is gone.
+        static let lost = Status(rawValue: "lost")
+        static let won = Status(rawValue: "won")
+    }
+
+    var id: String
+    var status: Status
+    /// The disputed amount, in minor units.
+    var amount: Int
+    var charge: String
+    var created: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, amount, charge, created
+    }
+
+    /// Reads a dispute, its charge as its id.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        status = try container.decode(Status.self, forKey: .status)
+        amount = try container.decode(Int.self, forKey: .amount)
+        guard let charge = try container.decodeExpandableID(forKey: .charge) else {
+            throw DecodingError.valueNotFound(
+                String.self, .init(codingPath: [CodingKeys.charge], debugDescription: "a dispute names its charge"))
+        }
+        self.charge = charge
+        created = try container.decode(Date.self, forKey: .created)
     }
 }
 

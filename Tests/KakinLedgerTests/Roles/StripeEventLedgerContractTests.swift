@@ -136,6 +136,9 @@ struct StripeEventLedgerContractTests {
             #expect(pending.map(\.eventID) == ["evt_1", "evt_2"], "a failed event keeps its place")
             #expect(pending.map(\.attempts) == [2, 0])
             #expect(pending.map(\.failure) == ["Stripe unavailable", nil])
+            let next = try await ledger.stripeEventsToApply(bundleID: Fixture.bundleID, after: pending[0], limit: 10)
+            #expect(next.map(\.eventID) == ["evt_2"], "the next page starts after the failed event")
+            #expect(try await ledger.stripeEventsToApply(bundleID: Fixture.bundleID, after: pending[1], limit: 10).isEmpty)
 
             // Applied at last: its failure is cleared, its attempts kept, and a late failure changes nothing.
             try await ledger.markStripeEventApplied(bundleID: Fixture.bundleID, eventID: "evt_1", at: Fixture.at(50))

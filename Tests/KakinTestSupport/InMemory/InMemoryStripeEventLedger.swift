@@ -29,16 +29,20 @@ public actor InMemoryStripeEventLedger: StripeEventLedger {
         return true
     }
 
-    public func stripeEventsToApply(bundleID: String, limit: Int) async throws -> [StripeEventRecord] {
+    public func stripeEventsToApply(
+        bundleID: String, after: StripeEventRecord?, limit: Int
+    ) async throws -> [StripeEventRecord] {
         try LedgerRules.validateStripeText(bundleID, "a bundle ID")
         try LedgerRules.validateStripeLimit(limit)
         // Event IDs compare by their UTF-8 bytes, as the engines' bytewise collation does.
+        func precedes(_ lhs: StripeEventRecord, _ rhs: StripeEventRecord) -> Bool {
+            lhs.createdAt != rhs.createdAt
+                ? lhs.createdAt < rhs.createdAt : lhs.eventID.utf8.lexicographicallyPrecedes(rhs.eventID.utf8)
+        }
         return Array(
             events.values.filter { $0.bundleID == bundleID && $0.appliedAt == nil }
-                .sorted { lhs, rhs in
-                    lhs.createdAt != rhs.createdAt
-                        ? lhs.createdAt < rhs.createdAt : lhs.eventID.utf8.lexicographicallyPrecedes(rhs.eventID.utf8)
-                }
+                .filter { event in after.map { precedes($0, event) } ?? true }
+                .sorted(by: precedes)
                 .prefix(limit))
     }
 

@@ -19,9 +19,12 @@ public protocol StripeEventLedger: Sendable {
     func recordStripeEvent(_ event: StripeEventRecord) async throws -> Bool
 
     /// The app's events not applied yet, in the order they are applied: oldest first by when
-    /// Stripe made them, then by event ID (compared byte by byte), at most `limit`. An event that
-    /// failed stays among them, with its attempts and failure.
-    func stripeEventsToApply(bundleID: String, limit: Int) async throws -> [StripeEventRecord]
+    /// Stripe made them, then by event ID (compared byte by byte), at most `limit`, after the
+    /// event `after` in that order when given (the next page, past events that failed). An event
+    /// that failed stays among them, with its attempts and failure.
+    func stripeEventsToApply(
+        bundleID: String, after: StripeEventRecord?, limit: Int
+    ) async throws -> [StripeEventRecord]
 
     /// The event as the ledger holds it, applied or not; `nil` when none is recorded for the app
     /// with that ID.
@@ -45,4 +48,12 @@ public protocol StripeEventLedger: Sendable {
     /// The reconciliation's checkpoint: it lists Stripe's events made from that second on (those of
     /// the second itself again, as recording an event again changes nothing).
     func newestStripeEvent(bundleID: String) async throws -> Date?
+}
+
+extension StripeEventLedger {
+    /// The first `limit` of the app's events not applied yet
+    /// (``stripeEventsToApply(bundleID:after:limit:)`` from the first).
+    public func stripeEventsToApply(bundleID: String, limit: Int) async throws -> [StripeEventRecord] {
+        try await stripeEventsToApply(bundleID: bundleID, after: nil, limit: limit)
+    }
 }

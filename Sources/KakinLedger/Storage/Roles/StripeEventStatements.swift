@@ -58,12 +58,21 @@ struct StripeEventRow: LedgerRecord {
 enum StripeEventStatements {
     /// The app's events still to apply, in the order they are applied, at most `limit`: a walk of
     /// the partial index `stripe_events_to_apply`, which holds them in that order.
-    static func toApply(bundleID: String, limit: Int) -> LedgerSQL {
-        """
-        SELECT \(unescaped: StripeEventRow.selection()) FROM stripe_events
-        WHERE bundle_id = \(bundleID) AND applied_at IS NULL
-        ORDER BY created_at, event_id LIMIT \(limit)
-        """
+    static func toApply(bundleID: String, after: StripeEventRecord?, limit: Int) -> LedgerSQL {
+        guard let after else {
+            return """
+                SELECT \(unescaped: StripeEventRow.selection()) FROM stripe_events
+                WHERE bundle_id = \(bundleID) AND applied_at IS NULL
+                ORDER BY created_at, event_id LIMIT \(limit)
+                """
+        }
+        let created = LedgerTime.milliseconds(after.createdAt)
+        return """
+            SELECT \(unescaped: StripeEventRow.selection()) FROM stripe_events
+            WHERE bundle_id = \(bundleID) AND applied_at IS NULL
+              AND (created_at > \(created) OR (created_at = \(created) AND event_id > \(after.eventID)))
+            ORDER BY created_at, event_id LIMIT \(limit)
+            """
     }
 
     /// When the app's newest event was made (`value`, `NULL` when it has none): one probe of the
@@ -91,11 +100,14 @@ extension StatementEngine {
             """) > 0
     }
 
-    public func stripeEventsToApply(bundleID: String, limit: Int) async throws -> [StripeEventRecord] {
+    public func stripeEventsToApply(
+        bundleID: String, after: StripeEventRecord?, limit: Int
+    ) async throws -> [StripeEventRecord] {
         try LedgerRules.validateStripeText(bundleID, "a bundle ID")
         try LedgerRules.validateStripeLimit(limit)
-        return try await read(StripeEventStatements.toApply(bundleID: bundleID, limit: limit), as: StripeEventRow.self)
-            .map(\.event)
+        return try await read(
+            StripeEventStatements.toApply(bundleID: bundleID, after: after, limit: limit), as: StripeEventRow.self
+        ).map(\.event)
     }
 
     public func stripeEvent(bundleID: String, eventID: String) async throws -> StripeEventRecord? {

@@ -63,8 +63,12 @@ struct PurchaseController: RouteController {
             let bundleID = try RequestReader.pathParameter(context, "bundle")
             let body = Data(buffer: try await reader.body(of: request))
             let signature = request.headers[HTTPField.Name("Stripe-Signature")!]
-            return JSONBody.response(
-                try await service.receiveStripeEvent(bundleID: bundleID, signature: signature, body: body))
+            let receipt = try await service.receiveStripeEvent(bundleID: bundleID, signature: signature, body: body)
+            // Stripe is answered once the event is durable; it is applied after, in the app's run.
+            if receipt.status == "recorded" {
+                Task { await service.applyStripeEventsNow(bundleID: bundleID) }
+            }
+            return JSONBody.response(receipt)
         }
         // Apple asks here which retention message to show, without a key: the signature is the
         // authentication.

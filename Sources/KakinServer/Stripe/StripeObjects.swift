@@ -129,9 +129,12 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
     var created: Date
     /// Why the last attempt to pay failed, while the intent waits for another payment method.
     var lastPaymentError: PaymentError?
+    /// The secret Stripe.js confirms the payment with in the customer's browser (`pi_…_secret_…`).
+    var clientSecret: String?
 
     enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, customer, description, metadata, created, charges
+        case clientSecret = "client_secret"
         case paymentMethod = "payment_method"
         case latestCharge = "latest_charge"
         case lastPaymentError = "last_payment_error"
@@ -156,6 +159,7 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
         metadata = try container.decodeMetadata(forKey: .metadata)
         created = try container.decode(Date.self, forKey: .created)
         lastPaymentError = try container.decodeIfPresent(PaymentError.self, forKey: .lastPaymentError)
+        clientSecret = try container.decodeIfPresent(String.self, forKey: .clientSecret)
     }
 }
 

@@ -197,7 +197,7 @@ struct CheckoutPage: Sendable {
             done();
           }
           function confirmed(answer, withCard) {
-            if (answer.status === "succeeded" || answer.status === "active" || answer.status === "trialing" && !answer.clientSecret) {
+            if (answer.status === "succeeded" || answer.status === "active" || (answer.kind === "setup" && !answer.clientSecret)) {
               done();
             } else if (answer.kind === "setup" && answer.clientSecret) {
               return stripe.confirmCardSetup(answer.clientSecret, {payment_method: {card: card}}).then(finish);

@@ -83,7 +83,11 @@ extension WebCheckout {
                     customer: customer.id, plan: offer.product.price, trialPeriodDays: offer.product.trialDays,
                     metadata: ["kakin_app_user_id": link.appUserID, "kakin_product_id": link.productID],
                     awaitingPayment: !emulated, idempotencyKey: key + "-subscription")
-                if created.subscription.status == .trialing {
+                // A trial has nothing to pay now. (The emulator never says `trialing`: it leaves a
+                // trial's subscription `incomplete`, without an invoice.)
+                if created.subscription.status == .trialing
+                    || (offer.product.trialDays != nil && created.paymentIntent == nil && emulated)
+                {
                     return CheckoutPayment(
                         kind: "setup", clientSecret: created.setupIntentClientSecret,
                         status: created.subscription.status.rawValue)

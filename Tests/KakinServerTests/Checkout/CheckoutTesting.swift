@@ -122,6 +122,10 @@ struct CheckoutServer {
         try await store.migrate()
         var app = ExampleApp.configuration(root: ServerFixture.authority.root, environments: [.sandbox])
         app.stripe = account
+        app.productTypes = [
+            Self.unlock: .nonConsumable, "com.example.kakin.credits5": .consumable, Self.monthly: .autoRenewableSubscription,
+            "com.example.kakin.premium.yearly": .autoRenewableSubscription,
+        ]
         app.catalog = try StoreKitConfiguration.load(from: Data(contentsOf: ExampleApp.storeKitFile))
         if tokensRequired { app.customerTokens = CustomerTokenPolicy(secret: Self.tokenSecret, required: true) }
         var other = ExampleApp.configuration(root: ServerFixture.authority.root, environments: [.sandbox])

@@ -19,8 +19,9 @@ struct ServeCommand: AsyncParsableCommand {
             KAKIN_DATA, KAKIN_CATALOG, KAKIN_GRANTS, KAKIN_BUNDLE_ID, KAKIN_ADMIN_PASSWORD, KAKIN_DATABASE, \
             KAKIN_SANDBOX_TOKEN), then a JSON file (--config or KAKIN_CONFIG, with the keys port, sandboxPort, \
             host, data, catalog, grants, bundleId, clawbackPolicy, transferPolicy, revocation, webhooks, \
-            adminPassword, database, sandboxToken, and retention: the app's retention rules in the shape of a \
-            production configuration's apps[].retention), \
+            adminPassword, database, sandboxToken, retention: the app's retention rules in the shape of a \
+            production configuration's apps[].retention, and stripe: the app's Stripe account and web checkout in \
+            the shape of apps[].stripe), \
             then defaults. Keys, the sandbox CA and the databases are made on first start and kept in the data \
             directory; --database postgres://USER@HOST/DB puts the purchase ledger in PostgreSQL instead. \
             --revocation sets how the server checks the signing certificates against the sandbox's OCSP \
@@ -102,7 +103,10 @@ struct ServeCommand: AsyncParsableCommand {
             do { file = try JSONDecoder().decode(ServeConfigurationFile.self, from: data) } catch {
                 throw ValidationError("the configuration file \(path) is not valid: \(error)")
             }
-            do { options.retention = try ServerConfiguration.retentionPolicy(in: data) } catch {
+            do {
+                options.retention = try ServerConfiguration.retentionPolicy(in: data)
+                options.stripe = try ServerConfiguration.stripeAccount(in: data)
+            } catch {
                 throw ValidationError("the configuration file \(path): \(error.message)")
             }
         }

@@ -44,6 +44,8 @@ struct ServeEnvironment {
         var sandboxToken: String?
         /// The app's retention rules (the configuration file's `retention`).
         var retention: RetentionPolicy?
+        /// The app's Stripe account and web checkout, from the configuration file's `stripe`.
+        var stripe: StripeAccount?
         /// How the sandbox runs Retention Messaging's performance test.
         var retentionPerformanceTest = SandboxRetention.Configuration.defaultPerformanceTest
     }
@@ -155,6 +157,7 @@ struct ServeEnvironment {
         app.catalogPath = options.catalog
         app.grantsPath = options.grants
         app.retention = options.retention
+        app.stripe = options.stripe
         // The sandbox's testers consent: a refund request is answered with the ledger's facts.
         app.consumption = ConsumptionPolicy(customersConsented: true, declineWhenUsed: true, grantWithinDays: 14)
         app.transferPolicy = options.transferPolicy

@@ -17,7 +17,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidConfiguration, invalidRequest, unauthorized, unknownApp, verificationFailed
             case receiptRejected, appleUnavailable, notEntitled, notFound, conflict, insufficientBalance
             case storageUnavailable, payloadTooLarge, methodNotAllowed, notConfigured, internalError
-            case tooManyAttempts, forbidden, rateLimited
+            case tooManyAttempts, forbidden, rateLimited, linkExpired, paymentDeclined
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -64,6 +64,11 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Too many requests from this client address in a short time: wait for
         /// ``ServerError/retryAfterSeconds`` before trying again.
         public static let rateLimited = Code(.rateLimited)
+        /// A signed link (the web checkout's) is past its lifetime: ask for a new one.
+        public static let linkExpired = Code(.linkExpired)
+        /// The payment was refused (a declined card): ``ServerError/cause`` carries the payment
+        /// provider's reason; another card may succeed.
+        public static let paymentDeclined = Code(.paymentDeclined)
 
         public var description: String { base.rawValue }
     }
@@ -122,6 +127,8 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notEntitled, .forbidden: 403
         case .unknownApp, .notFound, .notConfigured: 404
         case .methodNotAllowed: 405
+        case .linkExpired: 410
+        case .paymentDeclined: 402
         case .tooManyAttempts, .rateLimited: 429
         case .conflict: 409
         case .payloadTooLarge: 413

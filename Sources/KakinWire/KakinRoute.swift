@@ -141,6 +141,22 @@ extension KakinRoute {
     }
     /// `GET /v1/server-key`: the PEM public key customer answers are signed with.
     public static let serverKey = KakinRoute("GET", [.literal("v1"), .literal("server-key")])
+    /// `POST /v1/checkout/{bundleId}/links`: a ``CheckoutLinkRequest``, answered with a
+    /// ``CheckoutLinkAnswer``: a signed link to the web checkout page.
+    public static func checkoutLinks(_ bundleID: String = "") -> KakinRoute {
+        KakinRoute(
+            "POST", [.literal("v1"), .literal("checkout"), .parameter(name: "bundle", value: bundleID), .literal("links")])
+    }
+    /// `GET /checkout/{bundleId}?appUserId&productId&returnUrl&expires&signature`: the web checkout
+    /// page of a signed link (HTML, for the customer's browser).
+    public static func checkoutPage(_ bundleID: String = "") -> KakinRoute {
+        KakinRoute("GET", [.literal("checkout"), .parameter(name: "bundle", value: bundleID)])
+    }
+    /// `POST /checkout/{bundleId}/pay`: the checkout page's payment, the signed link's fields in
+    /// its body.
+    public static func checkoutPay(_ bundleID: String = "") -> KakinRoute {
+        KakinRoute("POST", [.literal("checkout"), .parameter(name: "bundle", value: bundleID), .literal("pay")])
+    }
 }
 
 /// Header names of the API.

@@ -543,20 +543,32 @@ extension ServerConfiguration {
         return app
     }
 
-    /// `apps[].stripe`: the account's keys, webhook secrets and web products, checked as
+    /// `apps[].stripe`: the account's keys, webhook secrets, web products (with their trials) and
+    /// the web checkout's publishable key and return URLs, checked as
     /// ``StripeAccount/check()`` says.
     private static func readStripeAccount(_ stripe: ConfigurationReader) throws(ServerError) -> StripeAccount {
         var account = StripeAccount(
             secretKey: try stripe.requiredString("secretKey"), webhookSecrets: try stripe.strings("webhookSecrets"))
         if let base = try stripe.url("apiBase") { account.apiBase = base }
+        account.publishableKey = try stripe.string("publishableKey")
+        account.returnURLs = try stripe.strings("returnUrls")
         for product in try stripe.objects("products") {
             account.products.append(
-                .init(productID: try product.requiredString("productId"), price: try product.requiredString("price")))
+                .init(
+                    productID: try product.requiredString("productId"), price: try product.requiredString("price"),
+                    trialDays: try product.integer("trialDays", in: 1...730).map { Int($0) }))
             try product.finish()
         }
         try stripe.finish()
         if let problem = account.check() { throw ServerError(.invalidConfiguration, "\(stripe.keyPath(problem))") }
         return account
+    }
+
+    /// The `stripe` object of a JSON document (`kakin serve`'s configuration file), read and
+    /// checked as `apps[].stripe` is; `nil` when it has none.
+    public static func stripeAccount(in data: Data) throws(ServerError) -> StripeAccount? {
+        try ConfigurationReader.root(data, environment: ProcessInfo.processInfo.environment).object("stripe")
+            .map(readStripeAccount)
     }
 
     /// The `retention` object of a JSON document (`kakin serve`'s configuration file), read as

@@ -92,6 +92,8 @@ public struct KakinServerHTTP: Sendable {
                 logger: logger))
         routes.add(PurchaseController(service: service, reader: reader, answers: answers))
         routes.add(CustomerController(service: service, reader: reader, answers: answers))
+        routes.add(
+            CheckoutController(service: service, reader: reader, checkout: WebCheckout(service: service, catalog: catalog)))
         routes.add(ContentController(service: service, maxContentSize: maxContentSize))
         routes.add(CatalogController(service: service, catalog: catalog))
         routes.add(AdminController(service: service, reconciliations: reconciliations))

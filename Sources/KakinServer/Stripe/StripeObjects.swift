@@ -131,9 +131,12 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
     var lastPaymentError: PaymentError?
     /// The invoice the intent pays, for a subscription's payment; `nil` for a payment of its own.
     var invoice: String?
+    /// The secret Stripe.js confirms the payment with in the customer's browser (`pi_…_secret_…`).
+    var clientSecret: String?
 
     enum CodingKeys: String, CodingKey {
         case id, status, amount, currency, customer, description, metadata, created, charges, invoice
+        case clientSecret = "client_secret"
         case paymentMethod = "payment_method"
         case latestCharge = "latest_charge"
         case lastPaymentError = "last_payment_error"
@@ -159,6 +162,7 @@ struct StripePaymentIntent: Decodable, Sendable, Hashable {
         created = try container.decode(Date.self, forKey: .created)
         lastPaymentError = try container.decodeIfPresent(PaymentError.self, forKey: .lastPaymentError)
         invoice = try container.decodeExpandableID(forKey: .invoice)
+        clientSecret = try container.decodeIfPresent(String.self, forKey: .clientSecret)
     }
 }
 

@@ -218,6 +218,55 @@ import Testing
         }
     }
 
+    @Test("an app's web checkout: its publishable key of the secret key's mode, its return URLs and trials, checked")
+    func stripeCheckout() throws {
+        func app(_ stripe: [String: Any]) -> [String: Any] {
+            ["bundleId": "com.example.app", "environments": ["Sandbox"], "stripe": stripe]
+        }
+        let base: [String: Any] = ["secretKey": "sk_test_0123456789", "webhookSecrets": ["whsec_0123456789"]]
+        var object = Self.minimal
+        object["apps"] = [
+            app(
+                base.merging([
+                    "publishableKey": "pk_test_0123456789", "returnUrls": ["myapp://checkout", "https://example.com/done"],
+                    "products": [
+                        ["productId": "com.example.premium.monthly", "price": "price_usd", "trialDays": 7],
+                        ["productId": "com.example.unlock", "price": "price_unlock"],
+                    ],
+                ]) { $1 })
+        ]
+        let account = try #require(try ServerConfiguration.parse(try JSONSerialization.data(withJSONObject: object)).apps[0].stripe)
+        #expect(account.publishableKey == "pk_test_0123456789")
+        #expect(account.returnURLs == ["myapp://checkout", "https://example.com/done"])
+        #expect(account.products.map(\.trialDays) == [7, nil])
+        #expect(account.stripeJSURL == URL(string: "https://js.stripe.com/v3/"))
+        #expect(account.allowsReturn(to: "myapp://checkout"))
+        #expect(account.allowsReturn(to: "myapp://checkout/done?order=1"))
+        #expect(account.allowsReturn(to: "https://example.com/done#x"))
+        #expect(!account.allowsReturn(to: "myapp://checkoutx"))
+        #expect(!account.allowsReturn(to: "https://example.com/done.evil.test"))
+        #expect(!account.allowsReturn(to: "https://example.com/"))
+        var emulated = account
+        emulated.apiBase = URL(string: "http://127.0.0.1:4242/")!
+        #expect(emulated.stripeJSURL == URL(string: "http://127.0.0.1:4242/js.stripe.com/v3/"))
+        // An account without the checkout's keys still reads as before.
+        let plain = try ServerConfiguration.parse(
+            try JSONSerialization.data(withJSONObject: Self.minimal.merging(["apps": [app(base)]]) { $1 }))
+        #expect(plain.apps[0].stripe?.publishableKey == nil)
+        #expect(plain.apps[0].stripe?.returnURLs == [])
+
+        let mistakes: [([String: Any], String)] = [
+            (["publishableKey": "sk_test_0123456789"], "apps[0].stripe.publishableKey: expected a publishable key"),
+            (["publishableKey": "pk_live_0123456789"], "apps[0].stripe.publishableKey: a pk_test_… key is needed"),
+            (["returnUrls": ["checkout"]], "apps[0].stripe.returnUrls: checkout is not an absolute URL"),
+            (["products": [["productId": "a", "price": "price_1", "trialDays": 0]]], "apps[0].stripe.products[0].trialDays"),
+        ]
+        for (extra, message) in mistakes {
+            let failure = Self.failure { $0["apps"] = [app(base.merging(extra) { $1 })] }
+            #expect(failure?.hasPrefix(message) == true, "\(failure ?? "accepted")")
+        }
+    }
+
     @Test("the metrics' rates table, job interval and an app's commission program are read and checked")
     func metricsSettings() throws {
         var object = Self.minimal

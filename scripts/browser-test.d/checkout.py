@@ -1,0 +1,214 @@
+"""The web checkout in headless Chromium, against a real `kakin serve` whose app sells on the web
+through localstripe (see scripts/browser-test; run under `scripts/localstripe run`, which sets
+KAKIN_TEST_STRIPE_URL).
+
+Gets a checkout link through the API, opens it, types a card into the Stripe.js stand-in's fields,
+pays, and checks that the browser lands on the return URL (served here) and that the emulator holds
+a succeeded payment intent with the metadata the applier of Stripe's events reads. Then a declined
+card, whose refusal the page shows. Whether the purchase is granted is printed, not required."""
+
+import argparse
+import http.server
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dashboard import BUNDLE_ID, STEP_TIMEOUT, Browser, Failure, call, free_ports, say  # noqa: E402
+
+PRODUCT = "com.example.kakin.unlock"
+SECRET_KEY = "sk_test_kakin"
+PUBLISHABLE_KEY = "pk_test_kakin"
+
+
+def stripe(method, base, path, form=None):
+    """One call of the emulator's API with the secret key; `form` is form-encoded."""
+    data = None if form is None else urllib.parse.urlencode(form).encode()
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {SECRET_KEY}"})
+    with urllib.request.urlopen(request, timeout=15) as response:
+        return json.loads(response.read().decode())
+
+
+class ReturnPage:
+    """The app's return URL, played by a tiny HTTP server on a free loopback port."""
+
+    def __init__(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<!doctype html><title>Back in the app</title><h1 id='returned'>Back in the app</h1>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+class CheckoutServer:
+    """`kakin serve` with a configuration file whose `stripe` points at the emulator."""
+
+    def __init__(self, binary, stripe_url, plan, return_base):
+        self.directory = tempfile.mkdtemp(prefix="kakin-checkout-")
+        self.port, self.sandbox_port = free_ports(2)
+        config = os.path.join(self.directory, "serve.json")
+        with open(config, "w") as file:
+            json.dump({"stripe": {
+                "secretKey": SECRET_KEY, "webhookSecrets": ["whsec_browser0123456789"], "apiBase": stripe_url,
+                "publishableKey": PUBLISHABLE_KEY, "returnUrls": [return_base],
+                "products": [{"productId": PRODUCT, "price": plan}],
+            }}, file)
+        self.log_path = os.path.join(self.directory, "server.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen(
+            [binary, "serve", "--config", config, "--data", os.path.join(self.directory, "data"),
+             "--port", str(self.port), "--sandbox-port", str(self.sandbox_port)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            text = open(self.log_path).read()
+            publishable = re.search(r"publishable key:\s*(\S+)", text)
+            if publishable:
+                self.publishable = publishable.group(1)
+                break
+            if self.process.poll() is not None:
+                raise Failure("kakin serve exited before it was ready:\n" + text)
+            time.sleep(0.1)
+        else:
+            raise Failure("kakin serve printed no banner within 120 s")
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def link(self, user, return_url):
+        return call("POST", f"{self.base}/v1/checkout/{BUNDLE_ID}/links",
+                    {"appUserId": user, "productId": PRODUCT, "returnUrl": return_url},
+                    {"X-Kakin-Key": self.publishable, "Content-Type": "application/json"})
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def type_card(browser, number):
+    """Types a card into the Stripe.js stand-in's fields (number, month, year, CVC, postal code)."""
+    browser.wait_for("the card fields", lambda: len(browser.finds("#card input")) == 5)
+    for field, value in (("number", number), ("exp_month", "12"), ("exp_year", "34"), ("cvc", "123"),
+                         ("postal_code", "10001")):
+        browser.find(f"#card input[placeholder='{field}']").send_keys(value)
+
+
+def run(arguments):
+    stripe_url = os.environ.get("KAKIN_TEST_STRIPE_URL")
+    if not stripe_url:
+        raise Failure("KAKIN_TEST_STRIPE_URL is not set: run under scripts/localstripe run")
+    plan = stripe("POST", stripe_url, "/v1/plans", {
+        "id": f"kakin_unlock_{uuid.uuid4().hex[:8]}", "amount": "999", "currency": "usd", "interval": "month",
+        "product[name]": "Unlock"})["id"]
+    returned = ReturnPage()
+    server = CheckoutServer(arguments.binary, stripe_url, plan, returned.base)
+    browser = Browser(arguments.artifacts)
+    try:
+        user = f"web-{uuid.uuid4().hex[:8]}"
+        return_url = returned.base + "done"
+        link = server.link(user, return_url)
+        say(f"checkout link for {user}: {link['url'][:80]}…")
+        browser.go(link["url"])
+        heading = browser.find("#product").text
+        price = browser.find("#price").text
+        if "$9.99" not in price:
+            raise Failure(f"the page shows the price {price!r}, not $9.99")
+        say(f"the page sells {heading!r} at {price!r}")
+        type_card(browser, "4242424242424242")
+        browser.screenshot("checkout-card")
+        browser.find("#pay").click()
+        browser.wait_for("the return URL", lambda: browser.driver.current_url.startswith(return_url))
+        landed = urllib.parse.urlparse(browser.driver.current_url)
+        query = urllib.parse.parse_qs(landed.query)
+        if query.get("status") != ["succeeded"] or query.get("product") != [PRODUCT]:
+            raise Failure(f"landed on {browser.driver.current_url}, without status=succeeded&product={PRODUCT}")
+        say(f"landed on {browser.driver.current_url}")
+
+        intents = stripe("GET", stripe_url, "/v1/payment_intents?limit=100")["data"]
+        mine = [i for i in intents if i.get("metadata", {}).get("kakin_app_user_id") == user]
+        if len(mine) != 1:
+            raise Failure(f"expected one payment intent for {user} in the emulator; found {len(mine)}")
+        intent = mine[0]
+        expected = {"kakin_app_user_id": user, "kakin_product_id": PRODUCT, "kakin_price": plan, "kakin_quantity": "1"}
+        if intent["status"] != "succeeded" or intent["metadata"] != expected or intent["amount"] != 999:
+            raise Failure(f"the payment intent is not the contract's: {json.dumps(intent)[:600]}")
+        customer = stripe("GET", stripe_url, f"/v1/customers/{intent['customer']}")
+        if customer.get("metadata") != {"kakin_app_user_id": user, "kakin_bundle_id": BUNDLE_ID}:
+            raise Failure(f"the customer's metadata is not the contract's: {customer.get('metadata')}")
+        say(f"payment intent {intent['id']} succeeded with the contract's metadata")
+
+        # Granting is done by applying Stripe's events: reported, not required.
+        answer = call("GET", f"{server.base}/v1/customers/{user}?bundleId={BUNDLE_ID}&nonce=1",
+                      headers={"X-Kakin-Key": server.publishable})
+        products = [e.get("productId") for e in answer.get("entitlements", []) if e.get("isActive")]
+        say(f"entitlement check: {'granted' if PRODUCT in products else 'not granted (yet)'}; active: {products}")
+
+        # A declined card: the page shows the refusal and stays.
+        declined = server.link(f"web-{uuid.uuid4().hex[:8]}", return_url)
+        browser.go(declined["url"])
+        type_card(browser, "4000000000000002")
+        browser.find("#pay").click()
+        browser.wait_for("the card's refusal", lambda: browser.find("#error").text.strip() != "")
+        if browser.driver.current_url.startswith(return_url):
+            raise Failure("a declined card went to the return URL")
+        say(f"a declined card shows: {browser.find('#error').text!r}")
+        browser.screenshot("checkout-declined")
+        # A forged link: an error page.
+        browser.go(link["url"].replace("appUserId=", "appUserId=x"))
+        if "not valid" not in browser.find("h1").text:
+            raise Failure(f"a forged link shows {browser.find('h1').text!r}")
+    except Failure:
+        browser.screenshot("checkout-failure")
+        say("server log:\n" + open(server.log_path).read()[-3000:])
+        raise
+    finally:
+        browser.quit()
+        server.stop()
+        returned.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--artifacts", required=True)
+    arguments = parser.parse_args()
+    try:
+        run(arguments)
+    except (Failure, urllib.error.URLError) as error:
+        say(f"checkout FAILED: {error}")
+        sys.exit(1)
+    say("checkout passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,18 +2,8 @@ import Foundation
 
 /// A Stripe amount as a customer reads it: in major units, in their language's currency format.
 enum CheckoutPrice {
-    /// Currencies whose Stripe amounts are whole units (Stripe's zero-decimal currencies).
-    static let zeroDecimal: Set<String> = [
-        "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf",
-    ]
-    /// Currencies whose Stripe amounts are thousandths.
-    static let threeDecimal: Set<String> = ["bhd", "jod", "kwd", "omr", "tnd"]
-
     /// How many digits of `currency`'s Stripe amounts are after the decimal point.
-    static func decimals(_ currency: String) -> Int {
-        let code = currency.lowercased()
-        return zeroDecimal.contains(code) ? 0 : threeDecimal.contains(code) ? 3 : 2
-    }
+    static func decimals(_ currency: String) -> Int { StripeAmount.minorDigits(currency) }
 
     /// `amount` (Stripe's minor units) of `currency`, formatted for `locale`: `$9.99` in en-US,
     /// `￥1,200` for 1200 JPY in ja-JP.

@@ -57,7 +57,7 @@ extension WebCheckout {
         let key = "kakin-checkout-" + signature
         do {
             let customer = try await stripe.createCustomer(
-                metadata: ["kakin_app_user_id": link.appUserID, "kakin_bundle_id": app.bundleID],
+                metadata: [StripeMetadata.appUserID: link.appUserID, StripeMetadata.bundleID: app.bundleID],
                 idempotencyKey: key + "-customer")
             var card: String?
             if let token = request.cardToken {
@@ -69,8 +69,8 @@ extension WebCheckout {
                 var intent = try await stripe.createPaymentIntent(
                     amount: offer.amount, currency: offer.price.currency, customer: customer.id,
                     metadata: [
-                        "kakin_app_user_id": link.appUserID, "kakin_product_id": link.productID,
-                        "kakin_price": offer.product.price, "kakin_quantity": "1",
+                        StripeMetadata.appUserID: link.appUserID, StripeMetadata.productID: link.productID,
+                        StripeMetadata.price: offer.product.price, StripeMetadata.quantity: "1",
                     ], idempotencyKey: key + "-payment")
                 if let card, let token = request.cardToken, intent.status != .succeeded {
                     intent = try await stripe.setPaymentMethod(
@@ -81,7 +81,7 @@ extension WebCheckout {
             case .subscription:
                 let created = try await stripe.createCheckoutSubscription(
                     customer: customer.id, plan: offer.product.price, trialPeriodDays: offer.product.trialDays,
-                    metadata: ["kakin_app_user_id": link.appUserID, "kakin_product_id": link.productID],
+                    metadata: [StripeMetadata.appUserID: link.appUserID, StripeMetadata.productID: link.productID],
                     awaitingPayment: !emulated, idempotencyKey: key + "-subscription")
                 // A trial has nothing to pay now. (The emulator never says `trialing`: it leaves a
                 // trial's subscription `incomplete`, without an invoice.)

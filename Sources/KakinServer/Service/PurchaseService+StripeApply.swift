@@ -279,7 +279,8 @@ struct StripeWebPurchases {
         try await recordRenewal(of: subscription, at: date, paidThrough: end)
     }
 
-    /// Stores the renewal state `subscription` is in as Stripe holds it at `date`; `paidThrough`
+    /// Stores the renewal state `subscription` is in as Stripe holds it, a billing problem seen at
+    /// `date` (the event's); `paidThrough`
     /// is the end of the period just recorded, else the latest the ledger holds.
     private func recordRenewal(of subscription: StripeSubscription, at date: Date, paidThrough: Date? = nil) async throws {
         guard try product(of: subscription) != nil else { return }
@@ -287,10 +288,11 @@ struct StripeWebPurchases {
         if paidEnd == nil {
             paidEnd = try await latestExpiry(of: subscription)
         }
+        // The state is Stripe's as read now, whatever the event's age: it replaces any read before.
         var renewal = SubscriptionRenewal(
             bundleID: app.bundleID, originalTransactionID: subscription.id,
-            autoRenewStatus: subscription.cancelAtPeriodEnd ? .off : .on, signedDate: date, updatedAt: service.now(),
-            periodExpiresAt: paidEnd)
+            autoRenewStatus: subscription.cancelAtPeriodEnd ? .off : .on, signedDate: max(date, service.realNow()),
+            updatedAt: service.now(), periodExpiresAt: paidEnd)
         switch subscription.status {
         case .pastDue:
             renewal.billingIssueDetectedAt = date

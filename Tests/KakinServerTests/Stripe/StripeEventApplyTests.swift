@@ -126,6 +126,59 @@ struct StripeEventApplyTests {
         #expect(customer.state.transactions.count == 1, "the same period, recorded once")
     }
 
+    @Test func aRenewalWhoseCardIsDeclinedIsABillingProblemInTheGracePeriod() async throws {
+        let (server, _) = try await Self.server()
+        let user = "web-\(UUID().uuidString)"
+        _ = try await Self.buy(CheckoutServer.monthly, as: user, on: server)
+        _ = try await Self.catchUp(server)
+        let period = try #require(
+            try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user).state.transactions.first)
+        let paidEnd = try #require(period.expiresDate)
+
+        // The card on file now needs the customer's authentication, which fails when Stripe bills
+        // the next period (the emulator's way to a failed renewal: a card it declines outright
+        // leaves the invoice open without a word).
+        let client = try CheckoutEmulatorTests.client()
+        let subscription = try await client.retrieveSubscription(period.originalTransactionID)
+        let card = try await client.addCardSource(
+            customer: subscription.customer, token: try await CheckoutEmulatorTests.token("4000002760003184"),
+            idempotencyKey: UUID().uuidString)
+        var customerForm = StripeForm()
+        customerForm.append(card, at: "default_source")
+        let _: StripeObjectID = try await client.send(
+            .post, "/v1/customers/\(subscription.customer)", form: customerForm)
+        var invoiceForm = StripeForm()
+        invoiceForm.append(subscription.customer, at: "customer")
+        invoiceForm.append(subscription.id, at: "subscription")
+        let renewal: StripeInvoice = try await client.send(.post, "/v1/invoices", form: invoiceForm)
+        let billed: StripeInvoice = try await client.send(.post, "/v1/invoices/\(renewal.id)/pay")
+        let intent = try await client.retrievePaymentIntent(try #require(billed.paymentIntent))
+        #expect(intent.status == .requiresAction)
+        var authentication = StripeForm()
+        authentication.append(try #require(intent.clientSecret), at: "client_secret")
+        authentication.append(false, at: "success")
+        let _: StripeObjectID = try await client.send(
+            .post, "/v1/payment_intents/\(intent.id)/_authenticate", form: authentication)
+        #expect(try await client.retrieveSubscription(subscription.id).status == .pastDue)
+
+        server.clock.advance(1)
+        _ = try await Self.catchUp(server)
+        let customer = try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user)
+        let premium = try #require(customer.entitlements.first { $0.identifier == "premium" })
+        #expect(premium.isActive)
+        #expect(premium.billingIssueDetectedAt != nil)
+        #expect(premium.gracePeriodExpiresAt == paidEnd.addingTimeInterval(PurchaseService.stripeGracePeriod))
+        #expect(customer.state.transactions.count == 1, "the unpaid invoice is no period")
+
+        // Past the paid period, the grace period keeps access; past the grace period, it ends.
+        server.clock.advance(paidEnd.timeIntervalSince(server.clock.now()) + 86_400)
+        var later = try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user)
+        #expect(later.entitlements.first { $0.identifier == "premium" }?.isActive == true)
+        server.clock.advance(PurchaseService.stripeGracePeriod)
+        later = try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user)
+        #expect(later.entitlements.first { $0.identifier == "premium" }?.isActive == false)
+    }
+
     @Test func aRefundOfPartOfAConsumableTakesBackItsShareOfTheCurrency() async throws {
         let (server, _) = try await Self.server()
         let client = try CheckoutEmulatorTests.client()

@@ -212,6 +212,7 @@ let package = Package(
             dependencies: [
                 "KakinServer",
                 "KakinLedger",
+                "KakinCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .server("Hummingbird", "hummingbird"),
                 .server("Logging", "swift-log"),
@@ -255,7 +256,7 @@ let package = Package(
         .target(
             name: "KakinTestSupport",
             dependencies: [
-                "AppStoreTesting", "StoreSandbox", "KakinServer", "KakinLedger",
+                "AppStoreTesting", "StoreSandbox", "KakinServer", "KakinLedger", "KakinCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "X509", package: "swift-certificates"),

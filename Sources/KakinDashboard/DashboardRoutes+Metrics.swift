@@ -1,15 +1,16 @@
 import AppStoreModels
 import Foundation
 import Hummingbird
+import KakinCore
 import KakinLedger
 import KakinServer
 
 /// The overview's subscription metrics: charts over a chosen range and granularity, broken down
-/// by product or storefront, and the monthly cohort tables.
+/// by product, storefront or store, and the monthly cohort tables.
 extension DashboardRoutes {
     /// The metrics the overview charts, read together.
     static let chartedMetrics: [SubscriptionMetric] = [
-        .mrr, .activeSubscriptions, .activeTrials, .churn, .trialConversion, .revenue, .retention, .ltv,
+        .mrr, .activeSubscriptions, .activeTrials, .churn, .trialConversion, .revenue, .proceeds, .retention, .ltv,
     ]
 
     /// The overview's choices, read from its query: `range` (days, or `from` and `to`),
@@ -68,8 +69,10 @@ extension DashboardRoutes {
                 let caption = currency.isEmpty ? title : "\(title), \(currency)"
                 let named = series.map { series in
                     (
-                        name: [series.product, series.storefront.map { $0.isEmpty ? "unknown storefront" : $0 }]
-                            .compactMap { $0 }.joined(separator: " "),
+                        name: [
+                            series.product, series.storefront.map { $0.isEmpty ? "unknown storefront" : $0 },
+                            series.store.map(DashboardOverview.name),
+                        ].compactMap { $0 }.joined(separator: " "),
                         points: series.points.map {
                             DashboardCharts.Point(label: MetricsDates.label($0.period), value: $0.value ?? 0)
                         }
@@ -99,6 +102,7 @@ extension DashboardRoutes {
         add(.churn, "Churn", bars: true, format: percent)
         add(.trialConversion, "Trial conversion (by trial start)", bars: true, format: percent)
         add(.revenue, "Revenue", bars: true, format: money)
+        add(.proceeds, "Proceeds (App Store after Apple's commission, web in full)", bars: true, format: money)
         var cohorts: [OverviewView.CohortTable] = []
         if let retention = answers[.retention]?.cohorts, !retention.isEmpty {
             cohorts.append(OverviewView.CohortTable(title: "Retention of paid subscriptions", rows: retention, format: percent))

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSecurity
 import Foundation
+import KakinCore
 import KakinServer
 import KakinLedger
 import Hummingbird
@@ -17,7 +18,7 @@ extension DashboardRoutes {
         let choice = MetricsChoice(request, today: today)
         var apps: [OverviewView.App] = []
         for bundleID in self.apps(of: session) {
-            // The figures kept with each write: one row per day, product, currency and environment.
+            // The figures kept with each write: one row per day, product, currency, environment and store.
             let period = try await service.dailyFigures(bundleID: bundleID, days: first..<(today + 1), now: moment)
             var app = DashboardOverview(period: period, firstDay: first, days: Self.overviewDays, today: today)
                 .view(bundleID: bundleID)
@@ -201,7 +202,20 @@ struct OverviewView {
         var revenueTotals: [Total]
         var revenueCharts: [Chart]
         var subscriptionsSVG: String
+        /// The figures split by the store the customers paid in, when any was paid outside the
+        /// App Store.
+        var stores: [StoreFigures] = []
+        var hasStores = false
         var metrics: Metrics?
+    }
+    /// One store's share of an app's figures over the days shown.
+    struct StoreFigures {
+        var store: String
+        var name: String
+        var purchases: Int
+        var refunds: Int
+        var activeSubscriptions: Int
+        var revenue: String
     }
     var days: Int
     var today: String
@@ -224,6 +238,16 @@ struct DashboardOverview {
     let days: Int
     /// Subscriptions active at the moment read.
     let activeNow: Int
+    /// The figures of each store over the days.
+    var stores: [PurchaseStore: StoreTotals] = [:]
+
+    /// A store's figures over the days: counts, and revenue by currency in currency units.
+    struct StoreTotals {
+        var purchases = 0
+        var refunds = 0
+        var revenue: [String: Double] = [:]
+        var activeNow = 0
+    }
 
     /// The figures of the `days` days from the one numbered `firstDay`; `today` is the day of the
     /// moment `period` was read at.
@@ -236,8 +260,12 @@ struct DashboardOverview {
             guard (0..<days).contains(index) else { continue }
             purchases += figures.purchases
             refunds += figures.refunds
+            stores[figures.store, default: StoreTotals()].purchases += figures.purchases
+            stores[figures.store, default: StoreTotals()].refunds += figures.refunds
             if let currency = figures.currency {
                 revenue[currency, default: [Double](repeating: 0, count: days)][index] +=
+                    Double(figures.revenue) / 1000
+                stores[figures.store, default: StoreTotals()].revenue[currency, default: 0] +=
                     Double(figures.revenue) / 1000
             }
             changes[index] += figures.subscriptionStarts - figures.subscriptionEnds
@@ -249,12 +277,34 @@ struct DashboardOverview {
         }
         if (0..<days).contains(today - firstDay) { activeSubscriptions[today - firstDay] = period.subscriptionsActiveNow }
         activeNow = period.subscriptionsActiveNow
+        for (store, active) in period.subscriptionsActiveNowByStore {
+            stores[store, default: StoreTotals()].activeNow = active
+        }
+        stores = stores.filter { $0.value.purchases != 0 || $0.value.refunds != 0 || $0.value.activeNow != 0 }
+    }
+
+    /// How the overview names a store.
+    static func name(_ store: PurchaseStore) -> String {
+        switch store {
+        case .appStore: "App Store"
+        case .stripe: "Web (Stripe)"
+        }
     }
 
     func view(bundleID: String) -> OverviewView.App {
         let labels = (0..<days).map { DashboardFormat.shortDay(start.addingTimeInterval(Double($0) * 86_400)) }
         let currencies = revenue.keys.sorted()
-        return OverviewView.App(
+        let split = PurchaseStore.allCases.compactMap { store in
+            stores[store].map { totals in
+                OverviewView.StoreFigures(
+                    store: store.rawValue, name: Self.name(store), purchases: totals.purchases, refunds: totals.refunds,
+                    activeSubscriptions: totals.activeNow,
+                    revenue: totals.revenue.keys.sorted().map { "\(DashboardFormat.amount(totals.revenue[$0]!)) \($0)" }
+                        .joined(separator: ", "))
+            }
+        }
+        let hasStores = stores.keys.contains { $0 != .appStore }
+        var app = OverviewView.App(
             bundleID: bundleID, purchases: purchases, refunds: refunds, activeSubscriptions: activeNow,
             revenueTotals: currencies.map {
                 OverviewView.Total(currency: $0, amount: DashboardFormat.amount(revenue[$0, default: []].reduce(0, +)))
@@ -269,6 +319,8 @@ struct DashboardOverview {
             subscriptionsSVG: DashboardCharts.line(
                 zip(labels, activeSubscriptions).map { DashboardCharts.Point(label: $0, value: Double($1)) },
                 title: "Active subscriptions per day", format: { String(Int($0)) }))
+        (app.stores, app.hasStores) = (hasStores ? split : [], hasStores)
+        return app
     }
 }
 

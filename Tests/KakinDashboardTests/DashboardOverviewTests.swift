@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinCore
 import KakinTestSupport
 import Testing
 
@@ -145,5 +146,37 @@ struct DashboardOverviewTests {
             }
             #expect(reference.purchases > 50 && reference.refunds > 5 && reference.activeNow > 5)
         }
+    }
+
+    @Test("an app with web sales has its figures split by store; one without has no split")
+    func splitByStore() {
+        let first = 20_000
+        let figures = [
+            DailyFigures(
+                day: first, productID: "coins100", currency: "USD", environment: .sandbox, store: .appStore,
+                purchases: 2, refunds: 1, revenue: 1_980),
+            DailyFigures(
+                day: first + 1, productID: "coins100", currency: "USD", environment: .sandbox, store: .stripe,
+                purchases: 1, revenue: 1_000),
+            DailyFigures(
+                day: first + 1, productID: "monthly", currency: "EUR", environment: .sandbox, store: .stripe,
+                purchases: 1, revenue: 8_500, subscriptionStarts: 1),
+        ]
+        let period = DailyFiguresPeriod(
+            figures: figures, subscriptionsActiveBefore: 1, subscriptionsActiveNow: 2,
+            subscriptionsActiveBeforeByStore: [.appStore: 1], subscriptionsActiveNowByStore: [.appStore: 1, .stripe: 1])
+        let app = DashboardOverview(period: period, firstDay: first, days: 3, today: first + 2).view(bundleID: "app")
+        #expect(app.purchases == 4 && app.activeSubscriptions == 2)
+        #expect(app.hasStores)
+        #expect(app.stores.map(\.store) == ["appStore", "stripe"])
+        #expect(app.stores.map(\.purchases) == [2, 2] && app.stores.map(\.refunds) == [1, 0])
+        #expect(app.stores.map(\.activeSubscriptions) == [1, 1])
+        #expect(app.stores.map(\.revenue) == ["1.98 USD", "8.50 EUR, 1.00 USD"])
+
+        let appStoreOnly = DashboardOverview(
+            period: DailyFiguresPeriod(figures: [figures[0]], subscriptionsActiveBefore: 0, subscriptionsActiveNow: 0),
+            firstDay: first, days: 3, today: first + 2
+        ).view(bundleID: "app")
+        #expect(!appStoreOnly.hasStores && appStoreOnly.stores.isEmpty)
     }
 }

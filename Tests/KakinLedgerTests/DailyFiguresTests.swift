@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import GRDB
+import KakinCore
 import KakinTestSupport
 import PostgresNIO
 import Testing
@@ -83,6 +84,92 @@ struct DailyFiguresTests {
         }
     }
 
+    @Test(
+        "the figures and rollups held before the store was kept are the App Store's; web sales count apart",
+        arguments: StoreKind.allCases)
+    func figuresByStore(kind: StoreKind) async throws {
+        let (start, length, first) = (StoreMonth.start, StoreMonth.dayLength, StoreMonth.firstDay)
+        let bought = start + length + 36_000_000
+        try await withOldLedger(kind, before: "0029") { execute in
+            // A purchase an earlier version recorded, and what it kept of it: its figures, its
+            // rollup row, a change row not yet folded, a period of paid service, a customer.
+            try await execute(
+                """
+                INSERT INTO transactions (transaction_id, original_transaction_id, bundle_id, app_user_id,
+                    product_id, product_type, quantity, purchase_date, environment, source, recorded_at, price, currency)
+                VALUES ('a1', 'a1', '\(Fixture.bundleID)', 'alice', 'coins100', 'Consumable', 1, \(bought),
+                    'Sandbox', 'app', 0, 990, 'USD')
+                """)
+            try await execute(
+                """
+                INSERT INTO daily_figures (bundle_id, day, product_id, currency, environment, purchases, refunds,
+                    revenue, subscription_starts, subscription_ends)
+                VALUES ('\(Fixture.bundleID)', \(first + 1), 'coins100', 'USD', 'Sandbox', 1, 0, 990, 0, 0)
+                """)
+            try await execute(
+                """
+                INSERT INTO metric_days (bundle_id, environment, day, product_id, storefront, currency, purchases,
+                    revenue, new_customers)
+                VALUES ('\(Fixture.bundleID)', 'Sandbox', \(first + 1), 'coins100', 'USA', 'USD', 1, 990, 1)
+                """)
+            try await execute(
+                """
+                INSERT INTO metric_day_changes (bundle_id, environment, day, product_id, storefront, currency,
+                    refunds, refunded)
+                VALUES ('\(Fixture.bundleID)', 'Sandbox', \(first + 2), 'coins100', 'USA', 'USD', 1, 0)
+                """)
+            try await execute(
+                """
+                INSERT INTO metric_runs (bundle_id, original_transaction_id, environment, kind, start_at, end_at,
+                    product_id, storefront)
+                VALUES ('\(Fixture.bundleID)', 's1', 'Sandbox', 'paid', \(start), \(start + 20 * length), 'monthly', 'USA')
+                """)
+            try await execute(
+                """
+                INSERT INTO metric_customers (bundle_id, environment, customer, state)
+                VALUES ('\(Fixture.bundleID)', 'Sandbox', 'alice',
+                    '{"f":{"currency":"USD","instant":\(bought),"productID":"coins100","storefront":"USA"},"p":"a1"}')
+                """)
+        } then: { store in
+            let days = first..<(first + StoreMonth.days)
+            let now = LedgerTime.date(start + 25 * length)
+            var period = try await store.dailyFigures(bundleID: Fixture.bundleID, days: days, now: now)
+            #expect(
+                period.figures == [
+                    DailyFigures(
+                        day: first + 1, productID: "coins100", currency: "USD", environment: .sandbox, store: .appStore,
+                        purchases: 1, revenue: 990)
+                ])
+
+            // Alice buys the same product on the web the same day, and bob too.
+            for (id, user) in [("w1", "alice"), ("w2", "bob")] {
+                var web = StoreMonth.transaction(
+                    StoreMonth.Sale(
+                        id: id, store: .stripe, subscription: false, day: 1, price: 1_000, currency: "USD", user: user))
+                web.purchaseDate = LedgerTime.date(bought + 60_000)
+                _ = try await store.record(web, grants: [])
+            }
+            period = try await store.dailyFigures(bundleID: Fixture.bundleID, days: days, now: now)
+            #expect(
+                period.figures.map { "\($0.store.rawValue) \($0.purchases) \($0.revenue)" }
+                    == ["appStore 1 990", "stripe 2 2000"])
+
+            while try await store.updateMetrics(limit: 10) > 0 {}
+            let reading = try await store.metrics(
+                bundleID: Fixture.bundleID, environment: .sandbox, days: first...(first + 29), now: now)
+            let rows = reading.days.map {
+                "\($0.day - first) \($0.store.rawValue) \($0.storefront) \($0.counts[.purchases]) \($0.counts[.revenue]) "
+                    + "\($0.counts[.refunds]) \($0.counts[.newCustomers])"
+            }
+            // Alice was a paying customer already: only bob is a new one on the web.
+            #expect(rows.sorted() == ["1 appStore USA 1 990 0 1", "1 stripe  2 2000 0 1", "2 appStore USA 0 0 1 0"])
+            let churned = try await store.churnedSubscriptions(
+                bundleID: Fixture.bundleID, environment: .sandbox,
+                periods: [MetricPeriod(start: LedgerTime.date(start + 10 * length), end: now)])
+            #expect(churned == [[MetricCount(productID: "monthly", storefront: "USA", store: .appStore, count: 1)]])
+        }
+    }
+
     static func ms(_ seconds: Double) -> Int64 { LedgerTime.milliseconds(Fixture.at(seconds)) }
 
     /// A JWS whose payload carries `price` and `currency` (its header and signature are not read).
@@ -96,14 +183,16 @@ struct DailyFiguresTests {
         return "eyJhbGciOiJFUzI1NiJ9.\(encoded).c2lnbmF0dXJl"
     }
 
-    /// A ledger of `kind` migrated up to 0013 (before the figures), filled by `fill` with SQL,
-    /// then opened and migrated by the current code for `body`.
+    /// A ledger of `kind` migrated up to the migration before `before` (by default 0013, before
+    /// the figures), filled by `fill` with SQL, then opened and migrated by the current code for
+    /// `body`.
     func withOldLedger(
-        _ kind: StoreKind, _ fill: (_ execute: (String) async throws -> Void) async throws -> Void,
+        _ kind: StoreKind, before: String = "0014", _ fill: (_ execute: (String) async throws -> Void) async throws -> Void,
         then body: (any LedgerStore) async throws -> Void
     ) async throws {
-        let applied = LedgerSchema.migrations.prefix { $0.id < "0014" }
-        #expect(applied.count == 13)
+        let applied = LedgerSchema.migrations.prefix { $0.id < before }
+        #expect(applied.last.map { $0.id < before } ?? false)
+        #expect(LedgerSchema.migrations.dropFirst(applied.count).first.map { $0.id >= before } ?? false)
         if kind == .postgres {
             try await PostgresTestDatabase.withSchema { schema in
                 let old = try #require(try await openLedger(.postgres, schema: schema) as? PostgresLedger)

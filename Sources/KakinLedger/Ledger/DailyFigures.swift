@@ -1,10 +1,11 @@
 public import AppStoreModels
 public import Foundation
+public import KakinCore
 
-/// What an app's transactions add up to on one UTC day, for one product, currency and
-/// environment: the figures the ledger keeps in `daily_figures`, changed in the same database
+/// What an app's transactions add up to on one UTC day, for one product, currency, environment
+/// and store: the figures the ledger keeps in `daily_figures`, changed in the same database
 /// transaction as the transactions they count, so reading a period reads one row per day,
-/// product, currency and environment, never the transactions.
+/// product, currency, environment and store, never the transactions.
 ///
 /// - A transaction counts as a purchase, and its price × quantity as revenue, on the day of its
 ///   purchase date, once: when it is first recorded.
@@ -23,8 +24,11 @@ public struct DailyFigures: Hashable, Sendable {
     /// The currency of ``revenue`` (ISO 4217, as Apple signs it), or `nil` for transactions whose
     /// price the ledger does not know (recorded without a signed transaction, or signed without a price).
     public var currency: String?
-    /// The environment that signed the transactions.
+    /// The environment that signed the transactions (for a web purchase, `Sandbox` in the payment
+    /// provider's test mode, `Production` otherwise).
     public var environment: AppStoreEnvironment
+    /// Where the customers paid: the App Store, or the app's web checkout.
+    public var store: PurchaseStore
     /// Transactions purchased that day (renewals included).
     public var purchases: Int
     /// Transactions revoked that day.
@@ -38,13 +42,15 @@ public struct DailyFigures: Hashable, Sendable {
 
     /// Creates a day's figures from their parts.
     public init(
-        day: Int, productID: String, currency: String?, environment: AppStoreEnvironment, purchases: Int = 0,
-        refunds: Int = 0, revenue: Int64 = 0, subscriptionStarts: Int = 0, subscriptionEnds: Int = 0
+        day: Int, productID: String, currency: String?, environment: AppStoreEnvironment,
+        store: PurchaseStore = .appStore, purchases: Int = 0, refunds: Int = 0, revenue: Int64 = 0,
+        subscriptionStarts: Int = 0, subscriptionEnds: Int = 0
     ) {
         self.day = day
         self.productID = productID
         self.currency = currency
         self.environment = environment
+        self.store = store
         self.purchases = purchases
         self.refunds = refunds
         self.revenue = revenue
@@ -73,7 +79,7 @@ public struct DailyFigures: Hashable, Sendable {
 /// An app's figures over a period of UTC days, with what the active-subscription count starts
 /// from: see ``LedgerStore/dailyFigures(bundleID:days:now:)``.
 public struct DailyFiguresPeriod: Hashable, Sendable {
-    /// The rows of the period's days, by day, product, currency and environment; days with
+    /// The rows of the period's days, by day, product, currency, environment and store; days with
     /// nothing recorded have none.
     public var figures: [DailyFigures]
     /// The subscriptions active at the end of the day before the period: the starts less the
@@ -82,12 +88,30 @@ public struct DailyFiguresPeriod: Hashable, Sendable {
     /// The subscriptions active at `now`: the starts less the ends of every day up to and
     /// including now's, plus those whose period ends later that day.
     public var subscriptionsActiveNow: Int
+    /// ``subscriptionsActiveBefore`` by the store the subscriptions were bought in; a store with
+    /// none is left out.
+    public var subscriptionsActiveBeforeByStore: [PurchaseStore: Int]
+    /// ``subscriptionsActiveNow`` by the store the subscriptions were bought in; a store with none
+    /// is left out.
+    public var subscriptionsActiveNowByStore: [PurchaseStore: Int]
 
-    /// Creates a period's figures from their parts.
-    public init(figures: [DailyFigures], subscriptionsActiveBefore: Int, subscriptionsActiveNow: Int) {
+    /// Creates a period's figures from their parts. Without the counts by store, every active
+    /// subscription counts as the App Store's.
+    public init(
+        figures: [DailyFigures], subscriptionsActiveBefore: Int, subscriptionsActiveNow: Int,
+        subscriptionsActiveBeforeByStore: [PurchaseStore: Int]? = nil,
+        subscriptionsActiveNowByStore: [PurchaseStore: Int]? = nil
+    ) {
         self.figures = figures
         self.subscriptionsActiveBefore = subscriptionsActiveBefore
         self.subscriptionsActiveNow = subscriptionsActiveNow
+        self.subscriptionsActiveBeforeByStore =
+            subscriptionsActiveBeforeByStore ?? Self.appStoreOnly(subscriptionsActiveBefore)
+        self.subscriptionsActiveNowByStore = subscriptionsActiveNowByStore ?? Self.appStoreOnly(subscriptionsActiveNow)
+    }
+
+    private static func appStoreOnly(_ count: Int) -> [PurchaseStore: Int] {
+        count == 0 ? [:] : [.appStore: count]
     }
 }
 
@@ -99,6 +123,8 @@ struct FigureSource: Hashable, Sendable {
     var productID: String
     var productType: String
     var environment: String
+    /// Where the customer paid (``PurchaseStore``'s raw value).
+    var store: String
     var quantity: Int64
     var purchaseDate: Int64
     var expiresDate: Int64?
@@ -109,18 +135,20 @@ struct FigureSource: Hashable, Sendable {
     init(_ row: TransactionRow) {
         self.init(
             bundleID: row.bundleID, productID: row.productID, productType: row.productType,
-            environment: row.environment, quantity: row.quantity, purchaseDate: row.purchaseDate,
+            environment: row.environment, store: row.store, quantity: row.quantity, purchaseDate: row.purchaseDate,
             expiresDate: row.expiresDate, revocationDate: row.revocationDate, price: row.price, currency: row.currency)
     }
 
     init(
-        bundleID: String, productID: String, productType: String, environment: String, quantity: Int64,
-        purchaseDate: Int64, expiresDate: Int64?, revocationDate: Int64?, price: Int64?, currency: String?
+        bundleID: String, productID: String, productType: String, environment: String,
+        store: String = PurchaseStore.appStore.rawValue, quantity: Int64, purchaseDate: Int64, expiresDate: Int64?,
+        revocationDate: Int64?, price: Int64?, currency: String?
     ) {
         self.bundleID = bundleID
         self.productID = productID
         self.productType = productType
         self.environment = environment
+        self.store = store
         self.quantity = quantity
         self.purchaseDate = purchaseDate
         self.expiresDate = expiresDate
@@ -143,7 +171,7 @@ struct FigureSource: Hashable, Sendable {
         func key(_ instant: Int64) -> FigureKey {
             FigureKey(
                 bundleID: bundleID, day: Int(DailyFigures.floorDivide(instant, DailyFigures.dayLength)),
-                productID: productID, currency: currency ?? "", environment: environment)
+                productID: productID, currency: currency ?? "", environment: environment, store: store)
         }
         let bought = key(purchaseDate)
         figures[bought, default: FigureValues()].purchases += 1
@@ -161,17 +189,19 @@ struct FigureSource: Hashable, Sendable {
     }
 }
 
-/// The key of a `daily_figures` row; `currency` is empty when the price is not known.
+/// The key of a `daily_figures` row; `currency` is empty when the price is not known, `store` is
+/// ``PurchaseStore``'s raw value.
 struct FigureKey: Hashable, Sendable, Comparable {
     var bundleID: String
     var day: Int
     var productID: String
     var currency: String
     var environment: String
+    var store: String = PurchaseStore.appStore.rawValue
 
     static func < (lhs: Self, rhs: Self) -> Bool {
-        (lhs.bundleID, lhs.day, lhs.productID, lhs.currency, lhs.environment)
-            < (rhs.bundleID, rhs.day, rhs.productID, rhs.currency, rhs.environment)
+        (lhs.bundleID, lhs.day, lhs.productID, lhs.currency, lhs.environment, lhs.store)
+            < (rhs.bundleID, rhs.day, rhs.productID, rhs.currency, rhs.environment, rhs.store)
     }
 }
 
@@ -234,7 +264,7 @@ struct FigureChanges: Sendable {
 enum FigureStatements {
     /// What follows the insert of ``DailyFiguresRow``s: adding to a row already there.
     static let addConflict = """
-        ON CONFLICT (bundle_id, day, product_id, currency, environment) DO UPDATE SET
+        ON CONFLICT (bundle_id, day, product_id, currency, environment, store) DO UPDATE SET
             purchases = daily_figures.purchases + excluded.purchases,
             refunds = daily_figures.refunds + excluded.refunds,
             revenue = daily_figures.revenue + excluded.revenue,

@@ -1,4 +1,5 @@
 import Foundation
+import KakinCore
 
 /// A figure the ledger adds up per UTC day in `metric_days` (see <doc:Metrics> in the server's
 /// documentation for what each one counts). The raw value is the column's name.
@@ -81,8 +82,8 @@ public struct MetricCounts: Hashable, Sendable {
     }
 }
 
-/// The key of a `metric_days` row: an app's environment, UTC day, product, storefront and
-/// currency (empty when not known).
+/// The key of a `metric_days` row: an app's environment, UTC day, product, storefront,
+/// currency (both empty when not known) and store (``PurchaseStore``'s raw value).
 struct MetricDayKey: Hashable, Sendable, Comparable {
     var bundleID: String
     var environment: String
@@ -90,10 +91,14 @@ struct MetricDayKey: Hashable, Sendable, Comparable {
     var productID: String
     var storefront: String
     var currency: String
+    var store: String = PurchaseStore.appStore.rawValue
 
     static func < (lhs: Self, rhs: Self) -> Bool {
-        (lhs.bundleID, lhs.environment, lhs.day, lhs.productID, lhs.storefront, lhs.currency)
-            < (rhs.bundleID, rhs.environment, rhs.day, rhs.productID, rhs.storefront, rhs.currency)
+        let (left, right) = (
+            (lhs.bundleID, lhs.environment, lhs.day, lhs.productID, lhs.storefront),
+            (rhs.bundleID, rhs.environment, rhs.day, rhs.productID, rhs.storefront)
+        )
+        return left != right ? left < right : (lhs.currency, lhs.store) < (rhs.currency, rhs.store)
     }
 }
 
@@ -179,17 +184,21 @@ struct MetricContributions: Hashable, Sendable {
 extension MetricContributions: Codable {
     private enum CodingKeys: String, CodingKey { case days = "d", cohorts = "c" }
 
-    /// A day's row as stored: environment, day, product, storefront, currency, then the values.
+    /// A day's row as stored: environment, day, product, storefront, currency, store, then the
+    /// values. The store is left out when it is the App Store (as in every row stored before the
+    /// ledger kept it).
     private struct StoredDay: Codable {
         var environment: String
         var day: Int
         var productID: String
         var storefront: String
         var currency: String
+        var store: String?
         var values: [Int64]
 
         enum CodingKeys: String, CodingKey {
-            case environment = "e", day = "d", productID = "p", storefront = "s", currency = "c", values = "v"
+            case environment = "e", day = "d", productID = "p", storefront = "s", currency = "c", store = "t"
+            case values = "v"
         }
     }
 
@@ -218,7 +227,8 @@ extension MetricContributions: Codable {
             days[
                 MetricDayKey(
                     bundleID: bundleID, environment: day.environment, day: day.day, productID: day.productID,
-                    storefront: day.storefront, currency: day.currency)] = MetricCounts(values: day.values)
+                    storefront: day.storefront, currency: day.currency,
+                    store: day.store ?? PurchaseStore.appStore.rawValue)] = MetricCounts(values: day.values)
         }
         for cohort in try container.decode([StoredCohort].self, forKey: .cohorts) {
             cohorts[
@@ -235,7 +245,8 @@ extension MetricContributions: Codable {
             sortedDays.map {
                 StoredDay(
                     environment: $0.key.environment, day: $0.key.day, productID: $0.key.productID,
-                    storefront: $0.key.storefront, currency: $0.key.currency, values: $0.counts.values)
+                    storefront: $0.key.storefront, currency: $0.key.currency,
+                    store: $0.key.store == PurchaseStore.appStore.rawValue ? nil : $0.key.store, values: $0.counts.values)
             }, forKey: .days)
         try container.encode(
             sortedCohorts.map {

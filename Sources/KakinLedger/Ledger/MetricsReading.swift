@@ -1,8 +1,9 @@
 import AppStoreModels
 public import Foundation
+public import KakinCore
 
 /// A row of the subscription metrics' daily rollup: what an app's transactions of one product,
-/// storefront and currency add up to on one UTC day (see ``MetricColumn``).
+/// storefront, currency and store add up to on one UTC day (see ``MetricColumn``).
 public struct MetricDay: Hashable, Sendable {
     /// The day, as days since 1970-01-01 (UTC).
     public var day: Int
@@ -12,15 +13,21 @@ public struct MetricDay: Hashable, Sendable {
     public var storefront: String
     /// The currency of the amounts; empty when the price is not known.
     public var currency: String
+    /// Where the customers paid: the App Store, or the app's web checkout.
+    public var store: PurchaseStore
     /// The figures.
     public var counts: MetricCounts
 
     /// Creates a row from its parts.
-    public init(day: Int, productID: String, storefront: String, currency: String, counts: MetricCounts) {
+    public init(
+        day: Int, productID: String, storefront: String, currency: String, store: PurchaseStore = .appStore,
+        counts: MetricCounts
+    ) {
         self.day = day
         self.productID = productID
         self.storefront = storefront
         self.currency = currency
+        self.store = store
         self.counts = counts
     }
 }
@@ -64,7 +71,7 @@ public struct MetricCohortValue: Hashable, Sendable {
 /// What the subscription metrics of an app's environment read from the rollups for a range of
 /// days: see ``LedgerStore/metrics(bundleID:environment:days:now:)``.
 public struct MetricsReading: Hashable, Sendable {
-    /// Per product, storefront and currency, the sums of every day before the range (their
+    /// Per product, storefront, currency and store, the sums of every day before the range (their
     /// `day` is the day before it): what the counts of active subscriptions and the monthly
     /// recurring revenue start from. Sums that are all zero are left out.
     public var before: [MetricDay]
@@ -74,7 +81,7 @@ public struct MetricsReading: Hashable, Sendable {
     /// Every cohort row of the app's environment whose value is not zero.
     public var cohorts: [MetricCohortValue]
     /// Free trials started in the range that have neither converted nor ended at `now`, by the
-    /// day they started, product and storefront.
+    /// day they started, product, storefront and store.
     public var pendingTrials: [MetricCount]
 
     /// Creates a reading from its parts.
@@ -100,7 +107,7 @@ public struct MetricPeriod: Hashable, Sendable {
     }
 }
 
-/// A number of subscriptions of one product and storefront (on one day, where it says).
+/// A number of subscriptions of one product, storefront and store (on one day, where it says).
 public struct MetricCount: Hashable, Sendable {
     /// The day (days since 1970-01-01, UTC), where the count is for one.
     public var day: Int?
@@ -108,14 +115,17 @@ public struct MetricCount: Hashable, Sendable {
     public var productID: String
     /// The storefront; empty when not known.
     public var storefront: String
+    /// Where the customers paid.
+    public var store: PurchaseStore
     /// How many.
     public var count: Int
 
     /// Creates a count from its parts.
-    public init(day: Int? = nil, productID: String, storefront: String, count: Int) {
+    public init(day: Int? = nil, productID: String, storefront: String, store: PurchaseStore = .appStore, count: Int) {
         self.day = day
         self.productID = productID
         self.storefront = storefront
+        self.store = store
         self.count = count
     }
 }

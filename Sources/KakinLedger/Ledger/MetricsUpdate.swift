@@ -109,7 +109,7 @@ struct MetricsUpdate: Sendable {
     /// their other purchases, its difference added to the rollups; `nil` when the customer must be
     /// worked out again from every purchase (``update(customer:stored:purchases:)``): the
     /// purchase that made them a paying customer changed, or one paid earlier (on another day, or
-    /// for another product, storefront or currency).
+    /// for another product, storefront, currency or store).
     mutating func update(customer: CustomerKey, stored: MetricCustomerState?) -> MetricCustomerState?? {
         let changes = customers[customer] ?? []
         if let stored {
@@ -122,7 +122,7 @@ struct MetricsUpdate: Sendable {
                 found, change.new?.firstPayment.map { MetricCustomerState(first: $0, purchase: change.purchase) })
         }
         // The first payment may move to another purchase counted the same way (the same day,
-        // product, storefront and currency: the same base and cohort); no figure of the customer's
+        // product, storefront, currency and store: the same base and cohort); no figure of the customer's
         // other purchases changes then.
         guard
             earliest == stored || stored == nil
@@ -181,7 +181,7 @@ enum MetricStatements {
 
     /// Adds to a `metric_days` row, creating it when missing.
     static let addDayConflict =
-        "ON CONFLICT (bundle_id, environment, day, product_id, storefront, currency) DO UPDATE SET "
+        "ON CONFLICT (bundle_id, environment, day, product_id, storefront, currency, store) DO UPDATE SET "
         + dayColumns.map { "\($0) = metric_days.\($0) + excluded.\($0)" }.joined(separator: ", ")
 
     /// How a PostgreSQL write marks a purchase already marked: it locks the mark until it commits
@@ -203,22 +203,5 @@ extension MetricStatements {
     /// The instants churn compares: the last before the period and the period's last.
     static func churnInstants(_ period: MetricPeriod) -> (before: Int64, last: Int64) {
         (LedgerTime.milliseconds(period.start) - 1, LedgerTime.milliseconds(period.end) - 1)
-    }
-
-    /// Counts the periods of paid service covering the instant before a period that end by its
-    /// last instant, of subscriptions with no period of paid service covering that last instant.
-    /// The placeholders stand for: the app, the environment, the instant before, the last instant
-    /// (twice).
-    static func churn(placeholders p: [String]) -> String {
-        """
-        SELECT r.product_id, r.storefront, COUNT(*) AS churned FROM metric_runs r
-        WHERE r.bundle_id = \(p[0]) AND r.environment = \(p[1]) AND r.kind = 'paid'
-            AND r.end_at > \(p[2]) AND r.end_at <= \(p[3]) AND r.start_at <= \(p[2])
-            AND NOT EXISTS (
-                SELECT 1 FROM metric_runs n
-                WHERE n.bundle_id = r.bundle_id AND n.original_transaction_id = r.original_transaction_id
-                    AND n.kind = 'paid' AND n.start_at <= \(p[4]) AND n.end_at > \(p[4]))
-        GROUP BY r.product_id, r.storefront ORDER BY r.product_id, r.storefront
-        """
     }
 }

@@ -18,6 +18,8 @@ struct MetricTransaction: Hashable, Sendable {
     var price: Int64?
     var currency: String?
     var environment: String
+    /// Where the customer paid (``PurchaseStore``'s raw value).
+    var store: String
     var appUserID: String?
     /// The storefront (ISO 3166-1 alpha-3) it was bought in; empty when not known.
     var storefront: String
@@ -33,7 +35,7 @@ struct MetricTransaction: Hashable, Sendable {
             isSubscription: row.productType == ProductType.autoRenewableSubscription.rawValue, quantity: row.quantity,
             purchaseDate: row.purchaseDate, expiresDate: row.expiresDate, revocationDate: row.revocationDate,
             revocationReason: row.revocationReason, revocationPercentage: row.revocationPercentage, price: row.price,
-            currency: row.currency, environment: row.environment, appUserID: row.appUserID,
+            currency: row.currency, environment: row.environment, store: row.store, appUserID: row.appUserID,
             storefront: signed?.storefront ?? "", familyShared: signed?.inAppOwnershipType == "FAMILY_SHARED",
             freeTrial: signed.map { $0.offerDiscountType == OfferDiscountType.freeTrial.rawValue }
                 ?? (row.periodType == SubscriptionPeriodType.trial.rawValue))
@@ -43,7 +45,8 @@ struct MetricTransaction: Hashable, Sendable {
         transactionID: String, productID: String, isSubscription: Bool, quantity: Int64 = 1, purchaseDate: Int64,
         expiresDate: Int64? = nil, revocationDate: Int64? = nil, revocationReason: Int64? = nil,
         revocationPercentage: Int64? = nil, price: Int64? = nil, currency: String? = nil, environment: String,
-        appUserID: String? = nil, storefront: String = "", familyShared: Bool = false, freeTrial: Bool = false
+        store: String = PurchaseStore.appStore.rawValue, appUserID: String? = nil, storefront: String = "",
+        familyShared: Bool = false, freeTrial: Bool = false
     ) {
         self.transactionID = transactionID
         self.productID = productID
@@ -57,6 +60,7 @@ struct MetricTransaction: Hashable, Sendable {
         self.price = price
         self.currency = currency
         self.environment = environment
+        self.store = store
         self.appUserID = appUserID
         self.storefront = storefront
         self.familyShared = familyShared
@@ -211,9 +215,10 @@ struct MetricRun: Hashable, Sendable {
     var kind: Kind
     var start: Int64
     var end: Int64
-    /// The product and storefront of the transaction that covers its end (a trial's own).
+    /// The product, storefront and store of the transaction that covers its end (a trial's own).
     var productID: String
     var storefront: String
+    var store: String = PurchaseStore.appStore.rawValue
     /// For a trial: whether a paid transaction followed it.
     var converted: Bool = false
 }
@@ -232,6 +237,39 @@ struct MetricFirstPayment: Codable, Hashable, Sendable {
     var productID: String
     var storefront: String
     var currency: String
+    /// Where it was paid (``PurchaseStore``'s raw value).
+    var store: String = PurchaseStore.appStore.rawValue
+
+    enum CodingKeys: String, CodingKey { case instant, productID, storefront, currency, store }
+
+    init(
+        instant: Int64, productID: String, storefront: String, currency: String,
+        store: String = PurchaseStore.appStore.rawValue
+    ) {
+        (self.instant, self.productID, self.storefront, self.currency, self.store) =
+            (instant, productID, storefront, currency, store)
+    }
+
+    /// Decodes a first payment as stored; one stored before the ledger kept the store is the App
+    /// Store's.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        instant = try container.decode(Int64.self, forKey: .instant)
+        productID = try container.decode(String.self, forKey: .productID)
+        storefront = try container.decode(String.self, forKey: .storefront)
+        currency = try container.decode(String.self, forKey: .currency)
+        store = try container.decodeIfPresent(String.self, forKey: .store) ?? PurchaseStore.appStore.rawValue
+    }
+
+    /// Encodes it, leaving the store out when it is the App Store's (as stored before).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(instant, forKey: .instant)
+        try container.encode(productID, forKey: .productID)
+        try container.encode(storefront, forKey: .storefront)
+        try container.encode(currency, forKey: .currency)
+        if store != PurchaseStore.appStore.rawValue { try container.encode(store, forKey: .store) }
+    }
 }
 
 /// What one subscription (or one purchase of another kind: every original transaction ID) adds
@@ -278,7 +316,7 @@ struct MetricUnit: Hashable, Sendable {
             MetricDayKey(
                 bundleID: bundleID, environment: transaction.environment, day: MetricMath.day(instant),
                 productID: transaction.productID, storefront: transaction.storefront,
-                currency: transaction.currencyKey)
+                currency: transaction.currencyKey, store: transaction.store)
         }
         let secondYear = Self.secondYearTransactions(transactions)
         var net: [MonthlyNet: Int64] = [:]
@@ -309,7 +347,7 @@ struct MetricUnit: Hashable, Sendable {
             if firstPayment == nil, transaction.isPaid, (transaction.price ?? 0) > 0 {
                 firstPayment = MetricFirstPayment(
                     instant: transaction.purchaseDate, productID: transaction.productID,
-                    storefront: transaction.storefront, currency: transaction.currencyKey)
+                    storefront: transaction.storefront, currency: transaction.currencyKey, store: transaction.store)
             }
         }
         monthlyNet = net.filter { $0.value != 0 }.map {
@@ -335,11 +373,12 @@ struct MetricUnit: Hashable, Sendable {
                     runs[runs.count - 1].end = segment.end
                     runs[runs.count - 1].productID = transaction.productID
                     runs[runs.count - 1].storefront = transaction.storefront
+                    runs[runs.count - 1].store = transaction.store
                 } else {
                     runs.append(
                         MetricRun(
                             kind: .paid, start: segment.start, end: segment.end, productID: transaction.productID,
-                            storefront: transaction.storefront))
+                            storefront: transaction.storefront, store: transaction.store))
                 }
             }
         }
@@ -351,7 +390,7 @@ struct MetricUnit: Hashable, Sendable {
             runs.append(
                 MetricRun(
                     kind: .trial, start: trial.purchaseDate, end: trialEnd, productID: trial.productID,
-                    storefront: trial.storefront, converted: converted))
+                    storefront: trial.storefront, store: trial.store, converted: converted))
         }
         let paidRuns = runs.filter { $0.kind == .paid }
         if let first = subscription.first(where: { $0.isPaid && ($0.end ?? $0.purchaseDate) > $0.purchaseDate }),
@@ -468,7 +507,8 @@ struct MetricCustomerState: Codable, Hashable, Sendable {
             .newCustomers, 1,
             to: MetricDayKey(
                 bundleID: bundleID, environment: environment, day: MetricMath.day(first.instant),
-                productID: first.productID, storefront: first.storefront, currency: first.currency))
+                productID: first.productID, storefront: first.storefront, currency: first.currency,
+                store: first.store))
         contributions.add(
             1,
             to: MetricCohortKey(

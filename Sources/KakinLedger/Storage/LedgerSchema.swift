@@ -757,5 +757,68 @@ enum LedgerSchema {
                 """
             ]
         },
+        // The figures and the metrics' rollups are kept per store as well: `daily_figures` and
+        // `metric_days` are built again with the store in their keys (a primary key cannot be
+        // altered in place on SQLite), every row held being the App Store's; the rows a write
+        // appends for the metrics job and the periods of service say the store too. The columns are
+        // spelled out here, as they stand at this step.
+        LedgerMigration(id: "0029_figures_by_store") { _ in
+            let store = "store TEXT NOT NULL DEFAULT 'appStore' CHECK (store IN ('appStore', 'stripe'))"
+            let figures = """
+                bundle_id, day, product_id, currency, environment, purchases, refunds, revenue, \
+                subscription_starts, subscription_ends
+                """
+            let metricKeys = "bundle_id, environment, day, product_id, storefront, currency"
+            let metricValues = [
+                "purchases", "revenue", "revenue_second_year", "refunds", "refunded", "refunds_for_issue",
+                "refunds_prorated", "refunds_family", "paid_starts", "paid_ends", "trial_starts", "trial_ends",
+                "family_starts", "family_ends", "mrr_starts", "mrr_ends", "trials_started", "trials_converted",
+                "new_customers",
+            ]
+            let metricColumns = metricValues.map { "\($0) BIGINT NOT NULL DEFAULT 0," }.joined(separator: "\n")
+            let metricList = metricValues.joined(separator: ", ")
+            return [
+                """
+                CREATE TABLE daily_figures_by_store (
+                    bundle_id TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    product_id TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    \(store),
+                    purchases INTEGER NOT NULL DEFAULT 0,
+                    refunds INTEGER NOT NULL DEFAULT 0,
+                    revenue BIGINT NOT NULL DEFAULT 0,
+                    subscription_starts INTEGER NOT NULL DEFAULT 0,
+                    subscription_ends INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (bundle_id, day, product_id, currency, environment, store)
+                )
+                """,
+                "INSERT INTO daily_figures_by_store (\(figures), store) SELECT \(figures), 'appStore' FROM daily_figures",
+                "DROP TABLE daily_figures",
+                "ALTER TABLE daily_figures_by_store RENAME TO daily_figures",
+                """
+                CREATE TABLE metric_days_by_store (
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    product_id TEXT NOT NULL,
+                    storefront TEXT NOT NULL,
+                    currency TEXT NOT NULL,
+                    \(store),
+                    \(metricColumns)
+                    PRIMARY KEY (bundle_id, environment, day, product_id, storefront, currency, store)
+                )
+                """,
+                """
+                INSERT INTO metric_days_by_store (\(metricKeys), store, \(metricList))
+                SELECT \(metricKeys), 'appStore', \(metricList) FROM metric_days
+                """,
+                "DROP TABLE metric_days",
+                "ALTER TABLE metric_days_by_store RENAME TO metric_days",
+                "ALTER TABLE metric_day_changes ADD COLUMN \(store)",
+                "ALTER TABLE metric_runs ADD COLUMN \(store)",
+            ]
+        },
     ]
 }

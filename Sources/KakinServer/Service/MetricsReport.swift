@@ -1,5 +1,6 @@
 public import AppStoreModels
 import Foundation
+public import KakinCore
 import KakinLedger
 
 /// A figure a subscription business reads from its ledger (see <doc:Metrics> for what each counts).
@@ -20,7 +21,8 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable, Codable {
     case churn
     /// Gross revenue of the transactions bought in each period, per currency.
     case revenue
-    /// What Apple pays of that revenue after its commission, per currency.
+    /// What is paid out of that revenue, per currency: the App Store's sales after Apple's
+    /// commission, the web's whole (the payment provider's fees are not known to the ledger).
     case proceeds
     /// Refunds dated in each period: count, amount, share of revenue, by reason and type.
     case refunds
@@ -49,6 +51,8 @@ public enum MetricBreakdown: String, CaseIterable, Sendable, Codable {
     case product
     /// One series per storefront.
     case storefront
+    /// One series per store: the App Store, and the app's web checkout.
+    case store
 }
 
 /// Rates that convert amounts to one reporting currency, as the configuration gives them (no
@@ -87,7 +91,7 @@ public struct MetricQuery: Sendable, Hashable {
     public var through: Int
     /// The length of the periods.
     public var granularity: MetricGranularity
-    /// One series per product or storefront; `nil` for one in all.
+    /// One series per product, storefront or store; `nil` for one in all.
     public var breakdown: MetricBreakdown?
 
     /// Creates a query from its parts.
@@ -122,7 +126,7 @@ public struct MetricAnswer: Codable, Sendable, Hashable {
     public var breakdown: MetricBreakdown?
     /// The currency amounts were converted to, when the configuration gives rates.
     public var reportingCurrency: String?
-    /// One series per product or storefront (when broken down) and currency (for amounts).
+    /// One series per product, storefront or store (when broken down) and currency (for amounts).
     public var series: [MetricSeries]
     /// The cohort table of `ltv` and `retention`.
     public var cohorts: [MetricCohort]?
@@ -134,6 +138,8 @@ public struct MetricSeries: Codable, Sendable, Hashable {
     public var product: String?
     /// The storefront, when broken down by storefront (empty when not known).
     public var storefront: String?
+    /// The store, when broken down by store.
+    public var store: PurchaseStore?
     /// The currency of the amounts (milliunits); `nil` for counts and ratios.
     public var currency: String?
     /// One point per period, in order.
@@ -225,28 +231,34 @@ struct MetricsReport {
     struct SeriesKey: Hashable, Comparable {
         var product: String?
         var storefront: String?
+        var store: PurchaseStore?
         var currency: String?
 
         static func < (lhs: Self, rhs: Self) -> Bool {
-            (lhs.product ?? "", lhs.storefront ?? "", lhs.currency ?? "")
-                < (rhs.product ?? "", rhs.storefront ?? "", rhs.currency ?? "")
+            (lhs.product ?? "", lhs.storefront ?? "", lhs.store?.rawValue ?? "", lhs.currency ?? "")
+                < (rhs.product ?? "", rhs.storefront ?? "", rhs.store?.rawValue ?? "", rhs.currency ?? "")
         }
     }
 
-    func key(product: String, storefront: String, currency: String?) -> SeriesKey {
+    func key(product: String, storefront: String, store: PurchaseStore, currency: String?) -> SeriesKey {
         SeriesKey(
             product: query.breakdown == .product ? product : nil,
-            storefront: query.breakdown == .storefront ? storefront : nil, currency: currency)
+            storefront: query.breakdown == .storefront ? storefront : nil,
+            store: query.breakdown == .store ? store : nil, currency: currency)
     }
 
     func key(_ day: MetricDay, money: Bool) -> SeriesKey {
-        key(product: day.productID, storefront: day.storefront, currency: money ? day.currency : nil)
+        key(product: day.productID, storefront: day.storefront, store: day.store, currency: money ? day.currency : nil)
+    }
+
+    func key(_ count: MetricCount) -> SeriesKey {
+        key(product: count.productID, storefront: count.storefront, store: count.store, currency: nil)
     }
 
     /// An amount's key and value, converted when the table has a rate.
     func money(_ day: MetricDay, _ amount: Int64) -> (SeriesKey, Int64) {
         let (converted, currency) = rates?.convert(amount, from: day.currency) ?? (amount, day.currency)
-        return (key(product: day.productID, storefront: day.storefront, currency: currency), converted)
+        return (key(product: day.productID, storefront: day.storefront, store: day.store, currency: currency), converted)
     }
 
     func answer(_ metric: SubscriptionMetric, churned: [[MetricCount]] = []) -> MetricAnswer {
@@ -310,15 +322,17 @@ struct MetricsReport {
             for index in values.indices where values[index].period.isEmpty {
                 values[index].period = Self.date(periods[index].lowerBound)
             }
-            return MetricSeries(product: key.product, storefront: key.storefront, currency: key.currency, points: values)
+            return MetricSeries(
+                product: key.product, storefront: key.storefront, store: key.store, currency: key.currency,
+                points: values)
         }
     }
 
-    /// The figures of each period per series, summed.
-    private func periodTotals(money withMoney: Bool) -> [SeriesKey: [Int: MetricCounts]] {
+    /// The figures of each period per series, summed; of one store's sales only when `store` is given.
+    private func periodTotals(money withMoney: Bool, store: PurchaseStore? = nil) -> [SeriesKey: [Int: MetricCounts]] {
         let index = Self.periodIndex(periods)
         var totals: [SeriesKey: [Int: MetricCounts]] = [:]
-        for row in reading.days {
+        for row in reading.days where store == nil || row.store == store {
             guard let period = index[row.day] else { continue }
             let key = withMoney ? money(row, 0).0 : key(row, money: false)
             var counts = row.counts
@@ -332,18 +346,26 @@ struct MetricsReport {
         return totals
     }
 
+    /// Revenue less Apple's commission on the App Store's sales (30 %, or 15 % in the Small
+    /// Business Program and for a subscription's transactions after its first year of paid
+    /// service); a web sale's proceeds are its revenue, the payment provider's fees being unknown.
     private func proceeds() -> [MetricSeries] {
         let periods = periods
-        return periodTotals(money: true).filter { $0.key.currency?.isEmpty == false }.sorted { $0.key < $1.key }.map { key, totals in
+        let appStore = periodTotals(money: true, store: .appStore)
+        let web = periodTotals(money: true, store: .stripe)
+        let keys = Set(appStore.keys).union(web.keys).filter { $0.currency?.isEmpty == false }
+        return keys.sorted().map { key in
             MetricSeries(
-                product: key.product, storefront: key.storefront, currency: key.currency,
+                product: key.product, storefront: key.storefront, store: key.store, currency: key.currency,
                 points: periods.enumerated().map { index, period in
-                    let counts = totals[index] ?? MetricCounts()
-                    let (gross, second) = (counts[.revenue], counts[.revenueSecondYear])
-                    let proceeds = smallBusiness
+                    let sold = appStore[key]?[index] ?? MetricCounts()
+                    let (gross, second) = (sold[.revenue], sold[.revenueSecondYear])
+                    let afterCommission = smallBusiness
                         ? Double(gross) * 0.85 : Double(gross - second) * 0.70 + Double(second) * 0.85
-                    var point = MetricPoint(period: Self.date(period.lowerBound), value: proceeds.rounded())
-                    point.revenue = gross
+                    let webGross = web[key]?[index]?[.revenue] ?? 0
+                    var point = MetricPoint(
+                        period: Self.date(period.lowerBound), value: afterCommission.rounded() + Double(webGross))
+                    point.revenue = gross + webGross
                     return point
                 })
         }
@@ -354,7 +376,8 @@ struct MetricsReport {
         return periodTotals(money: true).sorted { $0.key < $1.key }.compactMap { key, totals in
             guard totals.values.contains(where: { $0[.refunds] != 0 }) else { return nil }
             return MetricSeries(
-                product: key.product, storefront: key.storefront, currency: key.currency?.isEmpty == true ? nil : key.currency,
+                product: key.product, storefront: key.storefront, store: key.store,
+                currency: key.currency?.isEmpty == true ? nil : key.currency,
                 points: periods.enumerated().map { index, period in
                     let counts = totals[index] ?? MetricCounts()
                     var point = MetricPoint(period: Self.date(period.lowerBound), value: Double(counts[.refunded]))
@@ -374,12 +397,12 @@ struct MetricsReport {
         var pending: [SeriesKey: [Int: Int64]] = [:]
         for trial in reading.pendingTrials {
             guard let day = trial.day, let period = index[day] else { continue }
-            pending[key(product: trial.productID, storefront: trial.storefront, currency: nil), default: [:]][period, default: 0] += Int64(trial.count)
+            pending[key(trial), default: [:]][period, default: 0] += Int64(trial.count)
         }
         let totals = periodTotals(money: false).filter { $0.value.values.contains { $0[.trialsStarted] != 0 } }
         return Set(totals.keys).union(pending.keys).sorted().map { key in
             MetricSeries(
-                product: key.product, storefront: key.storefront, currency: nil,
+                product: key.product, storefront: key.storefront, store: key.store, currency: nil,
                 points: periods.enumerated().map { index, period in
                     let counts = totals[key]?[index] ?? MetricCounts()
                     let (started, converted) = (counts[.trialsStarted], counts[.trialsConverted])
@@ -409,7 +432,7 @@ struct MetricsReport {
         for (index, period) in periods.enumerated() {
             var lost: [SeriesKey: Int64] = [:]
             for count in index < churned.count ? churned[index] : [] {
-                let key = key(product: count.productID, storefront: count.storefront, currency: nil)
+                let key = key(count)
                 lost[key, default: 0] += Int64(count.count)
                 seen.insert(key)
             }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import KakinCore
 
 @testable import KakinLedger
 
@@ -36,28 +37,34 @@ extension InMemoryLedger {
             contributions.record(FigureSource(row))
         }
         let today = DailyFigures.day(of: now)
-        var (before, through) = (0, 0)
+        var (before, through): ([PurchaseStore: Int], [PurchaseStore: Int]) = ([:], [:])
         var figures: [DailyFigures] = []
         for (key, values) in contributions.sorted {
+            let store = PurchaseStore(rawValue: key.store) ?? .appStore
             let active = Int(values.subscriptionStarts - values.subscriptionEnds)
-            if key.day < days.lowerBound { before += active }
-            if key.day <= today { through += active }
+            if key.day < days.lowerBound { before[store, default: 0] += active }
+            if key.day <= today { through[store, default: 0] += active }
             guard days.contains(key.day) else { continue }
             figures.append(
                 DailyFigures(
                     day: key.day, productID: key.productID, currency: key.currency.isEmpty ? nil : key.currency,
-                    environment: AppStoreEnvironment(rawValue: key.environment), purchases: Int(values.purchases),
-                    refunds: Int(values.refunds), revenue: values.revenue,
+                    environment: AppStoreEnvironment(rawValue: key.environment), store: store,
+                    purchases: Int(values.purchases), refunds: Int(values.refunds), revenue: values.revenue,
                     subscriptionStarts: Int(values.subscriptionStarts), subscriptionEnds: Int(values.subscriptionEnds)))
         }
+        for row in subscriptionsEndingLaterToday(bundleID: bundleID, now: now) {
+            through[PurchaseStore(rawValue: row.store) ?? .appStore, default: 0] += 1
+        }
+        (before, through) = (before.filter { $0.value != 0 }, through.filter { $0.value != 0 })
         return DailyFiguresPeriod(
-            figures: figures, subscriptionsActiveBefore: before,
-            subscriptionsActiveNow: through + subscriptionsEndingLaterToday(bundleID: bundleID, now: now))
+            figures: figures, subscriptionsActiveBefore: before.values.reduce(0, +),
+            subscriptionsActiveNow: through.values.reduce(0, +), subscriptionsActiveBeforeByStore: before,
+            subscriptionsActiveNowByStore: through)
     }
 
     /// The subscriptions active at `now` whose period ends later on now's day: their ends are
     /// counted on that day already (the engines' count through the index by expiry).
-    private func subscriptionsEndingLaterToday(bundleID: String, now: Date) -> Int {
+    private func subscriptionsEndingLaterToday(bundleID: String, now: Date) -> [TransactionRow] {
         let moment = LedgerTime.milliseconds(now)
         let tomorrow = (Int64(DailyFigures.day(of: now)) + 1) * DailyFigures.dayLength
         let environments = Set(AppStoreEnvironment.knownValues.map(\.rawValue))
@@ -66,7 +73,7 @@ extension InMemoryLedger {
             return row.bundleID == bundleID && environments.contains(row.environment)
                 && row.productType == ProductType.autoRenewableSubscription.rawValue && expires > moment
                 && expires < tomorrow && row.revocationDate ?? .max > moment && row.purchaseDate < moment
-        }.count
+        }
     }
 
     // MARK: The job
@@ -162,7 +169,7 @@ extension InMemoryLedger {
         func day(_ key: MetricDayKey, _ counts: MetricCounts) -> MetricDay {
             MetricDay(
                 day: key.day, productID: key.productID, storefront: key.storefront, currency: key.currency,
-                counts: counts)
+                store: PurchaseStore(rawValue: key.store) ?? .appStore, counts: counts)
         }
         let moment = LedgerTime.milliseconds(now)
         let pendingTrials = rollups.runs.filter {
@@ -204,20 +211,22 @@ extension InMemoryLedger {
         }
     }
 
-    /// How many of `runs` there are per product and storefront (and per day they started, with
-    /// `byDay`), in that order.
+    /// How many of `runs` there are per product, storefront and store (and per day they started,
+    /// with `byDay`), in that order.
     private static func counted(_ runs: [MetricRun], byDay: Bool) -> [MetricCount] {
         var counts: [MetricCount] = []
         let keys = runs.map {
             MetricCount(
                 day: byDay ? MetricMath.day($0.start) : nil, productID: $0.productID, storefront: $0.storefront,
-                count: 1)
+                store: PurchaseStore(rawValue: $0.store) ?? .appStore, count: 1)
         }
         for key in keys.sorted(by: {
-            ($0.day ?? 0, $0.productID, $0.storefront) < ($1.day ?? 0, $1.productID, $1.storefront)
+            ($0.day ?? 0, $0.productID, $0.storefront, $0.store.rawValue)
+                < ($1.day ?? 0, $1.productID, $1.storefront, $1.store.rawValue)
         }) {
             if let last = counts.last,
-                (last.day, last.productID, last.storefront) == (key.day, key.productID, key.storefront)
+                (last.day, last.productID, last.storefront, last.store)
+                    == (key.day, key.productID, key.storefront, key.store)
             {
                 counts[counts.count - 1].count += 1
             } else {

@@ -27,7 +27,7 @@ public protocol MetricsLedger: Sendable {
     ) async throws -> MetricsReading
 
     /// For each period, the subscriptions that were active and paid at the last instant before it
-    /// and are not active at its last instant, by the product and storefront they ended with:
+    /// and are not active at its last instant, by the product, storefront and store they ended with:
     /// read from the periods of paid service that end inside it.
     func churnedSubscriptions(
         bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]

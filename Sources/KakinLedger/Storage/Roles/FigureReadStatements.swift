@@ -1,8 +1,9 @@
 import Foundation
 import AppStoreModels
+import KakinCore
 
 /// A row of `daily_figures`: one app's figures for a UTC day, product, currency (empty when the
-/// price is not known) and environment. The writes at the end of every purchase add to these rows
+/// price is not known), environment and store. The writes at the end of every purchase add to these rows
 /// by hand (``boundValues``), in key order.
 struct DailyFiguresRow: BoundRecord {
     static let table = "daily_figures"
@@ -14,6 +15,7 @@ struct DailyFiguresRow: BoundRecord {
     var productID: String
     var currency: String
     var environment: String
+    var store: String
     var purchases: Int64
     var refunds: Int64
     var revenue: Int64
@@ -24,15 +26,15 @@ struct DailyFiguresRow: BoundRecord {
         case bundleID = "bundle_id"
         case day
         case productID = "product_id"
-        case currency, environment, purchases, refunds, revenue
+        case currency, environment, store, purchases, refunds, revenue
         case subscriptionStarts = "subscription_starts"
         case subscriptionEnds = "subscription_ends"
     }
 
     /// The row of `key` holding `values` (what a write adds to it).
     init(_ key: FigureKey, _ values: FigureValues) {
-        (bundleID, day, productID, currency, environment) =
-            (key.bundleID, key.day, key.productID, key.currency, key.environment)
+        (bundleID, day, productID, currency, environment, store) =
+            (key.bundleID, key.day, key.productID, key.currency, key.environment, key.store)
         (purchases, refunds, revenue, subscriptionStarts, subscriptionEnds) =
             (values.purchases, values.refunds, values.revenue, values.subscriptionStarts, values.subscriptionEnds)
     }
@@ -40,16 +42,19 @@ struct DailyFiguresRow: BoundRecord {
     var boundValues: [LedgerValue] {
         [
             .text(bundleID), .integer(Int64(day)), .text(productID), .text(currency), .text(environment),
-            .integer(purchases), .integer(refunds), .integer(revenue), .integer(subscriptionStarts),
+            .text(store), .integer(purchases), .integer(refunds), .integer(revenue), .integer(subscriptionStarts),
             .integer(subscriptionEnds),
         ]
     }
 
     var figures: DailyFigures {
-        DailyFigures(
-            day: day, productID: productID, currency: currency.isEmpty ? nil : currency,
-            environment: AppStoreEnvironment(rawValue: environment), purchases: Int(purchases), refunds: Int(refunds),
-            revenue: revenue, subscriptionStarts: Int(subscriptionStarts), subscriptionEnds: Int(subscriptionEnds))
+        get throws {
+            DailyFigures(
+                day: day, productID: productID, currency: currency.isEmpty ? nil : currency,
+                environment: AppStoreEnvironment(rawValue: environment), store: try PurchaseStore.stored(store),
+                purchases: Int(purchases), refunds: Int(refunds), revenue: revenue,
+                subscriptionStarts: Int(subscriptionStarts), subscriptionEnds: Int(subscriptionEnds))
+        }
     }
 }
 
@@ -69,10 +74,27 @@ private struct CustomerCountRow: Decodable, Sendable {
     var last: Int64?
 }
 
-/// Two sums of subscriptions started less ended.
+/// Two sums of subscriptions started less ended, of one store.
 private struct ActiveSums: Decodable, Sendable {
+    var store: String
     var before: Int64
     var through: Int64
+}
+
+/// A count of one store.
+private struct StoreCount: Decodable, Sendable {
+    var store: String
+    var value: Int64
+}
+
+extension PurchaseStore {
+    /// The store a row names; a value the schema's check lets through is always known.
+    static func stored(_ raw: String) throws -> PurchaseStore {
+        guard let store = PurchaseStore(rawValue: raw) else {
+            throw LedgerStoreError(.inconsistentState, "unknown store '\(raw)'")
+        }
+        return store
+    }
 }
 
 /// The dashboard's bounded reads, the overview's figures and the customers page, the same
@@ -89,30 +111,42 @@ extension StatementEngine {
                 """
                 SELECT \(unescaped: DailyFiguresRow.selection())
                 FROM daily_figures WHERE bundle_id = \(bundleID) AND day >= \(first) AND day < \(end)
-                ORDER BY day, product_id, currency, environment
+                ORDER BY day, product_id, currency, environment, store
                 """,
                 """
-                SELECT CAST(COALESCE(SUM(CASE WHEN day < \(first) THEN subscription_starts - subscription_ends END), 0)
+                SELECT store,
+                    CAST(COALESCE(SUM(CASE WHEN day < \(first) THEN subscription_starts - subscription_ends END), 0)
                         AS BIGINT) AS before,
                     CAST(COALESCE(SUM(CASE WHEN day <= \(today) THEN subscription_starts - subscription_ends END), 0)
                         AS BIGINT) AS through
                 FROM daily_figures WHERE bundle_id = \(bundleID) AND day <= \(max(first - 1, today))
+                GROUP BY store ORDER BY store
                 """,
                 """
-                SELECT COUNT(*) AS value FROM transactions
+                SELECT store, COUNT(*) AS value FROM transactions
                 WHERE bundle_id = \(bundleID) AND environment IN (\(list: environments))
                   AND expires_date > \(moment) AND expires_date < \(tomorrow)
                   AND product_type = 'Auto-Renewable Subscription'
                   AND (revocation_date IS NULL OR revocation_date > \(moment)) AND purchase_date < \(moment)
+                GROUP BY store ORDER BY store
                 """,
             ]) { rows in
-                let figures = try rows[0].decode(DailyFiguresRow.self).map(\.figures)
-                let sums = try rows[1].first(ActiveSums.self) ?? ActiveSums(before: 0, through: 0)
-                let endingLater = try rows[2].first(LedgerColumn<Int64>.self)?.value ?? 0
+                let figures = try rows[0].decode(DailyFiguresRow.self).map { try $0.figures }
+                var (before, now): ([PurchaseStore: Int], [PurchaseStore: Int]) = ([:], [:])
+                for sums in try rows[1].decode(ActiveSums.self) {
+                    let store = try PurchaseStore.stored(sums.store)
+                    before[store, default: 0] += Int(sums.before)
+                    now[store, default: 0] += Int(sums.through)
+                }
+                for endingLater in try rows[2].decode(StoreCount.self) {
+                    now[try PurchaseStore.stored(endingLater.store), default: 0] += Int(endingLater.value)
+                }
+                (before, now) = (before.filter { $0.value != 0 }, now.filter { $0.value != 0 })
                 return .done(
                     DailyFiguresPeriod(
-                        figures: figures, subscriptionsActiveBefore: Int(sums.before),
-                        subscriptionsActiveNow: Int(sums.through + endingLater)))
+                        figures: figures, subscriptionsActiveBefore: before.values.reduce(0, +),
+                        subscriptionsActiveNow: now.values.reduce(0, +), subscriptionsActiveBeforeByStore: before,
+                        subscriptionsActiveNowByStore: now))
             })
     }
 

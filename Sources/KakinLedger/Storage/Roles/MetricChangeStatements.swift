@@ -1,6 +1,6 @@
 /// Where a write adds what it changes in the rollups (`metric_days`, `metric_cohorts`).
 ///
-/// The rollups hold one row per app, day, product, storefront and currency: every purchase of a
+/// The rollups hold one row per app, day, product, storefront, currency and store: every purchase of a
 /// day adds to the same few rows, and a writer that added to one would hold it until it commits,
 /// so that concurrent writers queued behind each other. The writes that record, revoke,
 /// reinstate or move purchases append their changes as rows of their own instead
@@ -69,7 +69,7 @@ extension MetricStatements {
     static let changesPerPurchase = 20
 
     /// The columns that key a `metric_days` row.
-    static let dayKeys = ["bundle_id", "environment", "day", "product_id", "storefront", "currency"]
+    static let dayKeys = ["bundle_id", "environment", "day", "product_id", "storefront", "currency", "store"]
     /// The columns that key a `metric_cohorts` row.
     static let cohortKeys = ["bundle_id", "environment", "kind", "cohort", "month_offset", "currency"]
 

@@ -1,4 +1,5 @@
 import AppStoreModels
+import KakinCore
 import Foundation
 
 /// The metrics kept by writes and by the job, written once for both engines: what a write that
@@ -329,16 +330,17 @@ extension MetricStatements {
         let (from, until) = (Int64(days.lowerBound) * DailyFigures.dayLength, Int64(days.upperBound + 1) * DailyFigures.dayLength)
         return .run([
             """
-            SELECT \(days.lowerBound - 1) AS day, product_id, storefront, currency, \(unescaped: sums) FROM metric_days
+            SELECT \(days.lowerBound - 1) AS day, product_id, storefront, currency, store, \(unescaped: sums)
+            FROM metric_days
             WHERE bundle_id = \(bundleID) AND environment = \(environment) AND day < \(days.lowerBound)
-            GROUP BY product_id, storefront, currency
+            GROUP BY product_id, storefront, currency, store
             """,
             """
-            SELECT day, product_id, storefront, currency, \(unescaped: dayColumns.joined(separator: ", "))
+            SELECT day, product_id, storefront, currency, store, \(unescaped: dayColumns.joined(separator: ", "))
             FROM metric_days
             WHERE bundle_id = \(bundleID) AND environment = \(environment)
                 AND day >= \(days.lowerBound) AND day <= \(days.upperBound)
-            ORDER BY day, product_id, storefront, currency
+            ORDER BY day, product_id, storefront, currency, store
             """,
             """
             SELECT kind, cohort, month_offset, currency, value FROM metric_cohorts
@@ -346,12 +348,13 @@ extension MetricStatements {
             ORDER BY kind, cohort, month_offset, currency
             """,
             """
-            SELECT start_at / \(unescaped: String(DailyFigures.dayLength)) AS day, product_id, storefront, COUNT(*) AS count
+            SELECT start_at / \(unescaped: String(DailyFigures.dayLength)) AS day, product_id, storefront, store,
+                COUNT(*) AS count
             FROM metric_runs
             WHERE bundle_id = \(bundleID) AND environment = \(environment) AND kind = 'trial' AND end_at > \(now)
                 AND converted = 0 AND start_at >= \(from) AND start_at < \(until)
-            GROUP BY start_at / \(unescaped: String(DailyFigures.dayLength)), product_id, storefront
-            ORDER BY day, product_id, storefront
+            GROUP BY start_at / \(unescaped: String(DailyFigures.dayLength)), product_id, storefront, store
+            ORDER BY day, product_id, storefront, store
             """,
         ]) { rows in
             .done(
@@ -359,7 +362,7 @@ extension MetricStatements {
                     before: try rows[0].decode(RollupDayRow.self).map(\.day).filter { !$0.counts.isZero },
                     days: try rows[1].decode(RollupDayRow.self).map(\.day).filter { !$0.counts.isZero },
                     cohorts: try rows[2].decode(CohortRow.self).compactMap(\.decoded),
-                    pendingTrials: try rows[3].decode(MetricCountRow.self).map(\.decoded)))
+                    pendingTrials: try rows[3].decode(MetricCountRow.self).map { try $0.decoded }))
         }
     }
 
@@ -368,7 +371,7 @@ extension MetricStatements {
         bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
     ) -> LedgerTransaction<[[MetricCount]]> {
         .run(periods.map { churn(bundleID: bundleID, environment: environment.rawValue, period: $0) }) { rows in
-            .done(try rows.map { try $0.decode(MetricCountRow.self).map(\.decoded) })
+            .done(try rows.map { try $0.decode(MetricCountRow.self).map { try $0.decoded } })
         }
     }
 
@@ -377,14 +380,14 @@ extension MetricStatements {
     static func churn(bundleID: String, environment: String, period: MetricPeriod) -> LedgerSQL {
         let (before, last) = churnInstants(period)
         return """
-            SELECT r.product_id, r.storefront, COUNT(*) AS count FROM metric_runs r
+            SELECT r.product_id, r.storefront, r.store, COUNT(*) AS count FROM metric_runs r
             WHERE r.bundle_id = \(bundleID) AND r.environment = \(environment) AND r.kind = 'paid'
                 AND r.end_at > \(before) AND r.end_at <= \(last) AND r.start_at <= \(before)
                 AND NOT EXISTS (
                     SELECT 1 FROM metric_runs n
                     WHERE n.bundle_id = r.bundle_id AND n.original_transaction_id = r.original_transaction_id
                         AND n.kind = 'paid' AND n.start_at <= \(last) AND n.end_at > \(last))
-            GROUP BY r.product_id, r.storefront ORDER BY r.product_id, r.storefront
+            GROUP BY r.product_id, r.storefront, r.store ORDER BY r.product_id, r.storefront, r.store
             """
     }
 }
@@ -532,6 +535,8 @@ struct MetricRunRow: LedgerRecord {
     var storefront: String
     /// For a trial, 1 when a paid transaction followed it; otherwise 0.
     var converted: Int
+    /// Where the transaction that covers its end was paid (``PurchaseStore``'s raw value).
+    var store: String
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case bundleID = "bundle_id"
@@ -540,18 +545,18 @@ struct MetricRunRow: LedgerRecord {
         case startAt = "start_at"
         case endAt = "end_at"
         case productID = "product_id"
-        case storefront, converted
+        case storefront, converted, store
     }
 
     init(_ key: MetricsUpdate.UnitKey, environment: String, run: MetricRun) {
         (bundleID, originalTransactionID, self.environment) = (key.bundleID, key.originalTransactionID, environment)
         (kind, startAt, endAt) = (run.kind.rawValue, run.start, run.end)
-        (productID, storefront, converted) = (run.productID, run.storefront, run.converted ? 1 : 0)
+        (productID, storefront, converted, store) = (run.productID, run.storefront, run.converted ? 1 : 0, run.store)
     }
 }
 
-/// A row of `metric_days`: one app's figures for an environment, UTC day, product, storefront and
-/// currency, a column per ``MetricColumn``. The job adds to these rows, and the writes at the end
+/// A row of `metric_days`: one app's figures for an environment, UTC day, product, storefront,
+/// currency and store, a column per ``MetricColumn``. The job adds to these rows, and the writes at the end
 /// of every purchase append theirs as change rows (``MetricDayChangeRow``), both by hand
 /// (``boundValues``).
 struct MetricDayRow: MetricRollupRow, NamedColumns {
@@ -574,7 +579,7 @@ struct MetricDayRow: MetricRollupRow, NamedColumns {
         key = MetricDayKey(
             bundleID: try text("bundle_id"), environment: try text("environment"),
             day: try row.decode(Int.self, forKey: "day"), productID: try text("product_id"),
-            storefront: try text("storefront"), currency: try text("currency"))
+            storefront: try text("storefront"), currency: try text("currency"), store: try text("store"))
         counts = MetricCounts(
             values: try MetricStatements.dayColumns.map { try row.decode(Int64.self, forKey: Columns(rawValue: $0)) })
     }
@@ -587,6 +592,7 @@ struct MetricDayRow: MetricRollupRow, NamedColumns {
         try row.encode(key.productID, forKey: "product_id")
         try row.encode(key.storefront, forKey: "storefront")
         try row.encode(key.currency, forKey: "currency")
+        try row.encode(key.store, forKey: "store")
         for (column, value) in zip(MetricStatements.dayColumns, counts.values) {
             try row.encode(value, forKey: Columns(rawValue: column))
         }
@@ -595,7 +601,7 @@ struct MetricDayRow: MetricRollupRow, NamedColumns {
     var boundValues: [LedgerValue] {
         [
             .text(key.bundleID), .text(key.environment), .integer(Int64(key.day)), .text(key.productID),
-            .text(key.storefront), .text(key.currency),
+            .text(key.storefront), .text(key.currency), .text(key.store),
         ] + counts.values.map(LedgerValue.integer)
     }
 }
@@ -685,9 +691,16 @@ private struct MetricCountRow: Decodable {
     var day: Int?
     var product_id: String
     var storefront: String
+    var store: String
     var count: Int
 
-    var decoded: MetricCount { MetricCount(day: day, productID: product_id, storefront: storefront, count: count) }
+    var decoded: MetricCount {
+        get throws {
+            MetricCount(
+                day: day, productID: product_id, storefront: storefront, store: try PurchaseStore.stored(store),
+                count: count)
+        }
+    }
 }
 
 // swiftlint:enable identifier_name
@@ -703,6 +716,7 @@ private struct RollupDayRow: Decodable {
         day = MetricDay(
             day: try row.decode(Int.self, forKey: "day"), productID: try text("product_id"),
             storefront: try text("storefront"), currency: try text("currency"),
+            store: try PurchaseStore.stored(text("store")),
             counts: MetricCounts(
                 values: try MetricStatements.dayColumns.map {
                     try row.decodeIfPresent(Int64.self, forKey: MetricDayRow.Columns(rawValue: $0)) ?? 0

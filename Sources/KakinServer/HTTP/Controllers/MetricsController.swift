@@ -56,7 +56,8 @@ struct MetricsController: RouteController {
 
     /// The query a request asks for: `environment` (the app's Production when it takes it,
     /// otherwise Sandbox), `from` and `to` (`yyyy-MM-dd`, UTC; the last 30 days to today by
-    /// default), `granularity` (`day`, `week`, `month`) and `breakdown` (`product`, `storefront`).
+    /// default), `granularity` (`day`, `week`, `month`) and `breakdown` (`product`, `storefront`,
+    /// `store`).
     static func query(_ request: Request, app: AppConfiguration, now: Date) throws(ServerError) -> MetricQuery {
         let parameters = request.uri.queryParameters
         let environment: AppStoreEnvironment
@@ -119,12 +120,13 @@ enum MetricsCSV {
             }
         } else {
             let extra = columns(answer.metric)
-            rows.append(["period", "product", "storefront", "currency", "value"] + extra.map(\.name))
+            rows.append(["period", "product", "storefront", "store", "currency", "value"] + extra.map(\.name))
             for series in answer.series {
                 for point in series.points {
                     rows.append(
-                        [point.period, series.product ?? "", series.storefront ?? "", series.currency ?? "",
-                         point.value.map(number) ?? ""] + extra.map { point[keyPath: $0.value].map { "\($0)" } ?? "" })
+                        [point.period, series.product ?? "", series.storefront ?? "", series.store?.rawValue ?? "",
+                         series.currency ?? "", point.value.map(number) ?? ""]
+                            + extra.map { point[keyPath: $0.value].map { "\($0)" } ?? "" })
                 }
             }
         }

@@ -75,7 +75,7 @@ struct StripeEventApplyTests {
         #expect(transaction.store == .stripe)
 
         // Applying the same events again records nothing twice.
-        try await server.service.stripeEvents?.recordStripeEvent(
+        _ = try await server.service.stripeEvents?.recordStripeEvent(
             StripeEventRecord(
                 bundleID: CheckoutServer.bundleID, eventID: "evt_again_\(intentID)", type: "payment_intent.succeeded",
                 objectID: intentID, livemode: false, createdAt: Date(), receivedAt: Date(), payload: "{}"))
@@ -155,7 +155,7 @@ struct StripeEventApplyTests {
         let intent = try await client.retrievePaymentIntent(try #require(billed.paymentIntent))
         #expect(intent.status == .requiresAction)
         var authentication = StripeForm()
-        authentication.append(try #require(intent.clientSecret), at: "client_secret")
+        authentication.append(intent.clientSecret, at: "client_secret")
         authentication.append(false, at: "success")
         let _: StripeObjectID = try await client.send(
             .post, "/v1/payment_intents/\(intent.id)/_authenticate", form: authentication)

@@ -88,6 +88,14 @@ struct ServeCommand: AsyncParsableCommand {
             sharing one machine each take their share of its cores.
             """)
     var threads: Int?
+    @Option(
+        name: .customLong("reconcile-interval"),
+        help: """
+            Seconds between reconciliations with the App Store and Stripe (env KAKIN_RECONCILE_INTERVAL; \
+            default 600; 0 turns them off): how soon a purchase whose notification or webhook never \
+            arrived is recorded.
+            """)
+    var reconcileInterval: Int?
     @OptionGroup var retentionTest: RetentionTestOptions
 
     /// Flags over environment over defaults, validated with one clear message.
@@ -156,6 +164,12 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--clawback-policy must be allowNegative or clampAtZero")
             }
             options.clawbackPolicy = policy
+        }
+        if let text = reconcileInterval.map(String.init) ?? environment["KAKIN_RECONCILE_INTERVAL"] {
+            guard let seconds = Int(text), seconds >= 0 else {
+                throw ValidationError("--reconcile-interval must be a number of seconds, 0 or more; found \(text)")
+            }
+            options.reconcileIntervalSeconds = seconds
         }
         switch rateLimits ?? environment["KAKIN_RATE_LIMITS"] ?? "on" {
         case "on": options.rateLimits = true

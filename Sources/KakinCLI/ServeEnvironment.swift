@@ -39,6 +39,8 @@ struct ServeEnvironment {
         var database: String?
         /// Whether publishable-key requests are limited per client address (`--rate-limits`).
         var rateLimits = true
+        /// Seconds between reconciliations with the App Store and Stripe (`--reconcile-interval`).
+        var reconcileIntervalSeconds = 600
         /// What other hosts present (`Authorization: Bearer`) to use the sandbox's device and
         /// control APIs; without it, only this machine may when the host is not loopback.
         var sandboxToken: String?
@@ -176,7 +178,7 @@ struct ServeEnvironment {
         server.clawbackPolicy = options.clawbackPolicy
         server.logFormat = options.logFormat
         server.logLevel = "warning"
-        server.reconcileIntervalSeconds = 600
+        server.reconcileIntervalSeconds = options.reconcileIntervalSeconds
         server.appleRequestIntervalSeconds = 5
         server.dashboard.adminPassword = options.adminPassword
         // A development server over plain HTTP on localhost: Secure cookies would not come back.

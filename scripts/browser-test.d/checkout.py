@@ -47,7 +47,8 @@ def stripe(method, base, path, form=None):
     request = urllib.request.Request(base + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {SECRET_KEY}"})
     with urllib.request.urlopen(request, timeout=15) as response:
-        return json.loads(response.read().decode())
+        text = response.read().decode()
+        return json.loads(text) if text else None
 
 
 class ReturnPage:
@@ -116,7 +117,8 @@ class CheckoutServer:
         """The customer's entitlement `identifier` as the server answers it, or None."""
         answer = call("GET", f"{self.base}/v1/customers/{user}?bundleId={BUNDLE_ID}&nonce={uuid.uuid4().hex}",
                       headers={"X-Kakin-Key": self.publishable})
-        return next((e for e in answer.get("entitlements", []) if e.get("identifier") == identifier), None)
+        entitlements = answer.get("customer", {}).get("entitlements", [])
+        return next((e for e in entitlements if e.get("identifier") == identifier), None)
 
     def post_webhook(self, event_type, object_id, object_type):
         """Posts one of Stripe's events as Stripe signs it (for what the emulator never sends)."""
@@ -254,7 +256,7 @@ def run(arguments):
             e := server.entitlement(user, "unlock")) and e.get("isActive") and e)
         if unlock.get("store") != "stripe" or unlock.get("transactionId") != intent["id"]:
             raise Failure(f"the entitlement is not the web purchase's: {unlock}")
-        say(f"granted by the webhook: {unlock['identifier']} from {unlock['store']} ({unlock['transactionId']})")
+        say(f"granted: {unlock['identifier']} from {unlock['store']} ({unlock['transactionId']})")
 
         # A subscription, bought on the page.
         pay_on_page(browser, server.link(user, return_url, MONTHLY), return_url)

@@ -240,7 +240,7 @@ struct ServerParts {
             clawbackPolicy: configuration.clawbackPolicy, verifyReceiptClient: dependencies.verifyReceiptClient,
             exchange: dependencies.exchange, ocspTransport: dependencies.ocspTransport, now: dependencies.now,
             metrics: dependencies.metrics, logger: dependencies.logger, realNow: dependencies.realNow,
-            retention: store)
+            retention: store, stripeEvents: store)
         service.currencyRates = configuration.currencyRates
         let reconciler = Reconciler(service: service, runs: store, exchange: dependencies.exchange)
         return ServerParts(

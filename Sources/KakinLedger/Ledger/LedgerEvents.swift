@@ -11,6 +11,7 @@ enum LedgerEventType {
     static let balanceClawedBack = "balance.clawed_back"
     static let customerAliased = "customer.aliased"
     static let customerConsentRescinded = "customer.consent_rescinded"
+    static let subscriptionDuplicated = "subscription.duplicated"
 }
 
 /// An outbox event's body, written straight to JSON bytes (the same bytes `JSONEncoder` writes

@@ -38,6 +38,12 @@ public actor InMemoryOutboxLedger: OutboxLedger {
         return event
     }
 
+    public func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws {
+        append(
+            type: "subscription.duplicated", bundleID: duplicate.bundleID, appUserID: duplicate.appUserID,
+            payload: Data(duplicate.json.utf8), at: date)
+    }
+
     public func undeliveredEventCount(endpoint: String) async throws -> Int {
         events.filter { event in
             guard let delivery = deliveries[Key(eventID: event.id, endpoint: endpoint)] else { return true }

@@ -24,4 +24,8 @@ public protocol OutboxLedger: Sendable {
     /// ``CustomerIDRedaction/redacted(_:)`` does, so its ``WebhookDelivery/appUserID`` is that; an
     /// anonymous `appUserID` given here is redacted the same way to find its events.
     func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery]
+
+    /// Writes a `subscription.duplicated` event for the customer: they subscribed in two stores to
+    /// what one entitlement gives. Durable when it returns.
+    func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws
 }

@@ -89,6 +89,13 @@ extension StatementEngine {
 
     /// Records the delivery attempts of a batch (``OutboxStatements/record(_:endpoint:)``) in one
     /// write, and moves the endpoint's mark.
+    public func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws {
+        let statements = EventStatements.append(
+            LedgerEventType.subscriptionDuplicated, bundleID: duplicate.bundleID, appUserID: duplicate.appUserID,
+            payload: DuplicateSubscriptionPayload(duplicate), at: LedgerTime.milliseconds(date))
+        try await perform(for: duplicate.appUserID, .run(statements) { _ in .done(()) })
+    }
+
     public func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
         guard !attempts.isEmpty else { return }
         try await perform(

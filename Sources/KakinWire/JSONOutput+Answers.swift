@@ -17,6 +17,7 @@ extension Entitlement {
             output.field("periodType", periodType?.rawValue)
             output.field("productId", productID)
             output.field("revocationDate", revocationDate.map(KakinJSON.epochMilliseconds))
+            output.field("store", store?.rawValue)
             output.field("transactionId", transactionID)
             output.field("willRenew", willRenew)
         }
@@ -38,6 +39,7 @@ extension CustomerAnswer.Transaction {
             output.field("revocationReason", revocationReason)
             output.field("signedTransaction", signedTransaction)
             output.field("source", source)
+            output.field("store", store?.rawValue)
             output.field("transactionId", transactionId)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KakinCore
 import KakinWire
 import Testing
 
@@ -39,7 +40,8 @@ import Testing
                 purchaseDate: Int64.random(in: .min ... .max, using: &random),
                 expiresDate: optional(Int64.random(in: 0...4_000_000_000_000, using: &random), &random),
                 revocationDate: optional(0, &random), revocationReason: optional(1, &random),
-                environment: text(&random), source: text(&random), signedTransaction: optional(text(&random), &random))
+                environment: text(&random), source: text(&random), signedTransaction: optional(text(&random), &random),
+                store: optional(PurchaseStore.allCases.randomElement(using: &random)!, &random))
         }
         let entitlements = (0..<Int.random(in: 0...3, using: &random)).map { _ in
             Entitlement(
@@ -52,7 +54,9 @@ import Testing
                 periodType: optional(Entitlement.PeriodType.allCases.randomElement(using: &random)!, &random),
                 billingIssueDetectedAt: optional(date(&random), &random),
                 gracePeriodExpiresAt: optional(date(&random), &random),
-                consentRescindedDate: optional(date(&random), &random))
+                environment: optional(Entitlement.Environment.allCases.randomElement(using: &random)!, &random),
+                consentRescindedDate: optional(date(&random), &random),
+                store: optional(PurchaseStore.allCases.randomElement(using: &random)!, &random))
         }
         var balances: [String: Int64] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &random) {

@@ -82,6 +82,9 @@ public struct StoreKitBackend: StoreBackend {
     /// `AppStore.canMakePayments`.
     public func canMakePayments() async throws -> Bool { AppStore.canMakePayments }
 
+    /// `Storefront.current?.countryCode`: the storefront of the Apple Account the device uses.
+    public func storefrontCountryCode() async -> String? { await Storefront.current?.countryCode }
+
     /// Loads the products with `Product.products(for:)`; IDs StoreKit does not return are reported
     /// as invalid with the reason `unknownProduct`.
     public func products(

@@ -230,6 +230,17 @@ import Testing
         #expect(left.map(\.id) == ["12"])
     }
 
+    @Test(arguments: [String?.some("USA"), "FRA", nil])
+    func theStorefrontIsStoreKitsCurrentOne(countryCode: String?) async throws {
+        var script = Self.script()
+        script.storefrontCountryCode = countryCode
+        var read: String?
+        _ = try await StoreKitTestScript.withScript(script) {
+            read = await StoreKitBackend().storefrontCountryCode()
+        }
+        #expect(read == countryCode)
+    }
+
     @Test func restoreSyncsThenReturnsTheCurrentEntitlements() async throws {
         var script = Self.script()
         script.currentEntitlements = [.verified(Self.transaction(21, Self.removeAd))]

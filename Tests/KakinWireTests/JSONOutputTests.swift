@@ -1,6 +1,6 @@
 import Foundation
-import KakinWire
 import KakinCore
+import KakinWire
 import Testing
 
 /// The hand-written answer encoding must write the very bytes `JSONEncoder` writes with the API's
@@ -54,6 +54,7 @@ import Testing
                 periodType: optional(Entitlement.PeriodType.allCases.randomElement(using: &random)!, &random),
                 billingIssueDetectedAt: optional(date(&random), &random),
                 gracePeriodExpiresAt: optional(date(&random), &random),
+                environment: optional(Entitlement.Environment.allCases.randomElement(using: &random)!, &random),
                 consentRescindedDate: optional(date(&random), &random),
                 store: optional(PurchaseStore.allCases.randomElement(using: &random)!, &random))
         }

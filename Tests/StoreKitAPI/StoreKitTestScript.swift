@@ -38,6 +38,8 @@ public enum StoreKitTestScript {
         public var updates: [VerificationResult<Transaction>] = []
         /// `AppStore.canMakePayments`.
         public var canMakePayments = true
+        /// The country code (ISO 3166-1 alpha-3) of `Storefront.current`; `nil` makes it `nil`.
+        public var storefrontCountryCode: String? = "USA"
         /// The error `AppStore.sync()` throws, when set.
         public var syncError: (any Error & Sendable)?
         /// The JWS of each transaction, by ID.
@@ -214,6 +216,10 @@ public enum StoreKitTestScript {
     }
 
     static func canMakePayments() -> Bool { state.withLock { $0.canMakePayments } }
+
+    static func currentStorefront() -> Storefront? {
+        state.withLock { $0.storefrontCountryCode }.map { Storefront(countryCode: $0, id: "storefront-\($0)") }
+    }
 
     static func sync() throws {
         try state.withLock { state in

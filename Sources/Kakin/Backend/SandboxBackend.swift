@@ -25,6 +25,9 @@ public struct SandboxBackend: StoreBackend {
     /// The customer at the offer code redemption sheet: returns the code they type, or `nil` when
     /// they close the sheet. `nil` (the default): the sandbox shows no such sheet.
     public let offerCodeSheet: (@Sendable () async -> String?)?
+    /// The country code (ISO 3166-1 alpha-3) of the storefront this "device" reports, as
+    /// StoreKit's `Storefront.current?.countryCode` would; `nil` for a device that reports none.
+    public let storefront: String?
     let http: TokenHTTP
 
     /// Creates a backend that acts as tester `testerID` on the sandbox at `baseURL`.
@@ -34,10 +37,13 @@ public struct SandboxBackend: StoreBackend {
     ///   - pollSeconds: how long each poll of ``transactionUpdates()`` waits for news.
     ///   - token: the sandbox token, for a sandbox on another host that asks for one.
     ///   - offerCodeSheet: the customer at the offer code redemption sheet (see ``offerCodeSheet``).
+    ///   - storefront: the storefront the device reports (see ``storefront``); the United States
+    ///     (`USA`), the sandbox catalog's own storefront, by default.
     public init(
         baseURL: URL, testerID: String, deviceID: UUID = UUID(), pollSeconds: Int = 20, token: String? = nil,
-        offerCodeSheet: (@Sendable () async -> String?)? = nil
+        offerCodeSheet: (@Sendable () async -> String?)? = nil, storefront: String? = "USA"
     ) {
+        self.storefront = storefront
         self.baseURL = baseURL
         self.testerID = testerID
         self.deviceID = deviceID
@@ -170,6 +176,9 @@ public struct SandboxBackend: StoreBackend {
                 storeKitCode: storeKitCode, isRetryable: reply.status >= 500)
         }
     }
+
+    /// ``storefront``: the storefront this device reports.
+    public func storefrontCountryCode() async -> String? { storefront }
 
     /// Asks the sandbox whether the tester may buy (its stand-in for parental restrictions).
     public func canMakePayments() async throws -> Bool {

@@ -65,6 +65,11 @@ public protocol StoreBackend: Sendable {
     /// a purchase's is; before, the sheet only closes, and a redeemed code arrives as an update. A
     /// store without the sheet throws ``KakinError/Code/unsupported``.
     func presentOfferCodeRedeemSheet() async throws -> OfferCodeRedemption
+    /// The country of the App Store storefront the account buys from (StoreKit's
+    /// `Storefront.current?.countryCode`), as an ISO 3166-1 alpha-3 code such as `USA`; `nil`
+    /// when the store cannot say (the default for a store that does not implement it). It decides
+    /// whether the app may offer web purchases (``KakinStore/webPurchaseStorefronts``).
+    func storefrontCountryCode() async -> String?
 }
 
 /// What a refund request sheet came to.
@@ -110,6 +115,9 @@ public struct StorePurchaseOptions: Hashable, Sendable {
 }
 
 extension StoreBackend {
+    /// `nil`: a store that does not say its storefront, where web purchases are never offered.
+    public func storefrontCountryCode() async -> String? { nil }
+
     /// `nil`: a store without app transactions. Transactions are then delivered without the
     /// proof, and a purchase another customer owns stays theirs.
     public func appTransaction() async throws -> String? { nil }

@@ -1,4 +1,5 @@
 public import Foundation
+import KakinCore
 
 /// What the device knows for computing entitlements while the purchase server cannot be reached:
 /// which entitlement each product unlocks (learned from the server's answers and catalog), and each
@@ -76,7 +77,10 @@ public actor OfflineEntitlements {
     /// `expiresDate` is at most its end, so a kept answer lapses too). Consumables give no
     /// entitlement; balances are the last ones the server confirmed for this user, and each
     /// entitlement's `environment` is the one the server last gave its purchase (`nil` for a
-    /// purchase the server has not answered for). Marked ``CustomerInfo/Source/device``.
+    /// purchase the server has not answered for), its `store` the App Store. The store knows
+    /// nothing of purchases paid on the web: those of the server's last answer for this user
+    /// (`store` `stripe`) are kept as it gave them, within the same grace period. Marked
+    /// ``CustomerInfo/Source/device``.
     public func customer(
         appUserID: String, transactions: [StoreTransaction], at date: Date
     ) -> CustomerInfo {
@@ -107,8 +111,14 @@ public actor OfflineEntitlements {
                         identifier: identifier, productID: transaction.productID, isActive: active,
                         expiresDate: transaction.expirationDate, revocationDate: transaction.revocationDate,
                         transactionID: transaction.id, originalTransactionID: transaction.originalID,
-                        environment: environments[transaction.originalID]))
+                        environment: environments[transaction.originalID], store: .appStore))
             }
+        }
+        for web in document.customers[appUserID]?.entitlements ?? [] where web.store == .stripe {
+            guard !entitlements.contains(where: { $0.identifier == web.identifier && ($0.isActive || !web.isActive) })
+            else { continue }
+            entitlements.removeAll { $0.identifier == web.identifier }
+            entitlements.append(web)
         }
         for index in entitlements.indices {
             let expires = min(entitlements[index].expiresDate ?? graceEnd, graceEnd)

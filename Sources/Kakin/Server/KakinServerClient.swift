@@ -182,7 +182,7 @@ public struct KakinServerClient: Sendable {
 
     /// Sends a request; with `customer` an identified customer and a token provider configured,
     /// with that customer's token, and once more with a fresh token when the server refuses it.
-    private func send(
+    func send(
         _ route: KakinRoute, _ query: [String: String], body: Data? = nil, for customer: String? = nil
     ) async throws(KakinError) -> KakinHTTPReply {
         var request = KakinHTTPRequest(

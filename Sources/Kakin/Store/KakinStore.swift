@@ -63,6 +63,12 @@ public final class KakinStore {
         /// `nil` (the default) downloads nothing (``PaymentManager/enableDownloads(_:request:)``
         /// can still turn it on later, for what is delivered from then on).
         public var hostedContent: HostedContent?
+        /// The App Store storefronts (ISO 3166-1 alpha-3 country codes, as StoreKit's
+        /// `Storefront.countryCode`) where the app offers purchases on the web
+        /// (``KakinStore/webCheckoutLink(for:returnURL:)``); elsewhere they are refused on the device.
+        /// The United States (`["USA"]`) by default, where Apple's guidelines let an app link to
+        /// its own web purchases; empty turns web purchases off. See <doc:WebPurchases>.
+        public var webPurchaseStorefronts: Set<String>
 
         /// Creates a configuration; the defaults suit an app.
         public init(
@@ -70,8 +76,9 @@ public final class KakinStore {
             appUserID: String? = nil, storageDirectory: URL = PaymentManager.defaultDirectory,
             offlineGracePeriod: TimeInterval = OfflineEntitlements.defaultGracePeriod,
             transport: any KakinTransport = URLSessionTransport(), customerToken: CustomerTokenProvider? = nil,
-            hostedContent: HostedContent? = nil
+            hostedContent: HostedContent? = nil, webPurchaseStorefronts: Set<String> = ["USA"]
         ) {
+            self.webPurchaseStorefronts = webPurchaseStorefronts
             self.serverURL = serverURL
             self.bundleID = bundleID
             self.publishableKey = publishableKey
@@ -127,6 +134,9 @@ public final class KakinStore {
     @ObservationIgnored public let server: KakinServerClient
     /// Where the device keeps its customer's ID between launches; `nil` when the app keeps it.
     @ObservationIgnored private let identity: DeviceIdentity?
+    /// The App Store storefronts (ISO 3166-1 alpha-3) where the app offers purchases on the web
+    /// (``Configuration/webPurchaseStorefronts``).
+    @ObservationIgnored public let webPurchaseStorefronts: Set<String>
 
     /// The customer purchases are attributed to now: the configured user, an anonymous customer
     /// (`$kakin_anon_…`), or the user of the last ``logIn(_:)``.
@@ -172,17 +182,22 @@ public final class KakinStore {
                 })
         }
         let store = KakinStore(
-            session: session, payments: await PaymentManager(session: session), server: server, identity: identity)
+            session: session, payments: await PaymentManager(session: session), server: server, identity: identity,
+            webPurchaseStorefronts: configuration.webPurchaseStorefronts)
         await store.listen()
         await store.refreshCustomerInfo()
         return store
     }
 
     /// A store over a session and manager the app made itself. With an `identity`, ``logIn(_:)``
-    /// and ``logOut()`` keep the device's customer in its directory.
+    /// and ``logOut()`` keep the device's customer in its directory; `webPurchaseStorefronts` are
+    /// the storefronts where the app offers web purchases (see
+    /// ``Configuration/webPurchaseStorefronts``).
     public init(
-        session: StoreSession, payments: PaymentManager, server: KakinServerClient, identity: DeviceIdentity? = nil
+        session: StoreSession, payments: PaymentManager, server: KakinServerClient, identity: DeviceIdentity? = nil,
+        webPurchaseStorefronts: Set<String> = ["USA"]
     ) {
+        self.webPurchaseStorefronts = webPurchaseStorefronts
         self.session = session
         self.payments = payments
         self.server = server
@@ -406,7 +421,7 @@ public final class KakinStore {
         await payments.shutdown()
     }
 
-    private func publish(_ customer: CustomerInfo) {
+    func publish(_ customer: CustomerInfo) {
         guard customer != customerInfo else { return }
         customerInfo = customer
         for listener in listeners.values { listener.yield(customer) }

@@ -8,6 +8,7 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case network, serverRejected, invalidResponse, tamperedResponse, storeFailure, productUnavailable
             case notConfigured, downloadFailed, storage, unsupported, unauthorized, purchasedByAnotherAccount
+            case webPurchasesUnavailable, alreadySubscribed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -47,6 +48,15 @@ public struct KakinError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Apple Account that bought it. Not retryable: the customer restores purchases on a device
         /// signed in to the Apple Account that bought it.
         public static let purchasedByAnotherAccount = Code(.purchasedByAnotherAccount)
+        /// The app may not offer web purchases to this customer: the device's App Store storefront
+        /// is not one of ``KakinStore/webPurchaseStorefronts`` (or the store cannot say which it
+        /// is), checked on the device before anything is sent; or the server has no web checkout
+        /// for the app (status 404, ``KakinError/serverCode`` `notConfigured`). Not retryable.
+        public static let webPurchasesUnavailable = Code(.webPurchasesUnavailable)
+        /// The customer already has an active subscription to the product they asked to buy on
+        /// the web (status 409, cause `alreadySubscribed`): the server never sells the same
+        /// subscription twice. Not retryable; the app shows what the customer already has.
+        public static let alreadySubscribed = Code(.alreadySubscribed)
 
         /// The code's name, e.g. `network`.
         public var description: String { base.rawValue }

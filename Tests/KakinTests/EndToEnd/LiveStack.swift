@@ -39,10 +39,12 @@ struct LiveStack {
     /// `clock` is the sandbox's and the server's: a test that moves it moves both. With
     /// `requiringCustomerTokens`, the app requires a customer token signed with
     /// ``customerTokenSecret`` for every request about an identified customer. `catalogOptions`
-    /// changes the example catalog's side file (offer codes, say) for this stack.
+    /// changes the example catalog's side file (offer codes, say) for this stack. With `stripe`,
+    /// the app sells on the web through that Stripe account.
     init(
         clock: SandboxClock = SandboxClock(), requiringCustomerTokens: Bool = false,
-        transferPolicy: TransferPolicy = .keepWithOriginal, catalogOptions: @Sendable (inout CatalogOptions) -> Void = { _ in }
+        transferPolicy: TransferPolicy = .keepWithOriginal, stripe: StripeAccount? = nil,
+        catalogOptions: @Sendable (inout CatalogOptions) -> Void = { _ in }
     ) async throws {
         self.clock = clock
         var options = try CatalogOptions.load(
@@ -68,6 +70,7 @@ struct LiveStack {
             app.offers = OfferPolicy(rules: ["com.example.kakin.premium.monthly.comeback": .lapsedSubscribers])
             app.customerTokens =
                 requiringCustomerTokens ? CustomerTokenPolicy(secret: Self.customerTokenSecret, required: true) : nil
+            app.stripe = stripe
         }
         server = KakinServerHTTP(service: service, signingKey: serverKey)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("kakin-sdk-\(UUID().uuidString)")

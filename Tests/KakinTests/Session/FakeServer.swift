@@ -32,6 +32,10 @@ final class FakeServer: KakinTransport, Sendable {
         /// While set, reads of a customer wait in `heldReads` until ``releaseCustomerReads()``.
         var holdsReads = false
         var heldReads: [CheckedContinuation<Void, Never>] = []
+        /// Transactions paid on the web (their entitlements say `store` `stripe`).
+        var paidOnWeb: Set<String> = []
+        /// What a request for a checkout link is refused with, when set.
+        var checkoutRefusal: (status: Int, detail: ErrorAnswer.Detail)?
     }
 
     static let bundleID = "com.example.kakin"
@@ -64,6 +68,26 @@ final class FakeServer: KakinTransport, Sendable {
     func deliveries(_ id: String) -> Int { state.withLock { $0.deliveries[id] ?? 0 } }
     func owner(_ id: String) -> String? { state.withLock { $0.owners[id] } }
     var recorded: [String: String] { state.withLock { $0.owners } }
+
+    /// Records a purchase of `productID` paid on the web for `user`, as the server does once
+    /// Stripe's event about the payment reached it.
+    func sellOnWeb(_ productID: String, to user: String, id: String = "pi_\(UUID().uuidString.prefix(8))") {
+        state.withLock { state in
+            state.owners[id] = user
+            state.products[id] = productID
+            state.paidOnWeb.insert(id)
+        }
+    }
+    /// Refuses requests for checkout links from now on with `status` and `detail`.
+    func refuseCheckout(_ status: Int, _ detail: ErrorAnswer.Detail) {
+        state.withLock { $0.checkoutRefusal = (status, detail) }
+    }
+    /// The requests for checkout links received so far.
+    var checkoutRequests: [CheckoutLinkRequest] {
+        requests.filter { $0.url.path == KakinRoute.checkoutLinks(Self.bundleID).path }.compactMap {
+            try? KakinJSON.decoder().decode(CheckoutLinkRequest.self, from: $0.body ?? Data())
+        }
+    }
 
     /// Every request received so far.
     var requests: [KakinHTTPRequest] { state.withLock { $0.requests } }
@@ -151,6 +175,15 @@ final class FakeServer: KakinTransport, Sendable {
             if let refusal = tokenRefusal(request, naming: user) { return refusal }
             return answer(for: user, nonce: query["nonce"])
         }
+        if request.method == "POST", path == KakinRoute.checkoutLinks(Self.bundleID).path {
+            let body = try! KakinJSON.decoder().decode(CheckoutLinkRequest.self, from: request.body!)
+            if let refusal = tokenRefusal(request, naming: body.appUserId) { return refusal }
+            if let refusal = state.withLock({ $0.checkoutRefusal }) { return Self.error(refusal.status, refusal.detail) }
+            let answer = CheckoutLinkAnswer(
+                url: "https://kakin.invalid/checkout/\(Self.bundleID)?productId=\(body.productId)&signature=s",
+                expiresAt: Date(timeIntervalSince1970: 1_790_000_900))
+            return KakinHTTPReply(status: 200, body: try! KakinJSON.encoder().encode(answer))
+        }
         if request.method == "GET", path == KakinRoute.catalog.path {
             let catalog = CatalogAnswer(
                 bundleId: Self.bundleID, locale: "en_US",
@@ -211,7 +244,8 @@ final class FakeServer: KakinTransport, Sendable {
                 let productID = state.products[id]!
                 guard let name = Self.entitlement(for: productID) else { return nil }
                 return .init(
-                    identifier: name, productID: productID, isActive: true, transactionID: id, originalTransactionID: id)
+                    identifier: name, productID: productID, isActive: true, transactionID: id, originalTransactionID: id,
+                    store: state.paidOnWeb.contains(id) ? .stripe : .appStore)
             }
             return CustomerAnswer(
                 bundleId: Self.bundleID, appUserId: user, entitlements: entitlements,

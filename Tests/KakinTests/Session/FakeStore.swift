@@ -20,6 +20,8 @@ final class FakeStore: StoreBackend, Sendable {
         /// a connection does.
         var appTransaction: String? = "app-transaction-jws"
         var appTransactionReads = 0
+        /// The storefront the device reports (ISO 3166-1 alpha-3); `nil` for none.
+        var storefront: String? = "USA"
     }
 
     static let removeAd = "com.example.kakin.removeAd"
@@ -127,6 +129,9 @@ final class FakeStore: StoreBackend, Sendable {
     }
 
     var appTransactionReads: Int { state.withLock { $0.appTransactionReads } }
+
+    func storefrontCountryCode() async -> String? { state.withLock { $0.storefront } }
+    func setStorefront(_ countryCode: String?) { state.withLock { $0.storefront = countryCode } }
     func setAppTransaction(_ jws: String?) { state.withLock { $0.appTransaction = jws } }
 
     /// Adds a transaction the account owns already (bought on another device), unfinished or not.

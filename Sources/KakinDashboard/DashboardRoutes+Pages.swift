@@ -349,7 +349,15 @@ struct CustomerView {
         var environment: String
         /// Whether a sandbox account's purchase grants it (it cost nothing).
         var isSandbox: Bool
+        /// Where the customer paid: `App Store` or `web`.
+        var store: String
     }
+    /// An entitlement the customer pays for in two stores, and the subscriptions that give it.
+    struct Duplicate {
+        var identifier: String
+        var subscriptions: String
+    }
+    var duplicates: [Duplicate] = []
     struct Balance {
         var currency: String
         var amount: Int64
@@ -399,7 +407,15 @@ struct CustomerView {
                     : entitlement.consentRescindedDate != nil
                         ? "consent-rescinded" : entitlement.revocationDate != nil ? "revoked" : "expired",
                 until: entitlement.isActive ? entitlement.expiresDate.map(DashboardFormat.time) : nil,
-                environment: entitlement.environment?.rawValue ?? "", isSandbox: entitlement.environment == .sandbox)
+                environment: entitlement.environment?.rawValue ?? "", isSandbox: entitlement.environment == .sandbox,
+                store: entitlement.store == .stripe ? "web" : "App Store")
+        }
+        duplicates = state.duplicatedSubscriptions.keys.sorted().map { identifier in
+            Duplicate(
+                identifier: identifier,
+                subscriptions: (state.duplicatedSubscriptions[identifier] ?? []).map { subscription in
+                    "\(subscription.productID) (\(subscription.store == .stripe ? "web" : "App Store"), \(subscription.originalTransactionID))"
+                }.joined(separator: " and "))
         }
         hasEntitlements = !entitlements.isEmpty
         consent = state.consentRescission.map { rescission in
@@ -426,6 +442,7 @@ struct CustomerView {
             }
             if let expires = transaction.expiresDate { details += " · expires \(DashboardFormat.time(expires))" }
             details += " · from \(transaction.source.rawValue)"
+            if transaction.store == .stripe { details += " · paid on the web" }
             add(transaction.purchaseDate, "transaction", "purchase", details)
             if let revoked = transaction.revocationDate {
                 let reason = transaction.revocationReason.map { " (reason \($0.rawValue))" } ?? ""

@@ -15,6 +15,9 @@ public struct EntitledCustomer: Hashable, Sendable {
     public var consentRescission: ConsentRescission?
     /// Whether ``consentRescission`` still stands: no new purchase lifted it, and access is withheld.
     public var consentWithheld: Bool
+    /// The entitlements the customer pays for twice, in two stores, by entitlement: their active
+    /// subscriptions (``EntitlementRules/duplicatedSubscriptions(_:grants:at:)``).
+    public var duplicatedSubscriptions: [String: [DuplicateSubscription.Subscription]] = [:]
 
     /// A customer's state with the entitlements derived from it.
     public init(

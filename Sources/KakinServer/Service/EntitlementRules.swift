@@ -143,4 +143,26 @@ public enum EntitlementRules {
         }
         return Set(latest.values.map(\.transactionID))
     }
+
+    /// The subscriptions active at `date` among `transactions` that give the same entitlement from
+    /// more than one store (``PurchaseStore``): by entitlement, each subscription once (its
+    /// original transaction), oldest first. Empty when every entitlement is paid for in one store.
+    public static func duplicatedSubscriptions(
+        _ transactions: [RecordedTransaction], grants: GrantsCatalog, at date: Date
+    ) -> [String: [DuplicateSubscription.Subscription]] {
+        var byEntitlement: [String: [DuplicateSubscription.Subscription]] = [:]
+        let active = transactions.filter { $0.productType == .autoRenewableSubscription && isActive($0, at: date) }
+        for transaction in active.sorted(by: { $0.purchaseDate < $1.purchaseDate }) {
+            for case .entitlement(let identifier) in grants.grants(for: transaction.productID) {
+                let subscription = DuplicateSubscription.Subscription(
+                    store: transaction.store, originalTransactionID: transaction.originalTransactionID,
+                    productID: transaction.productID)
+                if byEntitlement[identifier, default: []].contains(where: {
+                    $0.originalTransactionID == subscription.originalTransactionID
+                }) { continue }
+                byEntitlement[identifier, default: []].append(subscription)
+            }
+        }
+        return byEntitlement.filter { Set($0.value.map(\.store)).count > 1 }
+    }
 }

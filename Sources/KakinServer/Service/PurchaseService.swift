@@ -363,6 +363,10 @@ public struct PurchaseService: Sendable {
         var outcome = IngestOutcome(isNew: false, revoked: change.revoked, transferredFrom: change.transferredFrom)
         if case .recorded = change.recorded { outcome.isNew = true }
         if outcome.isNew { ledgerEvent("transaction.recorded", record, source: record.source.rawValue) }
+        // An app that sells on the web too learns of a customer who subscribed in both stores.
+        if outcome.isNew, app.stripe != nil, record.productType == .autoRenewableSubscription {
+            try await noteDuplicateSubscriptions(of: record, app: app)
+        }
         if outcome.revoked {
             ledgerEvent(
                 "transaction.revoked", record, source: record.source.rawValue,
@@ -373,6 +377,27 @@ public struct PurchaseService: Sendable {
                 "transaction.transferred", record, source: record.source.rawValue, extra: ["from": "\(previous)"])
         }
         return (outcome, change.summary)
+    }
+
+    /// Writes a `subscription.duplicated` event when `record`, the first period of a subscription,
+    /// gives its customer an entitlement that an active subscription of another store gives
+    /// already: an app never sells one subscription twice, and this says when it happened anyway.
+    private func noteDuplicateSubscriptions(of record: RecordedTransaction, app: AppConfiguration) async throws {
+        guard let owner = try await purchases.transaction(id: record.transactionID)?.appUserID else { return }
+        let transactions = try await customers.customer(bundleID: app.bundleID, appUserID: owner).transactions
+        guard transactions.filter({ $0.originalTransactionID == record.originalTransactionID }).count == 1 else {
+            return
+        }
+        let duplicated = EntitlementRules.duplicatedSubscriptions(
+            transactions, grants: app.grants ?? grants, at: now())
+        for (entitlement, subscriptions) in duplicated.sorted(by: { $0.key < $1.key })
+        where subscriptions.contains(where: { $0.originalTransactionID == record.originalTransactionID }) {
+            try await outbox.recordDuplicateSubscription(
+                DuplicateSubscription(
+                    bundleID: app.bundleID, appUserID: owner, entitlement: entitlement, subscriptions: subscriptions),
+                at: now())
+            ledgerEvent("subscription.duplicated", record, source: record.source.rawValue, extra: ["entitlement": "\(entitlement)"])
+        }
     }
 
     /// What an app's upload offers as proof that its device is signed in to the Apple Account that
@@ -438,11 +463,14 @@ public struct PurchaseService: Sendable {
         let entitlements = EntitlementRules.entitlements(
             transactions: state.transactions, grants: app.grants ?? grants,
             renewals: try await renewals(of: state.transactions, app: app), consent: consent, at: now())
-        return EntitledCustomer(
+        var customer = EntitledCustomer(
             state: state, entitlements: entitlements, consentRescission: consent,
             consentWithheld: consent.map {
                 EntitlementRules.withholds($0, transactions: state.transactions, grants: app.grants ?? grants)
             } ?? false)
+        customer.duplicatedSubscriptions = EntitlementRules.duplicatedSubscriptions(
+            state.transactions, grants: app.grants ?? grants, at: now())
+        return customer
     }
 
     /// A bounded view of the customer (balances, the `recent` newest transactions, the count) and

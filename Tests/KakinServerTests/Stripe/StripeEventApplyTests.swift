@@ -403,3 +403,51 @@ struct StripeRecordedEventApplyTests {
         }
     }
 }
+
+/// A customer who pays for one entitlement in both stores is told of: a `subscription.duplicated`
+/// event, and the customer's view.
+@Suite(
+    "Stripe events applied: one subscription paid in two stores",
+    .enabled(if: StripeEmulator.available, StripeEmulator.skipMessage))
+struct StripeDuplicateSubscriptionTests {
+    @Test func anAppStoreSubscriptionBesideAnActiveWebOneIsADuplicatedSubscriptionEvent() async throws {
+        let (server, _) = try await StripeEventApplyTests.server()
+        let user = "web-\(UUID().uuidString)"
+        _ = try await StripeEventApplyTests.buy(CheckoutServer.monthly, as: user, on: server)
+        _ = try await StripeEventApplyTests.catchUp(server)
+        let web = try #require(
+            try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user).state.transactions.first)
+        // Bought in the App Store a minute after the web subscription.
+        server.clock.advance(web.purchaseDate.timeIntervalSince(server.clock.now()) + 60)
+        let now = server.clock.now()
+        let appStore = RecordedTransaction(
+            transactionID: "2000000000\(Int.random(in: 100_000...999_999))", originalTransactionID: "2000000000000777",
+            bundleID: CheckoutServer.bundleID, appUserID: user, productID: "com.example.kakin.premium.yearly",
+            productType: .autoRenewableSubscription, purchaseDate: now, expiresDate: now.addingTimeInterval(365 * 86_400),
+            environment: .sandbox, source: .app, recordedAt: now)
+        _ = try await server.service.ingest(appStore, app: try server.service.app(CheckoutServer.bundleID))
+
+        let customer = try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user)
+        let duplicated = try #require(customer.duplicatedSubscriptions["premium"])
+        #expect(duplicated.map(\.store) == [.stripe, .appStore])
+        #expect(duplicated.map(\.originalTransactionID) == [web.originalTransactionID, "2000000000000777"])
+        let events = try await server.service.outbox.claimDueEvents(
+            endpoint: "test", now: now.addingTimeInterval(1), limit: 100, leaseUntil: now.addingTimeInterval(60))
+        let duplicates = events.filter { $0.type == "subscription.duplicated" }
+        #expect(duplicates.count == 1)
+        let body = try #require(duplicates.first.map { String(decoding: $0.payload, as: UTF8.self) })
+        #expect(
+            body == #"{"entitlement":"premium","subscriptions":[{"originalTransactionId":"\#(web.originalTransactionID)","#
+                + #""productId":"com.example.kakin.premium.monthly","store":"stripe"},{"originalTransactionId":"#
+                + #""2000000000000777","productId":"com.example.kakin.premium.yearly","store":"appStore"}]}"#)
+
+        // A renewal of either is no new duplicate.
+        var renewal = appStore
+        renewal.transactionID = "2000000000\(Int.random(in: 100_000...999_999))"
+        renewal.purchaseDate = now.addingTimeInterval(1)
+        _ = try await server.service.ingest(renewal, app: try server.service.app(CheckoutServer.bundleID))
+        let later = try await server.service.outbox.claimDueEvents(
+            endpoint: "test2", now: now.addingTimeInterval(2), limit: 100, leaseUntil: now.addingTimeInterval(60))
+        #expect(later.filter { $0.type == "subscription.duplicated" }.count == 1)
+    }
+}

@@ -105,23 +105,8 @@ struct CheckoutPage: Sendable {
     static let errorContentSecurityPolicy =
         "default-src 'none'; style-src \(styleHash); base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-    /// `text` with the characters HTML gives a meaning (`& < > " '`) written as references, for
-    /// text and for attribute values in double quotes.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    /// `text` with the characters HTML gives a meaning written as references (``HTMLText/escape(_:)``).
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// `scheme://host[:port]` of `url`.
     static func origin(_ url: URL) -> String {

@@ -6,7 +6,7 @@ Gets a checkout link through the API, opens it, types a card into the Stripe.js 
 pays, and checks that the browser lands on the return URL (served here), that the emulator holds a
 succeeded payment intent with the metadata the applier of Stripe's events reads, and that the
 emulator's webhook made the server grant the entitlement. Then, through the emulator and the server
-alone: a subscription bought on the page and granted; its renewal failing (the card's authentication
+alone: a subscription bought on the page and granted; renewed; its next renewal failing (the card's authentication
 refused), which puts it in its grace period with a billing problem; a refund of the first purchase,
 which takes its entitlement back; a purchase whose webhook never arrives, recorded by the
 reconciliation; and a declined card, whose refusal the page shows."""
@@ -113,11 +113,15 @@ class CheckoutServer:
                     {"appUserId": user, "productId": product, "returnUrl": return_url},
                     {"X-Kakin-Key": self.publishable, "Content-Type": "application/json"})
 
-    def entitlement(self, user, identifier):
-        """The customer's entitlement `identifier` as the server answers it, or None."""
+    def customer(self, user):
+        """The customer as the server answers for them."""
         answer = call("GET", f"{self.base}/v1/customers/{user}?bundleId={BUNDLE_ID}&nonce={uuid.uuid4().hex}",
                       headers={"X-Kakin-Key": self.publishable})
-        entitlements = answer.get("customer", {}).get("entitlements", [])
+        return answer.get("customer", {})
+
+    def entitlement(self, user, identifier):
+        """The customer's entitlement `identifier` as the server answers it, or None."""
+        entitlements = self.customer(user).get("entitlements", [])
         return next((e for e in entitlements if e.get("identifier") == identifier), None)
 
     def post_webhook(self, event_type, object_id, object_type):
@@ -273,8 +277,19 @@ def run(arguments):
             if error.code != 409:
                 raise Failure(f"a second subscription was refused with {error.code}, not 409")
 
-        # Its renewal fails: a billing problem, and access kept in the grace period.
+        # Stripe bills the next period and is paid: the renewal is recorded as the entitlement's.
         customer_id = customer_of(stripe_url, user)
+        renewal = stripe("POST", stripe_url, "/v1/invoices",
+                         {"customer": customer_id, "subscription": premium["originalTransactionId"]})
+        stripe("POST", stripe_url, f"/v1/invoices/{renewal['id']}/pay")
+        period = wait_until("the renewal", lambda: next((
+            t for t in server.customer(user).get("transactions", []) if t.get("transactionId") == renewal["id"]), None))
+        renewed = server.entitlement(user, "premium")
+        if period.get("originalTransactionId") != premium["originalTransactionId"] or not renewed.get("isActive"):
+            raise Failure(f"the renewal is not a period of the subscription: {period}")
+        say(f"renewed: period {renewal['id']} of {period['originalTransactionId']}")
+
+        # The next renewal fails: a billing problem, and access kept in the grace period.
         fail_renewal(stripe_url, customer_id, premium["originalTransactionId"])
         troubled = wait_until("the billing problem", lambda: (
             e := server.entitlement(user, "premium")) and e.get("billingIssueDetectedAt") and e)

@@ -131,13 +131,16 @@ public enum EntitlementRules {
     /// subscription among `transactions`: the one its renewal state describes.
     static func latestSubscriptionTransactions(_ transactions: [RecordedTransaction]) -> Set<String> {
         var latest: [String: RecordedTransaction] = [:]
-        for transaction in transactions where transaction.productType == .autoRenewableSubscription {
+        // In the order ``entitlements(transactions:grants:renewals:consent:at:)`` weighs them, the
+        // later of two that end together winning, so that both pick the same one.
+        for transaction in transactions.sorted(by: { $0.purchaseDate < $1.purchaseDate })
+        where transaction.productType == .autoRenewableSubscription {
             guard let current = latest[transaction.originalTransactionID] else {
                 latest[transaction.originalTransactionID] = transaction
                 continue
             }
             let key = (transaction.expiresDate ?? .distantPast, transaction.purchaseDate)
-            if key > (current.expiresDate ?? .distantPast, current.purchaseDate) {
+            if key >= (current.expiresDate ?? .distantPast, current.purchaseDate) {
                 latest[transaction.originalTransactionID] = transaction
             }
         }

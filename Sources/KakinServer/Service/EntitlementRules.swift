@@ -148,7 +148,7 @@ public enum EntitlementRules {
     }
 
     /// The subscriptions active at `date` among `transactions` that give the same entitlement from
-    /// more than one store (``PurchaseStore``): by entitlement, each subscription once (its
+    /// more than one store (`PurchaseStore`): by entitlement, each subscription once (its
     /// original transaction), oldest first. Empty when every entitlement is paid for in one store.
     public static func duplicatedSubscriptions(
         _ transactions: [RecordedTransaction], grants: GrantsCatalog, at date: Date

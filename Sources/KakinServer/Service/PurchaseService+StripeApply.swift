@@ -31,7 +31,7 @@ extension PurchaseService {
     ///   invoice's ID; the subscription's ID as the original transaction ID; the invoice line's
     ///   period), and its renewal state from the subscription.
     /// - `invoice.payment_failed`, `customer.subscription.*`: the subscription's renewal state:
-    ///   `past_due` is a billing problem with a grace period of ``stripeGracePeriod`` from the end
+    ///   `past_due` is a billing problem with a grace period of 14 days from the end
     ///   of the paid period; `unpaid` a billing problem without one; `cancel_at_period_end` or
     ///   `canceled` ends it when its paid period ends.
     /// - `charge.refunded`, `charge.refund.updated`: the refunded share of the charge's purchase is

@@ -18,7 +18,7 @@ public enum EntitlementManagement: Hashable, Sendable {
 
 extension Entitlement {
     /// Where the customer manages the purchase behind this entitlement: ``EntitlementManagement/web(_:)``
-    /// for one paid on the web (``store`` `stripe`), ``EntitlementManagement/appStore`` otherwise
+    /// for one paid on the web (`store` `stripe`), ``EntitlementManagement/appStore`` otherwise
     /// (a purchase the server recorded before it said where the customer paid is the App Store's).
     public var management: EntitlementManagement {
         switch store {

@@ -6,7 +6,7 @@ extension KakinServerClient {
     /// where `appUserID` buys `productID` through the app's Stripe account and is sent back to
     /// `returnURL` once paid. The request carries the publishable key, and `appUserID`'s customer
     /// token where the app has a token provider, as every request about a customer does. The link
-    /// works for 15 minutes (``KakinWire/CheckoutLinkAnswer/expiresAt``).
+    /// works for 15 minutes (`CheckoutLinkAnswer.expiresAt`).
     ///
     /// - Throws: ``KakinError`` with
     ///   - ``KakinError/Code/alreadySubscribed`` (409, cause `alreadySubscribed`) when the customer

@@ -54,6 +54,31 @@ struct StripeEventApplyTests {
         return try await server.service.applyStripeEvents(bundleID: CheckoutServer.bundleID)
     }
 
+    /// A customer subscribed on the web to the monthly product through the checkout, the events
+    /// applied: the customer and the subscription's first period.
+    static func subscribed(on server: CheckoutServer) async throws -> (user: String, period: RecordedTransaction) {
+        let user = "web-\(UUID().uuidString)"
+        _ = try await buy(CheckoutServer.monthly, as: user, on: server)
+        _ = try await catchUp(server)
+        let period = try #require(
+            try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user).state.transactions.first)
+        return (user, period)
+    }
+
+    /// A payment made as the checkout makes it, straight through Stripe's API with a card that is
+    /// accepted: `amount` of `currency` for `user`, with `metadata`.
+    static func pay(
+        _ amount: Int, _ currency: String, as user: String, client: StripeClient, metadata: [String: String]
+    ) async throws -> StripePaymentIntent {
+        let customer = try await client.createCustomer(metadata: [StripeMetadata.appUserID: user])
+        let method = try await client.createCardPaymentMethod(
+            number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123")
+        _ = try await client.attachPaymentMethod(method.id, to: customer.id)
+        return try await client.createPaymentIntent(
+            amount: amount, currency: currency, customer: customer.id, paymentMethod: method.id, confirm: true,
+            metadata: metadata)
+    }
+
     @Test func aOneTimeWebPurchaseGrantsItsSiblingsEntitlementOnceAndARefundTakesItBack() async throws {
         let (server, _) = try await Self.server()
         let user = "web-\(UUID().uuidString)"
@@ -128,11 +153,7 @@ struct StripeEventApplyTests {
 
     @Test func aRenewalWhoseCardIsDeclinedIsABillingProblemInTheGracePeriod() async throws {
         let (server, _) = try await Self.server()
-        let user = "web-\(UUID().uuidString)"
-        _ = try await Self.buy(CheckoutServer.monthly, as: user, on: server)
-        _ = try await Self.catchUp(server)
-        let period = try #require(
-            try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user).state.transactions.first)
+        let (user, period) = try await Self.subscribed(on: server)
         let paidEnd = try #require(period.expiresDate)
 
         // The card on file now needs the customer's authentication, which fails when Stripe bills
@@ -189,11 +210,8 @@ struct StripeEventApplyTests {
         account.products.append(.init(productID: "com.example.kakin.credits5", price: plan.id))
         // A payment as the checkout makes it, for 1,200 JPY.
         let user = "web-\(UUID().uuidString)"
-        let customer = try await client.createCustomer(metadata: [StripeMetadata.appUserID: user])
-        let method = try await client.createCardPaymentMethod(number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123")
-        _ = try await client.attachPaymentMethod(method.id, to: customer.id)
-        let intent = try await client.createPaymentIntent(
-            amount: 1200, currency: "jpy", customer: customer.id, paymentMethod: method.id, confirm: true,
+        let intent = try await Self.pay(
+            1200, "jpy", as: user, client: client,
             metadata: [
                 StripeMetadata.appUserID: user, StripeMetadata.productID: "com.example.kakin.credits5",
                 StripeMetadata.price: plan.id, StripeMetadata.quantity: "1",
@@ -225,11 +243,8 @@ struct StripeEventApplyTests {
     @Test func aPaymentOfAProductTheAccountDoesNotSellFailsAndStaysToApply() async throws {
         let (server, _) = try await Self.server()
         let client = try CheckoutEmulatorTests.client()
-        let customer = try await client.createCustomer(metadata: [StripeMetadata.appUserID: "web-unknown"])
-        let method = try await client.createCardPaymentMethod(number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123")
-        _ = try await client.attachPaymentMethod(method.id, to: customer.id)
-        let intent = try await client.createPaymentIntent(
-            amount: 100, currency: "usd", customer: customer.id, paymentMethod: method.id, confirm: true,
+        let intent = try await Self.pay(
+            100, "usd", as: "web-unknown", client: client,
             metadata: [StripeMetadata.appUserID: "web-unknown", StripeMetadata.productID: "com.example.kakin.soundPack"])
         let inbox = try #require(server.service.stripeEvents)
         let eventID = "evt_unknown_\(intent.id)"
@@ -412,11 +427,7 @@ struct StripeRecordedEventApplyTests {
 struct StripeDuplicateSubscriptionTests {
     @Test func anAppStoreSubscriptionBesideAnActiveWebOneIsADuplicatedSubscriptionEvent() async throws {
         let (server, _) = try await StripeEventApplyTests.server()
-        let user = "web-\(UUID().uuidString)"
-        _ = try await StripeEventApplyTests.buy(CheckoutServer.monthly, as: user, on: server)
-        _ = try await StripeEventApplyTests.catchUp(server)
-        let web = try #require(
-            try await server.service.customer(bundleID: CheckoutServer.bundleID, appUserID: user).state.transactions.first)
+        let (user, web) = try await StripeEventApplyTests.subscribed(on: server)
         // Bought in the App Store a minute after the web subscription.
         server.clock.advance(web.purchaseDate.timeIntervalSince(server.clock.now()) + 60)
         let now = server.clock.now()

@@ -5,8 +5,9 @@ import Testing
 
 @testable import KakinLedger
 
-/// The contract of ``RetentionLedger``, run against every engine: a decision recorded once per
-/// request, the outcome rule's every branch, and the saves by message over a range.
+/// The contract of ``RetentionLedger``, run against every engine and the in-memory
+/// implementation: a decision recorded once per request, the outcome rule's every branch, and
+/// the saves by message over a range.
 @Suite("Ledger role: retention decisions")
 struct RetentionLedgerContractTests {
     private static let day: TimeInterval = 86_400
@@ -24,14 +25,14 @@ struct RetentionLedgerContractTests {
     }
 
     /// A subscription bought at 0 (its period ends at 30 days), of `user`.
-    private func subscribe(_ ledger: any LedgerStore, _ original: String, user: String? = "alice") async throws {
+    private func subscribe(_ ledger: any PurchaseRoles, _ original: String, user: String? = "alice") async throws {
         _ = try await ledger.record(
             Fixture.transaction(original, user: user, product: "pro", type: .autoRenewableSubscription), grants: [])
     }
 
     /// A transaction of the subscription `original` bought at `seconds`.
     private func renew(
-        _ ledger: any LedgerStore, _ original: String, _ id: String, at seconds: TimeInterval,
+        _ ledger: any PurchaseRoles, _ original: String, _ id: String, at seconds: TimeInterval,
         revokedAt: TimeInterval? = nil
     ) async throws {
         _ = try await ledger.record(
@@ -51,7 +52,7 @@ struct RetentionLedgerContractTests {
     }
 
     private func outcome(
-        _ ledger: any LedgerStore, _ original: String, now: TimeInterval
+        _ ledger: any RetentionLedger, _ original: String, now: TimeInterval
     ) async throws -> RetentionOutcome? {
         try await ledger.retentionDecisions(
             bundleID: Fixture.bundleID, originalTransactionID: original, limit: 1, now: Fixture.at(now)
@@ -60,9 +61,9 @@ struct RetentionLedgerContractTests {
 
     @Test(
         "a decision is recorded once per app and request identifier, and read back whole",
-        arguments: StoreKind.allCases)
-    func recordedOncePerRequest(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+        arguments: RoleImplementation.all)
+    func recordedOncePerRequest(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             try await subscribe(ledger, "o1")
             var offered = decision("r-1", original: "o1", at: Self.day)
             (offered.choice, offered.offerID, offered.locale, offered.subscriberState) =
@@ -91,9 +92,9 @@ struct RetentionLedgerContractTests {
         }
     }
 
-    @Test("a page of decisions starts strictly after its cursor", arguments: StoreKind.allCases)
-    func pages(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+    @Test("a page of decisions starts strictly after its cursor", arguments: RoleImplementation.all)
+    func pages(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             for index in 0..<5 {
                 // Two decisions share each instant: the ID orders them.
                 let at = Double(index / 2) * 60
@@ -114,9 +115,9 @@ struct RetentionLedgerContractTests {
 
     @Test(
         "stayed: a later unrevoked transaction of the subscription, even after the period ended",
-        arguments: StoreKind.allCases)
-    func stayed(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+        arguments: RoleImplementation.all)
+    func stayed(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             try await subscribe(ledger, "o1")
             #expect(try await ledger.recordRetentionDecision(decision("r-1", original: "o1", at: Self.day)))
             // A transaction bought before the decision is not a stay.
@@ -131,9 +132,9 @@ struct RetentionLedgerContractTests {
 
     @Test(
         "left: the period ended, or the renewal state says it will not renew, with no later transaction",
-        arguments: StoreKind.allCases)
-    func left(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+        arguments: RoleImplementation.all)
+    func left(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             for original in ["ended", "refunded", "off", "expired", "on", "unknown-state"] {
                 try await subscribe(ledger, original)
                 #expect(
@@ -161,9 +162,9 @@ struct RetentionLedgerContractTests {
 
     @Test(
         "pending: a subscription the ledger does not know, with no period and no renewal state",
-        arguments: StoreKind.allCases)
-    func pendingWithoutPeriod(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+        arguments: RoleImplementation.all)
+    func pendingWithoutPeriod(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             #expect(try await ledger.recordRetentionDecision(decision("r-1", original: "o9", at: 0, periodEnd: nil)))
             #expect(try await outcome(ledger, "o9", now: 365 * Self.day) == .pending)
             // Its purchase recorded later, after the decision, is a stay.
@@ -174,9 +175,9 @@ struct RetentionLedgerContractTests {
 
     @Test(
         "saves by message count the decisions of the range and environment, by outcome",
-        arguments: StoreKind.allCases)
-    func savesByMessage(_ kind: StoreKind) async throws {
-        try await withLedgerStore(kind) { ledger in
+        arguments: RoleImplementation.all)
+    func savesByMessage(_ implementation: RoleImplementation) async throws {
+        try await implementation.withRetention { ledger in
             for original in ["a", "b", "c", "d", "e", "f"] { try await subscribe(ledger, original) }
             let decisions = [
                 decision("r-a", original: "a", at: Self.day, message: "m-1"),  // stays

@@ -8,26 +8,36 @@ import StoreSandbox
 import Testing
 
 /// The purchase service over the in-memory implementations of the ledger's roles: an app's
-/// uploads verified, recorded and answered without a database.
+/// uploads verified, recorded and answered, and Apple's retention requests answered and
+/// recorded, without a database.
 @Suite struct PurchaseServiceOverInMemoryRolesTests {
     /// The example app's service over `ledger` (purchases, customers, balances, figures and
     /// metrics) and the other roles in memory.
-    private func service(over ledger: InMemoryLedger, clock: SandboxClock) throws -> PurchaseService {
+    /// `app` the example app's configuration; the retention answers recorded in `ledger` too.
+    private func service(
+        over ledger: InMemoryLedger, clock: SandboxClock,
+        app: AppConfiguration = ExampleApp.configuration(root: ServerFixture.authority.root)
+    ) throws -> PurchaseService {
         PurchaseService(
             purchases: ledger, customers: ledger, balances: ledger, appleCalls: InMemoryAppleCallLedger(),
             figures: ledger, outbox: InMemoryOutboxLedger(), upkeep: InMemoryLedgerOperations(),
-            sessions: InMemorySessionLedger(), apps: [ExampleApp.configuration(root: ServerFixture.authority.root)],
-            grants: try ExampleApp.grants(), productTypes: [:], clawbackPolicy: .clampAtZero,
-            verifyReceiptClient: URLSessionVerifyReceiptClient(), exchange: URLSessionExchange(),
-            ocspTransport: URLSessionOCSPTransport.cancellable, now: { clock.now() }, metrics: nil,
-            logger: KakinServerHTTP.quietLogger)
+            sessions: InMemorySessionLedger(), apps: [app], grants: try ExampleApp.grants(), productTypes: [:],
+            clawbackPolicy: .clampAtZero, verifyReceiptClient: URLSessionVerifyReceiptClient(),
+            exchange: URLSessionExchange(), ocspTransport: URLSessionOCSPTransport.cancellable, now: { clock.now() },
+            metrics: nil, logger: KakinServerHTTP.quietLogger, retention: ledger)
+    }
+
+    /// A sandbox App Store selling the example catalog, on a clock the test moves.
+    private func sandbox() throws -> (SandboxClock, SandboxEngine) {
+        let clock = SandboxClock.manual(at: ServerFixture.start)
+        let engine = try ExampleSandbox.engine(
+            catalog: ExampleApp.catalog(), authority: ServerFixture.authority, clock: clock)
+        return (clock, engine)
     }
 
     @Test("an upload is recorded and credited once; its bytes again are a duplicate, another customer is refused")
     func uploadRecordedOnce() async throws {
-        let clock = SandboxClock.manual(at: ServerFixture.start)
-        let engine = try ExampleSandbox.engine(
-            catalog: ExampleApp.catalog(), authority: ServerFixture.authority, clock: clock)
+        let (clock, engine) = try sandbox()
         let ledger = InMemoryLedger()
         let service = try service(over: ledger, clock: clock)
         let (transaction, jws) = try await engine.buy("increasePoints", at: clock.now())
@@ -66,9 +76,7 @@ import Testing
 
     @Test("uploads over two days: the daily figures at once, the metrics once the job ran, as the sales add up")
     func figuresAndMetrics() async throws {
-        let clock = SandboxClock.manual(at: ServerFixture.start)
-        let engine = try ExampleSandbox.engine(
-            catalog: ExampleApp.catalog(), authority: ServerFixture.authority, clock: clock)
+        let (clock, engine) = try sandbox()
         let service = try service(over: InMemoryLedger(), clock: clock)
         let firstDay = DailyFigures.day(of: clock.now())
         // Two customers buy three times on the first day; the second buys again the next day.
@@ -118,5 +126,44 @@ import Testing
             Dictionary(uniqueKeysWithValues: series.map { ($0.currency ?? "", $0.points.compactMap(\.value)) })
                 == revenue)
         #expect(try #require(answers[.newCustomers]).series.map { $0.points.compactMap(\.value) } == [newCustomers])
+    }
+
+    @Test("a retention answer is recorded once per request, and the saves read whether the subscriber stayed")
+    func retentionAnswers() async throws {
+        let (clock, engine) = try sandbox()
+        let ledger = InMemoryLedger()
+        var app = ExampleApp.configuration(root: ServerFixture.authority.root)
+        app.retention = RetentionPolicy(rules: [
+            RetentionRule(name: "trial", states: [.trial], answer: .message(messageID: "trial-message"))
+        ])
+        let service = try service(over: ledger, clock: clock, app: app)
+        // A free week, then a paid month.
+        let (purchase, jws) = try await engine.buy("premium.monthly", tester: "alice", at: clock.now())
+        _ = try await service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "alice")
+
+        let request = RealtimeRequestBody(
+            signedPayload: try engine.signer.signRealtimeRequest(
+                DecodedRealtimeRequestBody(
+                    originalTransactionID: purchase.originalID, productID: RetentionAnswerTests.monthly,
+                    userLocale: "en-US", requestIdentifier: "request-1"),
+                at: clock.now()))
+        #expect(try await service.answerRetentionRequest(request).rule?.name == "trial")
+        // Apple sends the same request again: answered again, recorded once.
+        #expect(try await service.answerRetentionRequest(request).rule?.name == "trial")
+        let decisions = try await ledger.retentionDecisions(
+            bundleID: ServerFixture.bundleID, environment: .sandbox, limit: 10, after: nil, now: clock.now())
+        #expect(decisions.count == 1)
+        #expect(decisions.first?.appUserID == "alice" && decisions.first?.outcome == .pending)
+        #expect(decisions.first?.decision.messageID == "trial-message")
+
+        // The trial converts: its first paid month, recorded after the answer, is a stay.
+        let today = DailyFigures.day(of: clock.now())
+        _ = try await engine.advanceClock(by: 10 * 86_400)
+        for record in try await engine.queueNotifications() {
+            _ = try await service.receiveNotification(ResponseBodyV2(signedPayload: record.signedPayload))
+        }
+        let saves = try await service.retentionSaves(
+            bundleID: ServerFixture.bundleID, environment: .sandbox, days: today...(today + 10))
+        #expect(saves == [RetentionSaves(messageID: "trial-message", shown: 1, stayed: 1, left: 0, pending: 0)])
     }
 }

@@ -8,7 +8,9 @@ import Foundation
 /// and ``MetricsLedger``: the daily figures and subscription metrics those purchases add up to.
 /// The roles share their state as an engine's tables do: an ingest credits balances, a refund
 /// takes back from them, an alias moves a customer's purchases, ledger lines and balances, and
-/// the figures and metrics are read from the same transactions.
+/// the figures and metrics are read from the same transactions. It keeps the answers to Apple's
+/// retention message requests too (``RetentionLedger``), their outcomes read from the
+/// subscriptions it holds.
 ///
 /// What it decides is the ledger's own (``LedgerRules``: the checks, credits, shares, keys and
 /// outcomes), and transactions are kept as the engines keep them (``TransactionRow``, instants in
@@ -67,6 +69,8 @@ public actor InMemoryLedger: PurchaseLedger, CustomerLedger, BalanceLedger, Metr
     /// The purchases as the metrics last took them (``updateMetrics(limit:)``), by app and
     /// original transaction ID: what the metrics are read from.
     var metricsTaken: [MetricsUpdate.UnitKey: MetricsPurchase] = [:]
+    /// The answers to Apple's retention message requests, by app and request identifier.
+    var retentionDecisionsByRequest: [AppKey: RetentionDecision] = [:]
 
     /// An empty ledger.
     public init() {}

@@ -59,6 +59,12 @@ public enum RoleImplementation: Sendable, CustomTestStringConvertible {
         try await withPurchases(body)
     }
 
+    /// Runs `body` with a fresh ledger playing ``RetentionLedger``, with the roles that record the
+    /// subscriptions and renewal states its outcomes are read from (``PurchaseRoles``).
+    public func withRetention(_ body: (any PurchaseRoles & RetentionLedger) async throws -> Void) async throws {
+        try await run({ InMemoryLedger() }, { $0 }, body)
+    }
+
     /// Runs `body` with a fresh ledger playing ``MetricsLedger``, with the roles that record the
     /// purchases its figures and metrics are read from (``PurchaseRoles``).
     public func withMetrics(_ body: (any PurchaseRoles & MetricsLedger) async throws -> Void) async throws {

@@ -18,7 +18,9 @@ import Synchronization
 /// Not after every commit: the first commit after a checkpoint walks the writer's whole page
 /// cache (SQLite drops from it what lies past the database's end), which with the writer's large
 /// cache cost a new purchase about a twentieth of its CPU when every commit had one; and a page
-/// that several commits change (the last leaf of an index) is copied once for all of them.
+/// that several commits change (the last leaf of an index) is copied once for all of them. (A
+/// commit whose group split an index page walks the cache too, checkpoint or not: SQLite's b-tree
+/// balance numbers a page past the database's end for a moment; `docs/performance.md` says more.)
 ///
 /// A checkpoint that cannot run (another one holds SQLite's checkpoint lock, a reader still
 /// needs the pages) is left for the next commit or the writer's own checkpoint: nothing is lost

@@ -11,9 +11,8 @@ import Testing
 /// uploads verified, recorded and answered, and Apple's retention requests answered and
 /// recorded, without a database.
 @Suite struct PurchaseServiceOverInMemoryRolesTests {
-    /// The example app's service over `ledger` (purchases, customers, balances, figures and
-    /// metrics) and the other roles in memory.
-    /// `app` the example app's configuration; the retention answers recorded in `ledger` too.
+    /// The service of `app` (the example app by default) over `ledger` (purchases, customers,
+    /// balances, figures, metrics and retention answers) and the other roles in memory.
     private func service(
         over ledger: InMemoryLedger, clock: SandboxClock,
         app: AppConfiguration = ExampleApp.configuration(root: ServerFixture.authority.root)
@@ -141,12 +140,8 @@ import Testing
         let (purchase, jws) = try await engine.buy("premium.monthly", tester: "alice", at: clock.now())
         _ = try await service.submit(jws, bundleID: ServerFixture.bundleID, appUserID: "alice")
 
-        let request = RealtimeRequestBody(
-            signedPayload: try engine.signer.signRealtimeRequest(
-                DecodedRealtimeRequestBody(
-                    originalTransactionID: purchase.originalID, productID: RetentionAnswerTests.monthly,
-                    userLocale: "en-US", requestIdentifier: "request-1"),
-                at: clock.now()))
+        let request = try RetentionAnswerTests.request(
+            signedBy: engine, at: clock.now(), originalTransactionID: purchase.originalID)
         #expect(try await service.answerRetentionRequest(request).rule?.name == "trial")
         // Apple sends the same request again: answered again, recorded once.
         #expect(try await service.answerRetentionRequest(request).rule?.name == "trial")

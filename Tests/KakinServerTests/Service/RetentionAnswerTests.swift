@@ -69,10 +69,19 @@ struct RetentionAnswerTests {
     static func request(
         _ fixture: ServerFixture, originalTransactionID: String, locale: String = "en-US"
     ) throws -> RealtimeRequestBody {
+        try request(
+            signedBy: fixture.engine, at: fixture.clock.now(), originalTransactionID: originalTransactionID,
+            locale: locale)
+    }
+
+    /// A `Get Retention Message` request for `originalTransactionID`, signed by `engine` at `date`.
+    static func request(
+        signedBy engine: SandboxEngine, at date: Date, originalTransactionID: String, locale: String = "en-US"
+    ) throws -> RealtimeRequestBody {
         let decoded = DecodedRealtimeRequestBody(
             originalTransactionID: originalTransactionID, productID: monthly, userLocale: locale,
             requestIdentifier: UUID().uuidString)
-        return RealtimeRequestBody(signedPayload: try fixture.engine.signer.signRealtimeRequest(decoded, at: fixture.clock.now()))
+        return RealtimeRequestBody(signedPayload: try engine.signer.signRealtimeRequest(decoded, at: date))
     }
 
     @Test("a subscriber the ledger knows is answered by the first rule their state matches, over HTTP without a key")

@@ -211,6 +211,34 @@ struct PostgresLedgerTests {
         }
     }
 
+    @Test("Apple's signed JWS are stored out of the row without an attempt to compress them")
+    func signedTextUncompressed() async throws {
+        try await withStores(1) { stores in
+            try await stores[0].migrate()
+            // Long and repetitive: PostgreSQL's default would compress it.
+            var transaction = Fixture.transaction("t1", user: "alice")
+            transaction.signedTransaction = String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 500)
+            #expect(try await stores[0].record(transaction, grants: Fixture.coins) == .recorded)
+            let storage = try await stores[0].client.query(
+                """
+                SELECT attrelid::regclass::text || '.' || attname, attstorage::text FROM pg_attribute
+                WHERE attname IN ('signed_transaction', 'signed_payload')
+                  AND attrelid IN ('transactions'::regclass, 'notifications'::regclass)
+                ORDER BY 1
+                """
+            ).collect().map { try $0.decode((String, String).self) }
+            #expect(storage.map(\.0) == ["notifications.signed_payload", "transactions.signed_transaction"])
+            #expect(storage.map(\.1) == ["e", "e"])
+            // The value is kept whole, uncompressed.
+            let stored = try await stores[0].client.query(
+                "SELECT length(signed_transaction), pg_column_compression(signed_transaction) FROM transactions"
+            ).collect().map { try $0.decode((Int?, String?).self) }
+            #expect(stored.count == 1)
+            #expect(stored.first?.0 == 10_000)
+            #expect(stored.first?.1 == nil)
+        }
+    }
+
     @Test("replicas recording and keeping the subscription metrics at once agree with one store doing it alone")
     func metricsOnReplicas() async throws {
         typealias T = SubscriptionMetricsTests

@@ -820,5 +820,20 @@ enum LedgerSchema {
                 "ALTER TABLE metric_runs ADD COLUMN \(store)",
             ]
         },
+        // Apple's signed JWS are base64url text that does not compress: PostgreSQL's default for a
+        // long value tried to compress each one (and kept it uncompressed after the work) before
+        // moving it out of the row. They are moved out of the row without that attempt. SQLite
+        // stores text as it comes.
+        LedgerMigration(id: "0030_jws_uncompressed") { dialect in
+            switch dialect {
+            case .sqlite:
+                []
+            case .postgresql:
+                [
+                    "ALTER TABLE transactions ALTER COLUMN signed_transaction SET STORAGE EXTERNAL",
+                    "ALTER TABLE notifications ALTER COLUMN signed_payload SET STORAGE EXTERNAL",
+                ]
+            }
+        },
     ]
 }

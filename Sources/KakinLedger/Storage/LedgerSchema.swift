@@ -822,8 +822,8 @@ enum LedgerSchema {
         },
         // Apple's signed JWS are base64url text that does not compress: PostgreSQL's default for a
         // long value tried to compress each one (and kept it uncompressed after the work) before
-        // moving it out of the row. They are moved out of the row without that attempt. SQLite
-        // stores text as it comes.
+        // moving it out of the row. They are moved out of the row without that attempt (from the
+        // next row written: the rows held are not rewritten). SQLite stores text as it comes.
         LedgerMigration(id: "0030_jws_uncompressed") { dialect in
             switch dialect {
             case .sqlite:

@@ -59,65 +59,13 @@ extension LedgerSQL {
         var binds = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
-            case .value(.null): binds.appendNull()
-            case .value(.integer(let value)): binds.append(value)
-            case .value(.text(let value)): binds.append(value)
-            case .value(.bytes(let value)): binds.append(ByteBuffer(bytes: value))
-            case .column(let values, let kind): binds.append(PostgresColumn(values: values, kind: kind))
+            case .null: binds.appendNull()
+            case .integer(let value): binds.append(value)
+            case .text(let value): binds.append(value)
+            case .bytes(let value): binds.append(ByteBuffer(bytes: value))
             }
         }
         return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
-}
-
-/// A column of a group of rows bound as one PostgreSQL array, in the binary format PostgreSQL's
-/// `array_recv` reads: one dimension, whether it holds `NULL`, the elements' type, the length and
-/// the lower bound (1), then each element as its length and its bytes, or `-1` for `NULL`. Each
-/// element is written by PostgresNIO's own encoder for its type. (PostgresNIO's arrays of Swift
-/// values hold no `NULL`.)
-struct PostgresColumn: PostgresDynamicTypeEncodable {
-    let values: [LedgerValue]
-    let kind: LedgerValue.Kind
-
-    var psqlType: PostgresDataType {
-        switch kind {
-        case .integer: .int8Array
-        case .text: .textArray
-        case .bytes: .byteaArray
-        }
-    }
-
-    var psqlFormat: PostgresFormat { .binary }
-
-    func encode<JSONEncoder: PostgresJSONEncoder>(
-        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) {
-        let element: PostgresDataType =
-            switch kind {
-            case .integer: .int8
-            case .text: .text
-            case .bytes: .bytea
-            }
-        buffer.writeInteger(1, as: Int32.self)
-        buffer.writeInteger(values.contains(.null) ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(element.rawValue)
-        buffer.writeInteger(Int32(values.count))
-        buffer.writeInteger(1, as: Int32.self)
-        for value in values {
-            guard value != .null else {
-                buffer.writeInteger(-1, as: Int32.self)
-                continue
-            }
-            let length = buffer.writerIndex
-            buffer.writeInteger(0, as: Int32.self)
-            switch value {
-            case .null: break
-            case .integer(let value): value.encode(into: &buffer, context: context)
-            case .text(let value): value.encode(into: &buffer, context: context)
-            case .bytes(let value): ByteBuffer(bytes: value).encode(into: &buffer, context: context)
-            }
-            buffer.setInteger(Int32(buffer.writerIndex - length - 4), at: length)
-        }
     }
 }
 

@@ -76,7 +76,7 @@ enum PurchaseChangeStatements {
         }
         return """
             INSERT INTO balances (\(unescaped: BalanceRow.boundColumns))
-            \(values: rows)
+            VALUES \(rows: rows)
             ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
             RETURNING \(unescaped: BalanceRow.boundColumns)
             """

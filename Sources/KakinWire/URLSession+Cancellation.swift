@@ -21,6 +21,7 @@ extension URLSession {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     let task = dataTask(with: request) { data, response, error in
+                        handle.finish()
                         if let error {
                             continuation.resume(throwing: error)
                         } else if let response {
@@ -44,7 +45,7 @@ extension URLSession {
     /// A data task and whether its Swift task was cancelled, whichever comes first: a task
     /// cancelled before its request started is cancelled as it starts.
     private final class CancellableTask: Sendable {
-        private let state = Mutex<(task: URLSessionTask?, cancelled: Bool)>((nil, false))
+        private let state = Mutex<(task: URLSessionTask?, cancelled: Bool, finished: Bool)>((nil, false, false))
 
         /// Starts `task`, or cancels it at once when the Swift task was cancelled already.
         func start(_ task: URLSessionTask) {
@@ -53,22 +54,31 @@ extension URLSession {
                 return state.cancelled
             }
             task.resume()
-            if cancelled { Self.cancelElsewhere(task) }
+            if cancelled { cancelElsewhere(task) }
         }
 
-        /// Cancels the started task, if any; called from the cancellation handler.
+        /// Cancels the started task, if any and not finished; called from the cancellation handler.
         func cancel() {
             let task = state.withLock { state in
                 state.cancelled = true
-                return state.task
+                return state.finished ? nil : state.task
             }
-            if let task { Self.cancelElsewhere(task) }
+            if let task { cancelElsewhere(task) }
+        }
+
+        /// Records that the task has answered: it is not cancelled after that (FoundationNetworking
+        /// stops with a fatal error when a task it no longer holds is cancelled).
+        func finish() {
+            state.withLock { $0.finished = true }
         }
 
         /// `URLSessionTask.cancel()` waits for the session's queue: never under a lock of ours or
-        /// of the Swift task's.
-        private static func cancelElsewhere(_ task: URLSessionTask) {
-            DispatchQueue.global().async { task.cancel() }
+        /// of the Swift task's. A task that answered meanwhile is left alone.
+        private func cancelElsewhere(_ task: URLSessionTask) {
+            DispatchQueue.global().async {
+                guard !self.state.withLock({ $0.finished }) else { return }
+                task.cancel()
+            }
         }
     }
 #endif

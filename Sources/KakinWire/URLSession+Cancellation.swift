@@ -43,7 +43,8 @@ extension URLSession {
 
 #if canImport(FoundationNetworking)
     /// A data task and whether its Swift task was cancelled, whichever comes first: a task
-    /// cancelled before its request started is cancelled as it starts.
+    /// cancelled before its request started is cancelled as it starts; one that has answered is
+    /// not cancelled any more.
     private final class CancellableTask: Sendable {
         private let state = Mutex<(task: URLSessionTask?, cancelled: Bool, finished: Bool)>((nil, false, false))
 
@@ -57,11 +58,11 @@ extension URLSession {
             if cancelled { cancelElsewhere(task) }
         }
 
-        /// Cancels the started task, if any and not finished; called from the cancellation handler.
+        /// Cancels the started task, if any; called from the cancellation handler.
         func cancel() {
             let task = state.withLock { state in
                 state.cancelled = true
-                return state.finished ? nil : state.task
+                return state.task
             }
             if let task { cancelElsewhere(task) }
         }

@@ -312,6 +312,8 @@ import FoundationNetworking
         let loading = Atomic<Bool>(true)
         let sent = Mutex<[Sent]>([])
         let timeline = Mutex<[String: Double]>([:])
+        /// Yields once for every acknowledged (2xx) purchase.
+        let acknowledgements = AsyncStream<Void>.makeStream()
 
         init(count: Int) { self.count = count }
 
@@ -323,7 +325,32 @@ import FoundationNetworking
         }
 
         func elapsed() -> Double { PostgresFaultTests.seconds(ContinuousClock.now - start) }
-        func record(_ entry: Sent) { sent.withLock { $0.append(entry) } }
+        func record(_ entry: Sent) {
+            sent.withLock { $0.append(entry) }
+            if entry.answer.succeeded { acknowledgements.continuation.yield() }
+        }
+
+        /// Returns once `count` purchases were acknowledged, or throws after `limit`.
+        func waitForAcknowledgements(_ count: Int, within limit: Duration) async throws {
+            let deadline = ContinuousClock.now + limit
+            let waiter = Task {
+                var seen = 0
+                for await _ in acknowledgements.stream {
+                    seen += 1
+                    if seen >= count { return true }
+                }
+                return false
+            }
+            let timer = Task {
+                try? await Task.sleep(until: deadline)
+                waiter.cancel()
+            }
+            defer { timer.cancel() }
+            guard await waiter.value else {
+                Issue.record("fewer than \(count) purchases were acknowledged within \(limit)")
+                throw CancellationError()
+            }
+        }
         func mark(_ step: String) {
             let now = elapsed()
             timeline.withLock { $0[step] = now }
@@ -331,8 +358,10 @@ import FoundationNetworking
         func finish() { loading.store(false, ordering: .relaxed) }
     }
 
-    /// 16 clients post distinct new purchases; about 1 s in PostgreSQL is stopped with
-    /// `pg_ctl stop -m MODE`, about 3 s later started again, and the load goes on 3 s more.
+    /// 16 clients post distinct new purchases; once the server has acknowledged some (and at least
+    /// 1 s in), PostgreSQL is stopped with `pg_ctl stop -m MODE`, about 3 s later started again,
+    /// and the load goes on 3 s more. Waiting for acknowledgements rather than a fixed time keeps
+    /// the stop mid-load on a host slowed by other work.
     func restartUnderLoad(mode: String) async throws {
         let workers = 16
         try await Self.withStack(
@@ -353,6 +382,7 @@ import FoundationNetworking
                 group.addTask {
                     defer { load.finish() }
                     try await Task.sleep(for: .seconds(1))
+                    try await load.waitForAcknowledgements(workers, within: .seconds(30))
                     load.mark("stopping")
                     try await cluster.stop(mode: mode)
                     load.mark("stopped")

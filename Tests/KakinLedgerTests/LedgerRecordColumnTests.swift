@@ -132,9 +132,70 @@ struct LedgerRecordColumnTests {
         let statement: LedgerSQL = try "INSERT INTO \(insert: token)"
         let (sqlite, values) = statement.rendered(for: .sqlite)
         #expect(sqlite == "INSERT INTO dashboard_tokens (digest, kind, csrf, expires_at, apps) VALUES (?, ?, ?, ?, ?)")
-        #expect(values == [.bytes(Data([1, 2])), .text("session"), .null, .integer(5), .text("a")])
-        let (postgres, _) = statement.rendered(for: .postgresql)
-        #expect(postgres.hasSuffix("VALUES ($1, $2, $3, $4, $5)"))
+        #expect(values == [.bytes(Data([1, 2])), .text("session"), .null, .integer(5), .text("a")].map(LedgerBind.value))
+        let (postgres, columns) = statement.rendered(for: .postgresql)
+        #expect(postgres == "INSERT INTO dashboard_tokens (digest, kind, csrf, expires_at, apps) "
+            + "SELECT u.c0, u.c1, NULL, u.c3, u.c4 FROM unnest($1::BYTEA[], $2::TEXT[], $3::BIGINT[], $4::TEXT[]) "
+            + "AS u(c0, c1, c3, c4)")
+        #expect(columns == [
+            .column([.bytes(Data([1, 2]))], of: .bytes), .column([.text("session")], of: .text),
+            .column([.integer(5)], of: .integer), .column([.text("a")], of: .text),
+        ])
+    }
+
+    @Test("rows are bound as one array per column on PostgreSQL, whatever their number, and as VALUES on SQLite")
+    func rowsBindAsColumns() {
+        func statement(_ rows: [[LedgerValue]]) -> LedgerSQL { "INSERT INTO t (a, b, c) \(values: rows)" }
+        let two = statement([[.integer(1), .text("x"), .null], [.integer(2), .null, .null]])
+        let three = statement([[.integer(1), .text("x"), .null], [.integer(2), .null, .null], [.integer(3), .text("z"), .null]])
+        #expect(two.rendered(for: .sqlite).sql == "INSERT INTO t (a, b, c) VALUES (?, ?, ?), (?, ?, ?)")
+        #expect(two.rendered(for: .sqlite).values.count == 6)
+        let text = "INSERT INTO t (a, b, c) SELECT u.c0, u.c1, NULL FROM unnest($1::BIGINT[], $2::TEXT[]) AS u(c0, c1)"
+        #expect(two.rendered(for: .postgresql).sql == text)
+        #expect(three.rendered(for: .postgresql).sql == text)
+        #expect(three.rendered(for: .postgresql).values == [
+            .column([.integer(1), .integer(2), .integer(3)], of: .integer),
+            .column([.text("x"), .null, .text("z")], of: .text),
+        ])
+        // A column of values of different types, or rows of nothing but NULL, are bound value by value.
+        let mixed = statement([[.integer(1), .text("x"), .null], [.text("2"), .null, .null]])
+        #expect(mixed.rendered(for: .postgresql).sql == "INSERT INTO t (a, b, c) VALUES ($1, $2, $3), ($4, $5, $6)")
+        let empty = statement([[.null, .null, .null]])
+        #expect(empty.rendered(for: .postgresql).sql == "INSERT INTO t (a, b, c) VALUES ($1, $2, $3)")
+    }
+
+    @Test("rows with NULL among their values, and columns of nothing but NULL, are written as given",
+        arguments: StoreKind.backends)
+    func rowsWithNullsRoundTrip(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let engine = try #require(store as? any StatementEngine)
+            let tokens = [
+                DashboardTokenRecord(digest: Data([1, 2]), kind: "session", csrf: nil, expiresAt: 5, apps: "a"),
+                DashboardTokenRecord(digest: Data([0, 255]), kind: "session", csrf: "c\u{e9}\u{2713}", expiresAt: -1, apps: nil),
+                DashboardTokenRecord(digest: Data(), kind: "reset", csrf: nil, expiresAt: Int64.max, apps: "b"),
+            ]
+            let inserted = try await engine.write(
+                try "INSERT INTO \(insert: tokens) RETURNING digest AS value", returning: LedgerColumn<Data>.self)
+            #expect(Set(inserted.map(\.value)) == Set(tokens.map(\.digest)))
+            let read = try await engine.read(
+                "SELECT \(unescaped: DashboardTokenRecord.selection()) FROM dashboard_tokens",
+                as: DashboardTokenRecord.self)
+            func described(_ tokens: [DashboardTokenRecord]) -> [String] {
+                tokens.map { "\(Array($0.digest)) \($0.kind) \($0.csrf ?? "NULL") \($0.expiresAt) \($0.apps ?? "NULL")" }.sorted()
+            }
+            #expect(described(read) == described(tokens))
+            // Every row's csrf NULL: the column is written as NULL, not bound.
+            let more = [
+                DashboardTokenRecord(digest: Data([9]), kind: "session", csrf: nil, expiresAt: 1, apps: "a"),
+                DashboardTokenRecord(digest: Data([8]), kind: "session", csrf: nil, expiresAt: 2, apps: "a"),
+            ]
+            #expect(try await engine.write(try "INSERT INTO \(insert: more) RETURNING digest AS value",
+                returning: LedgerColumn<Data>.self).count == 2)
+            let csrf = try await engine.read(
+                "SELECT csrf AS value FROM dashboard_tokens WHERE digest IN (\(list: [Data([9]), Data([8])]))",
+                as: LedgerColumn<String?>.self)
+            #expect(csrf.map(\.value) == [nil, nil])
+        }
     }
 
     /// A record whose field is not a column (a nested value, a list).

@@ -156,6 +156,51 @@ struct PostgresLedgerTests {
         }
     }
 
+    @Test("a statement that binds rows as arrays is prepared once per connection, whatever its number of rows")
+    func preparedStatements() async throws {
+        try await withStores(1) { stores in
+            let tag = "rows \(UUID().uuidString)"
+            @Sendable func statement(_ count: Int) -> LedgerSQL {
+                let rows = (0..<count).map { [LedgerValue.integer(Int64($0)), .text("row \($0)")] }
+                return "SELECT /* \(unescaped: tag) */ c.n AS value FROM (\(values: rows)) AS c(n, label) ORDER BY c.n"
+            }
+            try await stores[0].lease(limit: nil) { connection in
+                for count in 1...4 {
+                    let rows = try PostgresRows(rows: await connection.rows(of: statement(count)))
+                    #expect(try rows.decode(LedgerColumn<Int64>.self).map(\.value) == (0..<Int64(count)).map { $0 })
+                }
+                // A statement of single values is sent with its text.
+                let single: LedgerSQL = "SELECT /* \(unescaped: tag) */ \(7) AS value"
+                for _ in 0..<2 { _ = try await connection.rows(of: single) }
+                let prepared = try await connection.rows(
+                    "SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, \(tag)) > 0")
+                let count = try prepared.first?.decode(Int64.self)
+                #expect(count == 1, "\(count ?? 0) statements of the tag are prepared on the connection")
+            }
+        }
+    }
+
+    @Test("a connection on which a statement could not be prepared runs its statements with their text again")
+    func failedPreparation() async throws {
+        try await withStores(2) { stores in
+            let table = "prepared_\(UUID().uuidString.prefix(8).lowercased())"
+            let insert: LedgerSQL = "INSERT INTO \(unescaped: table) (n) \(values: [[LedgerValue.integer(1)]])"
+            try await stores[0].lease(limit: nil) { connection in
+                _ = try await connection.rows(PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (n BIGINT)"))
+                _ = try await connection.rows("SET lock_timeout = '200ms'")
+                // The first run, which prepares it, cannot: the table is locked.
+                try await holdingTransaction(
+                    on: stores[1], after: PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE")
+                ) {
+                    await #expect(throws: PSQLError.self) { _ = try await connection.rows(of: insert) }
+                }
+                for _ in 0..<2 { _ = try await connection.rows(of: insert) }
+                let count = try await connection.rows(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
+                #expect(try count.first?.decode(Int64.self) == 2)
+            }
+        }
+    }
+
     @Test("a transaction PostgreSQL ends to break a deadlock runs again")
     func deadlockRunsAgain() async throws {
         try await withStores(1) { stores in

@@ -5,7 +5,7 @@ import PostgresNIO
 /// through the customer's writer.
 extension PostgresLedger: StatementEngine {
     func read<R: Decodable & Sendable>(_ statement: LedgerSQL, as type: R.Type) async throws -> [R] {
-        try await PostgresRows(rows: rows(statement.postgresQuery)).decode(R.self)
+        try await PostgresRows(rows: read { try await $0.rows(of: statement) }).decode(R.self)
     }
 
     func snapshot<Output: Sendable>(_ transaction: LedgerTransaction<Output>) async throws -> Output {
@@ -44,7 +44,7 @@ extension PostgresLedger: StatementEngine {
             case .run(let statements, let then):
                 var results: [any LedgerRowSet] = []
                 for statement in statements {
-                    results.append(PostgresRows(rows: try await connection.rows(statement.postgresQuery)))
+                    results.append(PostgresRows(rows: try await connection.rows(of: statement)))
                 }
                 step = try then(results)
             }
@@ -53,19 +53,87 @@ extension PostgresLedger: StatementEngine {
 }
 
 extension LedgerSQL {
-    /// The statement as PostgresNIO sends it.
-    var postgresQuery: PostgresQuery {
+    /// The statement as PostgresNIO sends it: its text, its binds and the types they declare;
+    /// whether it binds rows as arrays.
+    var postgresBinds: (sql: String, binds: PostgresBindings, types: [PostgresDataType], bindsRows: Bool) {
         let (sql, values) = rendered(for: .postgresql)
         var binds = PostgresBindings(capacity: values.count)
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(values.count)
+        var bindsRows = false
         for value in values {
             switch value {
-            case .null: binds.appendNull()
-            case .integer(let value): binds.append(value)
-            case .text(let value): binds.append(value)
-            case .bytes(let value): binds.append(ByteBuffer(bytes: value))
+            case .value(.null):
+                binds.appendNull()
+                types.append(.null)
+            case .value(.integer(let value)):
+                binds.append(value)
+                types.append(Int64.psqlType)
+            case .value(.text(let value)):
+                binds.append(value)
+                types.append(String.psqlType)
+            case .value(.bytes(let value)):
+                binds.append(ByteBuffer(bytes: value))
+                types.append(ByteBuffer.psqlType)
+            case .column(let values, let kind):
+                let column = PostgresColumn(values: values, kind: kind)
+                binds.append(column)
+                types.append(column.psqlType)
+                bindsRows = true
             }
         }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
+        return (sql, binds, types, bindsRows)
+    }
+}
+
+/// A column of a group of rows bound as one PostgreSQL array, in the binary format PostgreSQL's
+/// `array_recv` reads: one dimension, whether it holds `NULL`, the elements' type, the length and
+/// the lower bound (1), then each element as its length and its bytes, or `-1` for `NULL`. Each
+/// element is written by PostgresNIO's own encoder for its type. (PostgresNIO's arrays of Swift
+/// values hold no `NULL`.)
+struct PostgresColumn: PostgresDynamicTypeEncodable {
+    let values: [LedgerValue]
+    let kind: LedgerValue.Kind
+
+    var psqlType: PostgresDataType {
+        switch kind {
+        case .integer: .int8Array
+        case .text: .textArray
+        case .bytes: .byteaArray
+        }
+    }
+
+    var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(
+        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) {
+        let element: PostgresDataType =
+            switch kind {
+            case .integer: .int8
+            case .text: .text
+            case .bytes: .bytea
+            }
+        buffer.writeInteger(1, as: Int32.self)
+        buffer.writeInteger(values.contains(.null) ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(element.rawValue)
+        buffer.writeInteger(Int32(values.count))
+        buffer.writeInteger(1, as: Int32.self)
+        for value in values {
+            guard value != .null else {
+                buffer.writeInteger(-1, as: Int32.self)
+                continue
+            }
+            let length = buffer.writerIndex
+            buffer.writeInteger(0, as: Int32.self)
+            switch value {
+            case .null: break
+            case .integer(let value): value.encode(into: &buffer, context: context)
+            case .text(let value): value.encode(into: &buffer, context: context)
+            case .bytes(let value): ByteBuffer(bytes: value).encode(into: &buffer, context: context)
+            }
+            buffer.setInteger(Int32(buffer.writerIndex - length - 4), at: length)
+        }
     }
 }
 

@@ -137,7 +137,7 @@ enum EventStatements {
         let inserts: [LedgerSQL] = events.chunked(MetricStatements.rowsPerStatement).map { events in
             """
             INSERT INTO events (\(unescaped: EventRow.boundColumns))
-            VALUES \(rows: events.map { EventRow($0).boundValues })
+            \(values: events.map { EventRow($0).boundValues })
             """
         }
         let marked = events.compactMap { event in

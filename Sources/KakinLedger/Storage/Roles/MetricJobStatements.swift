@@ -97,7 +97,7 @@ extension MetricStatements {
     private static func lockedStates(_ customers: [MetricsUpdate.CustomerKey]) -> LedgerSQL {
         """
         WITH k(n, bundle_id, environment, customer) AS (
-            VALUES \(rows: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })),
+            \(values: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })),
         locked AS MATERIALIZED (
             SELECT bundle_id, environment, customer, \(.customerLock) AS locked
             FROM (SELECT * FROM k ORDER BY n) AS ordered)
@@ -136,7 +136,7 @@ extension MetricStatements {
         for rows in kept.chunked(rowsPerStatement) {
             statements.append(
                 """
-                INSERT INTO metric_customers (\(unescaped: MetricCustomerRow.boundColumns)) VALUES \(rows: rows)
+                INSERT INTO metric_customers (\(unescaped: MetricCustomerRow.boundColumns)) \(values: rows)
                 ON CONFLICT (bundle_id, environment, customer) DO UPDATE SET state = excluded.state
                 """)
         }
@@ -149,7 +149,7 @@ extension MetricStatements {
             let values = rows.map { MetricDayRow(key: $0.key, counts: $0.counts).boundValues }
             statements.append(
                 """
-                INSERT INTO \(unescaped: target.dayTable) (\(unescaped: MetricDayRow.boundColumns)) VALUES \(rows: values)
+                INSERT INTO \(unescaped: target.dayTable) (\(unescaped: MetricDayRow.boundColumns)) \(values: values)
                 \(unescaped: target.dayConflict)
                 """)
         }
@@ -157,7 +157,7 @@ extension MetricStatements {
             let values = rows.map { DailyFiguresRow($0.key, $0.values).boundValues }
             statements.append(
                 """
-                INSERT INTO daily_figures (\(unescaped: DailyFiguresRow.boundColumns)) VALUES \(rows: values)
+                INSERT INTO daily_figures (\(unescaped: DailyFiguresRow.boundColumns)) \(values: values)
                 \(unescaped: FigureStatements.addConflict)
                 """)
         }
@@ -165,7 +165,7 @@ extension MetricStatements {
             let values = rows.map { MetricCohortRow(key: $0.key, value: $0.value).boundValues }
             statements.append(
                 """
-                INSERT INTO \(unescaped: target.cohortTable) (\(unescaped: MetricCohortRow.boundColumns)) VALUES \(rows: values)
+                INSERT INTO \(unescaped: target.cohortTable) (\(unescaped: MetricCohortRow.boundColumns)) \(values: values)
                 \(unescaped: target.cohortConflict)
                 """)
         }

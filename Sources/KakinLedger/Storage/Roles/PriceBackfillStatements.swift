@@ -73,7 +73,7 @@ extension MetricStatements {
         Set(purchases).sorted().chunked(rowsPerStatement).map { keys in
             let rows = keys.map { MetricPendingRow($0).boundValues }
             return """
-                INSERT INTO metric_pending (\(unescaped: MetricPendingRow.boundColumns)) VALUES \(rows: rows)
+                INSERT INTO metric_pending (\(unescaped: MetricPendingRow.boundColumns)) \(values: rows)
                 \(unescaped: markConflict)
                 """
         }

@@ -76,7 +76,7 @@ enum PurchaseChangeStatements {
         }
         return """
             INSERT INTO balances (\(unescaped: BalanceRow.boundColumns))
-            VALUES \(rows: rows)
+            \(values: rows)
             ON CONFLICT (bundle_id, app_user_id, currency) DO UPDATE SET amount = balances.amount + excluded.amount
             RETURNING \(unescaped: BalanceRow.boundColumns)
             """

@@ -69,6 +69,17 @@ private func arguments<Values: Sequence<(any DatabaseValueConvertible)?>>(_ valu
     StatementArguments(values)
 }
 
+extension LedgerBind {
+    /// The value as GRDB binds it. SQLite's statements bind values one by one: rows are rendered
+    /// as `VALUES` for it, never as columns.
+    fileprivate var bound: (any DatabaseValueConvertible)? {
+        switch self {
+        case .value(let value): value.bound
+        case .column: preconditionFailure("a column of rows is bound on PostgreSQL only")
+        }
+    }
+}
+
 extension LedgerValue {
     /// The value as GRDB binds it.
     fileprivate var bound: (any DatabaseValueConvertible)? {

@@ -51,14 +51,14 @@ extension LedgerSQL.StringInterpolation {
         try appendInterpolation(insert: [record])
     }
 
-    /// `table (columns…) VALUES (binds…), (binds…)` for whole rows (at least one), as `INSERT INTO
-    /// \(insert: rows)` writes them.
+    /// `table (columns…)` and the rows (``LedgerSQL/StringInterpolation/appendInterpolation(values:)``)
+    /// for whole rows (at least one), as `INSERT INTO \(insert: rows)` writes them.
     mutating func appendInterpolation<Record: LedgerRecord>(insert records: [Record]) throws {
         let generated = Record.generatedColumns
         let rows = try records.map { try $0.columnValues().filter { !generated.contains($0.column) } }
         let columns = rows.first?.map(\.column) ?? []
-        appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) VALUES ")
-        appendInterpolation(rows: rows.map { $0.map(\.value) })
+        appendInterpolation(unescaped: "\(Record.table) (\(columns.joined(separator: ", "))) ")
+        appendInterpolation(values: rows.map { $0.map(\.value) })
     }
 }
 

@@ -6,6 +6,43 @@ enum LedgerValue: Sendable, Hashable {
     case integer(Int64)
     case text(String)
     case bytes(Data)
+
+    /// The type of a value that is not `NULL`.
+    enum Kind: Sendable, Hashable {
+        case integer
+        case text
+        case bytes
+    }
+
+    /// This value's type; `nil` for `NULL`.
+    var kind: Kind? {
+        switch self {
+        case .null: nil
+        case .integer: .integer
+        case .text: .text
+        case .bytes: .bytes
+        }
+    }
+}
+
+extension LedgerValue.Kind {
+    /// PostgreSQL's array of values of this type.
+    var postgresArray: String {
+        switch self {
+        case .integer: "BIGINT[]"
+        case .text: "TEXT[]"
+        case .bytes: "BYTEA[]"
+        }
+    }
+}
+
+/// What a statement rendered for an engine binds, in order (``LedgerSQL/rendered(for:)``).
+enum LedgerBind: Sendable, Hashable {
+    /// One value.
+    case value(LedgerValue)
+    /// A column of a group of rows, as one array whose elements are of `kind` or `NULL`:
+    /// PostgreSQL only (``LedgerSQL/StringInterpolation/appendInterpolation(values:)``).
+    case column([LedgerValue], of: LedgerValue.Kind)
 }
 
 /// A Swift value a statement can bind.
@@ -45,12 +82,15 @@ extension Optional: LedgerBindable where Wrapped: LedgerBindable {
 /// own way (`?` for SQLite, `$1…` for PostgreSQL), and the few words the two engines spell
 /// differently are named (``LedgerSQLDialect/Word``). Text known at compile time (a column list)
 /// goes in with `\(unescaped:)`; an optional equality filter with `\(where:)`; an `IN` list with
-/// `\(list:)`; the rows of a `VALUES` list with `\(rows:)`.
+/// `\(list:)`; the rows of a `VALUES` list with `\(rows:)`, and rows as a query (an `INSERT`'s, a
+/// `WITH` clause's) with `\(values:)`.
 struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
     enum Part: Sendable, Hashable {
         case text(String)
         case value(LedgerValue)
         case word(LedgerSQLDialect.Word)
+        /// Rows as a query (``StringInterpolation/appendInterpolation(values:)``).
+        case rows([[LedgerValue]])
     }
 
     private(set) var parts: [Part]
@@ -127,6 +167,18 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
             }
         }
 
+        /// Rows as a query, for an `INSERT` after its column list or a `WITH` clause, every row
+        /// with the same number of values, at least one row: `VALUES (…), (…)`, one bind per
+        /// value, on SQLite; on PostgreSQL, each column bound as one array, `SELECT … FROM
+        /// unnest($1::BIGINT[], …)`, so that the statement's text, and the work of parsing and
+        /// planning it, stays the same whatever the number of rows. A column whose values are all
+        /// `NULL` is written as `NULL`, which an `INSERT` gives the type of the column it goes into
+        /// (elsewhere it is text: a `WITH` clause's rows have no such column); a column whose
+        /// values are of different types is bound value by value, as `VALUES`.
+        mutating func appendInterpolation(values rows: some Collection<[LedgerValue]>) {
+            parts.append(.rows(Array(rows)))
+        }
+
         /// `WHERE` with an equality for each column whose value is given, or nothing when none is.
         mutating func appendInterpolation(where filters: KeyValuePairs<String, String?>) {
             var first = true
@@ -141,7 +193,13 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
 
     /// How many values the statement binds.
     var bindCount: Int {
-        parts.reduce(0) { count, part in if case .value = part { count + 1 } else { count } }
+        parts.reduce(0) { count, part in
+            switch part {
+            case .value: count + 1
+            case .rows(let rows): count + rows.count * (rows.first?.count ?? 0)
+            case .text, .word: count
+            }
+        }
     }
 
     /// Writes that return nothing, run in order: on PostgreSQL as few statements as possible
@@ -174,23 +232,65 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
         return combined
     }
 
+    /// The type of each column of `rows` (`nil` for a column whose values are all `NULL`), when
+    /// PostgreSQL can bind each column as one array: every value of a column of one type or
+    /// `NULL`, and at least one column not all `NULL`.
+    private static func columnKinds(_ rows: [[LedgerValue]]) -> [LedgerValue.Kind?]? {
+        guard let first = rows.first else { return nil }
+        var kinds = [LedgerValue.Kind?](repeating: nil, count: first.count)
+        for row in rows {
+            guard row.count == kinds.count else { return nil }
+            for (column, value) in row.enumerated() {
+                guard let kind = value.kind else { continue }
+                if let known = kinds[column], known != kind { return nil }
+                kinds[column] = kind
+            }
+        }
+        return kinds.contains { $0 != nil } ? kinds : nil
+    }
+
     /// The most values one statement binds: PostgreSQL's protocol counts them in 16 bits, and
     /// SQLite allows 32,766.
     static let maximumBinds = 30_000
 
     /// The statement's text for `dialect`, with its binds in order.
-    func rendered(for dialect: LedgerSQLDialect) -> (sql: String, values: [LedgerValue]) {
+    func rendered(for dialect: LedgerSQLDialect) -> (sql: String, values: [LedgerBind]) {
         var sql = ""
         sql.reserveCapacity(parts.count * 16)
-        var values: [LedgerValue] = []
+        var values: [LedgerBind] = []
         values.reserveCapacity(parts.count / 2)
+        func bind(_ value: LedgerBind) {
+            values.append(value)
+            sql += dialect == .sqlite ? "?" : "$\(values.count)"
+        }
         for part in parts {
             switch part {
             case .text(let text): sql += text
             case .word(let word): sql += dialect.spelling(word)
-            case .value(let value):
-                values.append(value)
-                sql += dialect == .sqlite ? "?" : "$\(values.count)"
+            case .value(let value): bind(.value(value))
+            case .rows(let rows):
+                guard dialect == .postgresql, let kinds = Self.columnKinds(rows) else {
+                    sql += "VALUES "
+                    for (index, row) in rows.enumerated() {
+                        sql += index > 0 ? ", (" : "("
+                        for (column, value) in row.enumerated() {
+                            if column > 0 { sql += ", " }
+                            bind(.value(value))
+                        }
+                        sql += ")"
+                    }
+                    continue
+                }
+                let bound = kinds.indices.filter { kinds[$0] != nil }
+                sql += "SELECT " + kinds.indices.map { kinds[$0] == nil ? "NULL" : "u.c\($0)" }.joined(separator: ", ")
+                sql += " FROM unnest("
+                for (index, column) in bound.enumerated() {
+                    guard let kind = kinds[column] else { continue }
+                    if index > 0 { sql += ", " }
+                    bind(.column(rows.map { $0[column] }, of: kind))
+                    sql += "::" + kind.postgresArray
+                }
+                sql += ") AS u(" + bound.map { "c\($0)" }.joined(separator: ", ") + ")"
             }
         }
         return (sql, values)

@@ -243,11 +243,6 @@ public final class PostgresLedger: LedgerStore {
         }
     }
 
-    /// The rows of one statement, read on any connection of the pool.
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await read { try await $0.rows(query) }
-    }
-
     /// The rows of one statement run as a write of `customer`'s writer.
     @discardableResult
     func written(for customer: String? = nil, _ query: PostgresQuery) async throws -> [PostgresRow] {

@@ -126,9 +126,11 @@ extension PostgresConnection {
     /// The rows of `statement`, all read: prepared on this connection when it binds rows as
     /// arrays (``PostgresPreparedTexts``), otherwise sent with its text.
     func rows(of statement: LedgerSQL) async throws -> [PostgresRow] {
-        let (sql, binds, types, bindsRows) = statement.postgresBinds
+        let (sql, values) = statement.rendered(for: .postgresql)
+        let binds = LedgerSQL.postgresBindings(values)
         let texts = PostgresPreparedTexts.shared
-        guard bindsRows, !texts.runsUnnamed(self), let number = texts.number(for: .init(sql: sql, types: types))
+        guard values.contains(where: { if case .column = $0 { true } else { false } }), !texts.runsUnnamed(self),
+            let number = texts.number(for: .init(sql: sql, types: values.map(\.postgresType)))
         else {
             return try await rows(PostgresQuery(unsafeSQL: sql, binds: binds))
         }

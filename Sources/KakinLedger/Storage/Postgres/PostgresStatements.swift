@@ -53,36 +53,52 @@ extension PostgresLedger: StatementEngine {
 }
 
 extension LedgerSQL {
-    /// The statement as PostgresNIO sends it: its text, its binds and the types they declare;
-    /// whether it binds rows as arrays.
-    var postgresBinds: (sql: String, binds: PostgresBindings, types: [PostgresDataType], bindsRows: Bool) {
-        let (sql, values) = rendered(for: .postgresql)
+    /// A rendered statement's binds (``rendered(for:)``) as PostgresNIO sends them.
+    static func postgresBindings(_ values: [LedgerBind]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
-        var types: [PostgresDataType] = []
-        types.reserveCapacity(values.count)
-        var bindsRows = false
         for value in values {
             switch value {
-            case .value(.null):
-                binds.appendNull()
-                types.append(.null)
-            case .value(.integer(let value)):
-                binds.append(value)
-                types.append(Int64.psqlType)
-            case .value(.text(let value)):
-                binds.append(value)
-                types.append(String.psqlType)
-            case .value(.bytes(let value)):
-                binds.append(ByteBuffer(bytes: value))
-                types.append(ByteBuffer.psqlType)
-            case .column(let values, let kind):
-                let column = PostgresColumn(values: values, kind: kind)
-                binds.append(column)
-                types.append(column.psqlType)
-                bindsRows = true
+            case .value(.null): binds.appendNull()
+            case .value(.integer(let value)): binds.append(value)
+            case .value(.text(let value)): binds.append(value)
+            case .value(.bytes(let value)): binds.append(ByteBuffer(bytes: value))
+            case .column(let values, let kind): binds.append(PostgresColumn(values: values, kind: kind))
             }
         }
-        return (sql, binds, types, bindsRows)
+        return binds
+    }
+}
+
+extension LedgerBind {
+    /// The type the bind declares to PostgreSQL, as PostgresNIO's encoder for it does.
+    var postgresType: PostgresDataType {
+        switch self {
+        case .value(.null): .null
+        case .value(.integer): Int64.psqlType
+        case .value(.text): String.psqlType
+        case .value(.bytes): ByteBuffer.psqlType
+        case .column(_, let kind): kind.postgresArrayType
+        }
+    }
+}
+
+extension LedgerValue.Kind {
+    /// PostgreSQL's type of a value of this kind.
+    var postgresType: PostgresDataType {
+        switch self {
+        case .integer: .int8
+        case .text: .text
+        case .bytes: .bytea
+        }
+    }
+
+    /// PostgreSQL's type of an array of values of this kind.
+    var postgresArrayType: PostgresDataType {
+        switch self {
+        case .integer: .int8Array
+        case .text: .textArray
+        case .bytes: .byteaArray
+        }
     }
 }
 
@@ -95,28 +111,16 @@ struct PostgresColumn: PostgresDynamicTypeEncodable {
     let values: [LedgerValue]
     let kind: LedgerValue.Kind
 
-    var psqlType: PostgresDataType {
-        switch kind {
-        case .integer: .int8Array
-        case .text: .textArray
-        case .bytes: .byteaArray
-        }
-    }
+    var psqlType: PostgresDataType { kind.postgresArrayType }
 
     var psqlFormat: PostgresFormat { .binary }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
     ) {
-        let element: PostgresDataType =
-            switch kind {
-            case .integer: .int8
-            case .text: .text
-            case .bytes: .bytea
-            }
         buffer.writeInteger(1, as: Int32.self)
         buffer.writeInteger(values.contains(.null) ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(element.rawValue)
+        buffer.writeInteger(kind.postgresType.rawValue)
         buffer.writeInteger(Int32(values.count))
         buffer.writeInteger(1, as: Int32.self)
         for value in values {

@@ -194,6 +194,14 @@ struct SQLiteLedgerTests {
                 }
                 let known = try await plan(SQLiteLedger.signedPart, [Data(count: 32)])
                 #expect(known.contains("COVERING INDEX transactions_owner_by_signed_digest"), "\(known)")
+                // The lookup with its owner's summary, in one statement: every part through an index.
+                let withSummary = try await plan(SQLiteLedger.knownDigest, [Data(count: 32)])
+                #expect(withSummary.contains("COVERING INDEX transactions_owner_by_signed_digest"), "\(withSummary)")
+                #expect(withSummary.contains("INDEX transactions_granting_access"), "\(withSummary)")
+                #expect(
+                    withSummary.components(separatedBy: "; ").filter { $0.hasPrefix("SCAN") }.allSatisfy { $0 == "SCAN found" },
+                    "only the one row found is scanned: \(withSummary)")
+                #expect(!withSummary.contains("TEMP B-TREE"), "\(withSummary)")
                 for query in [SQLiteLedger.summaryParts.access, SQLiteLedger.summaryParts.accessWithoutJWS] {
                     let access = try await plan(query, [Fixture.bundleID, "alice"])
                     #expect(access.contains("INDEX transactions_granting_access"), "\(access)")

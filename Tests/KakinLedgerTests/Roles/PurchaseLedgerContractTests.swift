@@ -105,6 +105,35 @@ struct PurchaseLedgerContractTests {
         }
     }
 
+    @Test(
+        "a lookup by signed bytes answers the owner's summary as the summary read answers it",
+        arguments: RoleImplementation.all)
+    func lookupAnswersTheSummary(_ implementation: RoleImplementation) async throws {
+        try await implementation.withPurchases { ledger in
+            let gems: [Grant] = [.currency("gems", amount: 5)]
+            for (transaction, grants) in [
+                (Fixture.transaction("n1", user: "alice", product: "pro", type: .nonConsumable, purchasedAt: 20), []),
+                (Fixture.transaction("s2", user: "alice", product: "monthly", type: .autoRenewableSubscription, purchasedAt: 5), []),
+                (Fixture.transaction("s1", user: "alice", product: "yearly", type: .autoRenewableSubscription, purchasedAt: 5), []),
+                (Fixture.transaction("c1", user: "alice", quantity: 2), Fixture.coins),
+                (Fixture.transaction("c2", user: "alice"), gems),
+                (Fixture.transaction("c3", user: "bob"), Fixture.coins),
+            ] as [(RecordedTransaction, [Grant])] {
+                _ = try await ledger.record(transaction, grants: grants)
+            }
+            let expected = try await ledger.customerSummary(
+                bundleID: Fixture.bundleID, appUserID: "alice", recent: 0, withJWS: false)
+            #expect(expected.accessTransactions.map(\.transactionID) == ["s1", "s2", "n1"])
+            #expect(expected.balances == ["coins": 200, "gems": 5])
+            #expect(expected.transactionCount == 5)
+            for id in ["c1", "n1", "s2"] {
+                let (known, summary) = try #require(try await ledger.signedTransactionAndSummary(digest: SignedDigest("jws.\(id)")))
+                #expect(known.transactionID == id && known.appUserID == "alice" && known.environment == .sandbox)
+                #expect(summary == expected)
+            }
+        }
+    }
+
     @Test("many uploads racing to name the owner assign it and credit once", arguments: RoleImplementation.all)
     func ownerAssignedOnceConcurrently(_ implementation: RoleImplementation) async throws {
         try await implementation.withPurchases { ledger in

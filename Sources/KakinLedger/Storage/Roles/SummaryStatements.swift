@@ -2,9 +2,10 @@
 /// the balances, the number of transactions and the newest ones; and the transaction stored with
 /// a JWS, found by the digest of its bytes. Each part is defined here once, over a customer named
 /// by SQL expressions: SQLite reads one customer's parts one after another through its indexes,
-/// the customer bound (``Customer/bound``); PostgreSQL reads the parts of a group's customers in
-/// one prepared statement, each part read for each row of a list of customers (``Customer/listed``,
-/// `LATERAL`).
+/// the customer bound (``Customer/bound``), or, for an upload looked up by digest, in one statement
+/// with the transaction that names the customer; PostgreSQL reads the parts of a group's customers
+/// in one prepared statement, each part read for each row of a list of customers
+/// (``Customer/listed``, `LATERAL`).
 enum SummaryStatements {
     /// How a statement names the customer whose part it reads.
     struct Customer: Sendable {

@@ -91,21 +91,56 @@ extension SQLiteLedger {
             transactionCount: try db.row(parts.count, customer)?.decode(Int.self, forColumn: "n") ?? 0)
     }
 
+    /// The transaction stored with a JWS of this digest and its owner's summary without recent
+    /// transactions or JWS, in one statement: SQLite runs a statement on one snapshot of the
+    /// database, so the read needs no transaction around it (``readStatementNow(_:)``). Its rows
+    /// are told apart by `part`: 4 for the transaction (`a` to `d`: its ID, app, environment and
+    /// owner, read from the index by digest alone), 0 for each transaction that can grant access
+    /// (the transaction's columns), 1 for each balance (`a` and `b`: currency and amount), 2 for
+    /// the number of transactions (`a`).
+    static let knownDigest: String = {
+        let owner = SummaryStatements.Customer(
+            bundleID: "(SELECT bundle_id FROM found)", appUserID: "(SELECT app_user_id FROM found)")
+        let named = TransactionRow.columns.map { "NULL AS \($0)" }.joined(separator: ", ")
+        let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
+        let access = SummaryStatements.access(owner, columns: TransactionRow.selection(withJWS: false, table: "t."))
+        return """
+            WITH found AS (\(signedPart) LIMIT 1)
+            SELECT 4 AS part, transaction_id AS a, bundle_id AS b, environment AS c, app_user_id AS d, \(named) FROM found
+            UNION ALL
+            SELECT 0, NULL, NULL, NULL, NULL, access.* FROM (\(access)) access
+            UNION ALL
+            SELECT 1, b.currency, b.amount, NULL, NULL, \(blanks) FROM (\(SummaryStatements.balances(owner))) b
+            UNION ALL
+            SELECT 2, (\(SummaryStatements.count(owner))), NULL, NULL, NULL, \(blanks) FROM found
+            WHERE app_user_id IS NOT NULL
+            """
+    }()
+
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        try readNow { db in
-            guard
-                let row = try db.row(Self.signedPart, [digest.bytes])
-            else { return nil }
-            let known = KnownSignedTransaction(
-                transactionID: try row.value("transaction_id"), bundleID: try row.value("bundle_id"),
-                environment: AppStoreEnvironment(rawValue: try row.value("environment")),
-                appUserID: try row.value("app_user_id"))
-            let summary = try known.appUserID.map { owner in
-                try Self.summary(bundleID: known.bundleID, appUserID: owner, recent: 0, withJWS: false, db)
-            }
-            return (known, summary)
+        let rows = try readStatementNow { db in
+            try Row.fetchAll(db.cachedStatement(sql: Self.knownDigest), arguments: [digest.bytes])
         }
+        guard let row = rows.first(where: { $0["part"] as Int? == 4 }) else { return nil }
+        let known = KnownSignedTransaction(
+            transactionID: try row.value("a"), bundleID: try row.value("b"),
+            environment: AppStoreEnvironment(rawValue: try row.value("c")), appUserID: try row.value("d"))
+        guard let owner = known.appUserID else { return (known, nil) }
+        var summary = CustomerSummary(
+            bundleID: known.bundleID, appUserID: owner, balances: [:],
+            accessTransactions: try SQLiteRows(rows: rows.filter { $0["part"] as Int? == 0 }).decode(TransactionRow.self)
+                .map { try $0.transaction() }
+                .sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) },
+            recentTransactions: [], transactionCount: 0)
+        for row in rows {
+            switch row["part"] as Int? {
+            case 1: summary.balances[try row.value("a"), default: 0] += try row.value("b", Int64.self)
+            case 2: summary.transactionCount = try row.value("a")
+            default: continue
+            }
+        }
+        return (known, summary)
     }
 }

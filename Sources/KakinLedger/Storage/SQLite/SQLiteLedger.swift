@@ -236,6 +236,19 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
+    /// A read of one statement, made without a transaction around it: SQLite runs each statement
+    /// on one snapshot of the database. (GRDB's isolated reads open and close a transaction for
+    /// each read, which cost an upload's lookup by digest more than its statement.) `body` runs
+    /// one statement only: two would each see the database as it was when they ran.
+    func readStatementNow<R>(_ body: (Database) throws -> R) throws -> R {
+        try checkOpen()
+        do {
+            return try writer.unsafeRead(body)
+        } catch {
+            throw Self.ledgerError(error)
+        }
+    }
+
     /// Refuses a read once the ledger was shut down.
     private func checkOpen() throws {
         guard !closed.load(ordering: .acquiring) else {

@@ -1,19 +1,19 @@
 /// A customer's summary, as an upload's answer holds it: the transactions that can grant access,
 /// the balances, the number of transactions and the newest ones; and the transaction stored with
 /// a JWS, found by the digest of its bytes. Each part is defined here once, over a customer named
-/// by SQL expressions: SQLite reads one customer's parts one after another through its indexes,
-/// the customer bound (``Customer/bound``), or, for an upload looked up by digest, in one statement
-/// with the transaction that names the customer; PostgreSQL reads the parts of a group's customers
-/// in one prepared statement, each part read for each row of a list of customers
-/// (``Customer/listed``, `LATERAL`).
+/// by SQL expressions: SQLite reads one customer's parts in one statement through its indexes,
+/// the customer bound (``Customer/numbered``) or named by the transaction an upload's digest
+/// finds; PostgreSQL reads the parts of a group's customers in one prepared statement, each part
+/// read for each row of a list of customers (``Customer/listed``, `LATERAL`).
 enum SummaryStatements {
     /// How a statement names the customer whose part it reads.
     struct Customer: Sendable {
         let bundleID: String
         let appUserID: String
 
-        /// Two placeholders, bound to the app and the app user ID in that order.
-        static let bound = Customer(bundleID: "?", appUserID: "?")
+        /// Two numbered placeholders, `?1` for the app and `?2` for the app user ID, each bound
+        /// once however often the statement names them (SQLite).
+        static let numbered = Customer(bundleID: "?1", appUserID: "?2")
         /// The columns of a row `owner` of a list of customers.
         static let listed = Customer(bundleID: "owner.bundle_id", appUserID: "owner.app_user_id")
 

@@ -45,75 +45,94 @@ extension SQLiteLedger {
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool
     ) async throws -> CustomerSummary {
         guard recent >= 0 else { throw LedgerStoreError(.invalidArgument, "recent must not be negative") }
-        return try readNow { db in
+        return try readStatementNow { db in
             try Self.summary(bundleID: bundleID, appUserID: appUserID, recent: recent, withJWS: withJWS, db)
         }
     }
 
-    /// The parts of a customer's summary (``SummaryStatements``), the customer bound: the
-    /// transactions that can grant access, oldest first, with and without their JWS; the number of
-    /// transactions; the balances.
-    static let summaryParts = (
-        access: accessPart(withJWS: true), accessWithoutJWS: accessPart(withJWS: false),
-        count: SummaryStatements.count(.bound), balances: SummaryStatements.balances(.bound))
-
-    private static func accessPart(withJWS: Bool) -> String {
-        SummaryStatements.access(.bound, columns: TransactionRow.selection(withJWS: withJWS))
-            + " ORDER BY t.purchase_date, t.transaction_id"
+    /// A customer's summary in one statement, of the parts ``SummaryStatements`` defines, for the
+    /// customer `customer` names. Its rows are told apart by `part`: 0 for each transaction that
+    /// can grant access and 3 for each of the `recent` newest (the transaction's columns, the JWS
+    /// only when `withJWS`), 1 for each balance (`a` and `b`: currency and amount), 2 for the
+    /// number of transactions (`a`). Each part is read through the customer's indexes.
+    static func summaryStatement(_ customer: SummaryStatements.Customer, recent: String, withJWS: Bool) -> String {
+        let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
+        let columns = TransactionRow.selection(withJWS: withJWS, table: "t.")
+        return """
+            SELECT 0 AS part, NULL AS a, NULL AS b, NULL AS c, NULL AS d, access.*
+            FROM (\(SummaryStatements.access(customer, columns: columns))) access
+            UNION ALL
+            SELECT 1, b.currency, b.amount, NULL, NULL, \(blanks) FROM (\(SummaryStatements.balances(customer))) b
+            UNION ALL
+            SELECT 2, (\(SummaryStatements.count(customer))), NULL, NULL, NULL, \(blanks)
+            UNION ALL
+            SELECT 3, NULL, NULL, NULL, NULL, recent.*
+            FROM (\(SummaryStatements.recent(customer, columns: columns, limit: recent))) recent
+            """
     }
 
-    /// The customer's newest transactions, with and without their JWS, the customer and the limit bound.
-    private static let recentPart = (
-        withJWS: SummaryStatements.recent(.bound, columns: TransactionRow.selection(withJWS: true), limit: "?"),
-        withoutJWS: SummaryStatements.recent(.bound, columns: TransactionRow.selection(withJWS: false), limit: "?"))
+    /// ``summaryStatement(_:recent:withJWS:)`` for a bound customer: the app as `?1`, the app user
+    /// ID as `?2`, how many recent transactions as `?3`.
+    static let summaries = (
+        withJWS: summaryStatement(.numbered, recent: "?3", withJWS: true),
+        withoutJWS: summaryStatement(.numbered, recent: "?3", withJWS: false))
 
     /// The transaction stored with a JWS of this digest, and its owner: read from the index by
     /// digest alone.
     static let signedPart = SummaryStatements.signed(
         digest: "?", columns: "transaction_id, bundle_id, environment, app_user_id")
 
-    /// The summary as `db` sees it.
+    /// The summary as `db` sees it, read by one statement.
     static func summary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, _ db: Database
     ) throws -> CustomerSummary {
-        let customer: StatementArguments = [bundleID, appUserID]
-        let parts = summaryParts
-        return CustomerSummary(
-            bundleID: bundleID, appUserID: appUserID,
-            balances: Dictionary(
-                try db.rows(parts.balances, customer).map {
-                    (try $0.decode(String.self, forColumn: "currency"), try $0.decode(Int64.self, forColumn: "amount"))
-                }, uniquingKeysWith: +),
-            accessTransactions: try db.transactions(withJWS ? parts.access : parts.accessWithoutJWS, customer),
-            recentTransactions: recent > 0
-                ? try db.transactions(
-                    withJWS ? recentPart.withJWS : recentPart.withoutJWS, [bundleID, appUserID, recent]) : [],
-            transactionCount: try db.row(parts.count, customer)?.decode(Int.self, forColumn: "n") ?? 0)
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: withJWS ? summaries.withJWS : summaries.withoutJWS),
+            arguments: [bundleID, appUserID, recent])
+        return try summary(rows, bundleID: bundleID, appUserID: appUserID)
+    }
+
+    /// The summary the rows of ``summaryStatement(_:recent:withJWS:)`` describe: access transactions
+    /// oldest first, recent ones newest first. Rows of other parts are left alone.
+    static func summary(_ rows: [Row], bundleID: String, appUserID: String) throws -> CustomerSummary {
+        func transactions(_ part: Int) throws -> [RecordedTransaction] {
+            try SQLiteRows(rows: rows.filter { $0["part"] as Int? == part }).decode(TransactionRow.self)
+                .map { try $0.transaction() }
+        }
+        var summary = CustomerSummary(
+            bundleID: bundleID, appUserID: appUserID, balances: [:],
+            accessTransactions: try transactions(0).sorted {
+                ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID)
+            },
+            recentTransactions: try transactions(3).sorted {
+                ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID)
+            },
+            transactionCount: 0)
+        for row in rows {
+            switch row["part"] as Int? {
+            case 1: summary.balances[try row.value("a"), default: 0] += try row.value("b", Int64.self)
+            case 2: summary.transactionCount = try row.value("a")
+            default: continue
+            }
+        }
+        return summary
     }
 
     /// The transaction stored with a JWS of this digest and its owner's summary without recent
     /// transactions or JWS, in one statement: SQLite runs a statement on one snapshot of the
     /// database, so the read needs no transaction around it (``readStatementNow(_:)``). Its rows
-    /// are told apart by `part`: 4 for the transaction (`a` to `d`: its ID, app, environment and
-    /// owner, read from the index by digest alone), 0 for each transaction that can grant access
-    /// (the transaction's columns), 1 for each balance (`a` and `b`: currency and amount), 2 for
-    /// the number of transactions (`a`).
+    /// are those of ``summaryStatement(_:recent:withJWS:)`` for the owner, and one of `part` 4
+    /// for the transaction (`a` to `d`: its ID, app, environment and owner, read from the index by
+    /// digest alone).
     static let knownDigest: String = {
         let owner = SummaryStatements.Customer(
             bundleID: "(SELECT bundle_id FROM found)", appUserID: "(SELECT app_user_id FROM found)")
         let named = TransactionRow.columns.map { "NULL AS \($0)" }.joined(separator: ", ")
-        let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
-        let access = SummaryStatements.access(owner, columns: TransactionRow.selection(withJWS: false, table: "t."))
         return """
             WITH found AS (\(signedPart) LIMIT 1)
             SELECT 4 AS part, transaction_id AS a, bundle_id AS b, environment AS c, app_user_id AS d, \(named) FROM found
             UNION ALL
-            SELECT 0, NULL, NULL, NULL, NULL, access.* FROM (\(access)) access
-            UNION ALL
-            SELECT 1, b.currency, b.amount, NULL, NULL, \(blanks) FROM (\(SummaryStatements.balances(owner))) b
-            UNION ALL
-            SELECT 2, (\(SummaryStatements.count(owner))), NULL, NULL, NULL, \(blanks) FROM found
-            WHERE app_user_id IS NOT NULL
+            \(summaryStatement(owner, recent: "0", withJWS: false))
             """
     }()
 
@@ -127,20 +146,6 @@ extension SQLiteLedger {
         let known = KnownSignedTransaction(
             transactionID: try row.value("a"), bundleID: try row.value("b"),
             environment: AppStoreEnvironment(rawValue: try row.value("c")), appUserID: try row.value("d"))
-        guard let owner = known.appUserID else { return (known, nil) }
-        var summary = CustomerSummary(
-            bundleID: known.bundleID, appUserID: owner, balances: [:],
-            accessTransactions: try SQLiteRows(rows: rows.filter { $0["part"] as Int? == 0 }).decode(TransactionRow.self)
-                .map { try $0.transaction() }
-                .sorted { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) },
-            recentTransactions: [], transactionCount: 0)
-        for row in rows {
-            switch row["part"] as Int? {
-            case 1: summary.balances[try row.value("a"), default: 0] += try row.value("b", Int64.self)
-            case 2: summary.transactionCount = try row.value("a")
-            default: continue
-            }
-        }
-        return (known, summary)
+        return (known, try known.appUserID.map { try Self.summary(rows, bundleID: known.bundleID, appUserID: $0) })
     }
 }

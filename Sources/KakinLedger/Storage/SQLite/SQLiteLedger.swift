@@ -224,22 +224,13 @@ public final class SQLiteLedger: LedgerStore {
         }
     }
 
-    /// Runs `body` on one snapshot of the database at once, on the calling thread (GRDB's
-    /// synchronous read): for the short, indexed reads every request makes (a duplicate's lookup, a
-    /// summary), which take less time than handing them to a reader's queue and back.
-    func readNow<R>(_ body: (Database) throws -> R) throws -> R {
-        try checkOpen()
-        do {
-            return try writer.read(body)
-        } catch {
-            throw Self.ledgerError(error)
-        }
-    }
-
-    /// A read of one statement, made without a transaction around it: SQLite runs each statement
-    /// on one snapshot of the database. (GRDB's isolated reads open and close a transaction for
-    /// each read, which cost an upload's lookup by digest more than its statement.) `body` runs
-    /// one statement only: two would each see the database as it was when they ran.
+    /// Runs `body`, a read of one statement, at once on the calling thread (GRDB's synchronous
+    /// read), for the short, indexed reads every request makes (a duplicate's lookup, a summary),
+    /// which take less time than handing them to a reader's queue and back. No transaction is
+    /// opened around it: SQLite runs each statement on one snapshot of the database, and GRDB's
+    /// isolated reads, which open and close a transaction for each read, cost an upload's lookup
+    /// by digest more than its statement. `body` runs one statement only: two would each see the
+    /// database as it was when they ran.
     func readStatementNow<R>(_ body: (Database) throws -> R) throws -> R {
         try checkOpen()
         do {

@@ -236,7 +236,7 @@ struct SQLiteLedgerTests {
                             for summary in [read, try #require(looked.summary)] {
                                 #expect(summary.balances["coins", default: 0] == 100 * Int64(summary.transactionCount))
                             }
-                            #expect(read.recentTransactions.count == 2)
+                            #expect(read.recentTransactions.count == min(2, read.transactionCount))
                         }
                     }
                     try await group.waitForAll()

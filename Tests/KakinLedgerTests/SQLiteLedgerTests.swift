@@ -225,14 +225,16 @@ struct SQLiteLedgerTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for index in 1...150 {
-                            _ = try await store.record(Fixture.transaction("c\(index)", user: "alice"), grants: Fixture.coins)
+                            _ = try await store.record(
+                                Fixture.transaction("c\(index)", user: "alice"), grants: Fixture.coins)
                         }
                     }
                     group.addTask {
                         for _ in 0..<300 {
                             let read = try await store.customerSummary(
                                 bundleID: Fixture.bundleID, appUserID: "alice", recent: 2, withJWS: false)
-                            let looked = try #require(try await store.signedTransactionAndSummary(digest: SignedDigest("jws.c0")))
+                            let looked = try #require(
+                                try await store.signedTransactionAndSummary(digest: SignedDigest("jws.c0")))
                             for summary in [read, try #require(looked.summary)] {
                                 #expect(summary.balances["coins", default: 0] == 100 * Int64(summary.transactionCount))
                             }

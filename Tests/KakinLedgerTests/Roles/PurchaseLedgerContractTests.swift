@@ -113,8 +113,8 @@ struct PurchaseLedgerContractTests {
             let gems: [Grant] = [.currency("gems", amount: 5)]
             for (transaction, grants) in [
                 (Fixture.transaction("n1", user: "alice", product: "pro", type: .nonConsumable, purchasedAt: 20), []),
-                (Fixture.transaction("s2", user: "alice", product: "monthly", type: .autoRenewableSubscription, purchasedAt: 5), []),
-                (Fixture.transaction("s1", user: "alice", product: "yearly", type: .autoRenewableSubscription, purchasedAt: 5), []),
+                (Fixture.transaction("s2", user: "alice", product: "monthly", type: .autoRenewableSubscription), []),
+                (Fixture.transaction("s1", user: "alice", product: "yearly", type: .autoRenewableSubscription), []),
                 (Fixture.transaction("c1", user: "alice", quantity: 2), Fixture.coins),
                 (Fixture.transaction("c2", user: "alice"), gems),
                 (Fixture.transaction("c3", user: "bob"), Fixture.coins),
@@ -127,7 +127,8 @@ struct PurchaseLedgerContractTests {
             #expect(expected.balances == ["coins": 200, "gems": 5])
             #expect(expected.transactionCount == 5)
             for id in ["c1", "n1", "s2"] {
-                let (known, summary) = try #require(try await ledger.signedTransactionAndSummary(digest: SignedDigest("jws.\(id)")))
+                let (known, summary) = try #require(
+                    try await ledger.signedTransactionAndSummary(digest: SignedDigest("jws.\(id)")))
                 #expect(known.transactionID == id && known.appUserID == "alice" && known.environment == .sandbox)
                 #expect(summary == expected)
             }

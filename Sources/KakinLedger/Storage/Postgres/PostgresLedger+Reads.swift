@@ -75,8 +75,7 @@ extension PostgresLedger {
             default: continue
             }
         }
-        summary.accessTransactions.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
-        summary.recentTransactions.sort { ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID) }
+        summary.orderTransactions()
         return summary
     }
 

@@ -52,3 +52,12 @@ enum SummaryStatements {
         "SELECT \(columns) FROM transactions WHERE signed_digest = \(digest)"
     }
 }
+
+extension CustomerSummary {
+    /// Puts the transactions the parts read, in no order, in the summary's: those that can grant
+    /// access oldest first, the recent ones newest first (ties by transaction ID).
+    mutating func orderTransactions() {
+        accessTransactions.sort { ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID) }
+        recentTransactions.sort { ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID) }
+    }
+}

@@ -86,9 +86,7 @@ extension SQLiteLedger {
     static func summary(
         bundleID: String, appUserID: String, recent: Int, withJWS: Bool, _ db: Database
     ) throws -> CustomerSummary {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: withJWS ? summaries.withJWS : summaries.withoutJWS),
-            arguments: [bundleID, appUserID, recent])
+        let rows = try db.rows(withJWS ? summaries.withJWS : summaries.withoutJWS, [bundleID, appUserID, recent])
         return try summary(rows, bundleID: bundleID, appUserID: appUserID)
     }
 
@@ -100,14 +98,8 @@ extension SQLiteLedger {
                 .map { try $0.transaction() }
         }
         var summary = CustomerSummary(
-            bundleID: bundleID, appUserID: appUserID, balances: [:],
-            accessTransactions: try transactions(0).sorted {
-                ($0.purchaseDate, $0.transactionID) < ($1.purchaseDate, $1.transactionID)
-            },
-            recentTransactions: try transactions(3).sorted {
-                ($0.purchaseDate, $0.transactionID) > ($1.purchaseDate, $1.transactionID)
-            },
-            transactionCount: 0)
+            bundleID: bundleID, appUserID: appUserID, balances: [:], accessTransactions: try transactions(0),
+            recentTransactions: try transactions(3), transactionCount: 0)
         for row in rows {
             switch row["part"] as Int? {
             case 1: summary.balances[try row.value("a"), default: 0] += try row.value("b", Int64.self)
@@ -115,6 +107,7 @@ extension SQLiteLedger {
             default: continue
             }
         }
+        summary.orderTransactions()
         return summary
     }
 
@@ -130,7 +123,8 @@ extension SQLiteLedger {
         let named = TransactionRow.columns.map { "NULL AS \($0)" }.joined(separator: ", ")
         return """
             WITH found AS (\(signedPart) LIMIT 1)
-            SELECT 4 AS part, transaction_id AS a, bundle_id AS b, environment AS c, app_user_id AS d, \(named) FROM found
+            SELECT 4 AS part, transaction_id AS a, bundle_id AS b, environment AS c, app_user_id AS d, \(named)
+            FROM found
             UNION ALL
             \(summaryStatement(owner, recent: "0", withJWS: false))
             """
@@ -139,9 +133,7 @@ extension SQLiteLedger {
     public func signedTransactionAndSummary(
         digest: SignedDigest
     ) async throws -> (known: KnownSignedTransaction, summary: CustomerSummary?)? {
-        let rows = try readStatementNow { db in
-            try Row.fetchAll(db.cachedStatement(sql: Self.knownDigest), arguments: [digest.bytes])
-        }
+        let rows = try readStatementNow { db in try db.rows(Self.knownDigest, [digest.bytes]) }
         guard let row = rows.first(where: { $0["part"] as Int? == 4 }) else { return nil }
         let known = KnownSignedTransaction(
             transactionID: try row.value("a"), bundleID: try row.value("b"),

@@ -319,22 +319,10 @@ struct SQLiteCommitEngine: GroupCommitEngine {
     }
 }
 
-extension TransactionRow: FetchableRecord {}
-
 extension Database {
     /// The rows of `sql`, a statement kept prepared.
     func rows(_ sql: String, _ arguments: StatementArguments = []) throws -> [Row] {
         try Row.fetchAll(cachedStatement(sql: sql), arguments: arguments)
-    }
-
-    /// The first row of `sql`, a statement kept prepared.
-    func row(_ sql: String, _ arguments: StatementArguments = []) throws -> Row? {
-        try Row.fetchOne(cachedStatement(sql: sql), arguments: arguments)
-    }
-
-    /// Transactions of `sql`, whose columns are ``TransactionRow/selection(withJWS:table:)``'s.
-    func transactions(_ sql: String, _ arguments: StatementArguments = []) throws -> [RecordedTransaction] {
-        try TransactionRow.fetchAll(cachedStatement(sql: sql), arguments: arguments).map { try $0.transaction() }
     }
 }
 

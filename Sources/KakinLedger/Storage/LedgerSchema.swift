@@ -835,5 +835,15 @@ enum LedgerSchema {
                 ]
             }
         },
+        // A lease names who holds it. A server whose claim committed but whose answer was lost
+        // (its connection to the database failed as the claim committed) takes back what it holds
+        // at its next run, instead of waiting for the lease to end; others wait as before. Leases
+        // taken before hold for no one in particular.
+        LedgerMigration(id: "0031_lease_holders") { _ in
+            [
+                "ALTER TABLE event_leases ADD COLUMN holder TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE apple_requests ADD COLUMN leased_by TEXT NOT NULL DEFAULT ''",
+            ]
+        },
     ]
 }

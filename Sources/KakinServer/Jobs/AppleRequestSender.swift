@@ -37,6 +37,9 @@ public struct AppleRequestSender: Sendable {
     public let calls: any AppleCallLedger
     /// How long a server holds the calls it took.
     public let leaseDuration: TimeInterval
+    /// Whose the leases of this sender's claims are. Its next run takes back calls it holds (a claim
+    /// whose answer was lost with the connection to the database), so its runs must not overlap.
+    public let holder = UUID().uuidString
     /// The first wait after a failure worth retrying; each further failure doubles it.
     public let firstRetry: TimeInterval
     /// The longest wait between two attempts.
@@ -69,7 +72,7 @@ public struct AppleRequestSender: Sendable {
     public func sendDue(limit: Int = 50) async throws -> Report {
         let now = service.now()
         let due = try await calls.claimDueAppleRequests(
-            now: now, limit: limit, leaseUntil: now.addingTimeInterval(leaseDuration))
+            holder: holder, now: now, limit: limit, leaseUntil: now.addingTimeInterval(leaseDuration))
         var report = Report()
         for request in due {
             let outcome = await send(request, at: now)

@@ -24,7 +24,10 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// Several servers sharing one database can all run it: each run leases the events it takes
 /// (`OutboxLedger/claimDueEvents(endpoint:now:limit:leaseUntil:)`), so each event is sent by one
 /// server, once, in the normal case. When a server dies holding a lease, the lease expires after
-/// ``leaseDuration`` and another server sends the event.
+/// ``leaseDuration`` and another server sends the event. The leases name the dispatcher
+/// (``holder``): when a claim committed but its answer was lost with the connection to the
+/// database, the dispatcher's next run takes those events back instead of waiting for the lease to
+/// end. One dispatcher's runs must therefore not overlap.
 ///
 /// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 public struct WebhookDispatcher: Sendable {
@@ -44,14 +47,17 @@ public struct WebhookDispatcher: Sendable {
     /// How many posts of one batch are in flight at once. Events of a batch may therefore arrive
     /// out of order; each carries its `id` (increasing as events are written) and `createdAt`.
     public let concurrency: Int
+    /// Whose the leases of this dispatcher's claims are: a name of its own unless given.
+    public let holder: String
 
     /// Creates a dispatcher; each value defaults to the one described on its property.
     public init(
         outbox: any OutboxLedger, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
         retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300, concurrency: Int = 8,
-        now: @escaping @Sendable () -> Date = { Date() }
+        holder: String = UUID().uuidString, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.concurrency = concurrency
+        self.holder = holder
         self.outbox = outbox
         self.endpoints = endpoints
         self.exchange = exchange
@@ -88,7 +94,7 @@ public struct WebhookDispatcher: Sendable {
         let claimed = now()
         let leaseUntil = claimed.addingTimeInterval(leaseDuration)
         let events = try await outbox.claimDueEvents(
-            endpoint: endpoint.url.absoluteString, now: claimed, limit: limit, leaseUntil: leaseUntil)
+            endpoint: endpoint.url.absoluteString, holder: holder, now: claimed, limit: limit, leaseUntil: leaseUntil)
         let attempts = await withTaskGroup(of: (LedgerEvent, DeliveryAttempt)?.self) { group in
             var attempts: [(LedgerEvent, DeliveryAttempt)] = []
             var next = 0

@@ -12,6 +12,32 @@ struct AppleCallLedgerContractTests {
             detail: "reason", requestedAt: Fixture.at(seconds), nextAttemptAt: Fixture.at(seconds))
     }
 
+    @Test("a holder takes back the calls it holds, and no one else does before the lease ends",
+          arguments: RoleImplementation.all)
+    func holderTakesBack(_ implementation: RoleImplementation) async throws {
+        try await implementation.withAppleCalls { store in
+            #expect(try await store.recordAppleRequest(Self.call("a", at: 0)))
+            // The claim committed, but its answer never reached the holder.
+            let lost = try await store.claimDueAppleRequests(
+                holder: "server-1", now: Fixture.at(1), limit: 10, leaseUntil: Fixture.at(121))
+            #expect(lost.map(\.id) == ["a"])
+            #expect(
+                try await store.claimDueAppleRequests(
+                    holder: "server-2", now: Fixture.at(2), limit: 10, leaseUntil: Fixture.at(122)
+                ).isEmpty, "another holder waits for the lease")
+            let back = try await store.claimDueAppleRequests(
+                holder: "server-1", now: Fixture.at(3), limit: 10, leaseUntil: Fixture.at(123))
+            #expect(back.map(\.id) == ["a"], "its next run takes back what it holds")
+            #expect(back.first?.attempts == 2)
+            try await store.finishAppleRequest(
+                "a", state: .pending, sentBody: nil, error: "unavailable", retryAt: Fixture.at(10), at: Fixture.at(4))
+            #expect(
+                try await store.claimDueAppleRequests(
+                    holder: "server-2", now: Fixture.at(10), limit: 10, leaseUntil: Fixture.at(130)
+                ).map(\.id) == ["a"], "a finished call is held by no one")
+        }
+    }
+
     @Test("a call is recorded once, taken under a lease, and finished or tried again", arguments: RoleImplementation.all)
     func calls(_ implementation: RoleImplementation) async throws {
         try await implementation.withAppleCalls { store in

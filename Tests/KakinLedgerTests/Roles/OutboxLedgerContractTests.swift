@@ -44,6 +44,37 @@ struct OutboxLedgerContractTests {
         }
     }
 
+    @Test("a holder takes back the events it holds, and no one else does before the lease ends",
+          arguments: RoleImplementation.backends)
+    func holderTakesBack(_ implementation: RoleImplementation) async throws {
+        try await implementation.withOutbox { store, writeEvents in
+            try await writeEvents(3, "alice")
+            let endpoint = "https://a.example/hook"
+            // The claim committed, but its answer never reached the holder.
+            let lost = try await store.claimDueEvents(
+                endpoint: endpoint, holder: "server-1", now: Fixture.at(0), limit: 2, leaseUntil: Fixture.at(300))
+            #expect(lost.count == 2)
+            let others = try await store.claimDueEvents(
+                endpoint: endpoint, holder: "server-2", now: Fixture.at(5), limit: 10, leaseUntil: Fixture.at(305))
+            #expect(others.count == 1)
+            #expect(Set(others.map(\.id)).isDisjoint(with: lost.map(\.id)), "another holder waits for the lease")
+            let back = try await store.claimDueEvents(
+                endpoint: endpoint, holder: "server-1", now: Fixture.at(10), limit: 10, leaseUntil: Fixture.at(310))
+            #expect(back.map(\.id) == lost.map(\.id), "its next run takes back what it holds, and only that")
+            try await store.markDeliveries(
+                back.map { DeliveryAttempt(eventID: $0.id, delivered: true, at: Fixture.at(11), retryAt: nil) },
+                endpoint: endpoint)
+            #expect(
+                try await store.claimDueEvents(
+                    endpoint: endpoint, holder: "server-1", now: Fixture.at(12), limit: 10, leaseUntil: Fixture.at(312)
+                ).isEmpty, "delivered events are not taken back")
+            #expect(
+                try await store.claimDueEvents(
+                    endpoint: endpoint, holder: "server-1", now: Fixture.at(305), limit: 10, leaseUntil: Fixture.at(600)
+                ).map(\.id) == others.map(\.id), "another holder's lease, once ended, is anyone's")
+        }
+    }
+
     @Test("an event that keeps failing holds back no other, and the backlog counts what is left", arguments: RoleImplementation.backends)
     func failingEventHoldsNothingBack(_ implementation: RoleImplementation) async throws {
         try await implementation.withOutbox { store, writeEvents in

@@ -7,8 +7,8 @@ import KakinLedger
 public actor InMemoryAppleCallLedger: AppleCallLedger {
     private var signatures: [String: OfferSignatureRecord] = [:]
     private var requests: [String: AppleRequestRecord] = [:]
-    /// Until when a claimed call is held, by ID.
-    private var leases: [String: Date] = [:]
+    /// Until when and by whom a claimed call is held, by ID.
+    private var leases: [String: (until: Date, holder: String)] = [:]
 
     /// An empty ledger.
     public init() {}
@@ -39,10 +39,13 @@ public actor InMemoryAppleCallLedger: AppleCallLedger {
         return true
     }
 
-    public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
+    public func claimDueAppleRequests(
+        holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [AppleRequestRecord] {
         let now = stored(now)
-        let due = requests.values.filter {
-            $0.state == .pending && $0.nextAttemptAt <= now && (leases[$0.id] ?? .distantPast) <= now
+        let due = requests.values.filter { request in
+            if let lease = leases[request.id], lease.until > now, lease.holder != holder { return false }
+            return request.state == .pending && request.nextAttemptAt <= now
         }
         .sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
         .prefix(limit)
@@ -50,7 +53,7 @@ public actor InMemoryAppleCallLedger: AppleCallLedger {
             var claimed = request
             claimed.attempts += 1
             requests[claimed.id] = claimed
-            leases[claimed.id] = stored(leaseUntil)
+            leases[claimed.id] = (stored(leaseUntil), holder)
             return claimed
         }
     }

@@ -20,7 +20,7 @@ public actor InMemoryOutboxLedger: OutboxLedger {
 
     private var events: [LedgerEvent] = []
     private var deliveries: [Key: Delivery] = [:]
-    private var leases: [Key: Date] = [:]
+    private var leases: [Key: (until: Date, holder: String)] = [:]
 
     /// An empty outbox.
     public init() {}
@@ -68,17 +68,19 @@ public actor InMemoryOutboxLedger: OutboxLedger {
         }
     }
 
-    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent] {
+    public func claimDueEvents(
+        endpoint: String, holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [LedgerEvent] {
         guard limit > 0 else { return [] }
         let now = stored(now)
         guard stored(leaseUntil) > now else { throw LedgerStoreError(.invalidArgument, "a lease must end after now") }
         let due = events.filter { event in
             let key = Key(eventID: event.id, endpoint: endpoint)
-            guard (leases[key] ?? .distantPast) <= now else { return false }
+            if let lease = leases[key], lease.until > now, lease.holder != holder { return false }
             guard let delivery = deliveries[key] else { return true }
             return delivery.deliveredAt == nil && delivery.nextAttemptAt.map { $0 <= now } == true
         }.prefix(limit)
-        for event in due { leases[Key(eventID: event.id, endpoint: endpoint)] = stored(leaseUntil) }
+        for event in due { leases[Key(eventID: event.id, endpoint: endpoint)] = (stored(leaseUntil), holder) }
         return Array(due)
     }
 

@@ -14,8 +14,12 @@ public protocol AppleCallLedger: Sendable {
     /// Records a call owed to Apple once per ID; `false` when it was recorded before.
     func recordAppleRequest(_ request: AppleRequestRecord) async throws -> Bool
 
-    /// Takes the pending calls due at `now`, leased until `leaseUntil`.
-    func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord]
+    /// Takes the pending calls due at `now` that no one else holds, leased to `holder` until
+    /// `leaseUntil`. The same holder gets back the calls it holds (a claim whose answer was lost is
+    /// not left waiting for its lease to end), so a holder's claims must not overlap.
+    func claimDueAppleRequests(
+        holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [AppleRequestRecord]
 
     /// Ends a claimed call, or makes it pending again at `retryAt`.
     func finishAppleRequest(
@@ -24,4 +28,13 @@ public protocol AppleCallLedger: Sendable {
 
     /// The newest calls owed to Apple, of one app when `bundleID` is given.
     func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord]
+}
+
+extension AppleCallLedger {
+    /// Takes the pending calls due at `now` under a lease no later claim takes back before
+    /// `leaseUntil` (``claimDueAppleRequests(holder:now:limit:leaseUntil:)`` with a holder of its
+    /// own).
+    public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
+        try await claimDueAppleRequests(holder: UUID().uuidString, now: now, limit: limit, leaseUntil: leaseUntil)
+    }
 }

@@ -13,11 +13,16 @@ public protocol OutboxLedger: Sendable {
     /// without one; once delivered, an event stays delivered.
     func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws
 
-    /// Takes the due events for `endpoint` that no one else holds, leased until `leaseUntil`:
-    /// until then no other caller (in this process or another replica) gets them, so each is sent
-    /// once in the normal case. A holder that dies before ``markDeliveries(_:endpoint:)`` leaves
-    /// the lease to expire, and the event is due again for everyone.
-    func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
+    /// Takes the due events for `endpoint` that no one else holds, leased to `holder` until
+    /// `leaseUntil`: until then no other holder (in this process or another replica) gets them, so
+    /// each is sent once in the normal case. A holder that dies before
+    /// ``markDeliveries(_:endpoint:)`` leaves the lease to expire, and the event is due again for
+    /// everyone. The same holder gets back the events it holds: a claim that committed but whose
+    /// answer never arrived is not left waiting for its lease to end. A holder's claims must
+    /// therefore not overlap (one sender, one run at a time).
+    func claimDueEvents(
+        endpoint: String, holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [LedgerEvent]
 
     /// The newest outbox events with their delivery state per endpoint, newest first; of one
     /// customer when `appUserID` is given. An event names an anonymous customer as
@@ -28,4 +33,14 @@ public protocol OutboxLedger: Sendable {
     /// Writes a `subscription.duplicated` event for the customer: they subscribed in two stores to
     /// what one entitlement gives. Durable when it returns.
     func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws
+}
+
+extension OutboxLedger {
+    /// Takes the due events for `endpoint` under a lease no later claim takes back before
+    /// `leaseUntil` (``claimDueEvents(endpoint:holder:now:limit:leaseUntil:)`` with a holder of
+    /// its own).
+    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent] {
+        try await claimDueEvents(
+            endpoint: endpoint, holder: UUID().uuidString, now: now, limit: limit, leaseUntil: leaseUntil)
+    }
 }

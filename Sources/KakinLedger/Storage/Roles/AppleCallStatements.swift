@@ -63,6 +63,8 @@ struct AppleRequestRow: LedgerRecord {
     var nextAttemptAt: Int64
     /// Until when a server that claimed the call holds it (0: nobody).
     var leasedUntil: Int64
+    /// Who holds the call until `leasedUntil`; they may take it back before then.
+    var leasedBy: String
     var sentBody: String?
     var lastError: String?
     var finishedAt: Int64?
@@ -76,6 +78,7 @@ struct AppleRequestRow: LedgerRecord {
         case state, attempts
         case nextAttemptAt = "next_attempt_at"
         case leasedUntil = "leased_until"
+        case leasedBy = "leased_by"
         case sentBody = "sent_body"
         case lastError = "last_error"
         case finishedAt = "finished_at"
@@ -93,6 +96,7 @@ struct AppleRequestRow: LedgerRecord {
         attempts = request.attempts
         nextAttemptAt = LedgerTime.milliseconds(request.nextAttemptAt)
         leasedUntil = 0
+        leasedBy = ""
         sentBody = request.sentBody
         lastError = request.lastError
         finishedAt = request.finishedAt.map(LedgerTime.milliseconds)
@@ -138,18 +142,21 @@ extension StatementEngine {
         try await write(AppleRequestRow.insert(request)) > 0
     }
 
-    /// Takes up to `limit` pending calls due at `now`, leased until `leaseUntil`, each counting one
-    /// more attempt. On PostgreSQL, rows another server is claiming are passed over, and the lease
-    /// is checked again on the row itself.
-    public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
-        try await write(
+    /// Takes up to `limit` pending calls due at `now` that no one else holds, leased to `holder`
+    /// until `leaseUntil`, each counting one more attempt. On PostgreSQL, rows another server is
+    /// claiming are passed over, and the lease is checked again on the row itself.
+    public func claimDueAppleRequests(
+        holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [AppleRequestRecord] {
+        let free: LedgerSQL = "(leased_until <= \(now) OR leased_by = \(holder))"
+        return try await write(
             """
-            UPDATE apple_requests SET leased_until = \(leaseUntil), attempts = attempts + 1
+            UPDATE apple_requests SET leased_until = \(leaseUntil), leased_by = \(holder), attempts = attempts + 1
             WHERE id IN (
                 SELECT id FROM apple_requests
-                WHERE state = 'pending' AND next_attempt_at <= \(now) AND leased_until <= \(now)
+                WHERE state = 'pending' AND next_attempt_at <= \(now) AND \(free)
                 ORDER BY next_attempt_at LIMIT \(limit) \(.skipLocked))
-              AND state = 'pending' AND leased_until <= \(now)
+              AND state = 'pending' AND \(free)
             RETURNING \(unescaped: AppleRequestRow.selection())
             """, returning: AppleRequestRow.self
         ).map(\.record)
@@ -163,7 +170,7 @@ extension StatementEngine {
         try await write(
             """
             UPDATE apple_requests SET state = \(state.rawValue), sent_body = \(sentBody), last_error = \(error),
-                next_attempt_at = \(retry), finished_at = \(finished), leased_until = 0
+                next_attempt_at = \(retry), finished_at = \(finished), leased_until = 0, leased_by = ''
             WHERE id = \(id)
             """)
     }

@@ -28,7 +28,8 @@ struct EventDeliveryRow: LedgerRecord {
 
 /// A row of `event_leases`: an event a server took to send to one endpoint, held until
 /// `leased_until` so that servers sharing the database do not send it twice; a lease left by a
-/// server that stopped ends, and the event is due again.
+/// server that stopped ends, and the event is due again. `holder` names the sender that holds it,
+/// which may take it back before it ends.
 struct EventLeaseRow: LedgerRecord {
     static let table = "event_leases"
     typealias Columns = CodingKeys
@@ -36,11 +37,13 @@ struct EventLeaseRow: LedgerRecord {
     var eventID: Int64
     var endpoint: String
     var leasedUntil: Int64
+    var holder: String
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case eventID = "event_id"
         case endpoint
         case leasedUntil = "leased_until"
+        case holder
     }
 }
 

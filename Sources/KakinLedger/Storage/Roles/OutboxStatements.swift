@@ -34,18 +34,21 @@ extension StatementEngine {
 
     /// Takes the due events for `endpoint`, oldest first: failed attempts whose retry is due (from
     /// their index) and events at or above the endpoint's mark never attempted, neither under a
-    /// live lease, each read only as far as the limit and, on PostgreSQL, locked unless another
-    /// claim holds them; then a lease is written for each unless a live one exists (checked on the
-    /// latest committed lease). Only the events whose lease this call wrote are returned.
-    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent]
-    {
+    /// live lease of another holder, each read only as far as the limit and, on PostgreSQL, locked
+    /// unless another claim holds them; then a lease to `holder` is written for each unless another
+    /// holder's live one exists (checked on the latest committed lease). Only the events whose lease
+    /// this call wrote are returned.
+    public func claimDueEvents(
+        endpoint: String, holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [LedgerEvent] {
         guard limit > 0 else { return [] }
         let (current, until) = (LedgerTime.milliseconds(now), LedgerTime.milliseconds(leaseUntil))
         guard until > current else { throw LedgerStoreError(.invalidArgument, "a lease must end after now") }
         let live = { (event: String) -> LedgerSQL in
             """
             NOT EXISTS (SELECT 1 FROM event_leases l
-                        WHERE l.event_id = \(unescaped: event) AND l.endpoint = \(endpoint) AND l.leased_until > \(current))
+                        WHERE l.event_id = \(unescaped: event) AND l.endpoint = \(endpoint)
+                          AND l.leased_until > \(current) AND l.holder <> \(holder))
             """
         }
         let due: LedgerSQL = """
@@ -69,10 +72,11 @@ extension StatementEngine {
                 guard !candidates.isEmpty else { return .done([]) }
                 return .run([
                     """
-                    INSERT INTO event_leases (event_id, endpoint, leased_until)
-                    SELECT id, \(endpoint), \(until) FROM events WHERE id IN (\(list: candidates))
-                    ON CONFLICT (event_id, endpoint) DO UPDATE SET leased_until = excluded.leased_until
-                    WHERE event_leases.leased_until <= \(current)
+                    INSERT INTO event_leases (event_id, endpoint, leased_until, holder)
+                    SELECT id, \(endpoint), \(until), \(holder) FROM events WHERE id IN (\(list: candidates))
+                    ON CONFLICT (event_id, endpoint) DO UPDATE
+                    SET leased_until = excluded.leased_until, holder = excluded.holder
+                    WHERE event_leases.leased_until <= \(current) OR event_leases.holder = excluded.holder
                     RETURNING event_id AS value
                     """
                 ]) { rows in

@@ -33,6 +33,26 @@ import Testing
         #expect(delivered.count == 2 && delivered.allSatisfy { $0.deliveredAt != nil })
     }
 
+    @Test("webhooks: events whose claim committed but whose answer was lost are sent by the next run")
+    func webhooksClaimAnswerLost() async throws {
+        let clock = SandboxClock.manual(at: ServerFixture.start)
+        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger())
+        for type in ["transaction.recorded", "balance.credited"] {
+            await outbox.ledger.append(type: type, bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
+        }
+        let exchange = RecordingExchange(failures: 0)
+        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
+        func dispatcher() -> WebhookDispatcher {
+            WebhookDispatcher(outbox: outbox, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
+        }
+        let (server, other) = (dispatcher(), dispatcher())
+        await #expect(throws: AnswerLosingOutbox.Lost.self) { try await server.deliverDue() }
+        #expect(try await other.deliverDue() == 0, "another server waits for the lease")
+        #expect(try await server.deliverDue() == 2, "the server that holds them sends them at its next run")
+        #expect(try await other.deliverDue() == 0)
+        #expect(await exchange.received.count == 2, "each sent once")
+    }
+
     @Test("a call Apple cannot take is tried again with a doubling wait until its window closes")
     func appleCallsBackOff() async throws {
         try await withLedgerStore(.memory) { store in
@@ -89,5 +109,43 @@ import Testing
             #expect(try await runs.reconciliationRuns(limit: 10).map(\.id) == [first.id])
             await #expect(throws: ServerError(.unknownApp, "")) { try await reconciler.start(bundleID: "com.example.other") }
         }
+    }
+}
+
+/// An outbox whose first claim commits but never answers, as when the connection to the database
+/// is lost while the claim commits.
+private actor AnswerLosingOutbox: OutboxLedger {
+    struct Lost: Error {}
+    let ledger: InMemoryOutboxLedger
+    private var lost = false
+
+    init(_ ledger: InMemoryOutboxLedger) { self.ledger = ledger }
+
+    func claimDueEvents(
+        endpoint: String, holder: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [LedgerEvent] {
+        let events = try await ledger.claimDueEvents(
+            endpoint: endpoint, holder: holder, now: now, limit: limit, leaseUntil: leaseUntil)
+        guard lost else {
+            lost = true
+            throw Lost()
+        }
+        return events
+    }
+
+    func undeliveredEventCount(endpoint: String) async throws -> Int {
+        try await ledger.undeliveredEventCount(endpoint: endpoint)
+    }
+
+    func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
+        try await ledger.markDeliveries(attempts, endpoint: endpoint)
+    }
+
+    func webhookDeliveries(bundleID: String?, appUserID: String?, limit: Int) async throws -> [WebhookDelivery] {
+        try await ledger.webhookDeliveries(bundleID: bundleID, appUserID: appUserID, limit: limit)
+    }
+
+    func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws {
+        try await ledger.recordDuplicateSubscription(duplicate, at: date)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import KakinLedger
+import Synchronization
 
 /// Where ledger events are posted, and the secret that signs them.
 public struct WebhookEndpoint: Codable, Hashable, Sendable {
@@ -27,7 +28,9 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// ``leaseDuration`` and another server sends the event. The leases name the dispatcher
 /// (``holder``): when a claim committed but its answer was lost with the connection to the
 /// database, the dispatcher's next run takes those events back instead of waiting for the lease to
-/// end. One dispatcher's runs must therefore not overlap.
+/// end. One dispatcher's runs must therefore not overlap. When the write that records a batch's
+/// attempts fails, the dispatcher keeps them and records them first at its next run, so the events
+/// it posted are not posted again once the ledger answers.
 ///
 /// Signature header: `X-Kakin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 public struct WebhookDispatcher: Sendable {
@@ -49,6 +52,9 @@ public struct WebhookDispatcher: Sendable {
     public let concurrency: Int
     /// Whose the leases of this dispatcher's claims are: a name of its own unless given.
     public let holder: String
+    /// Attempts made whose record the ledger did not take, by endpoint URL: recorded before the
+    /// next claim. At most one batch per endpoint, as no claim succeeds while they wait.
+    private let unrecorded = UnrecordedAttempts()
 
     /// Creates a dispatcher; each value defaults to the one described on its property.
     public init(
@@ -75,6 +81,7 @@ public struct WebhookDispatcher: Sendable {
     public func deliverDue(limit: Int = 100, onDelivered: (TimeInterval) -> Void = { _ in }) async throws -> Int {
         var delivered = 0
         for endpoint in endpoints {
+            try await unrecorded.record(to: endpoint.url.absoluteString, in: outbox)
             while true {
                 let (sent, claimed) = try await deliverBatch(to: endpoint, limit: limit, onDelivered: onDelivered)
                 delivered += sent
@@ -111,7 +118,8 @@ public struct WebhookDispatcher: Sendable {
             }
             return attempts
         }
-        try await outbox.markDeliveries(attempts.map(\.1), endpoint: endpoint.url.absoluteString)
+        unrecorded.keep(attempts.map(\.1), for: endpoint.url.absoluteString)
+        try await unrecorded.record(to: endpoint.url.absoluteString, in: outbox)
         var delivered = 0
         for (event, attempt) in attempts where attempt.delivered {
             delivered += 1
@@ -167,5 +175,27 @@ public struct WebhookDispatcher: Sendable {
         message.append(body)
         let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
         return code.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Delivery attempts waiting to be recorded, by endpoint URL: those of the batch just posted, or of
+/// one whose record failed.
+private final class UnrecordedAttempts: Sendable {
+    private let attempts = Mutex<[String: [DeliveryAttempt]]>([:])
+
+    func keep(_ made: [DeliveryAttempt], for endpoint: String) {
+        attempts.withLock { $0[endpoint, default: []] += made }
+    }
+
+    /// Records what waits for `endpoint` in one write; kept for the next call when the write fails.
+    func record(to endpoint: String, in outbox: any OutboxLedger) async throws {
+        let waiting = attempts.withLock { $0.removeValue(forKey: endpoint) ?? [] }
+        guard !waiting.isEmpty else { return }
+        do {
+            try await outbox.markDeliveries(waiting, endpoint: endpoint)
+        } catch {
+            keep(waiting, for: endpoint)
+            throw error
+        }
     }
 }

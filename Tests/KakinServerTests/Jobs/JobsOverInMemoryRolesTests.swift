@@ -36,7 +36,7 @@ import Testing
     @Test("webhooks: events whose claim committed but whose answer was lost are sent by the next run")
     func webhooksClaimAnswerLost() async throws {
         let clock = SandboxClock.manual(at: ServerFixture.start)
-        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger())
+        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger(), losing: .claim)
         for type in ["transaction.recorded", "balance.credited"] {
             await outbox.ledger.append(type: type, bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
         }
@@ -51,6 +51,24 @@ import Testing
         #expect(try await server.deliverDue() == 2, "the server that holds them sends them at its next run")
         #expect(try await other.deliverDue() == 0)
         #expect(await exchange.received.count == 2, "each sent once")
+    }
+
+    @Test("webhooks: attempts whose record was lost are recorded by the next run, not posted again")
+    func webhooksRecordLost() async throws {
+        let clock = SandboxClock.manual(at: ServerFixture.start)
+        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger(), losing: .record)
+        for type in ["transaction.recorded", "balance.credited"] {
+            await outbox.ledger.append(type: type, bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
+        }
+        let exchange = RecordingExchange(failures: 0)
+        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
+        let dispatcher = WebhookDispatcher(outbox: outbox, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
+        await #expect(throws: AnswerLosingOutbox.Lost.self) { try await dispatcher.deliverDue() }
+        #expect(await exchange.received.count == 2)
+        #expect(try await dispatcher.backlog() == 2, "the ledger has not heard of the posts")
+        #expect(try await dispatcher.deliverDue() == 0)
+        #expect(try await dispatcher.backlog() == 0, "the next run recorded them")
+        #expect(await exchange.received.count == 2, "and did not post them again")
     }
 
     @Test("a call Apple cannot take is tried again with a doubling wait until its window closes")
@@ -113,21 +131,25 @@ import Testing
 }
 
 /// An outbox whose first claim commits but never answers, as when the connection to the database
-/// is lost while the claim commits.
+/// is lost while the claim commits; or whose first record of attempts fails.
 private actor AnswerLosingOutbox: OutboxLedger {
     struct Lost: Error {}
+    enum Losing { case claim, record }
     let ledger: InMemoryOutboxLedger
-    private var lost = false
+    private var losing: Losing?
 
-    init(_ ledger: InMemoryOutboxLedger) { self.ledger = ledger }
+    init(_ ledger: InMemoryOutboxLedger, losing: Losing) {
+        self.ledger = ledger
+        self.losing = losing
+    }
 
     func claimDueEvents(
         endpoint: String, holder: String, now: Date, limit: Int, leaseUntil: Date
     ) async throws -> [LedgerEvent] {
         let events = try await ledger.claimDueEvents(
             endpoint: endpoint, holder: holder, now: now, limit: limit, leaseUntil: leaseUntil)
-        guard lost else {
-            lost = true
+        if losing == .claim {
+            losing = nil
             throw Lost()
         }
         return events
@@ -138,6 +160,10 @@ private actor AnswerLosingOutbox: OutboxLedger {
     }
 
     func markDeliveries(_ attempts: [DeliveryAttempt], endpoint: String) async throws {
+        if losing == .record {
+            losing = nil
+            throw Lost()
+        }
         try await ledger.markDeliveries(attempts, endpoint: endpoint)
     }
 

@@ -33,18 +33,24 @@ import Testing
         #expect(delivered.count == 2 && delivered.allSatisfy { $0.deliveredAt != nil })
     }
 
-    @Test("webhooks: events whose claim committed but whose answer was lost are sent by the next run")
-    func webhooksClaimAnswerLost() async throws {
+    /// Makes dispatchers (each a server of its own) over an outbox of two events that loses the
+    /// answer of its first claim or its first record of attempts.
+    private static func dispatcher(
+        losing: AnswerLosingOutbox.Losing, exchange: RecordingExchange
+    ) async -> () -> WebhookDispatcher {
         let clock = SandboxClock.manual(at: ServerFixture.start)
-        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger(), losing: .claim)
+        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger(), losing: losing)
         for type in ["transaction.recorded", "balance.credited"] {
             await outbox.ledger.append(type: type, bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
         }
-        let exchange = RecordingExchange(failures: 0)
         let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
-        func dispatcher() -> WebhookDispatcher {
-            WebhookDispatcher(outbox: outbox, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
-        }
+        return { WebhookDispatcher(outbox: outbox, endpoints: [endpoint], exchange: exchange, now: { clock.now() }) }
+    }
+
+    @Test("webhooks: events whose claim committed but whose answer was lost are sent by the next run")
+    func webhooksClaimAnswerLost() async throws {
+        let exchange = RecordingExchange(failures: 0)
+        let dispatcher = await Self.dispatcher(losing: .claim, exchange: exchange)
         let (server, other) = (dispatcher(), dispatcher())
         await #expect(throws: AnswerLosingOutbox.Lost.self) { try await server.deliverDue() }
         #expect(try await other.deliverDue() == 0, "another server waits for the lease")
@@ -55,14 +61,8 @@ import Testing
 
     @Test("webhooks: attempts whose record was lost are recorded by the next run, not posted again")
     func webhooksRecordLost() async throws {
-        let clock = SandboxClock.manual(at: ServerFixture.start)
-        let outbox = AnswerLosingOutbox(InMemoryOutboxLedger(), losing: .record)
-        for type in ["transaction.recorded", "balance.credited"] {
-            await outbox.ledger.append(type: type, bundleID: ServerFixture.bundleID, appUserID: "user-1", at: clock.now())
-        }
         let exchange = RecordingExchange(failures: 0)
-        let endpoint = WebhookEndpoint(url: URL(string: "https://hooks.example.com/kakin")!, secret: "whsec")
-        let dispatcher = WebhookDispatcher(outbox: outbox, endpoints: [endpoint], exchange: exchange, now: { clock.now() })
+        let dispatcher = await Self.dispatcher(losing: .record, exchange: exchange)()
         await #expect(throws: AnswerLosingOutbox.Lost.self) { try await dispatcher.deliverDue() }
         #expect(await exchange.received.count == 2)
         #expect(try await dispatcher.backlog() == 2, "the ledger has not heard of the posts")

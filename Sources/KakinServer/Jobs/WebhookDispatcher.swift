@@ -23,7 +23,7 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
 /// their attempts recorded together once the batch is done.
 ///
 /// Several servers sharing one database can all run it: each run leases the events it takes
-/// (`OutboxLedger/claimDueEvents(endpoint:now:limit:leaseUntil:)`), so each event is sent by one
+/// (`OutboxLedger/claimDueEvents(endpoint:holder:now:limit:leaseUntil:)`), so each event is sent by one
 /// server, once, in the normal case. When a server dies holding a lease, the lease expires after
 /// ``leaseDuration`` and another server sends the event. The leases name the dispatcher
 /// (``holder``): when a claim committed but its answer was lost with the connection to the
@@ -50,8 +50,8 @@ public struct WebhookDispatcher: Sendable {
     /// How many posts of one batch are in flight at once. Events of a batch may therefore arrive
     /// out of order; each carries its `id` (increasing as events are written) and `createdAt`.
     public let concurrency: Int
-    /// Whose the leases of this dispatcher's claims are: a name of its own unless given.
-    public let holder: String
+    /// Whose the leases of this dispatcher's claims are: a name of its own.
+    public let holder = UUID().uuidString
     /// Attempts made whose record the ledger did not take, by endpoint URL: recorded before the
     /// next claim. At most one batch per endpoint, as no claim succeeds while they wait.
     private let unrecorded = UnrecordedAttempts()
@@ -60,10 +60,9 @@ public struct WebhookDispatcher: Sendable {
     public init(
         outbox: any OutboxLedger, endpoints: [WebhookEndpoint], exchange: any HTTPExchange = URLSessionExchange(),
         retryDelay: TimeInterval = 60, leaseDuration: TimeInterval = 300, concurrency: Int = 8,
-        holder: String = UUID().uuidString, now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.concurrency = concurrency
-        self.holder = holder
         self.outbox = outbox
         self.endpoints = endpoints
         self.exchange = exchange

@@ -29,12 +29,3 @@ public protocol AppleCallLedger: Sendable {
     /// The newest calls owed to Apple, of one app when `bundleID` is given.
     func appleRequests(bundleID: String?, limit: Int) async throws -> [AppleRequestRecord]
 }
-
-extension AppleCallLedger {
-    /// Takes the pending calls due at `now` under a lease no later claim takes back before
-    /// `leaseUntil` (``claimDueAppleRequests(holder:now:limit:leaseUntil:)`` with a holder of its
-    /// own).
-    public func claimDueAppleRequests(now: Date, limit: Int, leaseUntil: Date) async throws -> [AppleRequestRecord] {
-        try await claimDueAppleRequests(holder: UUID().uuidString, now: now, limit: limit, leaseUntil: leaseUntil)
-    }
-}

@@ -34,13 +34,3 @@ public protocol OutboxLedger: Sendable {
     /// what one entitlement gives. Durable when it returns.
     func recordDuplicateSubscription(_ duplicate: DuplicateSubscription, at date: Date) async throws
 }
-
-extension OutboxLedger {
-    /// Takes the due events for `endpoint` under a lease no later claim takes back before
-    /// `leaseUntil` (``claimDueEvents(endpoint:holder:now:limit:leaseUntil:)`` with a holder of
-    /// its own).
-    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent] {
-        try await claimDueEvents(
-            endpoint: endpoint, holder: UUID().uuidString, now: now, limit: limit, leaseUntil: leaseUntil)
-    }
-}

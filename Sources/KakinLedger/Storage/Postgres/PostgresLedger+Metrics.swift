@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import PostgresNIO
 
@@ -39,17 +38,5 @@ extension PostgresLedger {
         try await connection.withTransaction(logger: quiet) { connection in
             try await perform(MetricStatements.settled(at: Date()), on: connection)
         }
-    }
-
-    public func metrics(
-        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
-    ) async throws -> MetricsReading {
-        try await snapshot(MetricStatements.reading(bundleID: bundleID, environment: environment, days: days, now: now))
-    }
-
-    public func churnedSubscriptions(
-        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [[MetricCount]] {
-        try await snapshot(MetricStatements.churned(bundleID: bundleID, environment: environment, periods: periods))
     }
 }

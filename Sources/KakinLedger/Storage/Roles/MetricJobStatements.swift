@@ -392,6 +392,21 @@ extension MetricStatements {
     }
 }
 
+/// The metrics' reads, the same on both engines: each on one snapshot.
+extension StatementEngine {
+    public func metrics(
+        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
+    ) async throws -> MetricsReading {
+        try await snapshot(MetricStatements.reading(bundleID: bundleID, environment: environment, days: days, now: now))
+    }
+
+    public func churnedSubscriptions(
+        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
+    ) async throws -> [[MetricCount]] {
+        try await snapshot(MetricStatements.churned(bundleID: bundleID, environment: environment, periods: periods))
+    }
+}
+
 // MARK: Rows the statements read
 
 extension MetricsUpdate.CustomerKey {

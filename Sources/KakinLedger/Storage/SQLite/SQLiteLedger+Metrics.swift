@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import GRDB
 
@@ -24,17 +23,5 @@ extension SQLiteLedger {
         let step = MetricStatements.step(limit: 500, settled: false, onlyKeptInWrite: true)
         while try await writer.write({ db in try Self.perform(step, db) }) > 0 {}
         try await writer.write { db in try Self.perform(MetricStatements.settled(at: Date()), db) }
-    }
-
-    public func metrics(
-        bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
-    ) async throws -> MetricsReading {
-        try await snapshot(MetricStatements.reading(bundleID: bundleID, environment: environment, days: days, now: now))
-    }
-
-    public func churnedSubscriptions(
-        bundleID: String, environment: AppStoreEnvironment, periods: [MetricPeriod]
-    ) async throws -> [[MetricCount]] {
-        try await snapshot(MetricStatements.churned(bundleID: bundleID, environment: environment, periods: periods))
     }
 }

@@ -5,7 +5,9 @@ extension OutboxLedger {
     /// Takes the due events for `endpoint` under a lease no later claim takes back before
     /// `leaseUntil`: ``OutboxLedger/claimDueEvents(endpoint:holder:now:limit:leaseUntil:)`` with a
     /// holder of its own, as a server that never comes back for a claim.
-    public func claimDueEvents(endpoint: String, now: Date, limit: Int, leaseUntil: Date) async throws -> [LedgerEvent] {
+    public func claimDueEvents(
+        endpoint: String, now: Date, limit: Int, leaseUntil: Date
+    ) async throws -> [LedgerEvent] {
         try await claimDueEvents(
             endpoint: endpoint, holder: UUID().uuidString, now: now, limit: limit, leaseUntil: leaseUntil)
     }

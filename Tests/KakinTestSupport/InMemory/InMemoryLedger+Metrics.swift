@@ -153,7 +153,7 @@ extension InMemoryLedger {
         return rollups
     }
 
-    /// The rollups as ``StatementEngine/metrics(bundleID:environment:days:now:)`` reads them.
+    /// The rollups as the engines' ``MetricsLedger/metrics(bundleID:environment:days:now:)`` reads them.
     public func metrics(
         bundleID: String, environment: AppStoreEnvironment, days: ClosedRange<Int>, now: Date
     ) async throws -> MetricsReading {

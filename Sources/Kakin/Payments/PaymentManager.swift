@@ -286,8 +286,10 @@ public actor PaymentManager {
     }
 
     /// Sends everything queued now, whatever its retry time (call it when the network comes
-    /// back; the SDK also does this at start and retries on its own schedule). Returns how many
-    /// were delivered and finished.
+    /// back; the SDK also does this at start and retries on its own schedule). An attempt the
+    /// SDK already had in flight, which may have started before the network came back, is waited
+    /// for, and what it left queued is sent again. Returns how many were delivered and finished
+    /// by this call.
     @discardableResult
     public func deliverPending() async -> Int {
         await session.deliverDue(ignoringBackoff: true)

@@ -279,15 +279,27 @@ public actor StoreSession {
         CrashPoint.reach("afterEnqueue")
         await deliverDue()
         // Another path (the update stream) may be delivering it right now: wait for that attempt.
-        if inFlight.contains(transaction.id) {
-            await withCheckedContinuation { continuation in waiters[transaction.id, default: []].append(continuation) }
-        }
+        await attemptInFlight(transaction.id)
         return answers[transaction.id]
+    }
+
+    /// Whether a caller waits for the attempt to deliver `transactionID` that is in flight.
+    func waitsForAttempt(on transactionID: String) -> Bool { waiters[transactionID] != nil }
+
+    /// Returns once no attempt to deliver `transactionID` is in flight (at once when none is).
+    func attemptInFlight(_ transactionID: String) async {
+        while inFlight.contains(transactionID) {
+            await withCheckedContinuation { continuation in waiters[transactionID, default: []].append(continuation) }
+        }
     }
 
     /// Delivers every due entry (every queued entry when `ignoringBackoff`): post to the server,
     /// then (and only then) finish at the store, then remove from the outbox. Retryable failures
     /// wait with backoff and jitter, and a retry is scheduled for the earliest of them.
+    ///
+    /// An entry another path is sending at the moment is left to that path, except when
+    /// `ignoringBackoff` (the app saying the network is back): then that attempt, which may have
+    /// started before, is waited for, and the entry is sent again if it is still queued.
     ///
     /// A transaction the app did not just buy goes with the device's app transaction, the proof
     /// the server needs before it moves a purchase another customer owns. Refusals:
@@ -302,8 +314,16 @@ public actor StoreSession {
     func deliverDue(ignoringBackoff: Bool = false) async -> Int {
         var delivered = 0
         let entries = ignoringBackoff ? await outbox.due(at: .distantFuture) : await outbox.due(at: now())
-        for entry in entries where !inFlight.contains(entry.transaction.id) {
+        for var entry in entries {
             let id = entry.transaction.id
+            if inFlight.contains(id) {
+                guard ignoringBackoff else { continue }
+                await attemptInFlight(id)
+                guard let queued = await outbox.all.first(where: { $0.transaction.id == id }), !queued.rejected,
+                    !inFlight.contains(id)
+                else { continue }
+                entry = queued
+            }
             inFlight.insert(id)
             defer {
                 inFlight.remove(id)

@@ -14,6 +14,11 @@ import Testing
     final class Mint: Sendable {
         let calls = Mutex<[String]>([])
         let failing = Mutex(false)
+        /// When set, the next call waits until ``releaseHeldCall()`` and then fails, as a request to
+        /// an app backend that answers late, and badly; ``held`` yields once it waits.
+        let holdsNextCall = Mutex(false)
+        let (held, heldNow) = AsyncStream.makeStream(of: Void.self)
+        private let release = Mutex<CheckedContinuation<Void, Never>?>(nil)
         let lifetime: TimeInterval
         let clock: MovableClock
 
@@ -28,10 +33,20 @@ import Testing
                     calls.append(appUserID)
                     return calls.count
                 }
+                if holdsNextCall.withLock({ holds in defer { holds = false }; return holds }) {
+                    await withCheckedContinuation { continuation in
+                        release.withLock { $0 = continuation }
+                        heldNow.yield()
+                    }
+                    throw URLError(.timedOut)
+                }
                 if failing.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
                 return Self.token(appUserID, serial: serial, expires: clock.now().addingTimeInterval(lifetime))
             }
         }
+
+        /// Lets the held call fail (``holdsNextCall``).
+        func releaseHeldCall() { release.withLock { $0 }?.resume() }
 
         /// The `sub` claim of a token this mint made.
         static func subject(of token: String) -> String? {
@@ -231,6 +246,45 @@ import Testing
         #expect(await payments.deliverPending() == 1)
         #expect(server.owner(transaction.id) == "alice" && store.finishCount(transaction.id) == 1)
         #expect(await payments.session.outbox.all.isEmpty)
+        await payments.shutdown()
+    }
+
+    @Test func sendingWhatIsPendingWaitsForAnAttemptInFlightAndSendsAgainWhatItLeft() async throws {
+        let directory = temporaryDirectory("token-in-flight")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = MovableClock()
+        let mint = Mint(clock: clock)
+        let store = FakeStore()
+        let server = FakeServer()
+        server.requireTokens { user, token in Mint.subject(of: token) == user }
+        mint.failing.withLock { $0 = true }
+        let payments = await PaymentManager(
+            session: try session(store, client(server, mint), user: "alice", directory: directory, clock: clock))
+        guard case .purchased(let transaction, nil) = try await payments.purchase(store.product(FakeStore.removeAd))
+        else {
+            Issue.record("expected a purchase awaiting the server")
+            return
+        }
+        // An attempt started while the app's backend was still down hangs on its token...
+        mint.holdsNextCall.withLock { $0 = true }
+        let early = Task { await payments.deliverPending() }
+        var held = mint.held.makeAsyncIterator()
+        _ = await held.next()
+        // ...when the backend is back and the app sends what is pending: it waits for that attempt.
+        mint.failing.withLock { $0 = false }
+        let answered = Mutex(false)
+        let now = Task {
+            defer { answered.withLock { $0 = true } }
+            return await payments.deliverPending()
+        }
+        while await !payments.session.waitsForAttempt(on: transaction.id), !answered.withLock({ $0 }) {
+            await Task.yield()
+        }
+        mint.releaseHeldCall()
+        #expect(await early.value == 0)
+        #expect(await now.value == 1, "sent again once the attempt in flight failed")
+        #expect(server.owner(transaction.id) == "alice" && store.finishCount(transaction.id) == 1)
+        #expect(await payments.pendingDeliveries().isEmpty)
         await payments.shutdown()
     }
 

@@ -218,9 +218,9 @@ import Testing
         #expect(server.requests.count == 1)
     }
 
-    @Test func aPurchaseWaitsWhileNoTokenCanBeHadAndIsDeliveredOnceOneCan() async throws {
-        let directory = temporaryDirectory("token-outbox")
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// Alice's payments, with a server that checks customer tokens and an app backend that cannot
+    /// supply one until its mint stops failing.
+    func paymentsWithoutTokens(_ directory: URL) async throws -> (PaymentManager, FakeStore, FakeServer, Mint) {
         let clock = MovableClock()
         let mint = Mint(clock: clock)
         let store = FakeStore()
@@ -229,6 +229,13 @@ import Testing
         mint.failing.withLock { $0 = true }
         let payments = await PaymentManager(
             session: try session(store, client(server, mint), user: "alice", directory: directory, clock: clock))
+        return (payments, store, server, mint)
+    }
+
+    @Test func aPurchaseWaitsWhileNoTokenCanBeHadAndIsDeliveredOnceOneCan() async throws {
+        let directory = temporaryDirectory("token-outbox")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (payments, store, server, mint) = try await paymentsWithoutTokens(directory)
         let events = await payments.statusUpdates()
         guard case .purchased(let transaction, nil) = try await payments.purchase(store.product(FakeStore.removeAd))
         else {
@@ -252,14 +259,7 @@ import Testing
     @Test func sendingWhatIsPendingWaitsForAnAttemptInFlightAndSendsAgainWhatItLeft() async throws {
         let directory = temporaryDirectory("token-in-flight")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = MovableClock()
-        let mint = Mint(clock: clock)
-        let store = FakeStore()
-        let server = FakeServer()
-        server.requireTokens { user, token in Mint.subject(of: token) == user }
-        mint.failing.withLock { $0 = true }
-        let payments = await PaymentManager(
-            session: try session(store, client(server, mint), user: "alice", directory: directory, clock: clock))
+        let (payments, store, server, mint) = try await paymentsWithoutTokens(directory)
         guard case .purchased(let transaction, nil) = try await payments.purchase(store.product(FakeStore.removeAd))
         else {
             Issue.record("expected a purchase awaiting the server")

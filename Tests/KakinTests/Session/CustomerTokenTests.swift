@@ -256,7 +256,8 @@ import Testing
         await payments.shutdown()
     }
 
-    @Test func sendingWhatIsPendingWaitsForAnAttemptInFlightAndSendsAgainWhatItLeft() async throws {
+    @Test(.timeLimit(.minutes(3)))
+    func sendingWhatIsPendingWaitsForAnAttemptInFlightAndSendsAgainWhatItLeft() async throws {
         let directory = temporaryDirectory("token-in-flight")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (payments, store, server, mint) = try await paymentsWithoutTokens(directory)
@@ -277,7 +278,9 @@ import Testing
             defer { answered.withLock { $0 = true } }
             return await payments.deliverPending()
         }
-        while await !payments.session.waitsForAttempt(on: transaction.id), !answered.withLock({ $0 }) {
+        while await !payments.session.waitsForAttempt(on: transaction.id), !answered.withLock({ $0 }),
+            !Task.isCancelled
+        {
             await Task.yield()
         }
         mint.releaseHeldCall()

@@ -46,7 +46,7 @@ import Testing
         }
 
         /// Lets the held call fail (``holdsNextCall``).
-        func releaseHeldCall() { release.withLock { $0 }?.resume() }
+        func releaseHeldCall() { release.withLock { $0.take() }?.resume() }
 
         /// The `sub` claim of a token this mint made.
         static func subject(of token: String) -> String? {

@@ -74,7 +74,7 @@ struct DailyFiguresTests {
                 "UPDATE transactions SET price = NULL, currency = NULL",
                 "UPDATE daily_figures SET revenue = 0, currency = ''",
                 "UPDATE ledger_backfills SET after_key = '', finished_at = NULL",
-            ] { try await PurchaseMetricsTests.execute(store, statement) }
+            ] { try await RawSQL.execute(store, statement) }
             #expect(try await engine.perform(for: nil, FigureStatements.pricePage(2)))
             #expect(try await MetricsLedgerContractTests.totals(store).byDay[0]?.revenue == ["EUR": 300])
             try await store.migrate()

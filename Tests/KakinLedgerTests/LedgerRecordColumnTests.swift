@@ -21,7 +21,7 @@ struct LedgerRecordColumnTests {
         EventDeliveryRow.self, EventLeaseRow.self, EventCursorRow.self, MetricPendingRow.self, MetricGraceRow.self,
         MetricUnitRow.self, MetricCustomerRow.self, MetricRunRow.self, MetricDayRow.self, MetricCohortRow.self,
         MetricDayChangeRow.self, MetricCohortChangeRow.self, ConsentRescissionRecord.self,
-        RetentionDecisionRecord.self, StripeEventRow.self,
+        RetentionDecisionRecord.self, StripeEventRow.self, SignedHeaderRow.self,
     ]
 
     /// The tables the migrations build, but the ledger's own.

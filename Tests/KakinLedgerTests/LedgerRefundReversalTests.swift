@@ -1,8 +1,6 @@
 import AppStoreModels
 import Foundation
-import GRDB
 import KakinTestSupport
-import PostgresNIO
 import Testing
 
 @testable import KakinLedger
@@ -30,16 +28,7 @@ struct LedgerRefundReversalTests {
 
     /// The purchases marked for the subscription-metrics job.
     static func pendingMetrics(_ store: any LedgerStore) async throws -> [String] {
-        let sql = "SELECT original_transaction_id FROM metric_pending ORDER BY original_transaction_id"
-        if let sqlite = store as? SQLiteLedger {
-            return try await sqlite.writer.read { db in try String.fetchAll(db, sql: sql) }
-        }
-        let postgres = try #require(store as? PostgresLedger)
-        var purchases: [String] = []
-        for try await purchase in try await postgres.client.query(PostgresQuery(unsafeSQL: sql)).decode(String.self) {
-            purchases.append(purchase)
-        }
-        return purchases
+        try await RawSQL.texts(store, "SELECT original_transaction_id FROM metric_pending ORDER BY original_transaction_id")
     }
 
     @Test(

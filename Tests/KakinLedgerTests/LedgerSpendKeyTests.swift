@@ -1,6 +1,5 @@
 import Foundation
 import KakinTestSupport
-import PostgresNIO
 import Testing
 
 @testable import KakinLedger
@@ -25,17 +24,6 @@ struct LedgerSpendKeyTests {
         try await store.spend(
             bundleID: app, appUserID: "alice", currency: "coins", amount: amount, idempotencyKey: key,
             at: Fixture.at(100))
-    }
-
-    /// Runs `sql` on the store's database, outside the ledger's operations.
-    static func execute(_ store: any LedgerStore, _ sql: String) async throws {
-        if let sqlite = store as? SQLiteLedger {
-            try await sqlite.writer.write { try $0.execute(sql: sql) }
-        } else if let postgres = store as? PostgresLedger {
-            try await postgres.client.query(PostgresQuery(unsafeSQL: sql))
-        } else {
-            Issue.record("no SQL for a \(type(of: store))")
-        }
     }
 
     @Test(
@@ -74,14 +62,14 @@ struct LedgerSpendKeyTests {
             #expect(try await Self.spend(store, app: Fixture.bundleID, 30, key: "order-1") == .spent(balance: 70))
             #expect(try await Self.spend(store, app: Self.otherApp, 20, key: "order-2") == .spent(balance: 80))
             // The ledger as the earlier version left it: `spend:<key>`, and the migration not applied.
-            try await Self.execute(
+            try await RawSQL.execute(
                 store,
                 """
                 UPDATE ledger_entries SET idempotency_key = 'spend:' || substr(idempotency_key, length(bundle_id) + 8)
                 WHERE kind = 'spend'
                 """)
             let migrations = store is PostgresLedger ? "migrations WHERE id" : "grdb_migrations WHERE identifier"
-            try await Self.execute(store, "DELETE FROM \(migrations) = '0022_spend_keys_per_app'")
+            try await RawSQL.execute(store, "DELETE FROM \(migrations) = '0022_spend_keys_per_app'")
             let before = try await store.customer(bundleID: Fixture.bundleID, appUserID: "alice")
             #expect(before.ledger.filter { $0.kind == .spend }.map(\.idempotencyKey) == ["spend:order-1"])
 

@@ -1,9 +1,7 @@
 import AppStoreModels
 import Foundation
-import GRDB
 import KakinCore
 import KakinTestSupport
-import PostgresNIO
 import Testing
 
 @testable import KakinLedger
@@ -281,15 +279,6 @@ struct PurchaseMetricsTests {
             as: Int.self) ?? 0
     }
 
-    /// Runs `sql` on the store's database.
-    static func execute(_ store: any LedgerStore, _ sql: String) async throws {
-        if let sqlite = store as? SQLiteLedger {
-            try await sqlite.writer.write { db in try db.execute(sql: sql) }
-        } else {
-            try await #require(store as? PostgresLedger).client.query(PostgresQuery(unsafeSQL: sql))
-        }
-    }
-
     /// One step of the metrics job as it worked before purchases other than subscriptions were
     /// kept in their writes.
     static func earlierJobStep(_ store: any LedgerStore, limit: Int) async throws -> Int {
@@ -320,12 +309,12 @@ struct PurchaseMetricsTests {
                 "metric_days", "metric_cohorts", "metric_customers", "metric_units", "metric_runs", "metric_pending",
                 "metric_day_changes", "metric_cohort_changes",
             ] {
-                try await Self.execute(store, "DELETE FROM \(table)")
+                try await RawSQL.execute(store, "DELETE FROM \(table)")
             }
-            try await Self.execute(
+            try await RawSQL.execute(
                 store,
                 "INSERT INTO metric_pending (bundle_id, original_transaction_id) SELECT DISTINCT bundle_id, original_transaction_id FROM transactions")
-            try await Self.execute(
+            try await RawSQL.execute(
                 store, "UPDATE ledger_backfills SET finished_at = NULL WHERE name = '\(PurchaseMetricChanges.settlePass)'")
             #expect(try await Self.earlierJobStep(store, limit: 6) == 6)
 

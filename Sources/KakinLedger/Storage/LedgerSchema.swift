@@ -845,5 +845,16 @@ enum LedgerSchema {
                 "ALTER TABLE apple_requests ADD COLUMN leased_by TEXT NOT NULL DEFAULT ''",
             ]
         },
+        // A JWS's header carries the signer's certificate chain, most of its bytes, the same for
+        // every transaction signed with one key: it is stored once, by the SHA-256 of its text, and
+        // a row written from now on keeps the rest of its JWS and the header's digest (rows held
+        // keep their whole JWS, `signed_header` NULL). There is no foreign key: every insert would
+        // lock the one header row it names on PostgreSQL; headers are never deleted.
+        LedgerMigration(id: "0032_signed_headers") { dialect in
+            [
+                "CREATE TABLE signed_headers (digest \(dialect.bytesType) PRIMARY KEY, header TEXT NOT NULL)",
+                "ALTER TABLE transactions ADD COLUMN signed_header \(dialect.bytesType)",
+            ]
+        },
     ]
 }

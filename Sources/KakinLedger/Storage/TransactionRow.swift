@@ -42,6 +42,10 @@ struct TransactionRow: LedgerRecord, Hashable {
     var revocationReversedAt: Int64?
     /// Where the customer paid (``PurchaseStore``'s raw value).
     var store: String
+    /// The digest of the JWS's header when the row stores it apart (``storedApart()``), in
+    /// `signed_headers`: ``signedTransaction`` then holds the rest of the JWS. Always `nil` on a
+    /// row read back, whose ``signedTransaction`` is the whole JWS again.
+    var signedHeader: Data?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transactionID = "transaction_id"
@@ -67,11 +71,12 @@ struct TransactionRow: LedgerRecord, Hashable {
         case currency
         case revocationReversedAt = "revocation_reversed_at"
         case store
+        case signedHeader = "signed_header"
     }
 
-    /// The columns as a `SELECT` lists them; without the signed JWS (a few kilobytes a row) it is
-    /// read as `NULL`. `table` qualifies each column (`t.` for `t.transaction_id`).
-    /// The lists most statements use are made once.
+    /// The columns as a `SELECT` lists them, the JWS whole (``jws(table:)``); without the JWS (a
+    /// few kilobytes a row) it is read as `NULL`. `table` qualifies each column (`t.` for
+    /// `t.transaction_id`). The lists most statements use are made once.
     static func selection(withJWS: Bool = true, table: String = "") -> String {
         switch (withJWS, table) {
         case (true, ""): selections.all
@@ -88,9 +93,38 @@ struct TransactionRow: LedgerRecord, Hashable {
 
     private static func listing(withJWS: Bool, table: String) -> String {
         CodingKeys.allCases.map { column in
-            column == .signedTransaction && !withJWS
-                ? "NULL AS signed_transaction" : table + column.rawValue
+            switch column {
+            case .signedTransaction: withJWS ? "\(jws(table: table)) AS signed_transaction" : "NULL AS signed_transaction"
+            case .signedHeader: "NULL AS signed_header"
+            default: table + column.rawValue
+            }
         }.joined(separator: ", ")
+    }
+
+    /// The row's whole JWS as an expression: its header joined back from `signed_headers` when the
+    /// row stores it apart. `table` qualifies the row's columns.
+    static func jws(table: String = "") -> String {
+        """
+        CASE WHEN \(table)signed_header IS NULL THEN \(table)signed_transaction \
+        ELSE (SELECT h.header FROM signed_headers h WHERE h.digest = \(table)signed_header) || '.' || \
+        \(table)signed_transaction END
+        """
+    }
+
+    /// The row as it is written, and the header it stores apart: a JWS's header (Apple's
+    /// certificate chain, most of its bytes) is the same for every transaction signed with the
+    /// same key, so it is stored once in `signed_headers` and each row keeps the rest. A value
+    /// that is not a compact JWS is kept whole.
+    func storedApart() -> (row: TransactionRow, header: SignedHeaderRow?) {
+        guard let jws = signedTransaction, let dot = jws.utf8.firstIndex(of: UInt8(ascii: ".")) else {
+            return (self, nil)
+        }
+        let header = String(jws[..<dot])
+        let digest = SignedDigest(header).bytes
+        var row = self
+        row.signedTransaction = String(jws[jws.index(after: dot)...])
+        row.signedHeader = digest
+        return (row, SignedHeaderRow(digest: digest, header: header))
     }
 
     /// The row of a transaction recorded now for `owner`.
@@ -140,5 +174,20 @@ struct TransactionRow: LedgerRecord, Hashable {
             signedTransaction: signedTransaction, source: source, recordedAt: LedgerTime.date(recordedAt),
             periodType: periodType.flatMap(SubscriptionPeriodType.init(rawValue:)), price: price, currency: currency,
             store: store)
+    }
+}
+
+/// A row of `signed_headers`: a JWS header stored once for the transactions whose JWS it begins
+/// (``TransactionRow/storedApart()``), by the SHA-256 of its text.
+struct SignedHeaderRow: LedgerRecord, Hashable {
+    static let table = "signed_headers"
+    typealias Columns = CodingKeys
+
+    var digest: Data
+    var header: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case digest
+        case header
     }
 }

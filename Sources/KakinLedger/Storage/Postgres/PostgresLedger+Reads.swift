@@ -36,8 +36,9 @@ extension PostgresLedger {
     /// that can grant access, 1 for each balance (`currency`, `amount`), 2 for the number of
     /// transactions (`amount`), 3 for each of the `recent` newest transactions.
     static let summary: String = {
-        let columns = TransactionRow.selection(table: "t.").replacingOccurrences(
-            of: "t.signed_transaction", with: "CASE WHEN owner.with_jws THEN t.signed_transaction END AS signed_transaction")
+        let columns = TransactionRow.selection(withJWS: false, table: "t.").replacingOccurrences(
+            of: "NULL AS signed_transaction",
+            with: "CASE WHEN owner.with_jws THEN \(TransactionRow.jws(table: "t.")) END AS signed_transaction")
         let blanks = Array(repeating: "NULL", count: TransactionRow.columns.count).joined(separator: ", ")
         let owner = SummaryStatements.Customer.listed
         // Each part is read customer by customer (`LATERAL`, kept apart from the outer query by

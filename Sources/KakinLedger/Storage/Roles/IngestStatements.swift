@@ -55,8 +55,8 @@ enum IngestStatements {
     }
 
     /// One run of a group (``ingest(_:)``): the owners of the transactions that name none, then
-    /// the new rows in one statement (a transaction twice in the run is written by its first
-    /// ingest), then each ingest in turn.
+    /// the headers of their JWS not stored yet and the new rows, one statement each (a
+    /// transaction twice in the run is written by its first ingest), then each ingest in turn.
     private static func ingest(
         _ run: [LedgerIngest], changes: PurchaseChanges
     ) throws -> LedgerTransaction<([LedgerIngestOutcome], PurchaseChanges)> {
@@ -75,10 +75,17 @@ enum IngestStatements {
                     transaction, owner: owners[index],
                     signedDigest: transaction.signedTransaction.map { (run[index].signedDigest ?? SignedDigest($0)).bytes })
             }
-            let insert: LedgerSQL =
-                try "INSERT INTO \(insert: rows) ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id AS value"
-            return .run([insert]) { inserted in
-                let recorded = Set(try inserted[0].decode(LedgerColumn<String>.self).map(\.value))
+            let stored = rows.map { $0.storedApart() }
+            // In key order: two writes inserting the same new headers wait for each other, never in a cycle.
+            let headers = Set(stored.compactMap(\.header)).sorted { $0.digest.lexicographicallyPrecedes($1.digest) }
+            let headerInsert: [LedgerSQL] =
+                headers.isEmpty ? [] : [try "INSERT INTO \(insert: headers) ON CONFLICT (digest) DO NOTHING"]
+            let insert: LedgerSQL = try """
+                INSERT INTO \(insert: stored.map(\.row)) ON CONFLICT (transaction_id) DO NOTHING
+                RETURNING transaction_id AS value
+                """
+            return .run(headerInsert + [insert]) { inserted in
+                let recorded = Set(try inserted[headerInsert.count].decode(LedgerColumn<String>.self).map(\.value))
                 var changes = changes
                 for (index, row) in zip(written, rows) where recorded.contains(row.transactionID) {
                     changes.figures.record(FigureSource(row))

@@ -25,6 +25,23 @@ struct TransactionRowTests {
         #expect(withoutJWS.filter { !$0.hasPrefix("NULL AS ") }.allSatisfy { $0.hasPrefix("t.") })
     }
 
+    @Test("rows keep what follows their JWS's header, each header listed once by its digest")
+    func rowsStoredApart() {
+        let (a, b) = ("eyJhbGciOiJFUzI1NiIsIng1YyI6WyJB", "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJC")
+        let rows = ["\(a).p1.s1", "\(b).p2.s2", "\(a).p3.s3", "whole"].enumerated().map { index, jws in
+            var transaction = Fixture.transaction("t\(index)")
+            transaction.signedTransaction = jws
+            return TransactionRow(transaction, owner: nil, signedDigest: nil)
+        }
+        let (stored, headers) = TransactionRow.storedApart(rows)
+        #expect(stored.map(\.signedTransaction) == ["p1.s1", "p2.s2", "p3.s3", "whole"])
+        let digests = [a, b].map { SignedDigest($0).bytes }
+        #expect(stored.map(\.signedHeader) == [digests[0], digests[1], digests[0], nil])
+        #expect(Set(headers.map(\.header)) == [a, b])
+        #expect(headers.map(\.digest) == digests.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(headers.allSatisfy { $0.digest == SignedDigest($0.header).bytes })
+    }
+
     @Test("a JWS's header is stored once for the rows it begins, and every JWS is read back whole", arguments: StoreKind.allCases)
     func headersStoredOnce(kind: StoreKind) async throws {
         try await withLedgerStore(kind) { store in

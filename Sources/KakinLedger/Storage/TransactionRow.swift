@@ -42,7 +42,7 @@ struct TransactionRow: LedgerRecord, Hashable {
     var revocationReversedAt: Int64?
     /// Where the customer paid (``PurchaseStore``'s raw value).
     var store: String
-    /// The digest of the JWS's header when the row stores it apart (``storedApart()``), in
+    /// The digest of the JWS's header when the row stores it apart (``storedApart(_:)``), in
     /// `signed_headers`: ``signedTransaction`` then holds the rest of the JWS. Always `nil` on a
     /// row read back, whose ``signedTransaction`` is the whole JWS again.
     var signedHeader: Data?
@@ -111,20 +111,33 @@ struct TransactionRow: LedgerRecord, Hashable {
         """
     }
 
-    /// The row as it is written, and the header it stores apart: a JWS's header (Apple's
-    /// certificate chain, most of its bytes) is the same for every transaction signed with the
-    /// same key, so it is stored once in `signed_headers` and each row keeps the rest. A value
-    /// that is not a compact JWS is kept whole.
-    func storedApart() -> (row: TransactionRow, header: SignedHeaderRow?) {
-        guard let jws = signedTransaction, let dot = jws.utf8.firstIndex(of: UInt8(ascii: ".")) else {
-            return (self, nil)
+    /// The rows as they are written, and the headers they store apart, each once and in key
+    /// order: a JWS's header (the signer's certificate chain, most of its bytes) is the same for
+    /// every transaction signed with one key, so it is stored once in `signed_headers` and each
+    /// row keeps the rest of its JWS and the header's digest (``signedHeader``). A value that is
+    /// not a compact JWS is kept whole. A header equal to the one before it is not hashed again.
+    static func storedApart(_ rows: [TransactionRow]) -> (rows: [TransactionRow], headers: [SignedHeaderRow]) {
+        var headers: [Data: SignedHeaderRow] = [:]
+        var last: SignedHeaderRow?
+        let stored = rows.map { row in
+            guard let jws = row.signedTransaction, let dot = headerEnd(jws) else { return row }
+            let header = jws[..<dot]
+            let kept = last.flatMap { $0.header == header ? $0 : nil } ?? SignedHeaderRow(header: String(header))
+            last = kept
+            headers[kept.digest] = kept
+            var row = row
+            row.signedTransaction = String(jws[jws.index(after: dot)...])
+            row.signedHeader = kept.digest
+            return row
         }
-        let header = String(jws[..<dot])
-        let digest = SignedDigest(header).bytes
-        var row = self
-        row.signedTransaction = String(jws[jws.index(after: dot)...])
-        row.signedHeader = digest
-        return (row, SignedHeaderRow(digest: digest, header: header))
+        return (stored, headers.values.sorted { $0.digest.lexicographicallyPrecedes($1.digest) })
+    }
+
+    /// Where a JWS's header ends: its first `.`, looked for in its bytes.
+    private static func headerEnd(_ jws: String) -> String.Index? {
+        let offset = jws.utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: UInt8(ascii: ".")) }
+            ?? jws.utf8.firstIndex(of: UInt8(ascii: ".")).map { jws.utf8.distance(from: jws.startIndex, to: $0) }
+        return offset.map { jws.utf8.index(jws.startIndex, offsetBy: $0) }
     }
 
     /// The row of a transaction recorded now for `owner`.
@@ -178,13 +191,19 @@ struct TransactionRow: LedgerRecord, Hashable {
 }
 
 /// A row of `signed_headers`: a JWS header stored once for the transactions whose JWS it begins
-/// (``TransactionRow/storedApart()``), by the SHA-256 of its text.
-struct SignedHeaderRow: LedgerRecord, Hashable {
+/// (``TransactionRow/storedApart(_:)``), by the SHA-256 of its text.
+struct SignedHeaderRow: LedgerRecord {
     static let table = "signed_headers"
     typealias Columns = CodingKeys
 
     var digest: Data
     var header: String
+
+    /// The row of `header`, keyed by the SHA-256 of its text.
+    init(header: String) {
+        digest = SignedDigest(header).bytes
+        self.header = header
+    }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case digest

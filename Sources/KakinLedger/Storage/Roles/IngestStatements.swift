@@ -75,13 +75,12 @@ enum IngestStatements {
                     transaction, owner: owners[index],
                     signedDigest: transaction.signedTransaction.map { (run[index].signedDigest ?? SignedDigest($0)).bytes })
             }
-            let stored = rows.map { $0.storedApart() }
             // In key order: two writes inserting the same new headers wait for each other, never in a cycle.
-            let headers = Set(stored.compactMap(\.header)).sorted { $0.digest.lexicographicallyPrecedes($1.digest) }
+            let (stored, headers) = TransactionRow.storedApart(rows)
             let headerInsert: [LedgerSQL] =
                 headers.isEmpty ? [] : [try "INSERT INTO \(insert: headers) ON CONFLICT (digest) DO NOTHING"]
             let insert: LedgerSQL = try """
-                INSERT INTO \(insert: stored.map(\.row)) ON CONFLICT (transaction_id) DO NOTHING
+                INSERT INTO \(insert: stored) ON CONFLICT (transaction_id) DO NOTHING
                 RETURNING transaction_id AS value
                 """
             return .run(headerInsert + [insert]) { inserted in

@@ -135,9 +135,8 @@ struct TransactionRow: LedgerRecord, Hashable {
 
     /// Where a JWS's header ends: its first `.`, looked for in its bytes.
     private static func headerEnd(_ jws: String) -> String.Index? {
-        let offset = jws.utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: UInt8(ascii: ".")) }
-            ?? jws.utf8.firstIndex(of: UInt8(ascii: ".")).map { jws.utf8.distance(from: jws.startIndex, to: $0) }
-        return offset.map { jws.utf8.index(jws.startIndex, offsetBy: $0) }
+        var text = jws
+        return text.withUTF8 { $0.firstIndex(of: UInt8(ascii: ".")) }.map { jws.utf8.index(jws.startIndex, offsetBy: $0) }
     }
 
     /// The row of a transaction recorded now for `owner`.

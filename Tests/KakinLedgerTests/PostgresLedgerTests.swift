@@ -234,7 +234,10 @@ struct PostgresLedgerTests {
                 [.init(write: job(first: 2, then: 1, signal: secondSignal, wait: firstLocked), queued: .now)], isolated: false)
             let results = try await [one, two].flatMap { $0 }
             #expect(results.allSatisfy { (try? $0.get()) != nil })
-            #expect(runs.value.load(ordering: .relaxed) == 3, "the deadlock's victim ran once more")
+            // The victim runs at least once more; on a loaded machine PostgreSQL may end a later run
+            // too. What must hold is that every ended run left nothing behind: each job's two updates
+            // are counted once.
+            #expect(runs.value.load(ordering: .relaxed) >= 3, "the deadlock's victim ran once more")
             let values = try await store.client.query("SELECT v FROM pair ORDER BY k").collect().map {
                 try $0.decode(Int.self)
             }

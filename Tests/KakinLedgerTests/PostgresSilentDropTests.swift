@@ -15,10 +15,11 @@ struct PostgresSilentDropTests {
     /// The connection wait of the ledger under test.
     static let wait: Duration = .seconds(1)
     /// What every operation is answered within: the connection wait and a second (the engine's
-    /// bound), and half a second for a busy machine's scheduling.
-    static let bound: Duration = wait + .seconds(1) + .milliseconds(500)
-    /// How long the packets are dropped: a few times the wait.
-    static let blackout: Duration = wait * 3
+    /// bound), and a second for the scheduling of a machine busy with other tests.
+    static let bound: Duration = wait + .seconds(1) + .seconds(1)
+    /// How long the packets are dropped: a few times the wait, and longer than ``bound``, so that an
+    /// operation that waits for the packets to flow again cannot pass.
+    static let blackout: Duration = wait * 5
     /// How long the ledger may take to work again once packets flow (connections stuck in their
     /// start-up are given up by PostgresNIO's connect timeout).
     static let recovery: Duration = .seconds(30)

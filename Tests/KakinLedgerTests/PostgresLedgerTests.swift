@@ -287,6 +287,60 @@ struct PostgresLedgerTests {
         }
     }
 
+    @Test("a write that waited for a customer's metrics lock reads the state the write before it committed")
+    func metricsLockWaitReadsTheCommittedState() async throws {
+        // One customer's two purchases, the second recorded while another replica's write of the
+        // first holds the customer's lock: the customer is new once, as on one store alone.
+        typealias P = PurchaseMetricsTests
+        let other = P.purchase("c0", user: "bob", kind: 0, at: P.start)
+        let first = P.purchase("c1", user: "alice", kind: 0, at: P.start + 1_000)
+        let second = P.purchase("c2", user: "alice", kind: 1, at: P.start + 2_000)
+        let day = Int(P.start / P.day)
+        // What the job folded of the writes' changes.
+        func reading(_ store: any LedgerStore) async throws -> MetricsReading {
+            while try await store.updateMetrics(limit: 10) > 0 {}
+            return try await store.metrics(
+                bundleID: Fixture.bundleID, environment: .sandbox, days: (day - 1)...(day + 2),
+                now: LedgerTime.date(P.start + 3_000))
+        }
+        let alone = try SQLiteLedger(path: nil)
+        try await alone.migrate()
+        for transaction in [other, first, second] { _ = try await alone.record(transaction, grants: []) }
+        let expected = try await reading(alone)
+        try await alone.shutdown()
+        #expect(expected.days.map { $0.counts[.newCustomers] }.reduce(0, +) == 2, "bob and alice")
+
+        try await withStores(2) { stores in
+            try await stores[1].migrate()
+            // Committed first, so that the JWS header both purchases share is stored already.
+            _ = try await stores[0].record(other, grants: [])
+            let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                defer { heldSignal.finish() }
+                try await stores[1].lease(limit: nil) { connection in
+                    try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
+                        _ = try await PostgresLedger.ingest([LedgerIngest(first, grants: [])], on: connection)
+                        heldSignal.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            for await _ in held { break }
+            let waiting = Task { try await stores[0].record(second, grants: []) }
+            // The second write waits for the customer's lock before it goes on.
+            while try await stores[0].client.query(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            ).collect().first?.decode(Int.self) == 0 {
+                await Task.yield()
+            }
+            releaseSignal.yield()
+            try await holder.value
+            #expect(try await waiting.value == .recorded)
+            #expect(try await reading(stores[0]) == expected)
+        }
+    }
+
     @Test("replicas recording and keeping the subscription metrics at once agree with one store doing it alone")
     func metricsOnReplicas() async throws {
         typealias T = SubscriptionMetricsTests

@@ -28,9 +28,9 @@ extension MetricStatements {
         guard !customers.isEmpty else {
             return .run(writes(customers: [], emptied: [], step.change, into: target, figures: figures)) { _ in .done(()) }
         }
-        return .run([lockedStates(customers)]) { rows in
+        return .run(lockedStates(customers)) { rows in
             var read: [MetricsUpdate.CustomerKey: MetricCustomerState] = [:]
-            for row in try rows[0].decode(CustomerStateRow.self) {
+            for row in try rows[1].decode(CustomerStateRow.self) {
                 if let state = row.state { read[row.key] = try MetricCustomerState.decode(state) }
             }
             let stored = read
@@ -93,18 +93,29 @@ extension MetricStatements {
         }
     }
 
-    /// The customers' stored states, each customer locked first, in the order given.
-    private static func lockedStates(_ customers: [MetricsUpdate.CustomerKey]) -> LedgerSQL {
-        """
-        WITH k(n, bundle_id, environment, customer) AS (
-            \(values: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })),
-        locked AS MATERIALIZED (
-            SELECT bundle_id, environment, customer, \(.customerLock) AS locked
-            FROM (SELECT * FROM k ORDER BY n) AS ordered)
-        SELECT l.bundle_id, l.environment, l.customer, c.state FROM locked l
-        LEFT JOIN metric_customers c
-            ON c.bundle_id = l.bundle_id AND c.environment = l.environment AND c.customer = l.customer
-        """
+    /// The customers locked, in the order given, then their stored states: two statements, so that
+    /// the states are read after the locks are held. On PostgreSQL a statement reads the database as
+    /// it was when the statement began, and a customer's lock may be held by another write: its
+    /// state is read once that write has committed. Each state is read by its key, a lookup per
+    /// customer: PostgreSQL plans a statement once per connection, and a join planned while
+    /// `metric_customers` was small would read the whole table for every group once it has grown.
+    private static func lockedStates(_ customers: [MetricsUpdate.CustomerKey]) -> [LedgerSQL] {
+        let keys: LedgerSQL = "\(values: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })"
+        return [
+            """
+            WITH k(n, bundle_id, environment, customer) AS (\(keys)),
+            locked AS MATERIALIZED (
+                SELECT \(.customerLock) AS locked FROM (SELECT * FROM k ORDER BY n) AS ordered)
+            SELECT count(*) AS value FROM locked
+            """,
+            """
+            WITH k(n, bundle_id, environment, customer) AS (\(keys))
+            SELECT k.bundle_id, k.environment, k.customer,
+                (SELECT c.state FROM metric_customers c
+                 WHERE c.bundle_id = k.bundle_id AND c.environment = k.environment AND c.customer = k.customer) AS state
+            FROM k
+            """,
+        ]
     }
 
     /// The transactions of purchases kept in the write that belong to `customer`

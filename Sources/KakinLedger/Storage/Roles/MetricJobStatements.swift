@@ -100,7 +100,8 @@ extension MetricStatements {
     /// customer: PostgreSQL plans a statement once per connection, and a join planned while
     /// `metric_customers` was small would read the whole table for every group once it has grown.
     private static func lockedStates(_ customers: [MetricsUpdate.CustomerKey]) -> [LedgerSQL] {
-        let keys: LedgerSQL = "\(values: customers.enumerated().map { [.integer(Int64($0.offset))] + $0.element.values })"
+        let rows = customers.enumerated().map { [LedgerValue.integer(Int64($0.offset))] + $0.element.values }
+        let keys: LedgerSQL = "\(values: rows)"
         return [
             """
             WITH k(n, bundle_id, environment, customer) AS (\(keys)),

@@ -314,26 +314,37 @@ struct PostgresLedgerTests {
             try await stores[1].migrate()
             // Committed first, so that the JWS header both purchases share is stored already.
             _ = try await stores[0].record(other, grants: [])
-            let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+            let (held, heldSignal) = AsyncStream.makeStream(of: Int32.self)
             let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
             let holder = Task {
                 defer { heldSignal.finish() }
                 try await stores[1].lease(limit: nil) { connection in
                     try await connection.withTransaction(logger: PostgresLedger.quiet) { connection in
                         _ = try await PostgresLedger.ingest([LedgerIngest(first, grants: [])], on: connection)
-                        heldSignal.yield()
+                        let pid = try await connection.rows("SELECT pg_backend_pid()").first?.decode(Int32.self)
+                        heldSignal.yield(try #require(pid))
                         for await _ in release { break }
                     }
                 }
             }
-            for await _ in held { break }
+            var holderPID: Int32?
+            for await pid in held { holderPID = pid; break }
+            let pid = try #require(holderPID)
             let waiting = Task { try await stores[0].record(second, grants: []) }
-            // The second write waits for the customer's lock before it goes on.
-            while try await stores[0].client.query(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            ).collect().first?.decode(Int.self) == 0 {
-                await Task.yield()
+            // The second write waits for the customer's lock, which the first write's backend holds
+            // (tests on other schemas of the cluster take advisory locks of their own meanwhile).
+            let deadline = ContinuousClock.now + .seconds(60)
+            var blocked = false
+            while !blocked, ContinuousClock.now < deadline {
+                blocked = try await stores[0].client.query(
+                    """
+                    SELECT count(*) FROM pg_locks
+                    WHERE locktype = 'advisory' AND NOT granted AND \(pid) = ANY(pg_blocking_pids(pid))
+                    """
+                ).collect().first?.decode(Int.self) ?? 0 > 0
+                if !blocked { await Task.yield() }
             }
+            try #require(blocked, "the second write waited for the customer's lock")
             releaseSignal.yield()
             try await holder.value
             #expect(try await waiting.value == .recorded)

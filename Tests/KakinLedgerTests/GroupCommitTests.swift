@@ -119,4 +119,31 @@ struct GroupCommitTests {
         await commits.close()
         await #expect(throws: LedgerStoreError(.unavailable)) { try await commits.submit(Job(value: 2)) }
     }
+
+    /// Records whether each group's work ran on the PostgreSQL ledger's event loop, before and
+    /// after it waited.
+    final class PlaceRecordingEngine: GroupCommitEngine {
+        let places = Mutex<[Bool]>([])
+
+        func commit(_ jobs: [Job], isolated: Bool) async throws -> [Result<any Sendable, any Error>] {
+            let before = PostgresEventLoop.shared.loop.inEventLoop
+            try await Task.sleep(for: .milliseconds(1))
+            let after = PostgresEventLoop.shared.loop.inEventLoop
+            places.withLock { $0 += [before, after] }
+            return jobs.map { .success($0.value) }
+        }
+    }
+
+    @Test("a queue given an executor runs its groups there, across their waits; one given none does not")
+    func groupsRunOnTheirExecutor() async throws {
+        let placed = PlaceRecordingEngine()
+        let onLoop = GroupCommit(placed, executor: PostgresEventLoop.shared)
+        #expect(try await onLoop.submit(Job(value: 1)) as? Int == 1)
+        #expect(placed.places.withLock { $0 } == [true, true])
+
+        let unplaced = PlaceRecordingEngine()
+        let anywhere = GroupCommit(unplaced)
+        #expect(try await anywhere.submit(Job(value: 2)) as? Int == 2)
+        #expect(unplaced.places.withLock { $0 } == [false, false])
+    }
 }

@@ -287,6 +287,30 @@ struct PostgresLedgerTests {
         }
     }
 
+    @Test("writes, reads and lookups run on the connections' own event loop, apart from the server's")
+    func statementsRunOnTheLedgersEventLoop() async throws {
+        try await withStores(1) { stores in
+            let store = stores[0]
+            try await store.migrate()
+            let loop = PostgresEventLoop.shared.loop
+            let written = try await store.write(for: "alice") { connection in
+                let before = loop.inEventLoop && connection.eventLoop === loop
+                _ = try await connection.rows("SELECT 1")
+                return before && loop.inEventLoop
+            }
+            #expect(written, "a write's statements ran elsewhere")
+            let read = try await store.read { connection in
+                _ = try await connection.rows("SELECT 1")
+                return loop.inEventLoop && connection.eventLoop === loop
+            }
+            #expect(read, "a read's statements ran elsewhere")
+            // The whole path of an upload: its lookup by digest, then its ingest.
+            _ = try await store.record(Fixture.transaction("t1", user: "alice"), grants: Fixture.coins)
+            #expect(try await store.transaction(id: "t1") != nil)
+            #expect(!loop.inEventLoop, "the caller resumed on the ledger's loop")
+        }
+    }
+
     @Test("a write that waited for a customer's metrics lock reads the state the write before it committed")
     func metricsLockWaitReadsTheCommittedState() async throws {
         // One customer's two purchases, the second recorded while another replica's write of the

@@ -37,12 +37,15 @@ package final class GroupCommit<Engine: GroupCommitEngine>: Sendable {
 
     private let engine: Engine
     private let largestGroup: Int
+    private let executor: (any TaskExecutor)?
     private let state = Mutex(State())
 
-    /// A queue that commits at most `largestGroup` jobs together through `engine`.
-    package init(_ engine: Engine, largestGroup: Int = 64) {
+    /// A queue that commits at most `largestGroup` jobs together through `engine`; its groups run
+    /// on `executor` when one is given.
+    package init(_ engine: Engine, largestGroup: Int = 64, executor: (any TaskExecutor)? = nil) {
         self.engine = engine
         self.largestGroup = max(1, largestGroup)
+        self.executor = executor
     }
 
     /// Queues `job` and returns its result once the transaction holding it has committed, or its
@@ -57,7 +60,7 @@ package final class GroupCommit<Engine: GroupCommitEngine>: Sendable {
             }
             switch start {
             case nil: continuation.resume(throwing: LedgerStoreError(.unavailable, "the ledger was shut down"))
-            case true?: Task { await self.drain() }
+            case true?: Task(executorPreference: executor) { await self.drain() }
             case false?: break
             }
         }

@@ -24,6 +24,9 @@ import Synchronization
 ///   PostgreSQL's packets are silently dropped: a write that waited for its writer longer than
 ///   the wait fails without being sent, and a group whose oldest write reaches that bound is
 ///   ended with its connection.
+/// - **A thread of its own.** The connections, the writers and every leased connection's work run
+///   on one event loop apart from the server's (``PostgresEventLoop``): a group's round trips do
+///   not wait behind the requests the server is handling.
 public final class PostgresLedger: LedgerStore {
     /// The pool of the primary, among the configured hosts.
     let primary: PostgresPrimary
@@ -67,14 +70,16 @@ public final class PostgresLedger: LedgerStore {
             configuration.options.keepAliveBehavior = nil
             configuration.options.connectTimeout = .seconds(connections == nil ? 10 : 1)
             configuration.options.additionalStartupParameters = parameters
-            return PostgresClient(configuration: configuration, backgroundLogger: logger)
+            return PostgresClient(
+                configuration: configuration, eventLoopGroup: PostgresEventLoop.shared.group, backgroundLogger: logger)
         }
         self.logger = logger
         connectionWait = options.connectionWait
         let committer = PostgresCommitter(
             primary: primary, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
-        writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer) }
-        lookups = GroupCommit(PostgresLookups(primary: primary, wait: options.connectionWait))
+        writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer, executor: PostgresEventLoop.shared) }
+        lookups = GroupCommit(
+            PostgresLookups(primary: primary, wait: options.connectionWait), executor: PostgresEventLoop.shared)
     }
 
     public func shutdown() async throws {
@@ -276,6 +281,8 @@ public final class PostgresLedger: LedgerStore {
     ///
     /// Until it ends, `waiters` can fail it at once (the pool's host is gone): while it waits for a
     /// connection, or, when the host is known to be no longer the primary, on its connection.
+    ///
+    /// `body` runs on the connections' own event loop (``PostgresEventLoop``).
     static func lease<R: Sendable>(
         client: PostgresClient, waiters: PostgresWaiters? = nil, wait: Duration, limit: Duration?,
         deadline: ContinuousClock.Instant? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
@@ -285,7 +292,7 @@ public final class PostgresLedger: LedgerStore {
         return try await withCheckedThrowingContinuation { continuation in
             lease.start(continuation)
             let waiting = waiters?.add { reason, leased in lease.abandon(LedgerStoreError(.unavailable, reason), leased: leased) }
-            let work = Task {
+            let work = Task(executorPreference: PostgresEventLoop.shared) {
                 defer { if let waiting { waiters?.remove(waiting) } }
                 do {
                     let result = try await client.withConnection { connection in
@@ -300,8 +307,8 @@ public final class PostgresLedger: LedgerStore {
                 }
             }
             lease.work = work
-            // Timers on an event loop of the pool's group: cheaper than a sleeping task each.
-            let loop = PostgresClient.defaultEventLoopGroup.any()
+            // Timers on the connections' event loop: cheaper than a sleeping task each.
+            let loop = PostgresEventLoop.shared.loop
             lease.timer = loop.scheduleTask(in: timeAmount(wait)) {
                 guard let (connection, since) = lease.connection else {
                     work.cancel()

@@ -2,8 +2,8 @@ import NIOCore
 import NIOPosix
 
 /// The event loop of the process's PostgreSQL ledgers: their connections live on it, and the tasks
-/// that drive them (each writer's groups, the lookups by digest, every leased connection's work)
-/// run on it, on one thread apart from the event loops that serve HTTP.
+/// that drive them (each writer's groups, every leased connection's work, the lookups' statements
+/// included) run on it, on one thread apart from the event loops that serve HTTP.
 ///
 /// On the server's own event loops, a statement's answer waited behind the requests queued on the
 /// loop that held the connection: a task resumes on the loop that resumed it, so the requests a

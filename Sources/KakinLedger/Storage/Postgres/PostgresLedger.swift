@@ -78,8 +78,11 @@ public final class PostgresLedger: LedgerStore {
         let committer = PostgresCommitter(
             primary: primary, wait: options.connectionWait, limit: options.connectionWait + .seconds(1))
         writers = (0..<max(1, options.writers)).map { _ in GroupCommit(committer, executor: PostgresEventLoop.shared) }
-        lookups = GroupCommit(
-            PostgresLookups(primary: primary, wait: options.connectionWait), executor: PostgresEventLoop.shared)
+        // The lookups' queue starts draining where its first lookup came from, a server's loop,
+        // behind the requests queued there: the lookups those requests make join the same
+        // statement. (Started on the ledger's own loop, an idle thread, it sent a statement for
+        // every few lookups.) Their statements still run on the ledger's loop, in the lease's task.
+        lookups = GroupCommit(PostgresLookups(primary: primary, wait: options.connectionWait))
     }
 
     public func shutdown() async throws {

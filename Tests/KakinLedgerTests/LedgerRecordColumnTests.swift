@@ -164,6 +164,26 @@ struct LedgerRecordColumnTests {
         #expect(empty.rendered(for: .postgresql).sql == "INSERT INTO t (a, b, c) VALUES ($1, $2, $3)")
     }
 
+    @Test("writes made one statement run in order and answer the last write's rows", arguments: StoreKind.backends)
+    func combinedWritesAnswerTheLast(kind: StoreKind) async throws {
+        try await withLedgerStore(kind) { store in
+            let engine = try #require(store as? any StatementEngine)
+            let header = SignedHeaderRow(header: "eyJhbGciOiJFUzI1NiJ9")
+            let token = DashboardTokenRecord(digest: Data([3]), kind: "session", csrf: nil, expiresAt: 5, apps: "a")
+            let combined = LedgerSQL.writes([
+                try "INSERT INTO \(insert: [header]) ON CONFLICT (digest) DO NOTHING",
+                try "INSERT INTO \(insert: [token]) RETURNING digest AS value",
+            ])
+            #expect(combined.count == 1)
+            #expect(combined[0].rendered(for: .postgresql).sql.hasPrefix("WITH w0 AS (INSERT INTO signed_headers"))
+            let answered = try await engine.write(combined[0], returning: LedgerColumn<Data>.self)
+            #expect(answered.map(\.value) == [token.digest])
+            let headers = try await engine.read(
+                "SELECT header AS value FROM signed_headers WHERE digest = \(header.digest)", as: LedgerColumn<String>.self)
+            #expect(headers.map(\.value) == [header.header])
+        }
+    }
+
     @Test("rows with NULL among their values, and columns of nothing but NULL, are written as given",
         arguments: StoreKind.backends)
     func rowsWithNullsRoundTrip(kind: StoreKind) async throws {

@@ -76,6 +76,7 @@ enum IngestStatements {
                     signedDigest: transaction.signedTransaction.map { (run[index].signedDigest ?? SignedDigest($0)).bytes })
             }
             // In key order: two writes inserting the same new headers wait for each other, never in a cycle.
+            // The headers and the rows go in one round trip: a row's header is read only with its row.
             let (stored, headers) = TransactionRow.storedApart(rows)
             let headerInsert: [LedgerSQL] =
                 headers.isEmpty ? [] : [try "INSERT INTO \(insert: headers) ON CONFLICT (digest) DO NOTHING"]
@@ -83,8 +84,8 @@ enum IngestStatements {
                 INSERT INTO \(insert: stored) ON CONFLICT (transaction_id) DO NOTHING
                 RETURNING transaction_id AS value
                 """
-            return .run(headerInsert + [insert]) { inserted in
-                let recorded = Set(try inserted[headerInsert.count].decode(LedgerColumn<String>.self).map(\.value))
+            return .run(LedgerSQL.writes(headerInsert + [insert])) { inserted in
+                let recorded = Set(try inserted[inserted.count - 1].decode(LedgerColumn<String>.self).map(\.value))
                 var changes = changes
                 for (index, row) in zip(written, rows) where recorded.contains(row.transactionID) {
                     changes.figures.record(FigureSource(row))

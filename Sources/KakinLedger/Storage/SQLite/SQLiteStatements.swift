@@ -43,11 +43,12 @@ extension SQLiteLedger: StatementEngine {
 
 extension Database {
     /// The rows of a statement defined once, kept prepared; a statement of several writes
-    /// (``LedgerSQL/writes(_:)``) runs them one after another and returns no row.
+    /// (``LedgerSQL/writes(_:)``) runs them one after another and returns the last one's rows.
     func rows(_ statement: LedgerSQL) throws -> [Row] {
         guard statement.writes.isEmpty else {
-            for write in statement.writes { _ = try rows(write) }
-            return []
+            var last: [Row] = []
+            for write in statement.writes { last = try rows(write) }
+            return last
         }
         let (sql, values) = statement.rendered(for: .sqlite)
         let statement = try cachedStatement(sql: sql)

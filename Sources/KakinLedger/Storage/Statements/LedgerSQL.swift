@@ -202,10 +202,11 @@ struct LedgerSQL: Sendable, ExpressibleByStringInterpolation {
         }
     }
 
-    /// Writes that return nothing, run in order: on PostgreSQL as few statements as possible
-    /// (the writes before the last of each become data-modifying `WITH` queries, one round trip
-    /// instead of several), each within PostgreSQL's limit of binds; SQLite runs each write of
-    /// them in turn. No two of the writes may change the same row.
+    /// Writes run in order: on PostgreSQL as few statements as possible (the writes before the
+    /// last of each become data-modifying `WITH` queries, one round trip instead of several), each
+    /// within PostgreSQL's limit of binds; SQLite runs each write of them in turn. Only the last
+    /// write may return rows (a `RETURNING` clause): they are the last statement's rows. No two of
+    /// the writes may change the same row, and none reads what another writes.
     static func writes(_ statements: [LedgerSQL]) -> [LedgerSQL] {
         var combined: [LedgerSQL] = []
         var group: [LedgerSQL] = []

@@ -56,9 +56,13 @@ extension ReplicaTests {
                     #expect(read.appUserID == winner && read.points == 200, "\(user) at \(url)")
                 }
             }
-            // An upload that still names the anonymous customer reaches the identified one.
-            #expect(await Self.post(cluster.purchases[2].jws, user: anonymous, to: urls[2]) == 200)
-            #expect(await Self.post(cluster.purchases[3].jws, user: winner, to: urls[0]) == 200)
+            // An upload that still names the anonymous customer reaches the identified one. A refusal
+            // shows the answer and the end of what the replica logged.
+            for (purchase, user, replica) in [(2, anonymous, 2), (3, winner, 0)] {
+                let upload = await Self.upload(cluster.purchases[purchase].jws, user: user, to: urls[replica])
+                let log = cluster.replicas[replica].output + cluster.replicas[replica].errors
+                #expect(upload.status == 200, "\(upload.answer)\n\(log.suffix(4000))")
+            }
             for url in urls { #expect(try await Self.points(of: winner, at: url).points == 400) }
 
             let ledger = try await cluster.store.customer(bundleID: ServerCommandTests.bundleID, appUserID: winner)

@@ -106,10 +106,19 @@ import FoundationNetworking
 
     /// Posts a signed transaction for `user`; the HTTP status, or 0 when there was no answer.
     static func post(_ jws: String, user: String, to url: String) async -> Int {
-        let answer = try? await exchange(
-            "POST", "\(url)/v1/transactions", headers: appKey,
-            json: ["bundleId": ServerCommandTests.bundleID, "appUserId": user, "signedTransaction": jws])
-        return answer?.status ?? 0
+        await upload(jws, user: user, to: url).status
+    }
+
+    /// An upload's status and what the server answered (or why no answer came), for a failure to show.
+    static func upload(_ jws: String, user: String, to url: String) async -> (status: Int, answer: String) {
+        do {
+            let answer = try await exchange(
+                "POST", "\(url)/v1/transactions", headers: appKey,
+                json: ["bundleId": ServerCommandTests.bundleID, "appUserId": user, "signedTransaction": jws])
+            return (answer.status, String(decoding: answer.raw, as: UTF8.self))
+        } catch {
+            return (0, "\(error)")
+        }
     }
 
     /// Replicas (three unless asked), a sandbox that sold `purchases` purchases of 100 points to `tester`, and a

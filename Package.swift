@@ -106,6 +106,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreSecurity",
+                "KakinCore",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -139,7 +140,8 @@ let package = Package(
         ),
         // What the API contract and the ledger both need, and nothing else: the anonymous app user
         // ID's format, the period types and offer signature kinds the ledger keeps and the API
-        // answers, and the JSON writer both use. Foundation only.
+        // answers, and the JSON writer both use; and the owner-only files that the ledger, the
+        // sandbox's certificate authority and the server's keys are written as. Foundation only.
         .target(
             name: "KakinCore",
             swiftSettings: swiftSettings

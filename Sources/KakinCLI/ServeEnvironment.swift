@@ -4,6 +4,7 @@ import AppStoreTesting
 import Crypto
 import Foundation
 import Hummingbird
+import KakinCore
 import KakinDashboard
 import KakinServer
 import KakinLedger
@@ -214,14 +215,14 @@ struct ServeEnvironment {
             apiKeyID: String(random("").prefix(10)).uppercased(), apiIssuerID: UUID().uuidString.lowercased())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try SecretFile.write(try encoder.encode(keys), to: url)
+        try OwnerOnlyFiles.write(try encoder.encode(keys), to: url)
         return keys
     }
 
     static func loadOrMakeKey(_ url: URL) throws -> P256.Signing.PrivateKey {
         if let key = existingKey(url) { return key }
         let key = P256.Signing.PrivateKey()
-        try SecretFile.write(Data((key.pemRepresentation + "\n").utf8), to: url)
+        try OwnerOnlyFiles.write(Data((key.pemRepresentation + "\n").utf8), to: url)
         return key
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KakinCore
 import KakinTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 public import AppStoreSecurity
 import Crypto
 public import Foundation
+import KakinCore
 public import X509
 
 extension SandboxCertificateAuthority {
@@ -41,7 +42,7 @@ extension SandboxCertificateAuthority {
         func put(_ text: String, _ name: String, secret: Bool = false) throws {
             let url = directory.appendingPathComponent(name)
             if secret {
-                try SecretFile.write(Data(text.utf8), to: url)
+                try OwnerOnlyFiles.write(Data(text.utf8), to: url)
             } else {
                 try Data(text.utf8).write(to: url, options: .atomic)
             }

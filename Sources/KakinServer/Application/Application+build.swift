@@ -2,6 +2,7 @@ public import AppStoreModels
 public import AppStoreSecurity
 public import Crypto
 public import Foundation
+import KakinCore
 public import KakinLedger
 public import Hummingbird
 public import Logging
@@ -344,14 +345,14 @@ struct ServerParts {
     /// The server key at `path`, made (P-256, mode 0600) on first start.
     /// The private key in the PEM file at `path`, made there first when there is none. Replicas
     /// started together with no key file agree on one key: exactly one of them creates the file
-    /// (``SecretFile/create(_:at:)`` never replaces a file), and the others read the key it wrote.
+    /// (``OwnerOnlyFiles/create(_:at:)`` never replaces a file), and the others read the key it wrote.
     static func loadOrMakeKey(_ path: String, key: String) throws -> P256.Signing.PrivateKey {
         if !FileManager.default.fileExists(atPath: path) {
             let privateKey = P256.Signing.PrivateKey()
             let created: Bool
             do {
                 // Created owner-only: the key is never readable by others, not even for a moment.
-                created = try SecretFile.create(
+                created = try OwnerOnlyFiles.create(
                     Data((privateKey.pemRepresentation + "\n").utf8), at: URL(fileURLWithPath: path))
             } catch {
                 throw ServerError(.invalidConfiguration, "\(key): \(path) cannot be written: \(error)")

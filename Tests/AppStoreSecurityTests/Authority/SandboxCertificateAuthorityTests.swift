@@ -77,26 +77,6 @@ import AppStoreTesting
         // Nothing is left behind: no temporary files next to the keys.
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(!names.contains { $0.hasPrefix(".") }, "\(names)")
-
-        let secret = directory.appendingPathComponent("secret")
-        try SecretFile.write(Data("one".utf8), to: secret)
-        try SecretFile.write(Data("two".utf8), to: secret)
-        #expect(try Self.mode(secret) == 0o600)
-        #expect(try Data(contentsOf: secret) == Data("two".utf8))
-        #expect(throws: (any Error).self) {
-            try SecretFile.write(Data(), to: directory.appendingPathComponent("missing/secret"))
-        }
-
-        // Creating never replaces: the first creator's bytes stay, and nothing is left behind.
-        let created = directory.appendingPathComponent("created")
-        #expect(try SecretFile.create(Data("first".utf8), at: created))
-        #expect(try !SecretFile.create(Data("second".utf8), at: created))
-        #expect(try Data(contentsOf: created) == Data("first".utf8))
-        #expect(try Self.mode(created) == 0o600)
-        #expect(try !FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix(".") })
-        #expect(throws: (any Error).self) {
-            try SecretFile.create(Data(), at: directory.appendingPathComponent("missing/secret"))
-        }
     }
 
     @Test func revocationsAndRetiredKeysSurviveARestart() throws {

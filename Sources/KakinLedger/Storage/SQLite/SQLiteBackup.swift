@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KakinCore
 
 /// What a backup of a SQLite ledger holds, written beside the copy as `manifest.json`: read from
 /// the copy itself, so it describes exactly the snapshot that was copied.

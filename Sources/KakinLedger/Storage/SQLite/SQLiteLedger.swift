@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KakinCore
 import Synchronization
 
 /// The ledger in a SQLite database, through GRDB.
